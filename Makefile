@@ -1,0 +1,44 @@
+# Joinery — everything a fresh machine needs is installed from here.
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: all install test lint typecheck unit k8s-bin dev bench clean
+
+all: test
+
+$(STAMP): pyproject.toml requirements-lock.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -c requirements-lock.txt -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Control-plane binaries (kube-apiserver, etcd, scheduler, controller-manager, kwok), built once
+## from Go modules and cached outside the repository.
+k8s-bin:
+	bash sandbox/k8s/build.sh
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: install
+	$(BIN)/mypy
+
+unit: install
+	$(BIN)/pytest -q tests/unit
+
+test: install k8s-bin lint typecheck
+	$(BIN)/pytest -q
+
+dev: install k8s-bin
+	$(BIN)/joinery dev
+
+bench: install
+	$(BIN)/python benchmarks/scheduling.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
