@@ -1,0 +1,140 @@
+"""``karpenter.k8s.aws/v1`` EC2NodeClass: how to launch an instance in AWS."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from models.kube import KubeModel, ObjectMeta
+from models.nodeclaim import Condition
+
+_ALIAS = re.compile(r"^(al2023|al2|bottlerocket|windows2019|windows2022|windows2025)@.+$")
+
+
+class SelectorTerm(KubeModel):
+    """Subnet / security-group selector: tags ANDed within a term, or an id (or name)."""
+
+    tags: dict[str, str] | None = None
+    id: str | None = None
+    name: str | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> SelectorTerm:
+        if not self.tags and not self.id and not self.name:
+            raise ValueError("expected at least one of tags, id or name")
+        if self.id and (self.tags or self.name):
+            raise ValueError("id cannot be combined with other fields")
+        return self
+
+
+class AMISelectorTerm(KubeModel):
+    alias: str | None = None
+    tags: dict[str, str] | None = None
+    id: str | None = None
+    name: str | None = None
+    owner: str | None = None
+    ssm_parameter: str | None = None
+
+    @field_validator("alias")
+    @classmethod
+    def _alias(cls, v: str | None) -> str | None:
+        if v is not None and not _ALIAS.match(v):
+            raise ValueError(
+                "alias must be family@version, e.g. al2023@latest or bottlerocket@latest"
+            )
+        return v
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> AMISelectorTerm:
+        if not (self.alias or self.tags or self.id or self.name or self.ssm_parameter):
+            raise ValueError("expected one of alias, tags, id, name or ssmParameter")
+        if self.alias and (self.tags or self.id or self.name or self.owner):
+            raise ValueError("alias cannot be combined with other fields")
+        return self
+
+
+class KubeletConfiguration(KubeModel):
+    max_pods: int | None = Field(default=None, ge=0)
+    pods_per_core: int | None = Field(default=None, ge=0)
+    system_reserved: dict[str, str] | None = None
+    kube_reserved: dict[str, str] | None = None
+    eviction_hard: dict[str, str] | None = None
+    eviction_soft: dict[str, str] | None = None
+    cluster_dns: list[str] | None = None
+
+
+class MetadataOptions(KubeModel):
+    http_endpoint: Literal["enabled", "disabled"] = "enabled"
+    http_protocol_i_pv6: Literal["enabled", "disabled"] = Field(
+        default="disabled", alias="httpProtocolIPv6"
+    )
+    http_put_response_hop_limit: int = Field(default=1, ge=1, le=64)
+    http_tokens: Literal["required", "optional"] = "required"
+
+
+class BlockDevice(KubeModel):
+    volume_size: str | None = None
+    volume_type: str | None = None
+    iops: int | None = None
+    throughput: int | None = None
+    encrypted: bool | None = None
+    kms_key_id: str | None = Field(default=None, alias="kmsKeyID")
+    delete_on_termination: bool | None = None
+    snapshot_id: str | None = Field(default=None, alias="snapshotID")
+
+
+class BlockDeviceMapping(KubeModel):
+    device_name: str
+    ebs: BlockDevice | None = None
+    root_volume: bool = False
+
+
+class EC2NodeClassSpec(KubeModel):
+    subnet_selector_terms: list[SelectorTerm] = Field(min_length=1, max_length=30)
+    security_group_selector_terms: list[SelectorTerm] = Field(min_length=1, max_length=30)
+    ami_selector_terms: list[AMISelectorTerm] = Field(min_length=1, max_length=30)
+    ami_family: str | None = None
+    role: str | None = None
+    instance_profile: str | None = None
+    user_data: str | None = None
+    tags: dict[str, str] = Field(default_factory=dict)
+    kubelet: KubeletConfiguration | None = None
+    block_device_mappings: list[BlockDeviceMapping] = Field(default_factory=list)
+    metadata_options: MetadataOptions = Field(default_factory=MetadataOptions)
+    associate_public_ip_address: bool | None = Field(
+        default=None, alias="associatePublicIPAddress"
+    )
+    detailed_monitoring: bool | None = None
+    instance_store_policy: Literal["RAID0"] | None = None
+    context: str | None = None
+
+    @model_validator(mode="after")
+    def _role_or_profile(self) -> EC2NodeClassSpec:
+        if self.role and self.instance_profile:
+            raise ValueError("role and instanceProfile are mutually exclusive")
+        aliases = [t for t in self.ami_selector_terms if t.alias]
+        if aliases and len(self.ami_selector_terms) > 1:
+            raise ValueError("amiSelectorTerms: an alias term must be the only term")
+        return self
+
+
+class EC2NodeClassStatus(KubeModel):
+    subnets: list[dict[str, Any]] = Field(default_factory=list)
+    security_groups: list[dict[str, Any]] = Field(default_factory=list)
+    amis: list[dict[str, Any]] = Field(default_factory=list)
+    instance_profile: str | None = None
+    conditions: list[Condition] = Field(default_factory=list)
+
+
+class EC2NodeClass(KubeModel):
+    api_version: Literal["karpenter.k8s.aws/v1"] = "karpenter.k8s.aws/v1"
+    kind: Literal["EC2NodeClass"] = "EC2NodeClass"
+    metadata: ObjectMeta
+    spec: EC2NodeClassSpec
+    status: EC2NodeClassStatus = Field(default_factory=EC2NodeClassStatus)
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name

@@ -1,0 +1,98 @@
+"""Label keys Karpenter gives meaning to, and the rules about which keys may be selected."""
+
+from __future__ import annotations
+
+HOSTNAME = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+REGION = "topology.kubernetes.io/region"
+INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+ARCH = "kubernetes.io/arch"
+OS = "kubernetes.io/os"
+WINDOWS_BUILD = "node.kubernetes.io/windows-build"
+CAPACITY_TYPE = "karpenter.sh/capacity-type"
+NODEPOOL = "karpenter.sh/nodepool"
+NODE_INITIALIZED = "karpenter.sh/initialized"
+NODE_REGISTERED = "karpenter.sh/registered"
+DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
+TERMINATION_FINALIZER = "karpenter.sh/termination"
+DISRUPTED_TAINT_KEY = "karpenter.sh/disrupted"
+UNREGISTERED_TAINT_KEY = "karpenter.sh/unregistered"
+
+CAPACITY_TYPE_SPOT = "spot"
+CAPACITY_TYPE_ON_DEMAND = "on-demand"
+CAPACITY_TYPE_RESERVED = "reserved"
+
+# AWS provider labels, well known to Karpenter once the AWS provider registers them.
+AWS_LABEL_PREFIX = "karpenter.k8s.aws/"
+AWS_LABELS = frozenset(
+    AWS_LABEL_PREFIX + suffix
+    for suffix in (
+        "instance-category",
+        "instance-family",
+        "instance-generation",
+        "instance-size",
+        "instance-cpu",
+        "instance-cpu-manufacturer",
+        "instance-cpu-sustained-clock-speed-mhz",
+        "instance-memory",
+        "instance-ebs-bandwidth",
+        "instance-network-bandwidth",
+        "instance-gpu-name",
+        "instance-gpu-manufacturer",
+        "instance-gpu-count",
+        "instance-gpu-memory",
+        "instance-accelerator-name",
+        "instance-accelerator-manufacturer",
+        "instance-accelerator-count",
+        "instance-hypervisor",
+        "instance-encryption-in-transit-supported",
+        "instance-local-nvme",
+        "instance-capability-flex",
+    )
+)
+
+WELL_KNOWN_LABELS = frozenset(
+    {ZONE, REGION, INSTANCE_TYPE, ARCH, OS, WINDOWS_BUILD, CAPACITY_TYPE, NODEPOOL} | AWS_LABELS
+)
+
+# Deprecated label keys and the keys they mean today.
+NORMALIZED_LABELS = {
+    "beta.kubernetes.io/arch": ARCH,
+    "beta.kubernetes.io/os": OS,
+    "beta.kubernetes.io/instance-type": INSTANCE_TYPE,
+    "failure-domain.beta.kubernetes.io/zone": ZONE,
+    "failure-domain.beta.kubernetes.io/region": REGION,
+}
+
+RESTRICTED_LABEL_DOMAINS = ("kubernetes.io", "k8s.io", "karpenter.sh", "karpenter.k8s.aws")
+LABEL_DOMAIN_EXCEPTIONS = ("kops.k8s.io", "node.kubernetes.io", "node-restriction.kubernetes.io")
+RESTRICTED_LABELS = frozenset({HOSTNAME, NODE_INITIALIZED, NODE_REGISTERED})
+
+
+def normalize(key: str) -> str:
+    return NORMALIZED_LABELS.get(key, key)
+
+
+def label_domain(key: str) -> str:
+    return key.split("/", 1)[0] if "/" in key else ""
+
+
+def is_restricted_node_label(key: str) -> bool:
+    """Keys a NodePool may not set or require: they belong to Kubernetes or Karpenter."""
+    if key in WELL_KNOWN_LABELS:
+        return True
+    domain = label_domain(key)
+    if any(domain.endswith(exc) for exc in LABEL_DOMAIN_EXCEPTIONS):
+        return False
+    if any(domain.endswith(d) for d in RESTRICTED_LABEL_DOMAINS):
+        return True
+    return key in RESTRICTED_LABELS
+
+
+def restricted_selector_reason(key: str, well_known: frozenset[str] = WELL_KNOWN_LABELS) -> str | None:
+    """Why a pod may not select on this key, or None when it may (Karpenter's IsRestrictedLabel)."""
+    if key in well_known:
+        return None
+    if is_restricted_node_label(key):
+        return f"label {key!r} is restricted; pods cannot select on it"
+    return None
