@@ -1,0 +1,57 @@
+"""AMI families: the per-OS facts the catalog and launch need (devices, pod density, SSM paths).
+
+Karpenter gives each family feature flags; we keep only the ones that change numbers here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from models.ec2nodeclass import EC2NodeClass
+
+GIB = 2**30
+
+AL2023 = "AL2023"
+BOTTLEROCKET = "Bottlerocket"
+AL2 = "AL2"
+CUSTOM = "Custom"
+
+_ALIAS_FAMILY = {"al2023": AL2023, "bottlerocket": BOTTLEROCKET, "al2": AL2}
+
+
+@dataclass(frozen=True, slots=True)
+class AMIFamily:
+    name: str
+    # The device whose size becomes the node's ephemeral-storage capacity.
+    ephemeral_device: str
+    default_volume_bytes: int
+    # The kubelet's default pod limit follows the ENI formula (the EKS AMIs configure it so).
+    eni_limited_pod_density: bool = True
+    # AL2's bootstrap sizes kube-reserved memory from the ENI limit even when maxPods is set.
+    eni_limited_memory_overhead: bool = False
+    pods_per_core_enabled: bool = True
+    eviction_soft_enabled: bool = True
+
+
+FAMILIES = {
+    AL2023: AMIFamily(AL2023, "/dev/xvda", 20 * GIB),
+    BOTTLEROCKET: AMIFamily(BOTTLEROCKET, "/dev/xvdb", 20 * GIB),
+    AL2: AMIFamily(AL2, "/dev/xvda", 20 * GIB, eni_limited_memory_overhead=True),
+    CUSTOM: AMIFamily(CUSTOM, "/dev/xvda", 20 * GIB),
+}
+
+
+def family_of(nodeclass: EC2NodeClass | None) -> AMIFamily:
+    """The alias decides; else ``spec.amiFamily``; else AL2023 (the Karpenter v1 default)."""
+    if nodeclass is None:
+        return FAMILIES[AL2023]
+    for term in nodeclass.spec.ami_selector_terms:
+        if term.alias:
+            name = _ALIAS_FAMILY.get(term.alias.split("@", 1)[0])
+            if name:
+                return FAMILIES[name]
+    declared = (nodeclass.spec.ami_family or "").lower()
+    for name, fam in FAMILIES.items():
+        if name.lower() == declared:
+            return fam
+    return FAMILIES[AL2023]

@@ -1,0 +1,150 @@
+"""Prices: on-demand from the Pricing API or the bundled public table, spot from EC2.
+
+The Pricing API is optional (isolated VPCs, emulators and some partitions lack it), so a
+failure falls back to ``data/ec2-on-demand-prices.json`` and is reported in ``problems``
+rather than raised: a catalog with known prices beats no catalog.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from activities.ec2.errors import aws_errors
+
+log = logging.getLogger(__name__)
+
+PRICING_API = "pricing-api"
+OFFLINE = "offline-table"
+NONE = "none"
+
+
+@cache
+def offline_table() -> dict[str, dict[str, float]]:
+    """region → instance type → USD/hour, from the package data (public AWS price list)."""
+    text = resources.files("activities.ec2").joinpath("data/ec2-on-demand-prices.json").read_text()
+    raw = json.loads(text)
+    return {
+        region: {k: float(v) for k, v in body.get("on_demand_usd_per_hour", {}).items()}
+        for region, body in raw.get("regions", {}).items()
+    }
+
+
+def _parse_price_list_item(item: str) -> tuple[str, float] | None:
+    """One GetProducts PriceList entry (a JSON string) → (instance type, USD/hour)."""
+    doc = json.loads(item)
+    name = doc.get("product", {}).get("attributes", {}).get("instanceType")
+    for term in doc.get("terms", {}).get("OnDemand", {}).values():
+        for dim in term.get("priceDimensions", {}).values():
+            usd = dim.get("pricePerUnit", {}).get("USD")
+            if name and usd is not None and float(usd) > 0:
+                return str(name), float(usd)
+    return None
+
+
+class PricingProvider:
+    """Holds the latest prices; ``refresh_*`` fetch, lookups never call AWS."""
+
+    def __init__(
+        self,
+        region: str,
+        ec2: Any,
+        pricing: Any | None,
+        offline: Mapping[str, Mapping[str, float]] | None = None,
+    ) -> None:
+        self.region = region
+        self._ec2 = ec2
+        self._pricing = pricing
+        self._offline = offline if offline is not None else offline_table()
+        self._lock = threading.Lock()
+        self._on_demand: dict[str, float] = {}
+        self._spot: dict[tuple[str, str], float] = {}
+        self.on_demand_source = NONE
+        self.problems: list[str] = []
+
+    def on_demand_price(self, instance_type: str) -> float | None:
+        return self._on_demand.get(instance_type)
+
+    def spot_price(self, instance_type: str, zone: str) -> float | None:
+        return self._spot.get((instance_type, zone))
+
+    def refresh(self) -> None:
+        self.problems = []
+        self.refresh_on_demand()
+        self.refresh_spot()
+
+    def refresh_on_demand(self) -> None:
+        prices: dict[str, float] = {}
+        api_error = ""
+        if self._pricing is not None:
+            try:
+                prices = self._fetch_on_demand()
+            except Exception as exc:  # any failure: the offline table is the designed fallback
+                api_error = str(exc).splitlines()[0][:200]
+        if prices:
+            source = PRICING_API
+        else:
+            prices = dict(self._offline.get(self.region, {}))
+            source = OFFLINE if prices else NONE
+            if source == NONE:
+                why = f" ({api_error})" if api_error else ""
+                self.problems.append(
+                    f"no on-demand prices for region {self.region}: the Pricing API gave none"
+                    f"{why} and the offline table has no entry for this region"
+                )
+            elif api_error:
+                log.info("Pricing API unavailable (%s); using the offline table", api_error)
+        with self._lock:
+            self._on_demand = prices
+            self.on_demand_source = source
+
+    def _fetch_on_demand(self) -> dict[str, float]:
+        if self._pricing is None:
+            return {}
+        filters = [
+            {"Type": "TERM_MATCH", "Field": field, "Value": value}
+            for field, value in (
+                ("regionCode", self.region),
+                ("operatingSystem", "Linux"),
+                ("tenancy", "Shared"),
+                ("preInstalledSw", "NA"),
+                ("capacitystatus", "Used"),
+                ("marketoption", "OnDemand"),
+            )
+        ]
+        out: dict[str, float] = {}
+        paginator = self._pricing.get_paginator("get_products")
+        with aws_errors("GetProducts"):
+            for page in paginator.paginate(ServiceCode="AmazonEC2", Filters=filters):
+                for item in page.get("PriceList", []):
+                    parsed = _parse_price_list_item(item)
+                    if parsed:
+                        out[parsed[0]] = parsed[1]
+        return out
+
+    def refresh_spot(self) -> None:
+        """Latest spot price per (type, zone); a failure keeps the previous prices."""
+        latest: dict[tuple[str, str], tuple[datetime, float]] = {}
+        paginator = self._ec2.get_paginator("describe_spot_price_history")
+        try:
+            with aws_errors("DescribeSpotPriceHistory"):
+                for page in paginator.paginate(
+                    ProductDescriptions=["Linux/UNIX", "Linux/UNIX (Amazon VPC)"],
+                    StartTime=datetime.now(UTC),
+                ):
+                    for rec in page.get("SpotPriceHistory", []):
+                        key = (rec["InstanceType"], rec["AvailabilityZone"])
+                        ts = rec.get("Timestamp") or datetime.min.replace(tzinfo=UTC)
+                        if key not in latest or ts > latest[key][0]:
+                            latest[key] = (ts, float(rec["SpotPrice"]))
+        except Exception as exc:
+            self.problems.append(f"spot prices unavailable: {exc}")
+            return
+        with self._lock:
+            self._spot = {k: v for k, (_, v) in latest.items()}

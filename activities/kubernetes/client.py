@@ -1,0 +1,73 @@
+"""Building the Kubernetes API client, from a kubeconfig file or from inside a pod.
+
+The adapter uses the official client's synchronous API. Activities that call it are sync
+activities run on the worker's thread pool, which is what the client is built for; one
+``Kube`` (and its connection pool) is shared by all threads of a worker.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from kubernetes import client, config
+
+# The Kubernetes client's default pool of 4 connections serialises a busy worker.
+DEFAULT_POOL_SIZE = 32
+
+
+@dataclass(frozen=True)
+class Kube:
+    """The typed API groups the adapter talks to, all over one ``ApiClient``."""
+
+    api_client: client.ApiClient
+    core: client.CoreV1Api = field(init=False)
+    custom: client.CustomObjectsApi = field(init=False)
+    policy: client.PolicyV1Api = field(init=False)
+    storage: client.StorageV1Api = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "core", client.CoreV1Api(self.api_client))
+        object.__setattr__(self, "custom", client.CustomObjectsApi(self.api_client))
+        object.__setattr__(self, "policy", client.PolicyV1Api(self.api_client))
+        object.__setattr__(self, "storage", client.StorageV1Api(self.api_client))
+
+    def close(self) -> None:
+        self.api_client.close()
+
+
+def _configured(configuration: client.Configuration, pool_size: int) -> Kube:
+    configuration.connection_pool_maxsize = pool_size
+    # Fail fast and let the caller's retry policy decide; the client's own urllib3 retries
+    # would hide an unavailable API server behind long stalls.
+    configuration.retries = False
+    return Kube(client.ApiClient(configuration))
+
+
+def from_kubeconfig(
+    path: str | os.PathLike[str], *, context: str | None = None, pool_size: int = DEFAULT_POOL_SIZE
+) -> Kube:
+    """A client for the cluster (and user) named by a kubeconfig file."""
+    configuration = client.Configuration()
+    config.load_kube_config(
+        config_file=os.fspath(path), context=context, client_configuration=configuration
+    )
+    return _configured(configuration, pool_size)
+
+
+def in_cluster(*, pool_size: int = DEFAULT_POOL_SIZE) -> Kube:
+    """A client using the pod's service-account token, as when Joinery runs in the cluster."""
+    configuration = client.Configuration()
+    config.load_incluster_config(client_configuration=configuration)
+    return _configured(configuration, pool_size)
+
+
+def connect(kubeconfig: str | os.PathLike[str] | None = None) -> Kube:
+    """The kubeconfig given, else ``$KUBECONFIG``, else in-cluster, else ``~/.kube/config``."""
+    if kubeconfig:
+        return from_kubeconfig(kubeconfig)
+    if os.environ.get("KUBECONFIG"):
+        return from_kubeconfig(os.environ["KUBECONFIG"].split(os.pathsep)[0])
+    if os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return in_cluster()
+    return from_kubeconfig(os.path.expanduser("~/.kube/config"))

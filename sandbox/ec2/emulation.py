@@ -1,0 +1,264 @@
+"""What moto does not emulate, added explicitly and in one place.
+
+moto's CreateFleet launches the first override whatever its price, never reports ``Errors``
+and ignores ``ClientToken``; its spot price history is one constant. Installing an
+:class:`Emulation` patches moto's EC2 *response handlers* (in this process, so it also applies
+to a ThreadedMotoServer) so that:
+
+* CreateFleet launches the cheapest override (on-demand: the price table; spot: the seeded spot
+  price), the way ``lowest-price`` / ``price-capacity-optimized`` behave when capacity is
+  plentiful;
+* pools marked with :meth:`Emulation.inject_insufficient_capacity` are skipped and reported in
+  ``Errors`` with ``InsufficientInstanceCapacity``, as EC2 does;
+* a repeated ``ClientToken`` returns the first call's answer (EC2's idempotency);
+* DescribeSpotPriceHistory returns a per-(type, zone) price (a stable fraction of on-demand).
+
+The provider code never knows; it only sees an EC2 endpoint that behaves more like EC2.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from moto.core.responses import ActionResult
+from moto.ec2.responses import EC2Response
+from moto.ec2.utils import random_fleet_id
+
+from activities.ec2.pricing import offline_table
+
+ICE = "InsufficientInstanceCapacity"
+ON_DEMAND = "on-demand"
+SPOT = "spot"
+# Default region whose public prices stand in for regions the offline table lacks.
+FALLBACK_PRICE_REGION = "us-east-1"
+
+
+@dataclass(frozen=True, slots=True)
+class InjectedPool:
+    capacity_type: str
+    instance_type: str
+    zone: str
+
+
+def default_spot_price(on_demand: float, instance_type: str, zone: str) -> float:
+    """A stable 25-45% of on-demand, different per zone so zone choice matters."""
+    digest = hashlib.sha256(f"{instance_type}/{zone}".encode()).digest()
+    share = 0.25 + (digest[0] / 255) * 0.20
+    return round(on_demand * share, 5)
+
+
+@dataclass
+class Emulation:
+    """State of the emulated behaviour; one per process, shared by every moto region."""
+
+    on_demand: Mapping[str, Mapping[str, float]] = field(default_factory=offline_table)
+    spot_overrides: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    spot_disabled_regions: set[str] = field(default_factory=set)
+    insufficient: set[InjectedPool] = field(default_factory=set)
+    _tokens: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    fleet_calls: list[dict[str, Any]] = field(default_factory=list)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.spot_overrides.clear()
+            self.spot_disabled_regions.clear()
+            self.insufficient.clear()
+            self._tokens.clear()
+            self.fleet_calls.clear()
+
+    # -- knobs for tests and scenarios ---------------------------------------------------
+    def inject_insufficient_capacity(
+        self, capacity_type: str, instance_type: str, zone: str
+    ) -> None:
+        with self._lock:
+            self.insufficient.add(InjectedPool(capacity_type, instance_type, zone))
+
+    def clear_insufficient_capacity(self) -> None:
+        with self._lock:
+            self.insufficient.clear()
+
+    def set_spot_price(self, region: str, instance_type: str, zone: str, price: float) -> None:
+        self.spot_overrides[(region, instance_type, zone)] = price
+
+    # -- prices ----------------------------------------------------------------------------
+    def on_demand_price(self, region: str, instance_type: str) -> float | None:
+        table = self.on_demand.get(region) or self.on_demand.get(FALLBACK_PRICE_REGION) or {}
+        return table.get(instance_type)
+
+    def spot_price(self, region: str, instance_type: str, zone: str) -> float | None:
+        if region in self.spot_disabled_regions:
+            return None
+        override = self.spot_overrides.get((region, instance_type, zone))
+        if override is not None:
+            return override
+        od = self.on_demand_price(region, instance_type)
+        return None if od is None else default_spot_price(od, instance_type, zone)
+
+    def price(self, region: str, capacity_type: str, instance_type: str, zone: str) -> float:
+        p = (
+            self.spot_price(region, instance_type, zone)
+            if capacity_type == SPOT
+            else self.on_demand_price(region, instance_type)
+        )
+        return float("inf") if p is None else p
+
+    def is_insufficient(self, capacity_type: str, instance_type: str, zone: str) -> bool:
+        return InjectedPool(capacity_type, instance_type, zone) in self.insufficient
+
+    # -- CreateFleet -------------------------------------------------------------------------
+    def create_fleet(self, response: Any) -> ActionResult:
+        """The patched handler body: choose, launch through moto, report errors."""
+        region = response.region
+        backend = response.ec2_backend
+        token = response._get_param("ClientToken")
+        with self._lock:
+            if token and (region, token) in self._tokens:
+                return ActionResult(self._tokens[(region, token)])
+        target = response._get_param("TargetCapacitySpecification", {})
+        capacity_type = target.get("DefaultTargetCapacityType") or ON_DEMAND
+        configs = response._get_param("LaunchTemplateConfigs", [])
+        errors: list[dict[str, Any]] = []
+        best: tuple[float, int, dict[str, Any], dict[str, Any]] | None = None
+        order = 0
+        for cfg in configs:
+            spec = _clean_spec(cfg.get("LaunchTemplateSpecification", {}))
+            for override in cfg.get("Overrides") or [{}]:
+                itype = str(override.get("InstanceType", ""))
+                zone = str(override.get("AvailabilityZone") or "")
+                if not zone and override.get("SubnetId"):
+                    zone = backend.get_subnet(override["SubnetId"]).availability_zone
+                if self.is_insufficient(capacity_type, itype, zone):
+                    errors.append(
+                        {
+                            "LaunchTemplateAndOverrides": {
+                                "LaunchTemplateSpecification": spec,
+                                "Overrides": _clean_override(override),
+                            },
+                            "Lifecycle": capacity_type,
+                            "ErrorCode": ICE,
+                            "ErrorMessage": f"We currently do not have sufficient {itype} "
+                            f"capacity in the Availability Zone you requested ({zone}).",
+                        }
+                    )
+                    continue
+                candidate = (self.price(region, capacity_type, itype, zone), order, cfg, override)
+                order += 1
+                if best is None or candidate[:2] < best[:2]:
+                    best = candidate
+        self.fleet_calls.append(
+            {
+                "region": region,
+                "capacity_type": capacity_type,
+                "token": token,
+                "errors": len(errors),
+            }
+        )
+        result: dict[str, Any]
+        if best is None:
+            result = {"FleetId": random_fleet_id(), "Instances": [], "Errors": errors}
+        else:
+            _, _, cfg, override = best
+            fleet = backend.create_fleet(
+                on_demand_options=response._get_param("OnDemandOptions", {}),
+                spot_options=response._get_param("SpotOptions", {}),
+                target_capacity_specification=target,
+                launch_template_configs=[
+                    {
+                        "LaunchTemplateSpecification": cfg["LaunchTemplateSpecification"],
+                        "Overrides": [override],
+                    }
+                ],
+                excess_capacity_termination_policy=response._get_param(
+                    "ExcessCapacityTerminationPolicy"
+                ),
+                replace_unhealthy_instances=response._get_param("ReplaceUnhealthyInstances"),
+                terminate_instances_with_expiration=True,
+                fleet_type=response._get_param("Type", if_none="maintain"),
+                valid_from=None,
+                valid_until=None,
+                tag_specifications=response._get_param("TagSpecifications", []),
+            )
+            result = {"FleetId": fleet.id, "Instances": fleet.instances or []}
+            if errors:
+                result["Errors"] = errors
+        if token:
+            with self._lock:
+                self._tokens[(region, token)] = result
+        return ActionResult(result)
+
+    # -- DescribeSpotPriceHistory ------------------------------------------------------------
+    def describe_spot_price_history(self, response: Any) -> ActionResult:
+        region = response.region
+        wanted = response._get_param("InstanceTypes", [])
+        filters = response._filters_from_querystring()
+        offerings = response.ec2_backend.describe_spot_price_history(wanted, filters)
+        history = []
+        for o in offerings:
+            price = self.spot_price(region, o["InstanceType"], o["Location"])
+            if price is None:
+                continue
+            history.append(
+                {
+                    "InstanceType": o["InstanceType"],
+                    "ProductDescription": "Linux/UNIX",
+                    "SpotPrice": f"{price:.5f}",
+                    "AvailabilityZone": o["Location"],
+                    "Timestamp": "2024-11-06T00:00:00.000Z",
+                }
+            )
+        return ActionResult({"SpotPriceHistory": history})
+
+
+def _clean_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: spec[k] for k in ("LaunchTemplateId", "LaunchTemplateName", "Version") if k in spec}
+
+
+def _clean_override(override: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        k: override[k] for k in ("InstanceType", "SubnetId", "AvailabilityZone") if k in override
+    }
+
+
+_installed: Emulation | None = None
+_originals: dict[str, Any] = {}
+
+
+def install(emulation: Emulation | None = None) -> Emulation:
+    """Patch moto's EC2 handlers to delegate to ``emulation`` (idempotent; returns it)."""
+    global _installed
+    emu = emulation or _installed or Emulation()
+    if not _originals:
+        _originals["create_fleet"] = EC2Response.__dict__.get("create_fleet")
+        _originals["describe_spot_price_history"] = EC2Response.__dict__.get(
+            "describe_spot_price_history"
+        )
+
+        def create_fleet(self: Any) -> ActionResult:
+            assert _installed is not None
+            return _installed.create_fleet(self)
+
+        def describe_spot_price_history(self: Any) -> ActionResult:
+            assert _installed is not None
+            return _installed.describe_spot_price_history(self)
+
+        EC2Response.create_fleet = create_fleet  # type: ignore[method-assign]
+        EC2Response.describe_spot_price_history = describe_spot_price_history  # type: ignore[method-assign]
+    _installed = emu
+    return emu
+
+
+def uninstall() -> None:
+    """Restore moto's own handlers."""
+    global _installed
+    for name, original in _originals.items():
+        if original is None:
+            delattr(EC2Response, name)
+        else:
+            setattr(EC2Response, name, original)
+    _originals.clear()
+    _installed = None

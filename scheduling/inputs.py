@@ -1,0 +1,309 @@
+"""Turn decoded Kubernetes manifests into a Problem (no I/O: documents are already parsed).
+
+Errors name the document and field in one line (``InputError``); kinds the planner does not
+use are skipped with a warning, as ``kubectl apply`` users would expect of a what-if tool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from models import labels as L
+from models.instancetype import InstanceType
+from models.nodeclaim import NodeClaim
+from models.nodepool import NodePool
+from models.requirements import IN, Requirement, Requirements
+from models.resources import Resources, parse_resources
+from scheduling.pods import Pod, PodError, parse_pod
+from scheduling.problem import NodeInfo, Problem
+from scheduling.taints import Taint
+
+
+class InputError(ValueError):
+    """Invalid input: one line naming the document and the field."""
+
+
+@dataclass
+class Document:
+    """A decoded manifest and where it came from (for error messages)."""
+
+    body: Mapping[str, Any]
+    where: str  # e.g. "pods.yaml document 3"
+
+    def label(self) -> str:
+        meta = self.body.get("metadata") or {}
+        name = meta.get("name") if isinstance(meta, Mapping) else None
+        kind = self.body.get("kind", "?")
+        return f"{self.where} ({kind} {name})" if name else f"{self.where} ({kind})"
+
+
+@dataclass
+class Parsed:
+    problem: Problem
+    warnings: list[str] = field(default_factory=list)
+
+
+def flatten(docs: Iterable[Document]) -> list[Document]:
+    """Expand ``kind: List`` documents into their items."""
+    out: list[Document] = []
+    for d in docs:
+        if d.body.get("kind") == "List" or (
+            str(d.body.get("kind", "")).endswith("List") and "items" in d.body
+        ):
+            items = d.body.get("items") or []
+            if not isinstance(items, list):
+                raise InputError(f"{d.where}: items must be a list")
+            for i, item in enumerate(items):
+                if not isinstance(item, Mapping):
+                    raise InputError(f"{d.where}: items[{i}] must be a mapping")
+                out.extend(flatten([Document(item, f"{d.where} items[{i}]")]))
+        else:
+            out.append(d)
+    return out
+
+
+def _pydantic_field(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in err["loc"])
+    loc = loc.replace(".[", "[")
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    return f"{loc}: {msg}" if loc else msg
+
+
+def _node_info(doc: Document) -> NodeInfo:
+    body = doc.body
+    meta = body.get("metadata") or {}
+    spec = body.get("spec") or {}
+    status = body.get("status") or {}
+    name = meta.get("name")
+    if not name:
+        raise InputError(f"{doc.label()}: metadata.name is required")
+    labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+    labels.setdefault(L.HOSTNAME, str(name))
+    try:
+        alloc = parse_resources(status.get("allocatable") or status.get("capacity"))
+        cap = parse_resources(status.get("capacity") or status.get("allocatable"))
+    except ValueError as exc:
+        raise InputError(f"{doc.label()}: status.allocatable.{exc}") from None
+    taints = tuple(Taint.from_dict(t) for t in spec.get("taints") or [])
+    return NodeInfo(
+        name=str(name),
+        labels=labels,
+        requirements=Requirements.from_labels(labels),
+        taints=taints,
+        allocatable=alloc,
+        capacity=cap,
+        nodepool=labels.get(L.NODEPOOL),
+        schedulable=not spec.get("unschedulable") and not meta.get("deletionTimestamp"),
+    )
+
+
+def _claim_info(
+    doc: Document, claim: NodeClaim, types: Mapping[str, InstanceType]
+) -> NodeInfo:
+    """An in-flight NodeClaim: its capacity is what status says, else its (smallest) type."""
+    reqs = claim.requirements()
+    labels = {**claim.metadata.labels, **reqs.labels()}
+    labels.setdefault(L.HOSTNAME, claim.name)
+    try:
+        alloc = parse_resources(claim.status.allocatable)
+        cap = parse_resources(claim.status.capacity)
+    except ValueError as exc:
+        raise InputError(f"{doc.label()}: status.allocatable.{exc}") from None
+    if not alloc:
+        names = reqs.get_or_exists(L.INSTANCE_TYPE)
+        candidates = [it for n, it in types.items() if names.has(n)]
+        if candidates:
+            smallest = min(candidates, key=lambda it: sorted(it.allocatable.items()))
+            alloc, cap = dict(smallest.allocatable), dict(smallest.capacity)
+    taints = tuple(Taint(t.key, t.value or "", t.effect) for t in claim.spec.taints)
+    return NodeInfo(
+        name=claim.name,
+        labels=labels,
+        requirements=reqs.with_requirements(Requirements.from_labels(labels).values()),
+        taints=taints,
+        allocatable=alloc,
+        capacity=cap or alloc,
+        nodepool=labels.get(L.NODEPOOL),
+        in_flight=True,
+        schedulable=claim.metadata.deletion_timestamp is None,
+    )
+
+
+def _volume_requirements(
+    pod: Pod,
+    pvcs: Mapping[tuple[str, str], Mapping[str, Any]],
+    pvs: Mapping[str, Mapping[str, Any]],
+    classes: Mapping[str, Mapping[str, Any]],
+) -> Requirements | str | None:
+    """Zone constraints from a pod's volumes, or a reason it cannot be scheduled."""
+    reqs: list[Requirement] = []
+    for claim_name in pod.pvcs:
+        pvc = pvcs.get((pod.namespace, claim_name))
+        if pvc is None:
+            return f'persistentvolumeclaim "{claim_name}" not found'
+        spec = pvc.get("spec") or {}
+        pv_name = spec.get("volumeName")
+        if pv_name:
+            pv = pvs.get(str(pv_name))
+            if pv is None:
+                return f'persistentvolume "{pv_name}" bound to claim "{claim_name}" not found'
+            terms = (((pv.get("spec") or {}).get("nodeAffinity") or {}).get("required") or {}).get(
+                "nodeSelectorTerms"
+            ) or []
+            for term in terms[:1]:
+                for e in term.get("matchExpressions") or []:
+                    key = L.normalize(str(e.get("key")))
+                    if key == L.HOSTNAME:
+                        continue
+                    reqs.append(
+                        Requirement.create(key, str(e.get("operator")), e.get("values") or [])
+                    )
+            continue
+        sc_name = spec.get("storageClassName")
+        sc = classes.get(str(sc_name)) if sc_name else None
+        if sc_name and sc is None:
+            return f'storageclass "{sc_name}" not found'
+        for topo in (sc or {}).get("allowedTopologies") or []:
+            for e in topo.get("matchLabelExpressions") or []:
+                key = L.normalize(str(e.get("key")))
+                reqs.append(Requirement.create(key, IN, [str(v) for v in e.get("values") or []]))
+    return Requirements(reqs) if reqs else None
+
+
+def build_problem(documents: Iterable[Document], instance_types: list[InstanceType]) -> Parsed:
+    """Build the Problem; raises InputError (one line) for invalid input."""
+    warnings: list[str] = []
+    nodepools: list[NodePool] = []
+    pod_docs: list[tuple[Document, Pod]] = []
+    node_docs: list[Document] = []
+    claim_docs: list[tuple[Document, NodeClaim]] = []
+    daemonsets: list[Pod] = []
+    pvcs: dict[tuple[str, str], Mapping[str, Any]] = {}
+    pvs: dict[str, Mapping[str, Any]] = {}
+    classes: dict[str, Mapping[str, Any]] = {}
+    runtime_overheads: dict[str, Resources] = {}
+    docs = flatten(documents)
+    for d in docs:
+        if d.body.get("kind") == "RuntimeClass":
+            name = str((d.body.get("metadata") or {}).get("name"))
+            raw = (d.body.get("overhead") or {}).get("podFixed")
+            try:
+                runtime_overheads[name] = parse_resources(raw)
+            except ValueError as exc:
+                raise InputError(f"{d.label()}: overhead.podFixed.{exc}") from None
+    seen_pools: set[str] = set()
+    for d in docs:
+        kind = d.body.get("kind")
+        api = str(d.body.get("apiVersion", ""))
+        if not kind:
+            raise InputError(f"{d.where}: kind is required")
+        try:
+            if kind == "NodePool" and api.startswith("karpenter.sh/"):
+                np = NodePool.model_validate(d.body)
+                if np.name in seen_pools:
+                    raise InputError(f"{d.label()}: metadata.name: duplicate NodePool")
+                seen_pools.add(np.name)
+                nodepools.append(np)
+            elif kind == "Pod":
+                pod_docs.append((d, parse_pod(d.body, runtime_overheads)))
+            elif kind == "Node":
+                node_docs.append(d)
+            elif kind == "NodeClaim" and api.startswith("karpenter.sh/"):
+                claim_docs.append((d, NodeClaim.model_validate(d.body)))
+            elif kind == "DaemonSet":
+                tmpl = ((d.body.get("spec") or {}).get("template")) or {}
+                meta = dict(tmpl.get("metadata") or {})
+                meta.setdefault("name", (d.body.get("metadata") or {}).get("name"))
+                meta["namespace"] = (d.body.get("metadata") or {}).get("namespace", "default")
+                meta["ownerReferences"] = [{"kind": "DaemonSet", "name": meta["name"], "controller": True}]
+                daemonsets.append(
+                    parse_pod({"metadata": meta, "spec": tmpl.get("spec") or {}}, runtime_overheads)
+                )
+            elif kind == "PersistentVolumeClaim":
+                meta = d.body.get("metadata") or {}
+                pvcs[(str(meta.get("namespace") or "default"), str(meta.get("name")))] = d.body
+            elif kind == "PersistentVolume":
+                pvs[str((d.body.get("metadata") or {}).get("name"))] = d.body
+            elif kind == "StorageClass":
+                classes[str((d.body.get("metadata") or {}).get("name"))] = d.body
+            elif kind in ("RuntimeClass",):
+                pass
+            else:
+                warnings.append(f"{d.label()}: kind {kind} is not used by the planner; ignored")
+        except ValidationError as exc:
+            raise InputError(f"{d.label()}: {_pydantic_field(exc)}") from None
+        except PodError as exc:
+            raise InputError(f"{d.label()}: {exc}") from None
+        except ValueError as exc:
+            raise InputError(f"{d.label()}: {exc}") from None
+
+    by_type = {it.name: it for it in instance_types}
+    nodes: dict[str, NodeInfo] = {}
+    provider_ids: dict[str, str] = {}
+    for d in node_docs:
+        info = _node_info(d)
+        nodes[info.name] = info
+        pid = (d.body.get("spec") or {}).get("providerID")
+        if pid:
+            provider_ids[str(pid)] = info.name
+    for d, claim in claim_docs:
+        if claim.status.node_name in nodes or (
+            claim.status.provider_id and claim.status.provider_id in provider_ids
+        ):
+            continue  # registered: the Node represents it
+        info = _claim_info(d, claim, by_type)
+        if info.name in nodes:
+            continue
+        nodes[info.name] = info
+
+    pending: list[Pod] = []
+    deleting_nodes = {
+        str((d.body.get("metadata") or {}).get("name"))
+        for d in node_docs
+        if (d.body.get("metadata") or {}).get("deletionTimestamp")
+    }
+    for _d, pod in pod_docs:
+        if pod.is_terminal:
+            continue
+        if pod.node_name:
+            if pod.node_name in deleting_nodes and not pod.is_daemonset:
+                pod.node_name = None
+                pending.append(pod)
+            elif pod.node_name in nodes:
+                nodes[pod.node_name].pods.append(pod)
+            continue
+        pending.append(pod)
+
+    rejected: dict[str, str] = {}
+    volume_reqs: dict[str, Requirements] = {}
+    seen: set[str] = set()
+    for pod in pending:
+        if pod.key in seen:
+            raise InputError(f"Pod {pod.key}: duplicate pod")
+        seen.add(pod.key)
+        if pod.is_daemonset:
+            rejected[pod.key] = (
+                "DaemonSet pods are not provisioned for; their requests count as overhead on "
+                "every new node"
+            )
+            continue
+        vol = _volume_requirements(pod, pvcs, pvs, classes)
+        if isinstance(vol, str):
+            rejected[pod.key] = vol
+        elif vol is not None:
+            volume_reqs[pod.key] = vol
+    problem = Problem(
+        nodepools=nodepools,
+        instance_types=instance_types,
+        pending=pending,
+        nodes=list(nodes.values()),
+        daemonsets=daemonsets,
+        volume_requirements=volume_reqs,
+        rejected=rejected,
+    )
+    return Parsed(problem, warnings)

@@ -1,0 +1,348 @@
+"""Pods as the solver sees them: requests and every scheduling constraint, parsed once.
+
+Parsing applies the Kubernetes API defaulting that matters here (container requests default
+to limits) and raises ``PodError`` naming the field for anything the solver cannot honour.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from models import labels as L
+from models.requirements import Requirement, Requirements
+from models.resources import PODS, Resources, add, maximum, parse_resources
+from scheduling.taints import Toleration
+
+SUPPORTED_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+
+
+class PodError(ValueError):
+    """A pod the solver will not schedule, with a one-line reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class LabelSelector:
+    """A metav1.LabelSelector reduced to (key, operator, values) clauses, hashable."""
+
+    clauses: tuple[tuple[str, str, frozenset[str]], ...]
+    matches_nothing: bool = False
+
+    @staticmethod
+    def parse(raw: Mapping[str, Any] | None, extra: Mapping[str, str] | None = None) -> LabelSelector:
+        if raw is None:
+            # A nil selector selects nothing (topology spread and affinity terms).
+            return LabelSelector((), matches_nothing=True)
+        clauses: list[tuple[str, str, frozenset[str]]] = []
+        for k, v in (raw.get("matchLabels") or {}).items():
+            clauses.append((str(k), "In", frozenset((str(v),))))
+        for expr in raw.get("matchExpressions") or []:
+            op = str(expr.get("operator"))
+            if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+                raise PodError(f"label selector operator {op!r} is not valid")
+            clauses.append((str(expr.get("key")), op, frozenset(str(x) for x in expr.get("values") or [])))
+        for k, v in (extra or {}).items():
+            clauses.append((k, "In", frozenset((v,))))
+        return LabelSelector(tuple(sorted(clauses, key=lambda c: (c[0], c[1], sorted(c[2])))))
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        if self.matches_nothing:
+            return False
+        for key, op, values in self.clauses:
+            present = key in labels
+            if op == "In":
+                if not present or labels[key] not in values:
+                    return False
+            elif op == "NotIn":
+                if present and labels[key] in values:
+                    return False
+            elif op == "Exists":
+                if not present:
+                    return False
+            elif present:  # DoesNotExist
+                return False
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class SpreadConstraint:
+    key: str
+    max_skew: int
+    hard: bool  # DoNotSchedule
+    selector: LabelSelector
+    min_domains: int | None
+    honor_affinity: bool  # nodeAffinityPolicy
+    honor_taints: bool  # nodeTaintsPolicy
+
+
+@dataclass(frozen=True, slots=True)
+class AffinityTerm:
+    key: str
+    selector: LabelSelector
+    namespaces: frozenset[str]  # empty with all_namespaces False means the pod's namespace
+    all_namespaces: bool
+    namespace_selector: LabelSelector | None
+
+
+@dataclass(eq=False, slots=True)
+class Pod:
+    namespace: str
+    name: str
+    uid: str
+    labels: dict[str, str]
+    requests: Resources
+    node_selector: Requirements
+    required_terms: list[Requirements]
+    preferred_terms: list[tuple[int, Requirements]]
+    tolerations: tuple[Toleration, ...]
+    spreads: tuple[SpreadConstraint, ...]
+    affinity: tuple[AffinityTerm, ...]
+    preferred_affinity: tuple[tuple[int, AffinityTerm], ...]
+    anti_affinity: tuple[AffinityTerm, ...]
+    preferred_anti_affinity: tuple[tuple[int, AffinityTerm], ...]
+    host_ports: frozenset[tuple[str, int, str]]
+    pvcs: tuple[str, ...]
+    node_name: str | None
+    priority: int
+    owner_kind: str | None
+    owner_name: str | None
+    phase: str
+    deleting: bool
+    invalid: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def is_daemonset(self) -> bool:
+        return self.owner_kind == "DaemonSet"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.phase in ("Succeeded", "Failed")
+
+
+def _container_requests(container: Mapping[str, Any], where: str) -> Resources:
+    res = container.get("resources") or {}
+    try:
+        limits = parse_resources(res.get("limits"))
+        requests = parse_resources(res.get("requests"))
+    except ValueError as exc:
+        raise PodError(f"{where}.resources: {exc}") from None
+    # API defaulting: a limit without a request makes the request equal to the limit.
+    return {**limits, **requests}
+
+
+def effective_requests(spec: Mapping[str, Any], runtime_overhead: Resources | None = None) -> Resources:
+    """What the kube-scheduler reserves for a pod: containers, init containers, sidecars, overhead.
+
+    Regular init containers run one at a time, so the pod needs the largest of them (plus the
+    restartable sidecars started before it); restartable init containers keep running beside
+    the app containers, so they add to the sum.
+    """
+    app: Resources = {}
+    for i, c in enumerate(spec.get("containers") or []):
+        app = add(app, _container_requests(c, f"spec.containers[{i}]"))
+    sidecars: Resources = {}
+    init_peak: Resources = {}
+    for i, c in enumerate(spec.get("initContainers") or []):
+        req = _container_requests(c, f"spec.initContainers[{i}]")
+        if c.get("restartPolicy") == "Always":
+            sidecars = add(sidecars, req)
+            init_peak = maximum(init_peak, sidecars)
+        else:
+            init_peak = maximum(init_peak, add(sidecars, req))
+    total = maximum(add(app, sidecars), init_peak)
+    overhead = runtime_overhead
+    if overhead is None:
+        try:
+            overhead = parse_resources(spec.get("overhead"))
+        except ValueError as exc:
+            raise PodError(f"spec.overhead: {exc}") from None
+    total = add(total, overhead)
+    total[PODS] = total.get(PODS, 0) + 1000
+    return {k: v for k, v in total.items() if v}
+
+
+def _node_selector_term(term: Mapping[str, Any], where: str) -> Requirements:
+    if term.get("matchFields"):
+        raise PodError(f"{where}.matchFields is not supported")
+    reqs: list[Requirement] = []
+    for j, expr in enumerate(term.get("matchExpressions") or []):
+        op = str(expr.get("operator"))
+        key = L.normalize(str(expr.get("key")))
+        if op not in SUPPORTED_OPERATORS:
+            raise PodError(f"{where}.matchExpressions[{j}]: operator {op!r} is not supported")
+        reason = L.restricted_selector_reason(key)
+        if reason:
+            raise PodError(f"{where}.matchExpressions[{j}]: {reason}")
+        try:
+            reqs.append(Requirement.create(key, op, [str(v) for v in expr.get("values") or []]))
+        except ValueError as exc:
+            raise PodError(f"{where}.matchExpressions[{j}]: {exc}") from None
+    return Requirements(reqs)
+
+
+def _affinity_term(raw: Mapping[str, Any], labels: Mapping[str, str], where: str) -> AffinityTerm:
+    key = raw.get("topologyKey")
+    if not key:
+        raise PodError(f"{where}.topologyKey is required")
+    extra = {k: labels[k] for k in raw.get("matchLabelKeys") or [] if k in labels}
+    selector = LabelSelector.parse(raw.get("labelSelector"), extra)
+    ns_sel = raw.get("namespaceSelector")
+    namespaces = frozenset(str(n) for n in raw.get("namespaces") or [])
+    all_ns = ns_sel is not None and not ns_sel.get("matchLabels") and not ns_sel.get("matchExpressions")
+    return AffinityTerm(
+        L.normalize(str(key)),
+        selector,
+        namespaces,
+        all_ns,
+        None if ns_sel is None or all_ns else LabelSelector.parse(ns_sel),
+    )
+
+
+def parse_pod(raw: Mapping[str, Any], runtime_overheads: Mapping[str, Resources] | None = None) -> Pod:
+    """Parse a Pod manifest. Structural problems raise PodError; constraints Karpenter would
+    reject (restricted labels, matchFields) mark the pod ``invalid`` with the reason instead."""
+    meta = raw.get("metadata") or {}
+    spec = raw.get("spec") or {}
+    status = raw.get("status") or {}
+    name = str(meta.get("name") or meta.get("generateName") or "")
+    if not name:
+        raise PodError("metadata.name is required")
+    namespace = str(meta.get("namespace") or "default")
+    labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+    owner = next((o for o in meta.get("ownerReferences") or [] if o.get("controller")), None)
+    owner = owner or next(iter(meta.get("ownerReferences") or []), None)
+    rc = spec.get("runtimeClassName")
+    overhead = (runtime_overheads or {}).get(str(rc)) if rc else None
+    requests = effective_requests(spec, overhead)
+    invalid: str | None = None
+
+    node_selector = Requirements()
+    required_terms: list[Requirements] = []
+    preferred_terms: list[tuple[int, Requirements]] = []
+    try:
+        sel_reqs = []
+        for k, v in (spec.get("nodeSelector") or {}).items():
+            key = L.normalize(str(k))
+            reason = L.restricted_selector_reason(key)
+            if reason:
+                raise PodError(f"spec.nodeSelector: {reason}")
+            sel_reqs.append(Requirement.create(key, "In", [str(v)]))
+        node_selector = Requirements(sel_reqs)
+        na = (spec.get("affinity") or {}).get("nodeAffinity") or {}
+        req = na.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+        for i, term in enumerate(req.get("nodeSelectorTerms") or []):
+            required_terms.append(
+                _node_selector_term(
+                    term,
+                    "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+                    f".nodeSelectorTerms[{i}]",
+                )
+            )
+        prefs = na.get("preferredDuringSchedulingIgnoredDuringExecution") or []
+        for i, pref in enumerate(prefs):
+            reqs = _node_selector_term(
+                pref.get("preference") or {},
+                f"spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}]",
+            )
+            preferred_terms.append((int(pref.get("weight") or 1), reqs))
+        preferred_terms.sort(key=lambda p: -p[0])
+    except PodError as exc:
+        invalid = str(exc)
+
+    try:
+        tolerations = tuple(Toleration.from_dict(t) for t in spec.get("tolerations") or [])
+    except ValueError as exc:
+        raise PodError(f"spec.tolerations: {exc}") from None
+
+    spreads = []
+    for i, tsc in enumerate(spec.get("topologySpreadConstraints") or []):
+        where = f"spec.topologySpreadConstraints[{i}]"
+        key = tsc.get("topologyKey")
+        if not key:
+            raise PodError(f"{where}.topologyKey is required")
+        skew = tsc.get("maxSkew", 1)
+        if not isinstance(skew, int) or skew < 1:
+            raise PodError(f"{where}.maxSkew must be a positive integer")
+        when = tsc.get("whenUnsatisfiable", "DoNotSchedule")
+        if when not in ("DoNotSchedule", "ScheduleAnyway"):
+            raise PodError(f"{where}.whenUnsatisfiable must be DoNotSchedule or ScheduleAnyway")
+        extra = {k: labels[k] for k in tsc.get("matchLabelKeys") or [] if k in labels}
+        spreads.append(
+            SpreadConstraint(
+                L.normalize(str(key)),
+                skew,
+                when == "DoNotSchedule",
+                LabelSelector.parse(tsc.get("labelSelector"), extra),
+                tsc.get("minDomains"),
+                tsc.get("nodeAffinityPolicy", "Honor") == "Honor",
+                tsc.get("nodeTaintsPolicy", "Ignore") == "Honor",
+            )
+        )
+
+    aff = spec.get("affinity") or {}
+    pa = aff.get("podAffinity") or {}
+    paa = aff.get("podAntiAffinity") or {}
+    base = "spec.affinity"
+
+    def terms(block: Mapping[str, Any], kind: str) -> tuple[AffinityTerm, ...]:
+        return tuple(
+            _affinity_term(t, labels, f"{base}.{kind}.requiredDuringSchedulingIgnoredDuringExecution[{i}]")
+            for i, t in enumerate(block.get("requiredDuringSchedulingIgnoredDuringExecution") or [])
+        )
+
+    def weighted(block: Mapping[str, Any], kind: str) -> tuple[tuple[int, AffinityTerm], ...]:
+        out = [
+            (
+                int(t.get("weight") or 1),
+                _affinity_term(
+                    t.get("podAffinityTerm") or {},
+                    labels,
+                    f"{base}.{kind}.preferredDuringSchedulingIgnoredDuringExecution[{i}]",
+                ),
+            )
+            for i, t in enumerate(block.get("preferredDuringSchedulingIgnoredDuringExecution") or [])
+        ]
+        out.sort(key=lambda p: -p[0])
+        return tuple(out)
+
+    ports = set()
+    for c in list(spec.get("containers") or []) + list(spec.get("initContainers") or []):
+        for p in c.get("ports") or []:
+            if p.get("hostPort"):
+                ports.add((str(p.get("hostIP") or "0.0.0.0"), int(p["hostPort"]), str(p.get("protocol") or "TCP")))
+    pvcs = tuple(
+        str(v["persistentVolumeClaim"]["claimName"])
+        for v in spec.get("volumes") or []
+        if v.get("persistentVolumeClaim")
+    )
+    return Pod(
+        namespace=namespace,
+        name=name,
+        uid=str(meta.get("uid") or f"{namespace}/{name}"),
+        labels=labels,
+        requests=requests,
+        node_selector=node_selector,
+        required_terms=required_terms,
+        preferred_terms=preferred_terms,
+        tolerations=tolerations,
+        spreads=tuple(spreads),
+        affinity=terms(pa, "podAffinity"),
+        preferred_affinity=weighted(pa, "podAffinity"),
+        anti_affinity=terms(paa, "podAntiAffinity"),
+        preferred_anti_affinity=weighted(paa, "podAntiAffinity"),
+        host_ports=frozenset(ports),
+        pvcs=pvcs,
+        node_name=spec.get("nodeName") or None,
+        priority=int(spec.get("priority") or 0),
+        owner_kind=str(owner.get("kind")) if owner else None,
+        owner_name=str(owner.get("name")) if owner else None,
+        phase=str(status.get("phase") or "Pending"),
+        deleting=bool(meta.get("deletionTimestamp")),
+        invalid=invalid,
+    )

@@ -1,0 +1,41 @@
+"""The solver's input, already parsed: pools, instance types, pods, nodes, daemon sets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from models.instancetype import InstanceType
+from models.nodepool import NodePool
+from models.requirements import Requirements
+from models.resources import Resources
+from scheduling.pods import Pod
+from scheduling.taints import Taint
+
+
+@dataclass(eq=False)
+class NodeInfo:
+    """A Node that exists, or a NodeClaim still launching (``in_flight``)."""
+
+    name: str
+    labels: dict[str, str]
+    requirements: Requirements
+    taints: tuple[Taint, ...]
+    allocatable: Resources
+    capacity: Resources
+    pods: list[Pod] = field(default_factory=list)
+    nodepool: str | None = None
+    in_flight: bool = False
+    schedulable: bool = True
+
+
+@dataclass
+class Problem:
+    nodepools: list[NodePool]
+    instance_types: list[InstanceType]
+    pending: list[Pod]
+    nodes: list[NodeInfo] = field(default_factory=list)
+    daemonsets: list[Pod] = field(default_factory=list)
+    # Extra node requirements per pending pod, from its volumes (pod key → requirements).
+    volume_requirements: dict[str, Requirements] = field(default_factory=dict)
+    # Pods rejected before solving (pod key → reason), reported as unschedulable.
+    rejected: dict[str, str] = field(default_factory=dict)

@@ -1,0 +1,895 @@
+"""The provisioning simulation: place pending pods on existing capacity or on new NodeClaims.
+
+It follows Karpenter's scheduler (pods largest first; existing and in-flight nodes, then
+claims opened in this run, then a new claim from each NodePool by weight; preferences
+relaxed one step at a time) with two changes that matter at scale and for cost:
+
+* Pods with identical constraints form a *class*. A target that rejects a class for a
+  monotone reason (resources, labels, taints, ports, anti-affinity) is never tried again for
+  that class, so a Deployment's replicas cost little more than one pod.
+* Claims are tried first-fit in creation order, and a zonal decision always pins one zone
+  (the cheapest among the equally good), so recorded topology counts are exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from models import labels as L
+from models.instancetype import InstanceType
+from models.requirements import IN, Requirement, Requirements
+from models.resources import CPU, MEMORY, PODS, Resources, add, render
+from scheduling.pods import Pod, SpreadConstraint
+from scheduling.problem import NodeInfo, Problem
+from scheduling.targets import (
+    ClaimTarget,
+    ExistingTarget,
+    Failure,
+    PoolView,
+    Target,
+    hostname_requirement,
+    instance_type_compatible,
+    min_values_shortfall,
+    ports_conflict,
+    vec_add,
+    vec_fits,
+)
+from scheduling.taints import TOLERATE_ALL_PREFER_NO_SCHEDULE, Toleration, untolerated
+from scheduling.topology import AFFINITY, ANTI, SPREAD, Topology, TopologyGroup
+
+MAX_INSTANCE_TYPES = 600
+
+
+@dataclass(frozen=True)
+class RelaxState:
+    """How far a pod's preferences have been relaxed (Karpenter's order)."""
+
+    term: int = 0  # index of the required node-affinity term in use
+    pref_affinity_dropped: int = 0
+    pref_anti_dropped: int = 0
+    pref_node_dropped: int = 0
+    schedule_anyway_dropped: bool = False
+    tolerate_prefer_no_schedule: bool = False
+
+
+@dataclass(eq=False)
+class PodClass:
+    """Pods that share every scheduling constraint (after relaxation) and so behave alike."""
+
+    requests: Resources
+    vec: list[int]
+    reqs: Requirements
+    tolerations: tuple[Toleration, ...]
+    own: list[tuple[TopologyGroup, SpreadConstraint | None]]
+    owned_anti: list[TopologyGroup]
+    inverse: list[TopologyGroup]
+    matching: list[TopologyGroup]
+    host_ports: frozenset[tuple[str, int, str]]
+    self_selecting: dict[int, int]
+    invalid: str | None = None
+    eligible: dict[str, set[str]] = field(default_factory=dict)
+    candidates: list[Target] = field(default_factory=list)
+    cursor: int = 0
+    pool_cache: dict[int, object] = field(default_factory=dict)
+
+
+@dataclass
+class PlannedClaim:
+    nodepool: str
+    instance_types: list[InstanceType]
+    requirements: Requirements
+    zones: list[str]
+    capacity_types: list[str]
+    price: float
+    requests: Resources
+    pods: list[Pod]
+
+
+@dataclass
+class Plan:
+    claims: list[PlannedClaim]
+    existing: dict[str, list[Pod]]
+    unschedulable: dict[str, str]
+    scheduled: list[Pod]
+
+    @property
+    def cost(self) -> float:
+        return sum(c.price for c in self.claims)
+
+
+class Solver:
+    """One scheduling run over a Problem. Deterministic for a given input."""
+
+    def __init__(self, problem: Problem, improve: bool = True) -> None:
+        self.problem = problem
+        self.improve = improve
+        self.topology = Topology()
+        self.dims = self._dimensions()
+        self.dim_index = {d: i for i, d in enumerate(self.dims)}
+        self.instance_keys = self._instance_keys()
+        self.allow_undefined = L.WELL_KNOWN_LABELS | self.instance_keys
+        self.universe: dict[str, set[str]] = {}
+        self.pools = self._pools()
+        self.targets: list[Target] = []
+        self.existing: list[ExistingTarget] = []
+        self.claims: list[ClaimTarget] = []
+        self.failed: dict[str, str] = {}
+        self.states: dict[int, RelaxState] = {}
+        self._classes: dict[tuple[object, ...], PodClass] = {}
+        self._req_sig: dict[int, tuple[object, ...]] = {}
+        self._label_keys = self._selector_label_keys()
+        self._pool_types: dict[tuple[int, tuple[object, ...]], list[InstanceType]] = {}
+        self._domain_cost: dict[tuple[int, str], dict[str, float]] = {}
+        self._claim_seq = 0
+
+    # ----------------------------------------------------------------- setup
+
+    def _dimensions(self) -> list[str]:
+        names = {CPU, MEMORY, PODS}
+        for p in self.problem.pending:
+            names.update(p.requests)
+        for ds in self.problem.daemonsets:
+            names.update(ds.requests)
+        for np in self.problem.nodepools:
+            names.update(k for k in np.spec.limits if k != "nodes")
+        return [CPU, MEMORY, PODS, *sorted(names - {CPU, MEMORY, PODS})]
+
+    def vec(self, res: Resources) -> list[int]:
+        v = [0] * len(self.dims)
+        for k, amount in res.items():
+            i = self.dim_index.get(k)
+            if i is not None:
+                v[i] = amount
+        return v
+
+    def _instance_keys(self) -> frozenset[str]:
+        keys: set[str] = set()
+        for it in self.problem.instance_types:
+            keys.update(it.requirements.keys())
+        return frozenset(keys)
+
+    def _selector_label_keys(self) -> frozenset[str]:
+        """Pod label keys any selector looks at: other labels cannot change a placement."""
+        keys: set[str] = set()
+        pods = list(self.problem.pending) + [p for n in self.problem.nodes for p in n.pods]
+        for p in pods:
+            sels = [s.selector for s in p.spreads]
+            sels += [t.selector for t in p.affinity + p.anti_affinity]
+            sels += [t.selector for _, t in p.preferred_affinity + p.preferred_anti_affinity]
+            for s in sels:
+                keys.update(c[0] for c in s.clauses)
+        return frozenset(keys)
+
+    def _pools(self) -> list[PoolView]:
+        pools = []
+        for np in sorted(self.problem.nodepools, key=lambda n: (-(n.spec.weight or 0), n.name)):
+            reqs = np.requirements()
+            taints = tuple(
+                _taint(t.key, t.value, t.effect) for t in np.spec.template.spec.taints
+            )
+            types = [
+                it
+                for it in self.problem.instance_types
+                if instance_type_compatible(it, reqs, self.instance_keys)
+            ]
+            overhead = self._daemon_overhead(reqs, taints)
+            remaining = None
+            if np.spec.limits:
+                limits = np.limits_milli()
+                used: Resources = {}
+                for node in self.problem.nodes:
+                    if node.nodepool == np.name:
+                        used = add(used, node.capacity, {"nodes": 1000})
+                remaining_res = {k: v - used.get(k, 0) for k, v in limits.items()}
+                remaining = [remaining_res.get(d, 1 << 62) for d in self.dims]
+                remaining.append(remaining_res.get("nodes", 1 << 62))
+                other = {
+                    k: v for k, v in remaining_res.items() if k not in self.dim_index and k != "nodes"
+                }
+            min_values = {
+                L.normalize(r.key): r.min_values
+                for r in np.spec.template.spec.requirements
+                if r.min_values
+            }
+            pv = PoolView(
+                np.name,
+                np.spec.weight or 0,
+                reqs,
+                taints,
+                types,
+                self.vec(overhead),
+                remaining,
+                min_values,
+                other if np.spec.limits else {},
+            )
+            pools.append(pv)
+            for it in types:
+                for key, r in it.requirements.items():
+                    if not r.complement:
+                        self.universe.setdefault(key, set()).update(r.values)
+                for o in it.offerings:
+                    if o.available:
+                        self.universe.setdefault(L.ZONE, set()).add(o.zone)
+                        self.universe.setdefault(L.CAPACITY_TYPE, set()).add(o.capacity_type)
+            for key, r in reqs.items():
+                if not r.complement:
+                    self.universe.setdefault(key, set()).update(r.values)
+        return pools
+
+    def _daemon_overhead(self, reqs: Requirements, taints: Sequence[object]) -> Resources:
+        total: Resources = {}
+        for ds in self.problem.daemonsets:
+            if untolerated(taints, ds.tolerations) is not None:  # type: ignore[arg-type]
+                continue
+            ds_reqs = ds.node_selector
+            if ds.required_terms:
+                if not any(
+                    reqs.compatible(ds_reqs.with_requirements(t), self.allow_undefined) is None
+                    for t in ds.required_terms
+                ):
+                    continue
+            elif reqs.compatible(ds_reqs, self.allow_undefined) is not None:
+                continue
+            total = add(total, ds.requests)
+        return total
+
+    def _existing(self) -> None:
+        for node in self.problem.nodes:
+            if not node.schedulable:
+                continue
+            used: Resources = {}
+            ports: set[tuple[str, int, str]] = set()
+            for p in node.pods:
+                used = add(used, p.requests)
+                ports.update(p.host_ports)
+            alloc = self.vec(node.allocatable)
+            # A node's pod capacity: missing dims (e.g. pods) mean zero room, as the kubelet.
+            t = ExistingTarget(
+                hostname=node.labels.get(L.HOSTNAME, node.name),
+                requirements=node.requirements,
+                taints=node.taints,
+                used=self.vec(used),
+                host_ports=ports,
+                pods=list(node.pods),
+                base_used=self.vec(used),
+                name=node.name,
+                allocatable=alloc,
+                labels=node.labels,
+                nodepool=node.nodepool,
+                in_flight=node.in_flight,
+            )
+            self.existing.append(t)
+            self.targets.append(t)
+            for key, value in node.labels.items():
+                self.universe.setdefault(key, set()).add(value)
+
+    def _bound_pods_topology(self) -> None:
+        """Count pods already running, and let their anti-affinity block domains."""
+        for node in self.problem.nodes:
+            for p in node.pods:
+                for term in p.anti_affinity:
+                    self.topology.affinity_group(p, term, anti=True)
+        groups = list(self.topology.groups)
+        for node in self.problem.nodes:
+            host = node.labels.get(L.HOSTNAME, node.name)
+            for p in node.pods:
+                owned = [self.topology.affinity_group(p, t, anti=True) for t in p.anti_affinity]
+                matching = [g for g in groups if g.selects(p)]
+                domains = {
+                    g.key: ([host] if g.key == L.HOSTNAME else [node.labels[g.key]])
+                    for g in matching + owned
+                    if g.key == L.HOSTNAME or g.key in node.labels
+                }
+                self.topology.record(p, matching, owned, domains)
+
+    def _declare_groups(self) -> None:
+        """Create every group the pending pods can use, before anything is counted."""
+        for p in self.problem.pending:
+            for s in p.spreads:
+                self.topology.spread_group(p, s)
+            for t in p.affinity:
+                self.topology.affinity_group(p, t, anti=False)
+            for _, t in p.preferred_affinity:
+                self.topology.affinity_group(p, t, anti=False)
+            for t in p.anti_affinity:
+                self.topology.affinity_group(p, t, anti=True)
+            for _, t in p.preferred_anti_affinity:
+                self.topology.affinity_group(p, t, anti=True)
+
+    # --------------------------------------------------------------- classes
+
+    def _sig(self, reqs: Requirements) -> tuple[object, ...]:
+        key = id(reqs)
+        sig = self._req_sig.get(key)
+        if sig is None:
+            sig = tuple(
+                (r.key, r.complement, tuple(sorted(r.values)), r.gt, r.lt, r.min_values)
+                for r in sorted(reqs.values(), key=lambda r: r.key)
+            )
+            self._req_sig[key] = sig
+            self._keep_alive.append(reqs)
+        return sig
+
+    def _pod_class(self, pod: Pod, state: RelaxState) -> PodClass:
+        reqs = pod.node_selector
+        if pod.required_terms:
+            reqs = reqs.with_requirements(pod.required_terms[state.term])
+        prefs = pod.preferred_terms[state.pref_node_dropped :]
+        if prefs:
+            reqs = reqs.with_requirements(prefs[0][1])
+        vol = self.problem.volume_requirements.get(pod.key)
+        if vol is not None:
+            reqs = reqs.with_requirements(vol)
+        spreads = [s for s in pod.spreads if s.hard or not state.schedule_anyway_dropped]
+        aff = list(pod.affinity) + [t for _, t in pod.preferred_affinity[state.pref_affinity_dropped :]]
+        anti = list(pod.anti_affinity) + [
+            t for _, t in pod.preferred_anti_affinity[state.pref_anti_dropped :]
+        ]
+        tolerations = pod.tolerations
+        if state.tolerate_prefer_no_schedule:
+            tolerations = (*tolerations, TOLERATE_ALL_PREFER_NO_SCHEDULE)
+        labels = tuple(sorted((k, v) for k, v in pod.labels.items() if k in self._label_keys))
+        key = (
+            pod.namespace,
+            labels,
+            tuple(sorted(pod.requests.items())),
+            self._sig(reqs),
+            tolerations,
+            tuple(spreads),
+            tuple(aff),
+            tuple(anti),
+            pod.host_ports,
+        )
+        cls = self._classes.get(key)
+        if cls is not None:
+            return cls
+        own: list[tuple[TopologyGroup, SpreadConstraint | None]] = [
+            (self.topology.spread_group(pod, s), s) for s in spreads
+        ]
+        own += [(self.topology.affinity_group(pod, t, anti=False), None) for t in aff]
+        owned_anti = [self.topology.affinity_group(pod, t, anti=True) for t in anti]
+        own += [(g, None) for g in owned_anti]
+        matching = [g for g in self.topology.groups if g.selects(pod)]
+        inverse = [g for g in self.topology.anti_groups if g.selects(pod)]
+        cls = PodClass(
+            requests=pod.requests,
+            vec=self.vec(pod.requests),
+            reqs=reqs,
+            tolerations=tolerations,
+            own=own,
+            owned_anti=owned_anti,
+            inverse=inverse,
+            matching=matching,
+            host_ports=pod.host_ports,
+            self_selecting={id(g): int(g.selects(pod)) for g, _ in own},
+        )
+        for g, s in own:
+            if s is not None and g.key not in cls.eligible:
+                cls.eligible[g.key] = self._eligible_domains(cls, g.key, s.honor_affinity)
+        self._classes[key] = cls
+        return cls
+
+    def _eligible_domains(self, cls: PodClass, key: str, honor_affinity: bool) -> set[str]:
+        """Domains a spread counts: those a compatible pool or node can provide to the pod."""
+        out: set[str] = set()
+        for pool in self.pools:
+            if untolerated(pool.taints, cls.tolerations) is not None:
+                continue
+            if honor_affinity and pool.requirements.compatible(cls.reqs, self.allow_undefined):
+                continue
+            merged = pool.requirements.with_requirements(cls.reqs) if honor_affinity else pool.requirements
+            for it in pool.instance_types:
+                if key in (L.ZONE, L.CAPACITY_TYPE):
+                    zr = merged.get_or_exists(L.ZONE)
+                    cr = merged.get_or_exists(L.CAPACITY_TYPE)
+                    if honor_affinity and not instance_type_compatible(it, merged, self.instance_keys):
+                        continue
+                    for o in it.offerings:
+                        if o.available and zr.has(o.zone) and cr.has(o.capacity_type):
+                            out.add(o.zone if key == L.ZONE else o.capacity_type)
+                else:
+                    r = it.requirements.get(key) or merged.get(key)
+                    if r is not None and not r.complement:
+                        out.update(v for v in r.values if merged.get_or_exists(key).has(v))
+        for t in self.existing:
+            v = t.labels.get(key)
+            if v is None:
+                continue
+            if honor_affinity and t.requirements.compatible(cls.reqs, self.allow_undefined):
+                continue
+            out.add(v)
+        return out
+
+    # ------------------------------------------------------------- topology
+
+    def _claim_domains(self, t: Target, key: str, reqs: Requirements) -> list[str] | None:
+        if key == L.HOSTNAME:
+            return [t.hostname]
+        if isinstance(t, ExistingTarget):
+            v = t.labels.get(key)
+            return None if v is None else [v]
+        assert isinstance(t, ClaimTarget)
+        if key in (L.ZONE, L.CAPACITY_TYPE):
+            zr = reqs.get_or_exists(L.ZONE)
+            cr = reqs.get_or_exists(L.CAPACITY_TYPE)
+            vals: set[str] = set()
+            for it in t.types:
+                for o in it.offerings:
+                    if o.available and zr.has(o.zone) and cr.has(o.capacity_type):
+                        vals.add(o.zone if key == L.ZONE else o.capacity_type)
+            return sorted(vals)
+        r = reqs.get(key)
+        if r is None:
+            return None
+        if not r.complement:
+            return sorted(r.values)
+        return sorted(v for v in self.universe.get(key, ()) if r.has(v))
+
+    def _domain_price(self, t: Target, key: str, reqs: Requirements, domain: str) -> float:
+        if not isinstance(t, ClaimTarget) or key not in (L.ZONE, L.CAPACITY_TYPE):
+            return 0.0
+        zr = reqs.get_or_exists(L.ZONE)
+        cr = reqs.get_or_exists(L.CAPACITY_TYPE)
+        best = float("inf")
+        for it in t.types:
+            for o in it.offerings:
+                if not o.available or o.price >= best:
+                    continue
+                if key == L.ZONE and o.zone == domain and cr.has(o.capacity_type):
+                    best = o.price
+                elif key == L.CAPACITY_TYPE and o.capacity_type == domain and zr.has(o.zone):
+                    best = o.price
+        return best
+
+    def _topology(self, cls: PodClass, t: Target, reqs: Requirements) -> Requirements | Failure:
+        if not cls.own and not cls.inverse:
+            return reqs
+        allowed: dict[str, list[str]] = {}
+        pin: set[str] = set()
+        for g, spread in cls.own:
+            doms = allowed.get(g.key)
+            if doms is None:
+                doms = self._claim_domains(t, g.key, reqs)
+                if doms is None:
+                    return Failure(f"nodes here carry no {g.key} label for {g.describe()}", True)
+            counts = g.counts
+            if g.kind == SPREAD:
+                assert spread is not None
+                eligible = cls.eligible.get(g.key, set())
+                if g.key == L.HOSTNAME or (
+                    spread.min_domains is not None and len(eligible) < spread.min_domains
+                ):
+                    floor = 0
+                else:
+                    floor = min((counts.get(d, 0) for d in eligible), default=0)
+                selfsel = cls.self_selecting[id(g)]
+                ok = [d for d in doms if counts.get(d, 0) + selfsel - floor <= g.max_skew]
+                if g.key != L.HOSTNAME and eligible:
+                    ok = [d for d in ok if d in eligible]
+                if not ok:
+                    return Failure(f"{g.describe()} would be violated", g.key == L.HOSTNAME)
+                least = min(counts.get(d, 0) for d in ok)
+                ok = [d for d in ok if counts.get(d, 0) == least]
+                pin.add(g.key)
+            elif g.kind == AFFINITY:
+                if any(c > 0 for c in counts.values()):
+                    ok = [d for d in doms if counts.get(d, 0) > 0]
+                elif cls.self_selecting[id(g)]:
+                    ok = list(doms)
+                else:
+                    return Failure(f"{g.describe()}: no matching pod is running or planned", False)
+                if not ok:
+                    return Failure(f"{g.describe()}: not in a domain with a matching pod", False)
+                pin.add(g.key)
+            else:  # ANTI
+                ok = [d for d in doms if counts.get(d, 0) == 0]
+                if not ok:
+                    return Failure(f"{g.describe()} would be violated", True)
+                pin.add(g.key)
+            allowed[g.key] = ok
+        for g in cls.inverse:
+            if not g.owner_domains:
+                continue
+            doms = allowed.get(g.key)
+            if doms is None:
+                doms = self._claim_domains(t, g.key, reqs)
+                if doms is None:
+                    continue
+            ok = [d for d in doms if d not in g.owner_domains]
+            if not ok:
+                return Failure(f"anti-affinity of a pod already placed ({g.describe()})", True)
+            allowed[g.key] = ok
+        extra: list[Requirement] = []
+        for key, doms in allowed.items():
+            if key == L.HOSTNAME:
+                continue
+            if key in pin and len(doms) > 1:
+                doms = [min(doms, key=lambda d: (self._domain_price(t, key, reqs, d), d))]
+            extra.append(Requirement(key, False, frozenset(doms)))
+        if not extra:
+            return reqs
+        narrowed = reqs.with_requirements(extra)
+        return narrowed
+
+    def _record(self, cls: PodClass, pod: Pod, t: Target) -> None:
+        if not cls.matching and not cls.owned_anti:
+            return
+        domains: dict[str, list[str]] = {}
+        for g in cls.matching + cls.owned_anti:
+            if g.key not in domains:
+                d = self._claim_domains(t, g.key, t.requirements)
+                domains[g.key] = d or []
+        self.topology.record(pod, cls.matching, cls.owned_anti, domains)
+
+    # --------------------------------------------------------------- adding
+
+    def _try_existing(self, cls: PodClass, pod: Pod, t: ExistingTarget) -> Failure | None:
+        if untolerated(t.taints, cls.tolerations) is not None:
+            return Failure("taint not tolerated", True)
+        if cls.host_ports and ports_conflict(t.host_ports, cls.host_ports):
+            return Failure("host port in use", True)
+        if t.requirements.compatible(cls.reqs, self.allow_undefined) is not None:
+            return Failure("labels do not match", True)
+        need = vec_add(t.used, cls.vec)
+        if not vec_fits(need, t.allocatable):
+            return Failure("not enough room", True)
+        topo = self._topology(cls, t, t.requirements)
+        if isinstance(topo, Failure):
+            return topo
+        t.used = need
+        t.pods.append(pod)
+        t.new_pods.append(pod)
+        t.host_ports.update(cls.host_ports)
+        self._record(cls, pod, t)
+        return None
+
+    def _types_for(self, pool: PoolView, reqs: Requirements) -> list[InstanceType]:
+        key = (id(pool), self._sig(reqs))
+        types = self._pool_types.get(key)
+        if types is None:
+            types = [
+                it
+                for it in pool.instance_types
+                if instance_type_compatible(it, reqs, self.instance_keys)
+            ]
+            self._pool_types[key] = types
+        return types
+
+    def _fit(self, types: list[InstanceType], need: list[int]) -> list[InstanceType]:
+        vec = self._alloc_vec
+        return [it for it in types if vec_fits(need, vec(it))]
+
+    def _alloc_vec(self, it: InstanceType) -> list[int]:
+        v = self._alloc_cache.get(it.name)
+        if v is None:
+            v = self.vec(it.allocatable)
+            self._alloc_cache[it.name] = v
+        return v
+
+    def _try_claim(self, cls: PodClass, pod: Pod, c: ClaimTarget) -> Failure | None:
+        pool = c.pool
+        assert pool is not None
+        tol = cls.pool_cache.get(id(pool))
+        if tol is None:
+            tol = untolerated(pool.taints, cls.tolerations) is None
+            cls.pool_cache[id(pool)] = tol
+        if not tol:
+            return Failure("taint not tolerated", True)
+        if cls.host_ports and ports_conflict(c.host_ports, cls.host_ports):
+            return Failure("host port in use", True)
+        if c.requirements.compatible(cls.reqs, self.allow_undefined) is not None:
+            return Failure("requirements conflict", True)
+        reqs = c.requirements.with_requirements(cls.reqs)
+        topo = self._topology(cls, c, reqs)
+        if isinstance(topo, Failure):
+            return topo
+        narrowed = topo is not reqs or len(reqs) != len(c.requirements) or self._sig(
+            reqs
+        ) != self._sig(c.requirements)
+        types = c.types
+        if narrowed:
+            types = [it for it in types if instance_type_compatible(it, topo, self.instance_keys)]
+        need = vec_add(c.used, cls.vec)
+        fitting = self._fit_lazy(types, need)
+        if fitting is None:
+            return Failure("no instance type has room", topo is reqs)
+        if pool.min_values:
+            fitting = self._fit(fitting, need)
+            if min_values_shortfall(fitting, topo, pool.min_values):
+                return Failure("minValues not met", topo is reqs)
+        c.requirements = topo if narrowed else c.requirements
+        c.types = fitting
+        c.used = need
+        c.pods.append(pod)
+        c.host_ports.update(cls.host_ports)
+        if pool.remaining is not None:
+            self._rereserve(c)
+        self._record(cls, pod, c)
+        return None
+
+    def _fit_lazy(self, types: list[InstanceType], need: list[int]) -> list[InstanceType] | None:
+        """Drop leading types that cannot hold ``need`` (they never will again); None if none can.
+
+        Types are kept largest first, so the first type usually fits and nothing is scanned;
+        types further down are checked when a claim is finalised.
+        """
+        vec = self._alloc_vec
+        for i, it in enumerate(types):
+            if vec_fits(need, vec(it)):
+                return types if i == 0 else types[i:]
+        return None
+
+    def _rereserve(self, c: ClaimTarget) -> None:
+        pool = c.pool
+        assert pool is not None and pool.remaining is not None
+        cap = self._capacity_vec(c.types)
+        if c.reserved is not None:
+            pool.remaining = [r + x for r, x in zip(pool.remaining, c.reserved, strict=True)]
+        pool.remaining = [r - x for r, x in zip(pool.remaining, cap, strict=True)]
+        c.reserved = cap
+
+    def _capacity_vec(self, types: list[InstanceType]) -> list[int]:
+        """The most a claim could take from its pool's limits: the max capacity of its types."""
+        out = [0] * (len(self.dims) + 1)
+        for it in types:
+            for i, d in enumerate(self.dims):
+                v = it.capacity.get(d, 0)
+                if v > out[i]:
+                    out[i] = v
+        out[-1] = 1000  # one node
+        return out
+
+    def _within_limits(self, pool: PoolView, it: InstanceType) -> bool:
+        if pool.remaining is None:
+            return True
+        for i, d in enumerate(self.dims):
+            if it.capacity.get(d, 0) > pool.remaining[i]:
+                return False
+        for k, v in pool.other_limits.items():
+            if it.capacity.get(k, 0) > v:
+                return False
+        return pool.remaining[-1] >= 1000
+
+    def _new_claim(self, cls: PodClass, pod: Pod, pool: PoolView) -> str | None:
+        if untolerated(pool.taints, cls.tolerations) is not None:
+            t = untolerated(pool.taints, cls.tolerations)
+            assert t is not None
+            return f"nodepool {pool.name}: taint {t.describe()} is not tolerated"
+        if cls.host_ports and False:  # a new node has no ports in use
+            return None
+        why = pool.requirements.compatible(cls.reqs, self.allow_undefined)
+        if why is not None:
+            return f"nodepool {pool.name}: {why}"
+        reqs = pool.requirements.with_requirements(cls.reqs)
+        types = self._types_for(pool, reqs)
+        if not types:
+            return (
+                f"nodepool {pool.name}: no instance type has an available offering "
+                f"matching {_describe(reqs)}"
+            )
+        need = vec_add(pool.daemon_overhead, cls.vec)
+        fitting = self._fit(types, need)
+        if not fitting:
+            overhead = dict(zip(self.dims, pool.daemon_overhead, strict=True))
+            plus = f" plus daemonset overhead {_fmt(overhead)}" if any(overhead.values()) else ""
+            return f"nodepool {pool.name}: no instance type fits requests {_fmt(cls.requests)}{plus}"
+
+        if pool.remaining is not None:
+            fitting = [it for it in fitting if self._within_limits(pool, it)]
+            if not fitting:
+                return f"nodepool {pool.name}: limits would be exceeded"
+        self._claim_seq += 1
+        hostname = f"hostname-placeholder-{self._claim_seq:05d}"
+        claim = ClaimTarget(
+            hostname=hostname,
+            requirements=pool.requirements.with_requirements([hostname_requirement(hostname)]),
+            taints=pool.taints,
+            used=list(pool.daemon_overhead),
+            pool=pool,
+            types=sorted(fitting, key=self._size_key, reverse=True),
+            index=self._claim_seq,
+        )
+        failure = self._try_claim(cls, pod, claim)
+        if failure is not None:
+            if failure.reason == "minValues not met":
+                short = min_values_shortfall(
+                    self._fit(claim.types, need), reqs, pool.min_values
+                )
+                return f"nodepool {pool.name}: {short}"
+            return f"nodepool {pool.name}: {failure.reason}"
+        self.claims.append(claim)
+        self.targets.append(claim)
+        return None
+
+    def _size_key(self, it: InstanceType) -> tuple[int, ...]:
+        return tuple(self._alloc_vec(it))
+
+    # ------------------------------------------------------------ main loop
+
+    def _place(self, pod: Pod, cls: PodClass) -> str | None:
+        """Place a pod; returns None on success, else the reason it fits nowhere."""
+        cands = cls.candidates
+        if cls.cursor < len(self.targets):
+            cands.extend(self.targets[cls.cursor :])
+            cls.cursor = len(self.targets)
+        i = 0
+        while i < len(cands):
+            t = cands[i]
+            if isinstance(t, ClaimTarget):
+                f = self._try_claim(cls, pod, t)
+            else:
+                assert isinstance(t, ExistingTarget)
+                f = self._try_existing(cls, pod, t)
+            if f is None:
+                return None
+            if f.monotone:
+                del cands[i]
+            else:
+                i += 1
+        reasons = []
+        for pool in self.pools:
+            why = self._new_claim(cls, pod, pool)
+            if why is None:
+                cls.cursor = len(self.targets)
+                cands.append(self.targets[-1])
+                return None
+            reasons.append(why)
+        if not self.pools:
+            return "no NodePool exists and no existing node has room"
+        return "; ".join(reasons)
+
+    def _relax(self, pod: Pod, s: RelaxState) -> RelaxState | None:
+        if s.term + 1 < len(pod.required_terms):
+            return _replace(s, term=s.term + 1)
+        if s.pref_affinity_dropped < len(pod.preferred_affinity):
+            return _replace(s, pref_affinity_dropped=s.pref_affinity_dropped + 1)
+        if s.pref_anti_dropped < len(pod.preferred_anti_affinity):
+            return _replace(s, pref_anti_dropped=s.pref_anti_dropped + 1)
+        if s.pref_node_dropped < len(pod.preferred_terms):
+            return _replace(s, pref_node_dropped=s.pref_node_dropped + 1)
+        if not s.schedule_anyway_dropped and any(not sp.hard for sp in pod.spreads):
+            return _replace(s, schedule_anyway_dropped=True)
+        if not s.tolerate_prefer_no_schedule:
+            return _replace(s, tolerate_prefer_no_schedule=True)
+        return None
+
+    def _schedule(self, pod: Pod) -> str | None:
+        state = self.states.get(id(pod), RelaxState())
+        first_reason: str | None = None
+        while True:
+            cls = self._pod_class(pod, state)
+            reason = self._place(pod, cls)
+            if reason is None:
+                self.states[id(pod)] = state
+                return None
+            first_reason = first_reason or reason
+            nxt = self._relax(pod, state)
+            if nxt is None:
+                self.states[id(pod)] = state
+                return reason if state == RelaxState() else _strip(reason, first_reason)
+            state = nxt
+
+    def solve(self) -> Plan:
+        self._keep_alive: list[object] = []
+        self._alloc_cache: dict[str, list[int]] = {}
+        self._existing()
+        self._declare_groups()
+        self._bound_pods_topology()
+        pending = [p for p in self.problem.pending if p.key not in self.problem.rejected]
+        unschedulable = dict(self.problem.rejected)
+        queue = []
+        for p in pending:
+            if p.invalid:
+                unschedulable[p.key] = p.invalid
+            else:
+                queue.append(p)
+        queue.sort(key=self._order_key)
+        failed: list[tuple[Pod, str]] = []
+        for p in queue:
+            why = self._schedule(p)
+            if why is not None:
+                failed.append((p, why))
+        # Pods that failed may fit now that others placed (pod affinity); retry until stable.
+        while failed:
+            retry, failed = failed, []
+            for p, _ in retry:
+                self.states.pop(id(p), None)
+                why = self._schedule(p)
+                if why is not None:
+                    failed.append((p, why))
+            if len(failed) == len(retry):
+                break
+        for p, why in failed:
+            unschedulable[p.key] = why
+        scheduled = [p for p in queue if p.key not in unschedulable]
+        claims = [self._finalize(c) for c in self.claims]
+        if self.improve:
+            claims = self._shrink(claims)
+        existing = {t.name: list(t.new_pods) for t in self.existing if t.new_pods}
+        return Plan(claims, existing, unschedulable, scheduled)
+
+    def _order_key(self, p: Pod) -> tuple[object, ...]:
+        return (
+            -p.requests.get(CPU, 0),
+            -p.requests.get(MEMORY, 0),
+            p.namespace,
+            p.owner_name or "",
+            p.name,
+        )
+
+    # ------------------------------------------------------------- results
+
+    def _finalize(self, c: ClaimTarget) -> PlannedClaim:
+        assert c.pool is not None
+        types = self._fit(c.types, c.used)
+        reqs = c.requirements
+        priced: list[tuple[float, str, InstanceType]] = []
+        for it in types:
+            o = it.cheapest_offering(reqs)
+            if o is not None:
+                priced.append((o.price, it.name, it))
+        priced.sort(key=lambda x: (x[0], x[1]))
+        listed = [it for _, _, it in priced[:MAX_INSTANCE_TYPES]]
+        zr = reqs.get_or_exists(L.ZONE)
+        cr = reqs.get_or_exists(L.CAPACITY_TYPE)
+        zones: set[str] = set()
+        cts: set[str] = set()
+        for it in listed:
+            for o in it.offerings:
+                if o.available and zr.has(o.zone) and cr.has(o.capacity_type):
+                    zones.add(o.zone)
+                    cts.add(o.capacity_type)
+        out_reqs = Requirements(r for k, r in reqs.items() if k != L.HOSTNAME).with_requirements(
+            [
+                Requirement.create(L.INSTANCE_TYPE, IN, [it.name for it in listed]),
+                Requirement.create(L.ZONE, IN, sorted(zones)),
+                Requirement.create(L.CAPACITY_TYPE, IN, sorted(cts)),
+            ]
+        )
+        requests = dict(zip(self.dims, c.used, strict=True))
+        return PlannedClaim(
+            nodepool=c.pool.name,
+            instance_types=listed,
+            requirements=out_reqs,
+            zones=sorted(zones),
+            capacity_types=sorted(cts),
+            price=priced[0][0] if priced else 0.0,
+            requests={k: v for k, v in requests.items() if v},
+            pods=list(c.pods),
+        )
+
+    def _shrink(self, claims: list[PlannedClaim]) -> list[PlannedClaim]:
+        """Hook for cost improvements after the first-fit pass (see docs/scheduling.md)."""
+        return claims
+
+
+def _replace(s: RelaxState, **kw: object) -> RelaxState:
+    from dataclasses import replace
+
+    return replace(s, **kw)  # type: ignore[arg-type]
+
+
+def _taint(key: str, value: str | None, effect: str) -> object:
+    from scheduling.taints import Taint
+
+    return Taint(key, value or "", effect)
+
+
+def _fmt(res: Resources) -> str:
+    return "{" + ", ".join(f"{k}={v}" for k, v in render(res).items() if res.get(k)) + "}"
+
+
+def _describe(reqs: Requirements) -> str:
+    return ", ".join(r.describe() for k, r in sorted(reqs.items()) if k != L.HOSTNAME)
+
+
+def _strip(reason: str, first: str) -> str:
+    return reason
+
+
+def solve(problem: Problem, improve: bool = True) -> Plan:
+    return Solver(problem, improve).solve()
+
+
+_ = (NodeInfo, Callable)

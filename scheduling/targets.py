@@ -1,0 +1,148 @@
+"""Where a pod can go: an existing node (or in-flight claim) or a claim opened in this run.
+
+Both kinds answer one question, ``try_add``: can this pod join, and if so with which narrowed
+requirements? A failure says whether it is *monotone* (the target only gets fuller and
+narrower, so pods with the same constraints will never fit it again): the solver then drops
+the target from that constraint class's candidates for good, which is what makes identical
+pods cheap to place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from models import labels as L
+from models.instancetype import InstanceType
+from models.requirements import Requirement, Requirements
+from scheduling.pods import Pod
+from scheduling.taints import Taint
+
+Vec = list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    reason: str
+    monotone: bool
+
+
+def vec_fits(need: Vec, alloc: Vec) -> bool:
+    for a, b in zip(need, alloc, strict=True):
+        if a > b:
+            return False
+    return True
+
+
+def vec_add(a: Vec, b: Vec) -> Vec:
+    return [x + y for x, y in zip(a, b, strict=True)]
+
+
+def ports_conflict(
+    used: set[tuple[str, int, str]], wanted: frozenset[tuple[str, int, str]]
+) -> tuple[str, int, str] | None:
+    for ip, port, proto in wanted:
+        for uip, uport, uproto in used:
+            if port == uport and proto == uproto and (
+                ip == uip or ip == "0.0.0.0" or uip == "0.0.0.0"
+            ):
+                return (ip, port, proto)
+    return None
+
+
+@dataclass(eq=False)
+class PoolView:
+    """A NodePool as the solver uses it: requirements, taints, types, overhead, limits."""
+
+    name: str
+    weight: int
+    requirements: Requirements
+    taints: tuple[Taint, ...]
+    instance_types: list[InstanceType]
+    daemon_overhead: Vec
+    remaining: Vec | None  # limits minus what exists, per dimension + nodes (None = unlimited)
+    min_values: dict[str, int]
+    other_limits: dict[str, int] = field(default_factory=dict)  # limits on resources no pod asks for
+
+
+@dataclass(eq=False)
+class Target:
+    """Common state of anything pods can be added to."""
+
+    hostname: str
+    requirements: Requirements
+    taints: tuple[Taint, ...]
+    used: Vec
+    host_ports: set[tuple[str, int, str]] = field(default_factory=set)
+    pods: list[Pod] = field(default_factory=list)
+
+    @property
+    def is_claim(self) -> bool:
+        return False
+
+
+@dataclass(eq=False)
+class ExistingTarget(Target):
+    name: str = ""
+    allocatable: Vec = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)
+    nodepool: str | None = None
+    in_flight: bool = False
+    new_pods: list[Pod] = field(default_factory=list)
+    base_used: Vec = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class ClaimTarget(Target):
+    pool: PoolView | None = None
+    types: list[InstanceType] = field(default_factory=list)
+    reserved: Vec | None = None
+    index: int = 0
+
+
+def instance_type_compatible(
+    it: InstanceType, reqs: Requirements, instance_keys: frozenset[str]
+) -> bool:
+    """Labels agree on shared keys, an instance-level label the type lacks is not required,
+    and an available offering sits in an allowed zone and capacity type."""
+    itr = it.requirements
+    for key, r in reqs.items():
+        mine = itr.get(key)
+        if mine is None:
+            if key in instance_keys and r.operator in ("In", "Exists", "Gt", "Lt"):
+                return False
+            continue
+        if len(mine.intersection(r)) == 0:
+            if r.operator in ("NotIn", "DoesNotExist") and mine.operator in (
+                "NotIn",
+                "DoesNotExist",
+            ):
+                continue
+            return False
+    zone = reqs.get(L.ZONE)
+    ct = reqs.get(L.CAPACITY_TYPE)
+    for o in it.offerings:
+        if o.available and (zone is None or zone.has(o.zone)) and (ct is None or ct.has(o.capacity_type)):
+            return True
+    return False
+
+
+def min_values_shortfall(
+    types: list[InstanceType], reqs: Requirements, min_values: dict[str, int]
+) -> str | None:
+    """Karpenter's strict minValues: the claim must keep this many distinct values per key."""
+    for key, need in min_values.items():
+        values: set[str] = set()
+        for it in types:
+            r = it.requirements.get(key)
+            if r is not None and not r.complement:
+                values.update(v for v in r.values if reqs.get_or_exists(key).has(v))
+        if len(values) < need:
+            return (
+                f"minValues {need} for {key} not met: only {len(values)} distinct value(s) "
+                "among the instance types that fit"
+            )
+    return None
+
+
+def hostname_requirement(hostname: str) -> Requirement:
+    return Requirement(L.HOSTNAME, False, frozenset((hostname,)))
