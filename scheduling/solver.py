@@ -20,6 +20,7 @@ from models import labels as L
 from models.instancetype import InstanceType
 from models.requirements import IN, Requirement, Requirements
 from models.resources import CPU, MEMORY, PODS, Resources, add, render
+from scheduling.offers import OfferIndex
 from scheduling.pods import Pod, SpreadConstraint
 from scheduling.problem import NodeInfo, Problem
 from scheduling.targets import (
@@ -122,6 +123,13 @@ class Solver:
         self._pool_types: dict[tuple[int, tuple[object, ...]], list[InstanceType]] = {}
         self._domain_cost: dict[tuple[int, str], dict[str, float]] = {}
         self._claim_seq = 0
+        self.offers = OfferIndex(problem.instance_types)
+        self._merged: dict[tuple[int, int], tuple[Requirements, Requirements, object]] = {}
+        self._narrowed: dict[tuple[int, tuple[object, ...]], tuple[list[InstanceType], list[InstanceType]]] = {}
+        self._keep_alive: list[object] = []
+        self._fitted: dict[tuple[int, tuple[int, ...]], tuple[list[InstanceType], list[InstanceType]]] = {}
+        self._eligible: dict[tuple[object, ...], set[str]] = {}
+        self._alloc_cache: dict[str, list[int]] = {}
 
     # ----------------------------------------------------------------- setup
 
@@ -372,6 +380,14 @@ class Solver:
 
     def _eligible_domains(self, cls: PodClass, key: str, honor_affinity: bool) -> set[str]:
         """Domains a spread counts: those a compatible pool or node can provide to the pod."""
+        ck = (self._sig(cls.reqs), cls.tolerations, key, honor_affinity)
+        hit = self._eligible.get(ck)
+        if hit is None:
+            hit = self._compute_eligible(cls, key, honor_affinity)
+            self._eligible[ck] = hit
+        return hit
+
+    def _compute_eligible(self, cls: PodClass, key: str, honor_affinity: bool) -> set[str]:
         out: set[str] = set()
         for pool in self.pools:
             if untolerated(pool.taints, cls.tolerations) is not None:
@@ -411,14 +427,9 @@ class Solver:
             return None if v is None else [v]
         assert isinstance(t, ClaimTarget)
         if key in (L.ZONE, L.CAPACITY_TYPE):
-            zr = reqs.get_or_exists(L.ZONE)
-            cr = reqs.get_or_exists(L.CAPACITY_TYPE)
-            vals: set[str] = set()
-            for it in t.types:
-                for o in it.offerings:
-                    if o.available and zr.has(o.zone) and cr.has(o.capacity_type):
-                        vals.add(o.zone if key == L.ZONE else o.capacity_type)
-            return sorted(vals)
+            universe = (len(self.universe.get(L.ZONE, ())), len(self.universe.get(L.CAPACITY_TYPE, ())))
+            zones, cts = self.offers.zones_and_types(t.types, reqs, universe)
+            return sorted(zones if key == L.ZONE else cts)
         r = reqs.get(key)
         if r is None:
             return None
@@ -429,18 +440,8 @@ class Solver:
     def _domain_price(self, t: Target, key: str, reqs: Requirements, domain: str) -> float:
         if not isinstance(t, ClaimTarget) or key not in (L.ZONE, L.CAPACITY_TYPE):
             return 0.0
-        zr = reqs.get_or_exists(L.ZONE)
-        cr = reqs.get_or_exists(L.CAPACITY_TYPE)
-        best = float("inf")
-        for it in t.types:
-            for o in it.offerings:
-                if not o.available or o.price >= best:
-                    continue
-                if key == L.ZONE and o.zone == domain and cr.has(o.capacity_type):
-                    best = o.price
-                elif key == L.CAPACITY_TYPE and o.capacity_type == domain and zr.has(o.zone):
-                    best = o.price
-        return best
+        zones, cts = self.offers.offered(t.types, reqs)
+        return (zones if key == L.ZONE else cts).get(domain, float("inf"))
 
     def _topology(self, cls: PodClass, t: Target, reqs: Requirements) -> Requirements | Failure:
         if not cls.own and not cls.inverse:
@@ -506,7 +507,11 @@ class Solver:
                 continue
             if key in pin and len(doms) > 1:
                 doms = [min(doms, key=lambda d: (self._domain_price(t, key, reqs, d), d))]
-            extra.append(Requirement(key, False, frozenset(doms)))
+            current = reqs.get(key)
+            wanted = frozenset(doms)
+            if current is not None and not current.complement and current.values == wanted:
+                continue
+            extra.append(Requirement(key, False, wanted))
         if not extra:
             return reqs
         narrowed = reqs.with_requirements(extra)
@@ -551,7 +556,7 @@ class Solver:
             types = [
                 it
                 for it in pool.instance_types
-                if instance_type_compatible(it, reqs, self.instance_keys)
+                if instance_type_compatible(it, reqs, self.instance_keys, self.offers)
             ]
             self._pool_types[key] = types
         return types
@@ -578,18 +583,15 @@ class Solver:
             return Failure("taint not tolerated", True)
         if cls.host_ports and ports_conflict(c.host_ports, cls.host_ports):
             return Failure("host port in use", True)
-        if c.requirements.compatible(cls.reqs, self.allow_undefined) is not None:
-            return Failure("requirements conflict", True)
-        reqs = c.requirements.with_requirements(cls.reqs)
+        reqs = self._merge(c.requirements, cls.reqs)
+        if isinstance(reqs, Failure):
+            return reqs
         topo = self._topology(cls, c, reqs)
         if isinstance(topo, Failure):
             return topo
-        narrowed = topo is not reqs or len(reqs) != len(c.requirements) or self._sig(
-            reqs
-        ) != self._sig(c.requirements)
         types = c.types
-        if narrowed:
-            types = [it for it in types if instance_type_compatible(it, topo, self.instance_keys)]
+        if topo is not c.requirements:
+            types = self._narrow_types(types, topo)
         need = vec_add(c.used, cls.vec)
         fitting = self._fit_lazy(types, need)
         if fitting is None:
@@ -598,7 +600,7 @@ class Solver:
             fitting = self._fit(fitting, need)
             if min_values_shortfall(fitting, topo, pool.min_values):
                 return Failure("minValues not met", topo is reqs)
-        c.requirements = topo if narrowed else c.requirements
+        c.requirements = topo
         c.types = fitting
         c.used = need
         c.pods.append(pod)
@@ -607,6 +609,31 @@ class Solver:
             self._rereserve(c)
         self._record(cls, pod, c)
         return None
+
+    def _merge(self, a: Requirements, b: Requirements) -> Requirements | Failure:
+        """a ∩ b, memoised; returns ``a`` itself when b adds nothing, so identity means equal."""
+        key = (id(a), id(b))
+        hit = self._merged.get(key)
+        if hit is not None and hit[0] is a and hit[1] is b:
+            return hit[2]  # type: ignore[return-value]
+        why = a.compatible(b, self.allow_undefined)
+        result: Requirements | Failure
+        if why is not None:
+            result = Failure(f"requirements conflict: {why}", True)
+        else:
+            merged = a.with_requirements(b)
+            result = a if all(merged[k] == a.get(k) for k in merged) else merged
+        self._merged[key] = (a, b, result)
+        return result
+
+    def _narrow_types(self, types: list[InstanceType], reqs: Requirements) -> list[InstanceType]:
+        key = (id(types), self._sig(reqs))
+        hit = self._narrowed.get(key)
+        if hit is not None and hit[0] is types:
+            return hit[1]
+        out = [it for it in types if instance_type_compatible(it, reqs, self.instance_keys, self.offers)]
+        self._narrowed[key] = (types, out)
+        return out
 
     def _fit_lazy(self, types: list[InstanceType], need: list[int]) -> list[InstanceType] | None:
         """Drop leading types that cannot hold ``need`` (they never will again); None if none can.
@@ -669,7 +696,13 @@ class Solver:
                 f"matching {_describe(reqs)}"
             )
         need = vec_add(pool.daemon_overhead, cls.vec)
-        fitting = self._fit(types, need)
+        fit_key = (id(types), tuple(need))
+        hit = self._fitted.get(fit_key)
+        if hit is not None and hit[0] is types:
+            fitting = hit[1]
+        else:
+            fitting = sorted(self._fit(types, need), key=self._size_key, reverse=True)
+            self._fitted[fit_key] = (types, fitting)
         if not fitting:
             overhead = dict(zip(self.dims, pool.daemon_overhead, strict=True))
             plus = f" plus daemonset overhead {_fmt(overhead)}" if any(overhead.values()) else ""
@@ -687,7 +720,7 @@ class Solver:
             taints=pool.taints,
             used=list(pool.daemon_overhead),
             pool=pool,
-            types=sorted(fitting, key=self._size_key, reverse=True),
+            types=fitting,
             index=self._claim_seq,
         )
         failure = self._try_claim(cls, pod, claim)
@@ -771,8 +804,9 @@ class Solver:
             state = nxt
 
     def solve(self) -> Plan:
-        self._keep_alive: list[object] = []
-        self._alloc_cache: dict[str, list[int]] = {}
+        cpu = sum(it.allocatable.get(CPU, 0) for it in self.problem.instance_types)
+        mem = sum(it.allocatable.get(MEMORY, 0) for it in self.problem.instance_types)
+        self._memory_per_cpu = mem / cpu if cpu else 0.0
         self._existing()
         self._declare_groups()
         self._bound_pods_topology()
@@ -784,7 +818,7 @@ class Solver:
                 unschedulable[p.key] = p.invalid
             else:
                 queue.append(p)
-        queue.sort(key=self._order_key)
+        queue = self._balanced_order(queue)
         failed: list[tuple[Pod, str]] = []
         for p in queue:
             why = self._schedule(p)
@@ -809,37 +843,61 @@ class Solver:
         existing = {t.name: list(t.new_pods) for t in self.existing if t.new_pods}
         return Plan(claims, existing, unschedulable, scheduled)
 
+    def _balanced_order(self, pods: list[Pod]) -> list[Pod]:
+        """Largest first, zipped from cpu-heavy and memory-heavy pods to keep the mix even.
+
+        Pods are sorted by size (cpu and memory weighed by how the catalog sells them), then
+        split by which resource dominates; the queue takes the next pod from whichever side
+        brings the running cpu:memory mix back toward the catalog's. Claims are filled in
+        queue order, so each ends up with a mix its instance types can hold without paying for
+        an idle resource. (Karpenter sorts by cpu, then memory, which puts the cpu-heavy pods
+        on the first nodes and the memory-heavy ones on the last: both half-used.)
+        """
+        ordered = sorted(pods, key=self._order_key)
+        k = self._memory_per_cpu
+        cpu_heavy = [p for p in ordered if p.requests.get(CPU, 0) * k >= p.requests.get(MEMORY, 0)]
+        mem_heavy = [p for p in ordered if p.requests.get(CPU, 0) * k < p.requests.get(MEMORY, 0)]
+        out: list[Pod] = []
+        i = j = 0
+        balance = 0.0
+        while i < len(cpu_heavy) or j < len(mem_heavy):
+            take_cpu = j >= len(mem_heavy) or (i < len(cpu_heavy) and balance <= 0)
+            p = cpu_heavy[i] if take_cpu else mem_heavy[j]
+            if take_cpu:
+                i += 1
+            else:
+                j += 1
+            balance += p.requests.get(CPU, 0) * k - p.requests.get(MEMORY, 0)
+            out.append(p)
+        return out
+
     def _order_key(self, p: Pod) -> tuple[object, ...]:
-        return (
-            -p.requests.get(CPU, 0),
-            -p.requests.get(MEMORY, 0),
-            p.namespace,
-            p.owner_name or "",
-            p.name,
-        )
+        """Largest first, where size weighs cpu and memory by how the catalog sells them.
+
+        Karpenter sorts by cpu, then memory; that puts cpu-heavy pods together on the first
+        nodes and memory-heavy ones on the last, and both kinds of node end up half empty in
+        the other resource. Weighing both keeps every node's mix close to the catalog's.
+        """
+        size = p.requests.get(CPU, 0) * self._memory_per_cpu + p.requests.get(MEMORY, 0)
+        return (-size, -p.requests.get(CPU, 0), p.namespace, p.owner_name or "", p.name)
 
     # ------------------------------------------------------------- results
 
     def _finalize(self, c: ClaimTarget) -> PlannedClaim:
         assert c.pool is not None
-        types = self._fit(c.types, c.used)
         reqs = c.requirements
+        prices = self.offers.price_map(reqs)
+        vec = self._alloc_vec
+        need = c.used
         priced: list[tuple[float, str, InstanceType]] = []
-        for it in types:
-            o = it.cheapest_offering(reqs)
-            if o is not None:
-                priced.append((o.price, it.name, it))
+        for it in c.types:
+            price = prices.get(it.name)
+            if price is not None and vec_fits(need, vec(it)):
+                priced.append((price, it.name, it))
         priced.sort(key=lambda x: (x[0], x[1]))
         listed = [it for _, _, it in priced[:MAX_INSTANCE_TYPES]]
-        zr = reqs.get_or_exists(L.ZONE)
-        cr = reqs.get_or_exists(L.CAPACITY_TYPE)
-        zones: set[str] = set()
-        cts: set[str] = set()
-        for it in listed:
-            for o in it.offerings:
-                if o.available and zr.has(o.zone) and cr.has(o.capacity_type):
-                    zones.add(o.zone)
-                    cts.add(o.capacity_type)
+        zone_prices, ct_prices = self.offers.offered(listed, reqs)
+        zones, cts = set(zone_prices), set(ct_prices)
         out_reqs = Requirements(r for k, r in reqs.items() if k != L.HOSTNAME).with_requirements(
             [
                 Requirement.create(L.INSTANCE_TYPE, IN, [it.name for it in listed]),

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from models import labels as L
 from models.instancetype import InstanceType
 from models.requirements import Requirement, Requirements
+from scheduling.offers import OfferIndex
 from scheduling.pods import Pod
 from scheduling.taints import Taint
 
@@ -100,7 +101,10 @@ class ClaimTarget(Target):
 
 
 def instance_type_compatible(
-    it: InstanceType, reqs: Requirements, instance_keys: frozenset[str]
+    it: InstanceType,
+    reqs: Requirements,
+    instance_keys: frozenset[str],
+    offers: OfferIndex | None = None,
 ) -> bool:
     """Labels agree on shared keys, an instance-level label the type lacks is not required,
     and an available offering sits in an allowed zone and capacity type."""
@@ -118,6 +122,8 @@ def instance_type_compatible(
             ):
                 continue
             return False
+    if offers is not None:
+        return offers.has_offering(it, reqs)
     zone = reqs.get(L.ZONE)
     ct = reqs.get(L.CAPACITY_TYPE)
     for o in it.offerings:

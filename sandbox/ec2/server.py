@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,8 @@ class MotoServer:
 
 
 def start_server(port: int | None = None) -> MotoServer:
+    # werkzeug logs every request and prints a traceback for services moto lacks (Pricing).
+    logging.getLogger("werkzeug").setLevel(logging.CRITICAL)
     chosen = port or free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=chosen, verbose=False)
     server.start()

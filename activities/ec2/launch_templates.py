@@ -1,0 +1,207 @@
+"""Launch templates, one per distinct launch configuration, named by its hash and reused.
+
+Naming by content hash makes creation idempotent across retries and workers: two launches that
+need the same template find it by name instead of creating a twin.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from activities.ec2.errors import aws_errors, error_code
+from activities.ec2.families import BOTTLEROCKET, AMIFamily
+from activities.ec2.userdata import encode
+from models.ec2nodeclass import BlockDeviceMapping, EC2NodeClass
+from models.quantity import parse_quantity
+
+NAME_PREFIX = "karpenter.k8s.aws/"
+TAG_CLUSTER = "karpenter.k8s.aws/cluster"
+TAG_NODECLASS = "karpenter.k8s.aws/ec2nodeclass"
+GIB = 2**30
+
+
+def _ebs(mapping: BlockDeviceMapping) -> dict[str, Any]:
+    ebs = mapping.ebs
+    out: dict[str, Any] = {}
+    if ebs is None:
+        return out
+    if ebs.volume_size:
+        out["VolumeSize"] = math.ceil(parse_quantity(ebs.volume_size) / 1000 / GIB)
+    for field_name, key in (
+        ("volume_type", "VolumeType"),
+        ("iops", "Iops"),
+        ("throughput", "Throughput"),
+        ("encrypted", "Encrypted"),
+        ("kms_key_id", "KmsKeyId"),
+        ("delete_on_termination", "DeleteOnTermination"),
+        ("snapshot_id", "SnapshotId"),
+    ):
+        value = getattr(ebs, field_name)
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def block_device_mappings(nodeclass: EC2NodeClass, family: AMIFamily) -> list[dict[str, Any]]:
+    """The NodeClass's mappings, else the family default (encrypted gp3 of the default size)."""
+    if nodeclass.spec.block_device_mappings:
+        return [
+            {"DeviceName": m.device_name, "Ebs": _ebs(m)}
+            for m in nodeclass.spec.block_device_mappings
+        ]
+    size = family.default_volume_bytes // GIB
+    default = {"VolumeSize": size, "VolumeType": "gp3", "Encrypted": True}
+    if family.name == BOTTLEROCKET:
+        root = {"VolumeSize": 4, "VolumeType": "gp3", "Encrypted": True}
+        return [
+            {"DeviceName": "/dev/xvda", "Ebs": root},
+            {"DeviceName": "/dev/xvdb", "Ebs": default},
+        ]
+    return [{"DeviceName": family.ephemeral_device, "Ebs": default}]
+
+
+@dataclass(frozen=True)
+class LaunchTemplateInput:
+    """Everything that goes into one template; equal inputs give the same name."""
+
+    nodeclass_name: str
+    image_id: str
+    user_data: str
+    security_group_ids: tuple[str, ...]
+    metadata_options: str  # canonical JSON
+    block_device_mappings: str  # canonical JSON
+    instance_profile: str | None = None
+    detailed_monitoring: bool = False
+    associate_public_ip: bool | None = None
+
+    @staticmethod
+    def build(
+        nodeclass: EC2NodeClass,
+        family: AMIFamily,
+        image_id: str,
+        user_data: str,
+        security_group_ids: list[str],
+    ) -> LaunchTemplateInput:
+        spec = nodeclass.spec
+        mo = spec.metadata_options
+        metadata = {
+            "HttpEndpoint": mo.http_endpoint,
+            "HttpProtocolIpv6": mo.http_protocol_i_pv6,
+            "HttpPutResponseHopLimit": mo.http_put_response_hop_limit,
+            "HttpTokens": mo.http_tokens,
+        }
+        return LaunchTemplateInput(
+            nodeclass_name=nodeclass.name,
+            image_id=image_id,
+            user_data=user_data,
+            security_group_ids=tuple(sorted(security_group_ids)),
+            metadata_options=json.dumps(metadata, sort_keys=True),
+            block_device_mappings=json.dumps(
+                block_device_mappings(nodeclass, family), sort_keys=True
+            ),
+            instance_profile=spec.instance_profile
+            or (spec.role and f"{spec.role}-profile")
+            or None,
+            detailed_monitoring=bool(spec.detailed_monitoring),
+            associate_public_ip=spec.associate_public_ip_address,
+        )
+
+    def name(self) -> str:
+        digest = hashlib.sha256(json.dumps(self.__dict__, sort_keys=True).encode()).hexdigest()
+        return NAME_PREFIX + digest[:32]
+
+    def data(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "ImageId": self.image_id,
+            "UserData": encode(self.user_data),
+            "MetadataOptions": json.loads(self.metadata_options),
+            "BlockDeviceMappings": json.loads(self.block_device_mappings),
+            "Monitoring": {"Enabled": self.detailed_monitoring},
+        }
+        if self.associate_public_ip is not None:
+            out["NetworkInterfaces"] = [
+                {
+                    "DeviceIndex": 0,
+                    "AssociatePublicIpAddress": self.associate_public_ip,
+                    "Groups": list(self.security_group_ids),
+                }
+            ]
+        else:
+            out["SecurityGroupIds"] = list(self.security_group_ids)
+        if self.instance_profile:
+            out["IamInstanceProfile"] = {"Name": self.instance_profile}
+        return out
+
+
+class LaunchTemplateProvider:
+    """Find-or-create by name, with an in-process cache of names known to exist."""
+
+    def __init__(self, ec2: Any, cluster_name: str) -> None:
+        self._ec2 = ec2
+        self._cluster = cluster_name
+        self._known: set[str] = set()
+        self._lock = threading.Lock()
+
+    def ensure(self, spec: LaunchTemplateInput) -> str:
+        name = spec.name()
+        with self._lock:
+            if name in self._known:
+                return name
+        if not self._exists(name):
+            self._create(name, spec)
+        with self._lock:
+            self._known.add(name)
+        return name
+
+    def invalidate(self, name: str) -> None:
+        with self._lock:
+            self._known.discard(name)
+
+    def _exists(self, name: str) -> bool:
+        try:
+            with aws_errors("DescribeLaunchTemplates"):
+                resp = self._ec2.describe_launch_templates(LaunchTemplateNames=[name])
+        except Exception as exc:
+            if "NotFound" in getattr(exc, "code", ""):
+                return False
+            raise
+        return bool(resp.get("LaunchTemplates"))
+
+    def _create(self, name: str, spec: LaunchTemplateInput) -> None:
+        tags = [
+            {"Key": TAG_CLUSTER, "Value": self._cluster},
+            {"Key": TAG_NODECLASS, "Value": spec.nodeclass_name},
+        ]
+        try:
+            self._ec2.create_launch_template(
+                LaunchTemplateName=name,
+                LaunchTemplateData=spec.data(),
+                TagSpecifications=[{"ResourceType": "launch-template", "Tags": tags}],
+            )
+        except Exception as exc:
+            # Another worker created it between our describe and create: that is success.
+            if error_code(exc) == "InvalidLaunchTemplateName.AlreadyExistsException":
+                return
+            with aws_errors("CreateLaunchTemplate"):
+                raise
+
+    def delete_for_nodeclass(self, nodeclass_name: str) -> int:
+        """Remove the templates of a deleted NodeClass; returns how many."""
+        with aws_errors("DescribeLaunchTemplates"):
+            resp = self._ec2.describe_launch_templates(
+                Filters=[
+                    {"Name": f"tag:{TAG_CLUSTER}", "Values": [self._cluster]},
+                    {"Name": f"tag:{TAG_NODECLASS}", "Values": [nodeclass_name]},
+                ]
+            )
+        names = [t["LaunchTemplateName"] for t in resp.get("LaunchTemplates", [])]
+        for name in names:
+            with aws_errors("DeleteLaunchTemplate"):
+                self._ec2.delete_launch_template(LaunchTemplateName=name)
+            self.invalidate(name)
+        return len(names)

@@ -1,0 +1,63 @@
+"""Launch input and output: plain, JSON-friendly dataclasses (Temporal activity payloads)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from models.requirements import Requirements
+
+
+@dataclass
+class LaunchRequest:
+    """One NodeClaim to launch; names and small specs only.
+
+    ``requirements`` are NodeSelectorRequirements (``{"key", "operator", "values"}``);
+    ``resources`` are the claim's requests as quantity strings; ``kubelet`` is the NodeClass
+    kubelet block in wire form (the NodeClass passed to the launcher provides it when unset).
+    """
+
+    nodeclaim_name: str
+    nodeclaim_uid: str
+    nodepool_name: str
+    nodeclass_name: str
+    requirements: list[dict[str, Any]] = field(default_factory=list)
+    resources: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    taints: list[dict[str, Any]] = field(default_factory=list)
+    startup_taints: list[dict[str, Any]] = field(default_factory=list)
+    kubelet: dict[str, Any] | None = None
+    tags: dict[str, str] = field(default_factory=dict)
+
+    def requirement_set(self) -> Requirements:
+        return Requirements.from_selector_terms(self.requirements)
+
+
+@dataclass
+class LaunchResult:
+    instance_id: str
+    provider_id: str
+    instance_type: str
+    zone: str
+    capacity_type: str
+    image_id: str
+    capacity: dict[str, str] = field(default_factory=dict)
+    allocatable: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    # True when an earlier attempt had already launched this instance.
+    reused: bool = False
+
+
+def provider_id(zone: str, instance_id: str) -> str:
+    return f"aws:///{zone}/{instance_id}"
+
+
+def parse_provider_id(value: str) -> tuple[str, str]:
+    """``aws:///us-east-1a/i-0123`` → (zone, instance id); raises ValueError otherwise."""
+    prefix = "aws:///"
+    if not value.startswith(prefix) or value.count("/") != 4:
+        raise ValueError(f"not an AWS provider id: {value!r}")
+    zone, instance_id = value[len(prefix) :].split("/")
+    if not zone or not instance_id.startswith("i-"):
+        raise ValueError(f"not an AWS provider id: {value!r}")
+    return zone, instance_id

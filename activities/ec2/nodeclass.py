@@ -1,0 +1,116 @@
+"""Resolve an EC2NodeClass to concrete subnets, security groups and AMIs, and say why not.
+
+The result doubles as the NodeClass ``status``: each selector gets a condition, and Ready is
+False with the first failing reason, so a NodeClass that matches nothing is visible in
+``kubectl get ec2nodeclass`` instead of failing launches one by one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from activities.ec2.amis import AMIResolver, ResolvedAMI
+from activities.ec2.errors import EC2Error, NodeClassNotReady
+from activities.ec2.securitygroups import SecurityGroup, resolve_security_groups
+from activities.ec2.selectors import describe_term
+from activities.ec2.subnets import Subnet, resolve_subnets
+from models.ec2nodeclass import EC2NodeClass, EC2NodeClassStatus
+from models.nodeclaim import Condition
+
+SUBNETS_READY = "SubnetsReady"
+SECURITY_GROUPS_READY = "SecurityGroupsReady"
+AMIS_READY = "AMIsReady"
+READY = "Ready"
+
+
+@dataclass
+class ResolvedNodeClass:
+    name: str
+    subnets: list[Subnet] = field(default_factory=list)
+    security_groups: list[SecurityGroup] = field(default_factory=list)
+    amis: list[ResolvedAMI] = field(default_factory=list)
+    conditions: list[Condition] = field(default_factory=list)
+
+    @property
+    def ready(self) -> bool:
+        return all(c.status == "True" for c in self.conditions if c.type == READY)
+
+    def not_ready_reason(self) -> Condition | None:
+        return next((c for c in self.conditions if c.type == READY and c.status != "True"), None)
+
+    def require_ready(self) -> None:
+        cond = self.not_ready_reason()
+        if cond is not None:
+            raise NodeClassNotReady(f"EC2NodeClass {self.name}: {cond.message}", cond.reason)
+
+    def status(self) -> EC2NodeClassStatus:
+        return EC2NodeClassStatus(
+            subnets=[s.to_status() for s in self.subnets],
+            security_groups=[g.to_status() for g in self.security_groups],
+            amis=[a.to_status() for a in self.amis],
+            conditions=self.conditions,
+        )
+
+
+def _condition(type_: str, ok: bool, reason: str, message: str, now: str) -> Condition:
+    return Condition(
+        type=type_,
+        status="True" if ok else "False",
+        reason=type_ if ok else reason,
+        message="" if ok else message,
+        last_transition_time=now,
+    )
+
+
+def _terms(terms: list[Any]) -> str:
+    return ", ".join(describe_term(t) for t in terms)
+
+
+class NodeClassResolver:
+    def __init__(self, ec2: Any, ssm: Any, kubernetes_version: str) -> None:
+        self._ec2 = ec2
+        self._amis = AMIResolver(ec2, ssm, kubernetes_version)
+
+    def resolve(self, nodeclass: EC2NodeClass) -> ResolvedNodeClass:
+        """Never raises for bad selectors; AWS failures (throttling...) propagate, typed."""
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        spec = nodeclass.spec
+        out = ResolvedNodeClass(nodeclass.name)
+        out.subnets = resolve_subnets(self._ec2, spec.subnet_selector_terms)
+        out.security_groups = resolve_security_groups(self._ec2, spec.security_group_selector_terms)
+        ami_problem = ""
+        try:
+            out.amis = self._amis.resolve(spec.ami_selector_terms)
+        except NodeClassNotReady as exc:
+            ami_problem = str(exc)
+        except EC2Error as exc:
+            if exc.retryable:
+                raise
+            ami_problem = f"amiSelectorTerms: {exc}"
+        if not out.amis and not ami_problem:
+            ami_problem = f"amiSelectorTerms matched no AMIs: {_terms(spec.ami_selector_terms)}"
+        checks = [
+            (
+                SUBNETS_READY,
+                bool(out.subnets),
+                "SubnetsNotFound",
+                f"subnetSelectorTerms matched no subnets: {_terms(spec.subnet_selector_terms)}",
+            ),
+            (
+                SECURITY_GROUPS_READY,
+                bool(out.security_groups),
+                "SecurityGroupsNotFound",
+                "securityGroupSelectorTerms matched no security groups: "
+                f"{_terms(spec.security_group_selector_terms)}",
+            ),
+            (AMIS_READY, not ami_problem, "AMINotFound", ami_problem),
+        ]
+        out.conditions = [_condition(t, ok, r, m, now) for t, ok, r, m in checks]
+        failed = [c for c in out.conditions if c.status != "True"]
+        ready_message = "; ".join(c.message for c in failed)
+        out.conditions.append(
+            _condition(READY, not failed, failed[0].reason if failed else "", ready_message, now)
+        )
+        return out

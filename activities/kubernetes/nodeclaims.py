@@ -1,0 +1,135 @@
+"""NodeClaims: the API side of one node's life (the workflow holds the rest)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from activities.kubernetes import conditions as cond
+from activities.kubernetes import custom_objects, finalizers, status
+from activities.kubernetes.client import Kube
+from activities.kubernetes.custom_objects import Obj, WatchEvent
+from activities.kubernetes.errors import NotFound
+from activities.kubernetes.resources import NODECLAIM, NODEPOOL_LABEL, TERMINATION_FINALIZER
+
+
+def get(kube: Kube, name: str) -> Obj:
+    return custom_objects.get(kube, NODECLAIM, name)
+
+
+def list_(kube: Kube, *, nodepool: str | None = None) -> tuple[list[Obj], str]:
+    """NodeClaims (of one NodePool when given) and the resourceVersion to watch from."""
+    selector = f"{NODEPOOL_LABEL}={nodepool}" if nodepool else ""
+    return custom_objects.list_(kube, NODECLAIM, label_selector=selector)
+
+
+def watch(kube: Kube, *, resource_version: str, timeout_seconds: int = 300) -> Iterator[WatchEvent]:
+    return custom_objects.watch_(
+        kube, NODECLAIM, resource_version=resource_version, timeout_seconds=timeout_seconds
+    )
+
+
+def create(kube: Kube, body: Mapping[str, Any]) -> Obj:
+    """Create a NodeClaim; ``AlreadyExists`` tells a retried create that the first one won."""
+    return custom_objects.create(kube, NODECLAIM, body)
+
+
+def delete(kube: Kube, name: str, *, uid: str | None = None) -> None:
+    """Request deletion; the termination finalizer keeps the claim until the instance is gone."""
+    custom_objects.delete(kube, NODECLAIM, name, uid=uid)
+
+
+def add_finalizer(
+    kube: Kube, claim: Mapping[str, Any], finalizer: str = TERMINATION_FINALIZER
+) -> Obj:
+    updated = finalizers.with_added(claim, finalizer)
+    if updated is None:
+        return dict(claim)
+    meta = claim["metadata"]
+    return custom_objects.merge_patch(
+        kube,
+        NODECLAIM,
+        meta["name"],
+        {"metadata": {"finalizers": updated}},
+        resource_version=meta["resourceVersion"],
+    )
+
+
+def remove_finalizer(
+    kube: Kube, claim: Mapping[str, Any], finalizer: str = TERMINATION_FINALIZER
+) -> Obj | None:
+    """Drop ``finalizer``; returns None when that let the API server delete the claim."""
+    updated = finalizers.with_removed(claim, finalizer)
+    if updated is None:
+        return dict(claim)
+    meta = claim["metadata"]
+    try:
+        result = custom_objects.merge_patch(
+            kube,
+            NODECLAIM,
+            meta["name"],
+            {"metadata": {"finalizers": updated}},
+            resource_version=meta["resourceVersion"],
+        )
+    except NotFound:
+        return None
+    if meta.get("deletionTimestamp") and not updated:
+        return None
+    return result
+
+
+def set_conditions(
+    kube: Kube,
+    claim: Mapping[str, Any],
+    updates: Iterable[cond.Condition],
+    *,
+    at: str | None = None,
+) -> Obj:
+    """Record lifecycle conditions; ``Ready`` follows Launched, Registered and Initialized."""
+    return status.set_conditions(
+        kube, NODECLAIM, claim, updates, ready_dependents=cond.NODECLAIM_READINESS, at=at
+    )
+
+
+def record_launch(
+    kube: Kube,
+    claim: Mapping[str, Any],
+    *,
+    provider_id: str,
+    image_id: str,
+    capacity: Mapping[str, str],
+    allocatable: Mapping[str, str],
+) -> Obj:
+    """Status after a successful launch: which instance, which image, what it offers."""
+    return status.patch_status(
+        kube,
+        NODECLAIM,
+        claim,
+        {
+            "providerID": provider_id,
+            "imageID": image_id,
+            "capacity": dict(capacity),
+            "allocatable": dict(allocatable),
+        },
+    )
+
+
+def record_node(kube: Kube, claim: Mapping[str, Any], node_name: str) -> Obj:
+    """Status once the instance's Node has registered."""
+    return status.patch_status(kube, NODECLAIM, claim, {"nodeName": node_name})
+
+
+def patch_metadata(
+    kube: Kube,
+    name: str,
+    *,
+    labels: Mapping[str, str | None] | None = None,
+    annotations: Mapping[str, str | None] | None = None,
+) -> Obj:
+    """Merge labels/annotations (a None value removes the key); no precondition needed."""
+    meta: dict[str, Any] = {}
+    if labels:
+        meta["labels"] = dict(labels)
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    return custom_objects.merge_patch(kube, NODECLAIM, name, {"metadata": meta})

@@ -1,0 +1,57 @@
+"""EC2NodeClasses: read them and publish what their selectors resolved to."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from activities.kubernetes import conditions as cond
+from activities.kubernetes import custom_objects, status
+from activities.kubernetes.client import Kube
+from activities.kubernetes.custom_objects import Obj, WatchEvent
+from activities.kubernetes.resources import EC2NODECLASS
+
+# Each resolved selector is a condition; Ready needs them all.
+SUBNETS_READY = "SubnetsReady"
+SECURITY_GROUPS_READY = "SecurityGroupsReady"
+AMIS_READY = "AMIsReady"
+INSTANCE_PROFILE_READY = "InstanceProfileReady"
+VALIDATION_SUCCEEDED = "ValidationSucceeded"
+EC2NODECLASS_READINESS = (
+    AMIS_READY,
+    SUBNETS_READY,
+    SECURITY_GROUPS_READY,
+    INSTANCE_PROFILE_READY,
+    VALIDATION_SUCCEEDED,
+)
+
+
+def get(kube: Kube, name: str) -> Obj:
+    return custom_objects.get(kube, EC2NODECLASS, name)
+
+
+def list_(kube: Kube) -> tuple[list[Obj], str]:
+    return custom_objects.list_(kube, EC2NODECLASS)
+
+
+def watch(kube: Kube, *, resource_version: str, timeout_seconds: int = 300) -> Iterator[WatchEvent]:
+    return custom_objects.watch_(
+        kube, EC2NODECLASS, resource_version=resource_version, timeout_seconds=timeout_seconds
+    )
+
+
+def set_conditions(
+    kube: Kube,
+    nodeclass: Mapping[str, Any],
+    updates: Iterable[cond.Condition],
+    *,
+    at: str | None = None,
+) -> Obj:
+    return status.set_conditions(
+        kube, EC2NODECLASS, nodeclass, updates, ready_dependents=EC2NODECLASS_READINESS, at=at
+    )
+
+
+def record_resolved(kube: Kube, nodeclass: Mapping[str, Any], resolved: Mapping[str, Any]) -> Obj:
+    """Publish resolved subnets / securityGroups / amis / instanceProfile in status."""
+    return status.patch_status(kube, EC2NODECLASS, nodeclass, resolved)

@@ -1,0 +1,140 @@
+"""Synthetic workloads for the scheduling benchmark and tests (seeded, deterministic).
+
+``diverse_pods`` mirrors Karpenter's own scheduling benchmark: five equal groups (plain,
+zonal spread, hostname spread, zonal self-affinity, hostname anti-affinity) with random
+cpu/memory requests, over ``fake_instance_types`` (``fake-it-i``: i+1 cpu, 2(i+1) GiB,
+10(i+1) pods, price proportional to size).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from models.instancetype import InstanceType, Offering
+from models.nodepool import NodePool
+from models.quantity import parse_quantity
+from models.requirements import Requirement
+
+ZONES = ("test-zone-1", "test-zone-2", "test-zone-3")
+CPU_CHOICES = (100, 250, 500, 1000, 1500)
+MEMORY_CHOICES = (100, 256, 512, 1024, 2048, 4096)
+
+
+def fake_instance_types(count: int = 400) -> list[InstanceType]:
+    out = []
+    for i in range(count):
+        n = i + 1
+        price = 0.05 * n
+        offerings = [Offering(z, ct, price * (0.7 if ct == "spot" else 1.0)) for z in ZONES for ct in ("spot", "on-demand")]
+        out.append(
+            InstanceType.build(
+                f"fake-it-{i}",
+                {
+                    "cpu": parse_quantity(n),
+                    "memory": parse_quantity(f"{2 * n}Gi"),
+                    "pods": parse_quantity(10 * n),
+                },
+                offerings,
+                requirements=[Requirement.create("size", "In", [str(n)])],
+            )
+        )
+    return out
+
+
+def nodepool(name: str = "default", **spec: Any) -> NodePool:
+    body: dict[str, Any] = {
+        "metadata": {"name": name},
+        "spec": {
+            "template": {
+                "spec": {
+                    "nodeClassRef": {
+                        "group": "karpenter.k8s.aws",
+                        "kind": "EC2NodeClass",
+                        "name": "default",
+                    },
+                    "requirements": spec.pop("requirements", []),
+                    "taints": spec.pop("taints", []),
+                }
+            },
+            **spec,
+        },
+    }
+    return NodePool.model_validate(body)
+
+
+def pod(
+    name: str,
+    cpu: str = "100m",
+    memory: str = "128Mi",
+    labels: dict[str, str] | None = None,
+    namespace: str = "default",
+    **spec: Any,
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
+        "spec": {
+            "containers": [
+                {"name": "app", "resources": {"requests": {"cpu": cpu, "memory": memory}}}
+            ],
+            **spec,
+        },
+    }
+
+
+def _spread(key: str, labels: dict[str, str]) -> dict[str, Any]:
+    return {
+        "maxSkew": 1,
+        "topologyKey": key,
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": labels},
+    }
+
+
+def _affinity(key: str, labels: dict[str, str]) -> dict[str, Any]:
+    return {"labelSelector": {"matchLabels": labels}, "topologyKey": key}
+
+
+def diverse_pods(count: int, seed: int = 42, plain_only: bool = False) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    pods = []
+    group_size = count if plain_only else count // 5
+    for g in range(1 if plain_only else 5):
+        n = group_size if g < 4 or plain_only else count - 4 * group_size
+        for i in range(n):
+            cpu = f"{rng.choice(CPU_CHOICES)}m"
+            mem = f"{rng.choice(MEMORY_CHOICES)}Mi"
+            name = f"g{g}-{i}"
+            if g == 0:
+                pods.append(pod(name, cpu, mem, {"app": "plain"}))
+            elif g == 1:
+                lbl = {"app": "zonal-spread"}
+                pods.append(pod(name, cpu, mem, lbl, topologySpreadConstraints=[_spread("topology.kubernetes.io/zone", lbl)]))
+            elif g == 2:
+                lbl = {"app": "host-spread"}
+                pods.append(pod(name, cpu, mem, lbl, topologySpreadConstraints=[_spread("kubernetes.io/hostname", lbl)]))
+            elif g == 3:
+                lbl = {"app": "zonal-affinity"}
+                pods.append(
+                    pod(
+                        name,
+                        cpu,
+                        mem,
+                        lbl,
+                        affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_affinity("topology.kubernetes.io/zone", lbl)]}},
+                    )
+                )
+            else:
+                lbl = {"app": "host-anti"}
+                pods.append(
+                    pod(
+                        name,
+                        cpu,
+                        mem,
+                        lbl,
+                        affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_affinity("kubernetes.io/hostname", lbl)]}},
+                    )
+                )
+    return pods

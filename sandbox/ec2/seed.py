@@ -1,0 +1,190 @@
+"""Seed an emulated region with what a real EKS account already has.
+
+A VPC with one subnet per zone and a security group, all carrying Karpenter's discovery tag;
+EKS-optimized AL2023 and Bottlerocket AMIs and the public SSM parameters that point at them.
+moto refuses ``PutParameter`` under ``/aws/`` and registers AMIs without architecture or date,
+so both are written into moto's in-process backends directly.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from moto.core import DEFAULT_ACCOUNT_ID
+from moto.ec2.models import ec2_backends
+from moto.ec2.models.amis import Ami
+from moto.ec2.utils import random_ami_id
+from moto.ssm.models import Parameter, ssm_backends
+
+DISCOVERY_TAG = "karpenter.sh/discovery"
+EKS_OWNER = "602401143452"
+ARCHES = ("x86_64", "arm64")
+
+
+@dataclass
+class SeededNetwork:
+    vpc_id: str
+    subnets: dict[str, str]  # zone → subnet id
+    security_group_ids: list[str]
+
+
+@dataclass
+class SeededAMIs:
+    # (family, variant, arch) → image id, e.g. ("al2023", "standard", "x86_64")
+    images: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    parameters: dict[str, str] = field(default_factory=dict)
+
+
+def zones_of(ec2: Any) -> list[str]:
+    return sorted(z["ZoneName"] for z in ec2.describe_availability_zones()["AvailabilityZones"])
+
+
+def seed_network(
+    ec2: Any,
+    cluster_name: str,
+    zones: list[str] | None = None,
+    cidr: str = "10.20.0.0/16",
+    subnet_prefix: int = 20,
+) -> SeededNetwork:
+    """A tagged VPC, one tagged subnet per zone and one tagged security group."""
+    tag = [{"Key": DISCOVERY_TAG, "Value": cluster_name}]
+    vpc_id = ec2.create_vpc(
+        CidrBlock=cidr, TagSpecifications=[{"ResourceType": "vpc", "Tags": tag}]
+    )["Vpc"]["VpcId"]
+    blocks = ipaddress.ip_network(cidr).subnets(new_prefix=subnet_prefix)
+    subnets: dict[str, str] = {}
+    for zone, block in zip(zones or zones_of(ec2), blocks, strict=False):
+        subnets[zone] = ec2.create_subnet(
+            VpcId=vpc_id,
+            CidrBlock=str(block),
+            AvailabilityZone=zone,
+            TagSpecifications=[
+                {
+                    "ResourceType": "subnet",
+                    "Tags": [*tag, {"Key": "Name", "Value": f"{cluster_name}-{zone}"}],
+                }
+            ],
+        )["Subnet"]["SubnetId"]
+    sg = ec2.create_security_group(
+        GroupName=f"{cluster_name}-nodes",
+        Description="nodes",
+        VpcId=vpc_id,
+        TagSpecifications=[{"ResourceType": "security-group", "Tags": tag}],
+    )["GroupId"]
+    return SeededNetwork(vpc_id, subnets, [sg])
+
+
+def put_public_parameter(
+    region: str, name: str, value: str, account: str = DEFAULT_ACCOUNT_ID
+) -> None:
+    """Write an SSM parameter under ``/aws/`` (AWS-owned; the API refuses it)."""
+    params = ssm_backends[account][region]._parameters
+    params[name].append(
+        Parameter(  # type: ignore[abstract]
+            account_id=account,
+            name=name,
+            value=value,
+            parameter_type="String",
+            description=None,
+            allowed_pattern=None,
+            keyid=None,
+            last_modified_date=datetime.now(UTC),
+            version=len(params[name]) + 1,
+            data_type="aws:ec2:image",
+        )
+    )
+
+
+def add_image(
+    region: str,
+    name: str,
+    architecture: str,
+    created: datetime,
+    owner: str = EKS_OWNER,
+    account: str = DEFAULT_ACCOUNT_ID,
+) -> str:
+    """Register an AMI with the fields moto's RegisterImage drops (architecture, date, owner)."""
+    backend = ec2_backends[account][region]
+    ami_id = random_ami_id()
+    backend.amis[ami_id] = Ami(
+        backend,
+        ami_id,
+        name=name,
+        owner_id=owner,
+        owner_alias="amazon" if owner == EKS_OWNER else None,
+        public=True,
+        virtualization_type="hvm",
+        architecture=architecture,
+        creation_date=created,
+        image_location=f"amazon/{name}",
+        hypervisor="xen",
+        root_device_type="ebs",
+        root_device_name="/dev/xvda",
+        region_name=region,
+    )
+    return ami_id
+
+
+def seed_eks_amis(
+    region: str,
+    kubernetes_version: str = "1.31",
+    releases: tuple[str, ...] = ("v20241011", "v20241024"),
+    bottlerocket_releases: tuple[str, ...] = ("1.25.0", "1.26.1"),
+) -> SeededAMIs:
+    """AL2023 (standard, nvidia) and Bottlerocket (standard, nvidia) AMIs with SSM parameters.
+
+    The last release of each list is "recommended"/"latest"; older ones get versioned
+    parameters only, as in the real public namespace.
+    """
+    out = SeededAMIs()
+    base = datetime(2024, 10, 1, tzinfo=UTC)
+    k8s = kubernetes_version
+    for i, release in enumerate(releases):
+        for arch in ARCHES:
+            for variant in ("standard", "nvidia"):
+                name = f"amazon-eks-node-al2023-{arch}-{variant}-{k8s}-{release}"
+                image = add_image(region, name, arch, base + timedelta(days=i))
+                prefix = f"/aws/service/eks/optimized-ami/{k8s}/amazon-linux-2023/{arch}/{variant}"
+                params = {f"{prefix}/{name}/image_id": image}
+                if i == len(releases) - 1:
+                    params[f"{prefix}/recommended/image_id"] = image
+                    out.images[("al2023", variant, arch)] = image
+                for p, v in params.items():
+                    put_public_parameter(region, p, v)
+                    out.parameters[p] = v
+    for i, release in enumerate(bottlerocket_releases):
+        for arch in ARCHES:
+            for flavor, variant in (
+                (f"aws-k8s-{k8s}", "standard"),
+                (f"aws-k8s-{k8s}-nvidia", "nvidia"),
+            ):
+                name = f"bottlerocket-{flavor}-{arch}-v{release}"
+                image = add_image(region, name, arch, base + timedelta(days=i))
+                prefix = f"/aws/service/bottlerocket/{flavor}/{arch}"
+                params = {f"{prefix}/{release}/image_id": image}
+                if i == len(bottlerocket_releases) - 1:
+                    params[f"{prefix}/latest/image_id"] = image
+                    out.images[("bottlerocket", variant, arch)] = image
+                for p, v in params.items():
+                    put_public_parameter(region, p, v)
+                    out.parameters[p] = v
+    return out
+
+
+@dataclass
+class SeededRegion:
+    region: str
+    network: SeededNetwork
+    amis: SeededAMIs
+
+
+def seed_region(
+    ec2: Any, region: str, cluster_name: str, kubernetes_version: str = "1.31"
+) -> SeededRegion:
+    """Everything a NodeClass with discovery-tag selectors and an alias needs to be Ready."""
+    return SeededRegion(
+        region, seed_network(ec2, cluster_name), seed_eks_amis(region, kubernetes_version)
+    )

@@ -1,0 +1,119 @@
+"""Fast answers about offerings: which zones and capacity types a set of types can be bought
+in under given requirements, and at what cheapest price. Everything is memoised, because
+the solver asks the same questions for every pod that joins a claim."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from models import labels as L
+from models.instancetype import InstanceType
+from models.requirements import Requirement, Requirements
+
+_ANY = Requirement("", True, frozenset())
+
+
+class OfferIndex:
+    def __init__(self, instance_types: Sequence[InstanceType]) -> None:
+        self._pairs: dict[str, dict[tuple[str, str], float]] = {}
+        for it in instance_types:
+            pairs: dict[tuple[str, str], float] = {}
+            for o in it.offerings:
+                if o.available and o.price < pairs.get((o.zone, o.capacity_type), float("inf")):
+                    pairs[(o.zone, o.capacity_type)] = o.price
+            self._pairs[it.name] = pairs
+        self._seen: dict[
+            tuple[int, Requirement, Requirement],
+            tuple[Sequence[InstanceType], frozenset[str], frozenset[str]],
+        ] = {}
+        self._maps: dict[tuple[Requirement, Requirement], dict[str, float]] = {}
+        self._cheapest: dict[tuple[str, Requirement, Requirement], float | None] = {}
+        self._offered: dict[
+            tuple[int, Requirement, Requirement],
+            tuple[Sequence[InstanceType], dict[str, float], dict[str, float]],
+        ] = {}
+
+    @staticmethod
+    def _zr(reqs: Requirements) -> tuple[Requirement, Requirement]:
+        return reqs.get(L.ZONE) or _ANY, reqs.get(L.CAPACITY_TYPE) or _ANY
+
+    def cheapest(self, it: InstanceType, reqs: Requirements) -> float | None:
+        zr, cr = self._zr(reqs)
+        key = (it.name, zr, cr)
+        if key in self._cheapest:
+            return self._cheapest[key]
+        best: float | None = None
+        for (zone, ct), price in self._pairs[it.name].items():
+            if (best is None or price < best) and zr.has(zone) and cr.has(ct):
+                best = price
+        self._cheapest[key] = best
+        return best
+
+    def offered(
+        self, types: Sequence[InstanceType], reqs: Requirements
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """Cheapest price per zone and per capacity type the types offer under reqs."""
+        zr, cr = self._zr(reqs)
+        key = (id(types), zr, cr)
+        hit = self._offered.get(key)
+        if hit is not None and hit[0] is types:
+            return hit[1], hit[2]
+        zones: dict[str, float] = {}
+        cts: dict[str, float] = {}
+        seen: set[tuple[str, str]] = set()
+        for it in types:
+            for pair, price in self._pairs[it.name].items():
+                zone, ct = pair
+                if pair in seen and price >= zones.get(zone, 0) and price >= cts.get(ct, 0):
+                    continue
+                if zr.has(zone) and cr.has(ct):
+                    seen.add(pair)
+                    if price < zones.get(zone, float("inf")):
+                        zones[zone] = price
+                    if price < cts.get(ct, float("inf")):
+                        cts[ct] = price
+        self._offered[key] = (types, zones, cts)
+        return zones, cts
+
+    def zones_and_types(
+        self, types: Sequence[InstanceType], reqs: Requirements, universe: tuple[int, int]
+    ) -> tuple[frozenset[str], frozenset[str]]:
+        """Zones and capacity types offered (no prices); stops once every one is seen."""
+        zr, cr = self._zr(reqs)
+        key = (id(types), zr, cr)
+        hit = self._seen.get(key)
+        if hit is not None and hit[0] is types:
+            return hit[1], hit[2]
+        zones: set[str] = set()
+        cts: set[str] = set()
+        nz, nc = universe
+        for it in types:
+            for zone, ct in self._pairs[it.name]:
+                if zr.has(zone) and cr.has(ct):
+                    zones.add(zone)
+                    cts.add(ct)
+            if len(zones) >= nz and len(cts) >= nc:
+                break
+        out = (types, frozenset(zones), frozenset(cts))
+        self._seen[key] = out
+        return out[1], out[2]
+
+    def price_map(self, reqs: Requirements) -> dict[str, float]:
+        """Cheapest allowed price per instance-type name (types with none are absent)."""
+        zr, cr = self._zr(reqs)
+        key = (zr, cr)
+        hit = self._maps.get(key)
+        if hit is None:
+            hit = {}
+            for name, pairs in self._pairs.items():
+                best = None
+                for (zone, ct), price in pairs.items():
+                    if (best is None or price < best) and zr.has(zone) and cr.has(ct):
+                        best = price
+                if best is not None:
+                    hit[name] = best
+            self._maps[key] = hit
+        return hit
+
+    def has_offering(self, it: InstanceType, reqs: Requirements) -> bool:
+        return self.cheapest(it, reqs) is not None
