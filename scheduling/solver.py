@@ -29,7 +29,6 @@ from scheduling.targets import (
     Failure,
     PoolView,
     Target,
-    hostname_requirement,
     instance_type_compatible,
     min_values_shortfall,
     ports_conflict,
@@ -716,7 +715,7 @@ class Solver:
         hostname = f"hostname-placeholder-{self._claim_seq:05d}"
         claim = ClaimTarget(
             hostname=hostname,
-            requirements=pool.requirements.with_requirements([hostname_requirement(hostname)]),
+            requirements=pool.requirements,
             taints=pool.taints,
             used=list(pool.daemon_overhead),
             pool=pool,
@@ -896,8 +895,8 @@ class Solver:
                 priced.append((price, it.name, it))
         priced.sort(key=lambda x: (x[0], x[1]))
         listed = [it for _, _, it in priced[:MAX_INSTANCE_TYPES]]
-        zone_prices, ct_prices = self.offers.offered(listed, reqs)
-        zones, cts = set(zone_prices), set(ct_prices)
+        universe = (len(self.universe.get(L.ZONE, ())), len(self.universe.get(L.CAPACITY_TYPE, ())))
+        zones, cts = self.offers.zones_and_types(listed, reqs, universe)
         out_reqs = Requirements(r for k, r in reqs.items() if k != L.HOSTNAME).with_requirements(
             [
                 Requirement.create(L.INSTANCE_TYPE, IN, [it.name for it in listed]),

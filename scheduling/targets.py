@@ -10,6 +10,7 @@ pods cheap to place.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import le
 
 from models import labels as L
 from models.instancetype import InstanceType
@@ -28,10 +29,7 @@ class Failure:
 
 
 def vec_fits(need: Vec, alloc: Vec) -> bool:
-    for a, b in zip(need, alloc, strict=True):
-        if a > b:
-            return False
-    return True
+    return all(map(le, need, alloc))
 
 
 def vec_add(a: Vec, b: Vec) -> Vec:

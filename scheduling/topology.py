@@ -36,6 +36,13 @@ class TopologyGroup:
         return self.selector.matches(pod.labels)
 
     def describe(self) -> str:
+        text = self.__dict__.get("_text")
+        if text is None:
+            text = self._describe()
+            self.__dict__["_text"] = text
+        return text
+
+    def _describe(self) -> str:
         sel = ", ".join(
             f"{k}={next(iter(v))}" if op == "In" and len(v) == 1 else f"{k} {op} {sorted(v)}"
             for k, op, v in self.selector.clauses
