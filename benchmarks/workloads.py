@@ -138,3 +138,44 @@ def diverse_pods(count: int, seed: int = 42, plain_only: bool = False) -> list[d
                     )
                 )
     return pods
+
+
+def deployments(seed: int = 11, count: int = 50) -> list[dict[str, Any]]:
+    """Realistic Deployments: 10-400 replicas each, with the constraint mixes people use."""
+    rng = random.Random(seed)
+    pods: list[dict[str, Any]] = []
+    kinds = ["plain", "zonal-spread", "host-anti", "arm", "spot", "preferred-anti", "memory", "zonal-spread-soft"]
+    for d in range(count):
+        kind = kinds[d % len(kinds)]
+        replicas = rng.randint(10, 60) if kind in ("host-anti", "preferred-anti") else rng.randint(10, 400)
+        cpu = rng.choice(("100m", "250m", "500m", "1", "2"))
+        mem = rng.choice(("128Mi", "256Mi", "512Mi", "1Gi", "2Gi"))
+        if kind == "memory":
+            mem = rng.choice(("4Gi", "8Gi"))
+        lbl = {"app": f"deploy-{d}"}
+        spec: dict[str, Any] = {}
+        if kind == "zonal-spread":
+            spec["topologySpreadConstraints"] = [_spread("topology.kubernetes.io/zone", lbl)]
+        elif kind == "zonal-spread-soft":
+            s = _spread("topology.kubernetes.io/zone", lbl)
+            s["whenUnsatisfiable"] = "ScheduleAnyway"
+            spec["topologySpreadConstraints"] = [s]
+        elif kind == "host-anti":
+            spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_affinity("kubernetes.io/hostname", lbl)]}}
+        elif kind == "preferred-anti":
+            spec["affinity"] = {
+                "podAntiAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 100, "podAffinityTerm": _affinity("kubernetes.io/hostname", lbl)}
+                    ]
+                }
+            }
+        elif kind == "arm":
+            spec["nodeSelector"] = {"kubernetes.io/arch": "arm64"}
+        elif kind == "spot":
+            spec["nodeSelector"] = {"karpenter.sh/capacity-type": "spot"}
+        for i in range(replicas):
+            p = pod(f"deploy-{d}-{i}", cpu, mem, dict(lbl), **spec)
+            p["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": f"deploy-{d}-rs", "controller": True}]
+            pods.append(p)
+    return pods

@@ -30,7 +30,7 @@ class Offering:
         return out
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class InstanceType:
     """An instance type with its labels (as requirements), resources and offerings.
 

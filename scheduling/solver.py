@@ -101,9 +101,13 @@ class Plan:
 class Solver:
     """One scheduling run over a Problem. Deterministic for a given input."""
 
-    def __init__(self, problem: Problem, improve: bool = True) -> None:
+    def __init__(self, problem: Problem, order: str = "balanced") -> None:
+        """``order`` is "balanced" (ours) or "cpu" (Karpenter's: cpu, then memory, descending;
+        with first-fit claims this is the first-fit-decreasing baseline benchmarks compare to)."""
+        if order not in ("balanced", "cpu"):
+            raise ValueError(f"unknown order {order!r}")
         self.problem = problem
-        self.improve = improve
+        self.order = order
         self.topology = Topology()
         self.dims = self._dimensions()
         self.dim_index = {d: i for i, d in enumerate(self.dims)}
@@ -126,6 +130,7 @@ class Solver:
         self._merged: dict[tuple[int, int], tuple[Requirements, Requirements, object]] = {}
         self._narrowed: dict[tuple[int, tuple[object, ...]], tuple[list[InstanceType], list[InstanceType]]] = {}
         self._keep_alive: list[object] = []
+        self._targets: dict[tuple[object, ...], tuple[list[InstanceType], InstanceType]] = {}
         self._fitted: dict[tuple[int, tuple[int, ...]], tuple[list[InstanceType], list[InstanceType]]] = {}
         self._eligible: dict[tuple[object, ...], set[str]] = {}
         self._alloc_cache: dict[str, list[int]] = {}
@@ -588,19 +593,29 @@ class Solver:
         topo = self._topology(cls, c, reqs)
         if isinstance(topo, Failure):
             return topo
+        need = vec_add(c.used, cls.vec)
         types = c.types
+        target = c.target
         if topo is not c.requirements:
             types = self._narrow_types(types, topo)
-        need = vec_add(c.used, cls.vec)
+            if target is not None and target not in types:
+                target = None
+        if target is not None and not vec_fits(need, c.cap):
+            return Failure("claim is full", topo is reqs)
         fitting = self._fit_lazy(types, need)
         if fitting is None:
             return Failure("no instance type has room", topo is reqs)
+        if target is None:
+            target = self._target(fitting, topo, need)
         if pool.min_values:
             fitting = self._fit(fitting, need)
             if min_values_shortfall(fitting, topo, pool.min_values):
                 return Failure("minValues not met", topo is reqs)
         c.requirements = topo
         c.types = fitting
+        if target is not c.target:
+            c.target = target
+            c.cap = self._alloc_vec(target)
         c.used = need
         c.pods.append(pod)
         c.host_ports.update(cls.host_ports)
@@ -633,6 +648,44 @@ class Solver:
         out = [it for it in types if instance_type_compatible(it, reqs, self.instance_keys, self.offers)]
         self._narrowed[key] = (types, out)
         return out
+
+    def _target(self, types: list[InstanceType], reqs: Requirements, need: list[int]) -> InstanceType:
+        """The type a claim is filled toward: the best price per unit of the workload's mix.
+
+        A type's worth is how many copies of the pending pods' aggregate request mix its
+        allocatable holds (its binding resource decides); among types within 3% of the best
+        price for that worth, the largest wins, so fewer nodes carry the same pods. Filling
+        every claim to the largest type instead (what first-fit alone does) buys the few
+        biggest sizes, whose prices are rarely the best.
+        """
+        key = (id(types), self._sig(reqs), tuple(need))
+        hit = self._targets.get(key)
+        if hit is not None and hit[0] is types:
+            return hit[1]
+        prices = self.offers.price_map(reqs)
+        demand = self._demand
+        scored: list[tuple[float, float, InstanceType]] = []
+        for it in types:
+            alloc = self._alloc_vec(it)
+            if not vec_fits(need, alloc):
+                continue
+            price = prices.get(it.name)
+            if price is None:
+                continue
+            worth = min(
+                (alloc[i] / demand[i] for i in range(len(demand)) if demand[i] > 0),
+                default=1.0,
+            )
+            if worth <= 0:
+                continue
+            scored.append((price / worth, worth, it))
+        if not scored:
+            best = types[0]
+        else:
+            floor = min(s[0] for s in scored)
+            best = max((s for s in scored if s[0] <= floor * 1.03), key=lambda s: (s[1], s[2].name))[2]
+        self._targets[key] = (types, best)
+        return best
 
     def _fit_lazy(self, types: list[InstanceType], need: list[int]) -> list[InstanceType] | None:
         """Drop leading types that cannot hold ``need`` (they never will again); None if none can.
@@ -806,6 +859,11 @@ class Solver:
         cpu = sum(it.allocatable.get(CPU, 0) for it in self.problem.instance_types)
         mem = sum(it.allocatable.get(MEMORY, 0) for it in self.problem.instance_types)
         self._memory_per_cpu = mem / cpu if cpu else 0.0
+        demand = [0] * len(self.dims)
+        for p in self.problem.pending:
+            for i, v in enumerate(self.vec(p.requests)):
+                demand[i] += v
+        self._demand = demand
         self._existing()
         self._declare_groups()
         self._bound_pods_topology()
@@ -817,7 +875,10 @@ class Solver:
                 unschedulable[p.key] = p.invalid
             else:
                 queue.append(p)
-        queue = self._balanced_order(queue)
+        if self.order == "balanced":
+            queue = self._balanced_order(queue)
+        else:
+            queue.sort(key=lambda p: (-p.requests.get(CPU, 0), -p.requests.get(MEMORY, 0), p.key))
         failed: list[tuple[Pod, str]] = []
         for p in queue:
             why = self._schedule(p)
@@ -837,8 +898,6 @@ class Solver:
             unschedulable[p.key] = why
         scheduled = [p for p in queue if p.key not in unschedulable]
         claims = [self._finalize(c) for c in self.claims]
-        if self.improve:
-            claims = self._shrink(claims)
         existing = {t.name: list(t.new_pods) for t in self.existing if t.new_pods}
         return Plan(claims, existing, unschedulable, scheduled)
 
@@ -916,10 +975,6 @@ class Solver:
             pods=list(c.pods),
         )
 
-    def _shrink(self, claims: list[PlannedClaim]) -> list[PlannedClaim]:
-        """Hook for cost improvements after the first-fit pass (see docs/scheduling.md)."""
-        return claims
-
 
 def _replace(s: RelaxState, **kw: object) -> RelaxState:
     from dataclasses import replace
@@ -945,8 +1000,8 @@ def _strip(reason: str, first: str) -> str:
     return reason
 
 
-def solve(problem: Problem, improve: bool = True) -> Plan:
-    return Solver(problem, improve).solve()
+def solve(problem: Problem, order: str = "balanced") -> Plan:
+    return Solver(problem, order).solve()
 
 
 _ = (NodeInfo, Callable)

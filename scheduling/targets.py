@@ -96,6 +96,8 @@ class ClaimTarget(Target):
     types: list[InstanceType] = field(default_factory=list)
     reserved: Vec | None = None
     index: int = 0
+    cap: Vec = field(default_factory=list)  # fill no further than the target type's room
+    target: InstanceType | None = None
 
 
 def instance_type_compatible(
