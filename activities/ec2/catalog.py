@@ -154,7 +154,7 @@ def offerings_for(
 
 
 @dataclass(slots=True)
-class _Static:
+class StaticParts:
     """Per-type parts that do not depend on prices or capacity errors."""
 
     capacity: dict[str, int]
@@ -162,7 +162,7 @@ class _Static:
     requirements: list[Requirement]
 
 
-def static_parts(info: dict[str, Any], opts: CatalogOptions) -> _Static:
+def static_parts(info: dict[str, Any], opts: CatalogOptions) -> StaticParts:
     capacity, overhead = capacity_and_overhead(
         info,
         opts.family,
@@ -172,7 +172,7 @@ def static_parts(info: dict[str, Any], opts: CatalogOptions) -> _Static:
         opts.vm_memory_overhead_percent,
         opts.reserved_enis,
     )
-    return _Static(capacity, overhead, requirements_for(info, opts.region))
+    return StaticParts(capacity, overhead, requirements_for(info, opts.region))
 
 
 def build_catalog(
@@ -180,7 +180,7 @@ def build_catalog(
     pricing: PricingProvider,
     unavailable: UnavailableOfferings,
     opts: CatalogOptions,
-    statics: dict[str, _Static] | None = None,
+    statics: dict[str, StaticParts] | None = None,
 ) -> list[InstanceType]:
     """InstanceTypes with at least one priced offering, by name. ``statics`` memoises per type."""
     out: list[InstanceType] = []
@@ -213,7 +213,7 @@ class InstanceTypeProvider:
     clock: Callable[[], float] = time.monotonic
     _raw: RawCatalog | None = field(default=None, init=False)
     _raw_at: float = field(default=0.0, init=False)
-    _statics: dict[str, dict[str, _Static]] = field(default_factory=dict, init=False)
+    _statics: dict[str, dict[str, StaticParts]] = field(default_factory=dict, init=False)
     _built: dict[tuple[str, int, int], list[InstanceType]] = field(default_factory=dict, init=False)
     _generation: int = field(default=0, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
@@ -227,6 +227,13 @@ class InstanceTypeProvider:
             self._generation += 1
             self._built.clear()
         return raw
+
+    def use_raw(self, raw: RawCatalog) -> None:
+        """Adopt a raw catalog fetched elsewhere (one DescribeInstanceTypes per process)."""
+        with self._lock:
+            self._raw, self._raw_at = raw, self.clock()
+            self._generation += 1
+            self._built.clear()
 
     def raw(self) -> RawCatalog:
         if self._raw is None or self.clock() - self._raw_at > RAW_CATALOG_TTL_SECONDS:

@@ -74,6 +74,21 @@ class PricingProvider:
     def spot_price(self, instance_type: str, zone: str) -> float | None:
         return self._spot.get((instance_type, zone))
 
+    def snapshot(self) -> tuple[dict[str, float], dict[tuple[str, str], float], str]:
+        with self._lock:
+            return dict(self._on_demand), dict(self._spot), self.on_demand_source
+
+    def load(
+        self,
+        on_demand: Mapping[str, float],
+        spot: Mapping[tuple[str, str], float],
+        source: str,
+    ) -> None:
+        """Adopt prices fetched elsewhere (another provider of the same region)."""
+        with self._lock:
+            self._on_demand, self._spot = dict(on_demand), dict(spot)
+            self.on_demand_source = source
+
     def refresh(self) -> None:
         self.problems = []
         self.refresh_on_demand()

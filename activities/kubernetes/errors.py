@@ -116,9 +116,17 @@ class EvictionBlocked(KubernetesError):
         self.retry_after = retry_after
 
 
+def body_text(exc: ApiException) -> str:
+    """The response body as text (bytes when the call was made without preloading)."""
+    body = exc.body
+    if isinstance(body, bytes):
+        return body.decode("utf-8", errors="replace")
+    return str(body or "")
+
+
 def _status_body(exc: ApiException) -> dict[str, Any]:
     try:
-        body = json.loads(exc.body or "{}")
+        body = json.loads(body_text(exc) or "{}")
     except (TypeError, ValueError):
         return {}
     return body if isinstance(body, dict) else {}

@@ -14,7 +14,7 @@ from kubernetes.client.exceptions import ApiException
 
 from activities.kubernetes import raw, selectors
 from activities.kubernetes.client import Kube
-from activities.kubernetes.errors import EvictionBlocked, NotFound, translate
+from activities.kubernetes.errors import EvictionBlocked, NotFound, body_text, translate
 from activities.kubernetes.raw import Obj
 
 
@@ -52,12 +52,16 @@ def evict(kube: Kube, pod: Mapping[str, Any], *, grace_period_seconds: int | Non
     if delete_options:
         body["deleteOptions"] = delete_options
     try:
-        kube.core.create_namespaced_pod_eviction(name, namespace, body, _preload_content=False)
+        response = kube.core.create_namespaced_pod_eviction(
+            name, namespace, body, _preload_content=False
+        )
+        response.read()  # drain before the connection goes back to the pool
+        response.release_conn()
     except ApiException as exc:
         error = translate(exc)
         if isinstance(error, NotFound):
             return False
-        many = exc.status == 500 and "more than one PodDisruptionBudget" in (exc.body or "")
+        many = exc.status == 500 and "more than one PodDisruptionBudget" in body_text(exc)
         if exc.status == 429 or many:
             raise EvictionBlocked(
                 error.message,

@@ -20,7 +20,10 @@ def call(method: Callable[..., Any], *args: Any, **kwargs: Any) -> Obj:
     """Invoke a typed-client method and return the response body as a dict."""
     with api_errors():
         response = method(*args, _preload_content=False, **kwargs)
-        data = response.data
+        try:
+            data = response.data
+        finally:
+            response.release_conn()
     return cast(Obj, json.loads(data)) if data else {}
 
 

@@ -64,7 +64,9 @@ class Emulation:
     fleet_calls: list[dict[str, Any]] = field(default_factory=list)
 
     def reset(self) -> None:
+        """Back to defaults (the public price table, no injected failures, no tokens)."""
         with self._lock:
+            self.on_demand = offline_table()
             self.spot_overrides.clear()
             self.spot_disabled_regions.clear()
             self.insufficient.clear()

@@ -1,0 +1,423 @@
+"""Launch one instance for a NodeClaim with CreateFleet (instant), cheapest pools first.
+
+Idempotent twice over: an instance already tagged with the NodeClaim is returned as is, and
+the NodeClaim UID is the fleet's ClientToken so EC2 itself answers a repeated call with the
+first call's instance.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from activities.ec2.amis import ResolvedAMI
+from activities.ec2.capacity_cache import UnavailableOfferings
+from activities.ec2.catalog import InstanceTypeProvider
+from activities.ec2.errors import (
+    CAPACITY_TYPE_WIDE_CODES,
+    LAUNCH_TEMPLATE_NOT_FOUND_CODES,
+    UNFULFILLABLE_CAPACITY_CODES,
+    InsufficientCapacity,
+    LaunchTemplateNotFound,
+    Pool,
+    aws_errors,
+    classify,
+)
+from activities.ec2.families import family_of
+from activities.ec2.instances import (
+    TAG_EKS_CLUSTER,
+    TAG_NODECLAIM,
+    TAG_NODECLASS,
+    TAG_NODEPOOL,
+    Instance,
+    InstanceProvider,
+    cluster_tag,
+)
+from activities.ec2.launch_templates import LaunchTemplateInput, LaunchTemplateProvider
+from activities.ec2.launch_types import LaunchRequest, LaunchResult, provider_id
+from activities.ec2.nodeclass import NodeClassResolver, ResolvedNodeClass
+from activities.ec2.settings import ProviderSettings
+from activities.ec2.subnets import best_subnet_per_zone
+from activities.ec2.userdata import Bootstrap
+from activities.ec2.userdata import render as render_user_data
+from models import labels as L
+from models.ec2nodeclass import EC2NodeClass, KubeletConfiguration
+from models.instancetype import InstanceType, Offering
+from models.requirements import Requirements
+from models.resources import fits, parse_resources, render
+
+log = logging.getLogger(__name__)
+UNREGISTERED_TAINT = {"key": L.UNREGISTERED_TAINT_KEY, "effect": "NoExecute"}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An instance type that fits the claim, with its usable offerings of the chosen kind."""
+
+    instance_type: InstanceType
+    offerings: tuple[Offering, ...]
+
+    @property
+    def price(self) -> float:
+        return min(o.price for o in self.offerings)
+
+
+def compatible_types(
+    types: list[InstanceType], reqs: Requirements, requests: Mapping[str, int]
+) -> list[InstanceType]:
+    """Types whose labels meet the requirements and whose allocatable holds the requests."""
+    out = []
+    for it in types:
+        if it.requirements.compatible(reqs) is not None:
+            continue
+        if not fits(requests, it.allocatable):
+            continue
+        out.append(it)
+    return out
+
+
+def usable_offerings(
+    it: InstanceType, reqs: Requirements, capacity_type: str
+) -> tuple[Offering, ...]:
+    zone = reqs.get_or_exists(L.ZONE)
+    return tuple(
+        o
+        for o in it.offerings
+        if o.available and o.capacity_type == capacity_type and zone.has(o.zone)
+    )
+
+
+def choose_capacity_type(types: list[InstanceType], reqs: Requirements) -> str | None:
+    """Spot when allowed and offered anywhere; else on-demand when allowed; else nothing."""
+    allowed = reqs.get_or_exists(L.CAPACITY_TYPE)
+    for ct in (L.CAPACITY_TYPE_SPOT, L.CAPACITY_TYPE_ON_DEMAND):
+        if allowed.has(ct) and any(usable_offerings(it, reqs, ct) for it in types):
+            return ct
+    return None
+
+
+def rank_candidates(
+    types: list[InstanceType], reqs: Requirements, capacity_type: str, limit: int
+) -> list[Candidate]:
+    cands = [
+        Candidate(it, offs) for it in types if (offs := usable_offerings(it, reqs, capacity_type))
+    ]
+    if capacity_type == L.CAPACITY_TYPE_SPOT:
+        # Spot dearer than the cheapest compatible on-demand is not worth its interruptions.
+        od = [
+            o.price for it in types for o in usable_offerings(it, reqs, L.CAPACITY_TYPE_ON_DEMAND)
+        ]
+        if od:
+            ceiling = min(od)
+            cheaper = [c for c in cands if c.price <= ceiling]
+            cands = cheaper or cands
+    cands.sort(key=lambda c: (c.price, c.instance_type.name))
+    return cands[:limit]
+
+
+def pick_ami(amis: list[ResolvedAMI], it: InstanceType) -> ResolvedAMI | None:
+    for ami in amis:
+        if it.requirements.compatible(ami.requirement_set()) is None:
+            return ami
+    return None
+
+
+class Launcher:
+    def __init__(
+        self,
+        ec2: Any,
+        settings: ProviderSettings,
+        catalog: InstanceTypeProvider,
+        resolver: NodeClassResolver,
+        templates: LaunchTemplateProvider,
+        instances: InstanceProvider,
+        unavailable: UnavailableOfferings,
+    ) -> None:
+        self._ec2 = ec2
+        self._settings = settings
+        self._catalog = catalog
+        self._resolver = resolver
+        self._templates = templates
+        self._instances = instances
+        self._unavailable = unavailable
+
+    def launch(self, request: LaunchRequest, nodeclass: EC2NodeClass) -> LaunchResult:
+        existing = self._instances.find_by_nodeclaim(request.nodeclaim_name)
+        if existing is not None:
+            return self._result_for_existing(existing, nodeclass)
+        resolved = self._resolver.resolve(nodeclass)
+        resolved.require_ready()
+        zones = {s.zone for s in resolved.subnets}
+        types = self._catalog.list(nodeclass, zones)
+        reqs = request.requirement_set()
+        requests = parse_resources(request.resources)
+        compatible = compatible_types(types, reqs, requests)
+        capacity_type = choose_capacity_type(compatible, reqs)
+        if capacity_type is None:
+            raise InsufficientCapacity(
+                f"NodeClaim {request.nodeclaim_name}: no available offering among "
+                f"{len(compatible)} compatible instance types"
+            )
+        candidates = rank_candidates(
+            compatible, reqs, capacity_type, self._settings.max_fleet_instance_types
+        )
+        configs, images = self._launch_template_configs(
+            request, nodeclass, resolved, candidates, capacity_type
+        )
+        if not configs:
+            raise InsufficientCapacity(
+                f"NodeClaim {request.nodeclaim_name}: no AMI of EC2NodeClass {nodeclass.name} "
+                "suits the compatible instance types"
+            )
+        response = self._create_fleet(request, nodeclass, capacity_type, configs)
+        instance_id, itype, zone, lifecycle, lt_name = self._first_instance(
+            response, resolved, capacity_type
+        )
+        by_name = {c.instance_type.name: c.instance_type for c in candidates}
+        return self._result(
+            instance_id,
+            itype,
+            zone,
+            lifecycle,
+            images.get(lt_name, ""),
+            by_name.get(itype),
+            request,
+        )
+
+    # -- building the fleet request ----------------------------------------------------------
+    def _launch_template_configs(
+        self,
+        request: LaunchRequest,
+        nodeclass: EC2NodeClass,
+        resolved: ResolvedNodeClass,
+        candidates: list[Candidate],
+        capacity_type: str,
+    ) -> tuple[list[dict[str, Any]], dict[str, str]]:
+        """One config per (AMI, max pods) with overrides = its types x zones (best subnet)."""
+        family = family_of(nodeclass)
+        kubelet = (
+            KubeletConfiguration.model_validate(request.kubelet)
+            if request.kubelet is not None
+            else nodeclass.spec.kubelet
+        )
+        kubelet_wire = kubelet.to_wire() if kubelet else {}
+        subnets = best_subnet_per_zone(resolved.subnets)
+        groups: dict[tuple[str, int], list[Candidate]] = {}
+        for cand in candidates:
+            ami = pick_ami(resolved.amis, cand.instance_type)
+            if ami is None:
+                continue
+            pods = cand.instance_type.capacity.get("pods", 0) // 1000
+            groups.setdefault((ami.id, pods), []).append(cand)
+        labels = {
+            **request.labels,
+            L.NODEPOOL: request.nodepool_name,
+            L.CAPACITY_TYPE: capacity_type,
+        }
+        taints = (*request.taints, *request.startup_taints, UNREGISTERED_TAINT)
+        configs: list[dict[str, Any]] = []
+        images: dict[str, str] = {}
+        for (image_id, pods), cands in groups.items():
+            bootstrap = Bootstrap(
+                cluster=self._settings.cluster,
+                labels=labels,
+                taints=tuple(taints),
+                max_pods=pods,
+                kubelet=kubelet_wire,
+                custom=nodeclass.spec.user_data,
+            )
+            spec = LaunchTemplateInput.build(
+                nodeclass,
+                family,
+                image_id,
+                render_user_data(family.name, bootstrap),
+                [g.id for g in resolved.security_groups],
+            )
+            name = self._templates.ensure(spec)
+            images[name] = image_id
+            overrides = [
+                {
+                    "InstanceType": c.instance_type.name,
+                    "SubnetId": subnets[o.zone].id,
+                    "AvailabilityZone": o.zone,
+                }
+                for c in cands
+                for o in c.offerings
+                if o.zone in subnets
+            ]
+            if overrides:
+                configs.append(
+                    {
+                        "LaunchTemplateSpecification": {
+                            "LaunchTemplateName": name,
+                            "Version": "$Latest",
+                        },
+                        "Overrides": overrides,
+                    }
+                )
+        return configs, images
+
+    def tags(self, request: LaunchRequest, nodeclass: EC2NodeClass) -> dict[str, str]:
+        """User tags first, so they can never overwrite the tags ownership depends on."""
+        cluster = self._settings.cluster_name
+        return {
+            **nodeclass.spec.tags,
+            **request.tags,
+            "Name": f"{request.nodepool_name}/{request.nodeclaim_name}",
+            TAG_NODEPOOL: request.nodepool_name,
+            TAG_NODECLAIM: request.nodeclaim_name,
+            TAG_NODECLASS: nodeclass.name,
+            cluster_tag(cluster): "owned",
+            TAG_EKS_CLUSTER: cluster,
+        }
+
+    def _create_fleet(
+        self,
+        request: LaunchRequest,
+        nodeclass: EC2NodeClass,
+        capacity_type: str,
+        configs: list[dict[str, Any]],
+    ) -> dict[str, Any]:
+        tags = [{"Key": k, "Value": v} for k, v in self.tags(request, nodeclass).items()]
+        params: dict[str, Any] = {
+            "Type": "instant",
+            "ClientToken": request.nodeclaim_uid,
+            "TargetCapacitySpecification": {
+                "TotalTargetCapacity": 1,
+                "DefaultTargetCapacityType": capacity_type,
+            },
+            "LaunchTemplateConfigs": configs,
+            "TagSpecifications": [
+                {"ResourceType": r, "Tags": tags} for r in ("instance", "volume", "fleet")
+            ],
+        }
+        if capacity_type == L.CAPACITY_TYPE_SPOT:
+            params["SpotOptions"] = {"AllocationStrategy": "price-capacity-optimized"}
+        else:
+            params["OnDemandOptions"] = {"AllocationStrategy": "lowest-price"}
+        with aws_errors("CreateFleet"):
+            result: dict[str, Any] = self._ec2.create_fleet(**params)
+        return result
+
+    # -- reading the answer ------------------------------------------------------------------
+    def _first_instance(
+        self, response: dict[str, Any], resolved: ResolvedNodeClass, capacity_type: str
+    ) -> tuple[str, str, str, str, str]:
+        zone_of_subnet = {s.id: s.zone for s in resolved.subnets}
+        pools = self._record_errors(response.get("Errors", []), zone_of_subnet, capacity_type)
+        for inst in response.get("Instances", []):
+            ids = inst.get("InstanceIds") or []
+            if not ids:
+                continue
+            lto = inst.get("LaunchTemplateAndOverrides", {})
+            override = lto.get("Overrides", {})
+            zone = override.get("AvailabilityZone") or zone_of_subnet.get(
+                override.get("SubnetId", ""), ""
+            )
+            lt_name = lto.get("LaunchTemplateSpecification", {}).get("LaunchTemplateName", "")
+            return (
+                ids[0],
+                inst.get("InstanceType") or override.get("InstanceType", ""),
+                zone,
+                inst.get("Lifecycle") or capacity_type,
+                lt_name,
+            )
+        errors = response.get("Errors", [])
+        codes = sorted({e.get("ErrorCode", "") for e in errors})
+        if any(c in LAUNCH_TEMPLATE_NOT_FOUND_CODES for c in codes):
+            for e in errors:
+                spec = e.get("LaunchTemplateAndOverrides", {}).get(
+                    "LaunchTemplateSpecification", {}
+                )
+                self._templates.invalidate(spec.get("LaunchTemplateName", ""))
+            raise LaunchTemplateNotFound("CreateFleet: launch template not found", codes[0])
+        if not errors or all(c in UNFULFILLABLE_CAPACITY_CODES for c in codes):
+            why = ", ".join(codes) or "no instances"
+            raise InsufficientCapacity(
+                f"CreateFleet: no capacity in {len(pools)} pools ({why})",
+                tuple(pools),
+                codes[0] if codes else "",
+            )
+        first = next(e for e in errors if e.get("ErrorCode") not in UNFULFILLABLE_CAPACITY_CODES)
+        raise classify(_as_client_error(first), "CreateFleet")
+
+    def _record_errors(
+        self, errors: list[dict[str, Any]], zone_of_subnet: Mapping[str, str], capacity_type: str
+    ) -> list[Pool]:
+        """Put every refused pool in the unavailable-offerings cache; return them."""
+        pools: list[Pool] = []
+        for e in errors:
+            code = e.get("ErrorCode", "")
+            if code not in UNFULFILLABLE_CAPACITY_CODES:
+                continue
+            ct = e.get("Lifecycle") or capacity_type
+            if code in CAPACITY_TYPE_WIDE_CODES:
+                self._unavailable.mark_capacity_type_unavailable(ct)
+                continue
+            override = e.get("LaunchTemplateAndOverrides", {}).get("Overrides", {})
+            zone = override.get("AvailabilityZone") or zone_of_subnet.get(
+                override.get("SubnetId", ""), ""
+            )
+            pool = Pool(ct, override.get("InstanceType", ""), zone)
+            self._unavailable.mark_unavailable(pool.capacity_type, pool.instance_type, pool.zone)
+            pools.append(pool)
+            log.info("insufficient capacity: %s %s %s (%s)", ct, pool.instance_type, zone, code)
+        return pools
+
+    def _result(
+        self,
+        instance_id: str,
+        itype: str,
+        zone: str,
+        capacity_type: str,
+        image_id: str,
+        it: InstanceType | None,
+        request: LaunchRequest | None,
+        reused: bool = False,
+    ) -> LaunchResult:
+        labels: dict[str, str] = {}
+        if it is not None:
+            labels.update(it.requirements.labels())
+        labels.update({L.INSTANCE_TYPE: itype, L.ZONE: zone, L.CAPACITY_TYPE: capacity_type})
+        if request is not None:
+            labels.update(request.labels)
+            labels[L.NODEPOOL] = request.nodepool_name
+        return LaunchResult(
+            instance_id=instance_id,
+            provider_id=provider_id(zone, instance_id),
+            instance_type=itype,
+            zone=zone,
+            capacity_type=capacity_type,
+            image_id=image_id,
+            capacity=render(it.capacity) if it else {},
+            allocatable=render(it.allocatable) if it else {},
+            labels=labels,
+            reused=reused,
+        )
+
+    def _result_for_existing(self, inst: Instance, nodeclass: EC2NodeClass) -> LaunchResult:
+        types = {it.name: it for it in self._catalog.list(nodeclass)}
+        result = self._result(
+            inst.id,
+            inst.instance_type,
+            inst.zone,
+            inst.capacity_type,
+            inst.image_id,
+            types.get(inst.instance_type),
+            None,
+            reused=True,
+        )
+        if inst.tags.get(TAG_NODEPOOL):
+            result.labels[L.NODEPOOL] = inst.tags[TAG_NODEPOOL]
+        return result
+
+
+def _as_client_error(error: Mapping[str, Any]) -> Exception:
+    return ClientError(
+        {"Error": {"Code": error.get("ErrorCode", ""), "Message": error.get("ErrorMessage", "")}},
+        "CreateFleet",
+    )

@@ -1,0 +1,171 @@
+"""The interruption queue: EventBridge messages about our instances, read from SQS.
+
+Each message becomes a typed event. A message we cannot parse is logged and deleted (leaving it
+would make it come back forever); a handler failure leaves the message for redelivery. Nothing
+a message contains can stop the loop.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from activities.ec2.errors import aws_errors
+
+log = logging.getLogger(__name__)
+
+SPOT_INTERRUPTION = "SpotInterruption"
+REBALANCE_RECOMMENDATION = "RebalanceRecommendation"
+SCHEDULED_CHANGE = "ScheduledChange"
+STATE_CHANGE = "StateChange"
+NOOP = "NoOp"
+# Instance states that mean the node is going away.
+STOPPING_STATES = frozenset({"stopping", "stopped", "shutting-down", "terminated"})
+
+
+class UnparseableMessage(ValueError):
+    """The body is not an EventBridge event we understand."""
+
+
+@dataclass(frozen=True)
+class InterruptionEvent:
+    kind: str
+    instance_ids: tuple[str, ...]
+    event_id: str = ""
+    time: str = ""
+    detail: str = ""  # the action, state or health event type, for logs and events
+
+    @property
+    def actionable(self) -> bool:
+        return self.kind != NOOP
+
+
+@dataclass(frozen=True)
+class QueueMessage:
+    event: InterruptionEvent
+    receipt_handle: str
+    message_id: str
+
+
+def parse_event(body: str) -> InterruptionEvent:
+    """EventBridge JSON → event; raises UnparseableMessage for anything else."""
+    try:
+        doc = json.loads(body)
+    except (TypeError, ValueError) as exc:
+        raise UnparseableMessage(f"not JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise UnparseableMessage("not a JSON object")
+    source, kind = doc.get("source"), doc.get("detail-type")
+    detail = doc.get("detail")
+    if not isinstance(detail, dict):
+        raise UnparseableMessage(f"no detail object (source={source!r}, detail-type={kind!r})")
+    common = {"event_id": str(doc.get("id", "")), "time": str(doc.get("time", ""))}
+    if source == "aws.ec2" and kind == "EC2 Spot Instance Interruption Warning":
+        return InterruptionEvent(
+            SPOT_INTERRUPTION,
+            (_instance(detail),),
+            detail=str(detail.get("instance-action", "")),
+            **common,
+        )
+    if source == "aws.ec2" and kind == "EC2 Instance Rebalance Recommendation":
+        return InterruptionEvent(REBALANCE_RECOMMENDATION, (_instance(detail),), **common)
+    if source == "aws.ec2" and kind == "EC2 Instance State-change Notification":
+        state = str(detail.get("state", ""))
+        return InterruptionEvent(
+            STATE_CHANGE if state in STOPPING_STATES else NOOP,
+            (_instance(detail),),
+            detail=state,
+            **common,
+        )
+    if source == "aws.health" and kind == "AWS Health Event":
+        entities = detail.get("affectedEntities") or []
+        ids = tuple(
+            str(e["entityValue"]) for e in entities if isinstance(e, dict) and e.get("entityValue")
+        )
+        if detail.get("service") == "EC2" and detail.get("eventTypeCategory") == "scheduledChange":
+            if not ids:
+                raise UnparseableMessage("scheduled change without affected instances")
+            return InterruptionEvent(
+                SCHEDULED_CHANGE, ids, detail=str(detail.get("eventTypeCode", "")), **common
+            )
+        return InterruptionEvent(
+            NOOP, ids, detail=str(detail.get("eventTypeCategory", "")), **common
+        )
+    raise UnparseableMessage(f"unknown event source={source!r} detail-type={kind!r}")
+
+
+def _instance(detail: dict[str, Any]) -> str:
+    value = detail.get("instance-id")
+    if not isinstance(value, str) or not value:
+        raise UnparseableMessage("detail has no instance-id")
+    return value
+
+
+class InterruptionQueue:
+    def __init__(self, sqs: Any, queue: str, wait_seconds: int = 20, batch: int = 10) -> None:
+        self._sqs = sqs
+        self._queue = queue
+        self._url: str | None = queue if queue.startswith(("http://", "https://")) else None
+        self._wait = wait_seconds
+        self._batch = batch
+
+    @property
+    def url(self) -> str:
+        if self._url is None:
+            with aws_errors("GetQueueUrl"):
+                self._url = str(self._sqs.get_queue_url(QueueName=self._queue)["QueueUrl"])
+        return self._url
+
+    def receive(self) -> list[QueueMessage]:
+        """One long poll; malformed messages are logged, deleted and not returned."""
+        with aws_errors("ReceiveMessage"):
+            resp = self._sqs.receive_message(
+                QueueUrl=self.url, MaxNumberOfMessages=self._batch, WaitTimeSeconds=self._wait
+            )
+        out: list[QueueMessage] = []
+        for msg in resp.get("Messages", []):
+            try:
+                event = parse_event(msg.get("Body", ""))
+            except UnparseableMessage as exc:
+                log.warning(
+                    "dropping unparseable interruption message %s: %s", msg.get("MessageId"), exc
+                )
+                self.delete(msg["ReceiptHandle"])
+                continue
+            out.append(QueueMessage(event, msg["ReceiptHandle"], msg.get("MessageId", "")))
+        return out
+
+    def delete(self, receipt_handle: str) -> None:
+        with aws_errors("DeleteMessage"):
+            self._sqs.delete_message(QueueUrl=self.url, ReceiptHandle=receipt_handle)
+
+    def poll_once(self, handle: Callable[[InterruptionEvent], None]) -> int:
+        """Receive, hand each actionable event to ``handle``, delete what was handled.
+
+        Returns how many messages were deleted. Handler errors are logged and the message
+        is kept (SQS redelivers it after the visibility timeout).
+        """
+        done = 0
+        for msg in self.receive():
+            if msg.event.actionable:
+                try:
+                    handle(msg.event)
+                except Exception:
+                    log.exception("interruption handler failed for %s", msg.message_id)
+                    continue
+            self.delete(msg.receipt_handle)
+            done += 1
+        return done
+
+    def run(self, handle: Callable[[InterruptionEvent], None], stop: threading.Event) -> None:
+        """Poll until ``stop`` is set; AWS errors are logged and retried after a pause."""
+        while not stop.is_set():
+            try:
+                self.poll_once(handle)
+            except Exception:
+                log.exception("interruption queue poll failed")
+                stop.wait(5)

@@ -1,0 +1,90 @@
+"""The EC2 provider assembled: one object per region that callers (activities, CLI) hold."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from activities.ec2.capacity_cache import UnavailableOfferings
+from activities.ec2.catalog import InstanceTypeProvider
+from activities.ec2.clients import AWSClients
+from activities.ec2.fleet import Launcher
+from activities.ec2.instances import Instance, InstanceProvider
+from activities.ec2.interruption import InterruptionQueue
+from activities.ec2.launch_templates import LaunchTemplateProvider
+from activities.ec2.launch_types import LaunchRequest, LaunchResult
+from activities.ec2.nodeclass import NodeClassResolver, ResolvedNodeClass
+from activities.ec2.pricing import PricingProvider
+from activities.ec2.settings import ProviderSettings
+from models.ec2nodeclass import EC2NodeClass
+from models.instancetype import InstanceType
+
+
+@dataclass
+class EC2Provider:
+    settings: ProviderSettings
+    clients: AWSClients
+    unavailable: UnavailableOfferings
+    pricing: PricingProvider
+    catalog: InstanceTypeProvider
+    resolver: NodeClassResolver
+    templates: LaunchTemplateProvider
+    instances: InstanceProvider
+    launcher: Launcher
+
+    @staticmethod
+    def create(
+        settings: ProviderSettings,
+        clients: AWSClients,
+        clock: Callable[[], float] = time.monotonic,
+        use_pricing_api: bool = True,
+    ) -> EC2Provider:
+        unavailable = UnavailableOfferings(settings.unavailable_offerings_ttl_seconds, clock)
+        pricing_client = clients.pricing if use_pricing_api and not settings.isolated_vpc else None
+        pricing = PricingProvider(settings.region, clients.ec2, pricing_client)
+        catalog = InstanceTypeProvider(clients.ec2, settings, pricing, unavailable, clock)
+        resolver = NodeClassResolver(clients.ec2, clients.ssm, settings.kubernetes_version)
+        templates = LaunchTemplateProvider(clients.ec2, settings.cluster_name)
+        instances = InstanceProvider(clients.ec2, settings.cluster_name)
+        launcher = Launcher(
+            clients.ec2, settings, catalog, resolver, templates, instances, unavailable
+        )
+        return EC2Provider(
+            settings,
+            clients,
+            unavailable,
+            pricing,
+            catalog,
+            resolver,
+            templates,
+            instances,
+            launcher,
+        )
+
+    def resolve_nodeclass(self, nodeclass: EC2NodeClass) -> ResolvedNodeClass:
+        return self.resolver.resolve(nodeclass)
+
+    def instance_types(self, nodeclass: EC2NodeClass | None = None) -> list[InstanceType]:
+        """The catalog; with a NodeClass, offerings in zones without its subnets are unavailable."""
+        zones = None
+        if nodeclass is not None:
+            zones = {s.zone for s in self.resolver.resolve(nodeclass).subnets}
+        return self.catalog.list(nodeclass, zones)
+
+    def launch(self, request: LaunchRequest, nodeclass: EC2NodeClass) -> LaunchResult:
+        return self.launcher.launch(request, nodeclass)
+
+    def get(self, instance_id: str) -> Instance:
+        return self.instances.get(instance_id)
+
+    def list_owned(self, nodepool: str | None = None) -> list[Instance]:
+        return self.instances.list_owned(nodepool)
+
+    def delete(self, instance_id: str) -> bool:
+        return self.instances.terminate(instance_id)
+
+    def interruption_queue(self) -> InterruptionQueue | None:
+        if not self.settings.interruption_queue:
+            return None
+        return InterruptionQueue(self.clients.sqs, self.settings.interruption_queue)

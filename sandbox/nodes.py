@@ -1,0 +1,154 @@
+"""Simulated kubelets: every launched NodeClaim's instance "boots" and registers a Node.
+
+In a real cluster the instance's kubelet creates the Node, with the labels and taints the
+launch put in its user data. Here ``NodeSimulator`` does it once a NodeClaim carries a
+``status.providerID`` (set by the launch activity against the emulated EC2): the Node gets
+the claim's labels and taints, Karpenter's ``karpenter.sh/unregistered`` taint, the claim's
+capacity, and the kwok annotation, so kwok marks it Ready and runs the pods bound to it.
+Joinery's registration phase then finds it by providerID, exactly as in production.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from types import TracebackType
+from typing import Any
+
+from activities.kubernetes import nodeclaims, raw
+from activities.kubernetes.client import Kube
+from activities.kubernetes.errors import AlreadyExists, KubernetesError
+from activities.kubernetes.resources import UNREGISTERED_TAINT_KEY
+from sandbox.cluster import KWOK_NODE_ANNOTATION, KWOK_NODE_ANNOTATION_VALUE
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+DEFAULT_CAPACITY = {"cpu": "2", "memory": "8Gi", "pods": "110"}
+
+
+def node_name(provider_id: str) -> str:
+    """EKS-style resource name: the instance id (``aws:///us-east-1a/i-0abc`` -> ``i-0abc``)."""
+    return provider_id.rstrip("/").rsplit("/", 1)[-1]
+
+
+def node_for(claim: Mapping[str, Any]) -> Obj:
+    """The Node a kubelet on ``claim``'s instance would register."""
+    status = claim.get("status") or {}
+    spec = claim.get("spec") or {}
+    provider_id = str(status["providerID"])
+    name = node_name(provider_id)
+    labels: dict[str, str] = {}
+    # Single-valued In requirements become labels, as Karpenter's launch does.
+    for requirement in spec.get("requirements") or []:
+        values = requirement.get("values") or []
+        if requirement.get("operator") == "In" and len(values) == 1:
+            labels[requirement["key"]] = values[0]
+    labels.update((claim.get("metadata") or {}).get("labels") or {})
+    labels.setdefault("kubernetes.io/os", "linux")
+    labels.setdefault("kubernetes.io/arch", "amd64")
+    labels["kubernetes.io/hostname"] = name
+    taints = [
+        *(spec.get("taints") or []),
+        *(spec.get("startupTaints") or []),
+        {"key": UNREGISTERED_TAINT_KEY, "effect": "NoExecute"},
+    ]
+    capacity = dict(status.get("capacity") or DEFAULT_CAPACITY)
+    allocatable = dict(status.get("allocatable") or capacity)
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": labels,
+            "annotations": {KWOK_NODE_ANNOTATION: KWOK_NODE_ANNOTATION_VALUE},
+        },
+        "spec": {"providerID": provider_id, "taints": taints},
+        "status": {"capacity": capacity, "allocatable": allocatable},
+    }
+
+
+def register(admin: Kube, claim: Mapping[str, Any]) -> Obj:
+    """Create the claim's Node (idempotent: an existing one is returned)."""
+    node = node_for(claim)
+    try:
+        return raw.call(admin.core.create_node, node)
+    except AlreadyExists:
+        return raw.call(admin.core.read_node, node["metadata"]["name"])
+
+
+class NodeSimulator:
+    """Registers Nodes for launched NodeClaims after ``boot_seconds``, on a background thread.
+
+    ``should_register(claim)`` returning False simulates an instance that never joins (for
+    registration-timeout tests). Runs until ``stop()``; also a context manager.
+    """
+
+    def __init__(
+        self,
+        admin: Kube,
+        *,
+        boot_seconds: float = 0.0,
+        interval: float = 0.25,
+        should_register: Callable[[Mapping[str, Any]], bool] = lambda _claim: True,
+    ) -> None:
+        self._admin = admin
+        self._boot_seconds = boot_seconds
+        self._interval = interval
+        self._should_register = should_register
+        self._first_seen: dict[str, float] = {}
+        self._registered: set[str] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="node-simulator", daemon=True)
+
+    @property
+    def registered(self) -> frozenset[str]:
+        """providerIDs whose Node this simulator created."""
+        return frozenset(self._registered)
+
+    def start(self) -> NodeSimulator:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> NodeSimulator:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def step(self) -> None:
+        """One pass: register every launched, not-deleting claim whose boot time has passed."""
+        claims, _ = nodeclaims.list_(self._admin)
+        now = time.monotonic()
+        for claim in claims:
+            provider_id = (claim.get("status") or {}).get("providerID")
+            if not provider_id or provider_id in self._registered:
+                continue
+            if claim["metadata"].get("deletionTimestamp"):
+                continue
+            first = self._first_seen.setdefault(provider_id, now)
+            if now - first < self._boot_seconds or not self._should_register(claim):
+                continue
+            register(self._admin, claim)
+            self._registered.add(provider_id)
+            log.info("registered node %s for %s", node_name(provider_id), claim["metadata"]["name"])
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            with contextlib.suppress(KubernetesError):
+                self.step()
+            self._stop.wait(self._interval)

@@ -1,0 +1,125 @@
+"""The catalog against moto's region data: sizes, Karpenter's formulas on known types, offerings."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from activities.ec2.capacity import kube_reserved
+from activities.ec2.capacity_cache import UnavailableOfferings
+from activities.ec2.catalog import CatalogOptions, build_catalog
+from activities.ec2.families import FAMILIES
+from activities.ec2.pricing import OFFLINE
+from models.catalog import dump_catalog, load_catalog
+from models.instancetype import InstanceType
+from models.resources import render
+
+MI = 2**20 * 1000
+
+
+def by_name(types: list[InstanceType]) -> dict[str, InstanceType]:
+    return {t.name: t for t in types}
+
+
+def test_catalog_size_and_zones(env: Any) -> None:
+    types = env.provider.instance_types()
+    assert len(types) >= 800
+    zones = {o.zone for t in types for o in t.offerings}
+    assert zones == {f"us-east-1{z}" for z in "abcdef"}
+    assert env.provider.pricing.on_demand_source == OFFLINE  # moto has no Pricing API
+    archs = {t.requirements["kubernetes.io/arch"].any_value() for t in types}
+    assert archs == {"amd64", "arm64"}
+
+
+def test_m5_large_by_hand(env: Any) -> None:
+    m5 = by_name(env.provider.instance_types())["m5.large"]
+    # 8192 MiB - ceil(8192 * 7.5%) = 8192 - 615 = 7577 MiB; pods 3 ENIs x (10 - 1) + 2 = 29
+    assert render(m5.capacity) == {
+        "cpu": "2",
+        "memory": "7577Mi",
+        "pods": "29",
+        "ephemeral-storage": "20Gi",
+    }
+    # kube-reserved cpu 6% of 1000m + 1% of 1000m = 70m; memory 11 x 29 + 255 = 574Mi,
+    # plus the 100Mi eviction threshold; disk 1Gi reserved + 10% of 20Gi = 2Gi eviction.
+    assert render(m5.overhead) == {"cpu": "70m", "memory": "674Mi", "ephemeral-storage": "3Gi"}
+    assert render(m5.allocatable)["memory"] == "6903Mi"
+    labels = m5.requirements.labels()
+    assert labels["karpenter.k8s.aws/instance-family"] == "m5"
+    assert labels["karpenter.k8s.aws/instance-category"] == "m"
+    assert labels["karpenter.k8s.aws/instance-generation"] == "5"
+    assert labels["karpenter.k8s.aws/instance-size"] == "large"
+    assert labels["karpenter.k8s.aws/instance-cpu"] == "2"
+    assert labels["karpenter.k8s.aws/instance-memory"] == "8192"
+    assert m5.requirements["karpenter.k8s.aws/instance-gpu-count"].operator == "DoesNotExist"
+    od = [o for o in m5.offerings if o.capacity_type == "on-demand"]
+    assert od and all(o.price == 0.096 for o in od)
+    spot = [o for o in m5.offerings if o.capacity_type == "spot"]
+    assert spot and all(0 < o.price < 0.096 for o in spot)
+
+
+def test_graviton_gpu_and_big_types(env: Any) -> None:
+    types = by_name(env.provider.instance_types())
+    m6g = types["m6g.large"]
+    assert m6g.requirements["kubernetes.io/arch"].any_value() == "arm64"
+    # Graviton: 64 MiB CMA off the top, then 7.5%: 8128 - ceil(609.6) = 7518
+    assert render(m6g.capacity)["memory"] == "7518Mi"
+    g4 = types["g4dn.xlarge"]
+    assert g4.capacity["nvidia.com/gpu"] == 1000
+    assert g4.requirements.labels()["karpenter.k8s.aws/instance-gpu-name"] == "t4"
+    assert g4.requirements.labels()["karpenter.k8s.aws/instance-gpu-manufacturer"] == "nvidia"
+    m5_4x = types["m5.4xlarge"]
+    # 60 + 10 + 2000 x 0.5% + 12000 x 0.25% = 110m
+    assert render(m5_4x.overhead)["cpu"] == "110m"
+    assert kube_reserved(96_000, 737, None)["cpu"] == 60 + 10 + 10 + 230
+
+
+def test_kubelet_settings_change_pods_and_overhead(env: Any, make_nodeclass: Any) -> None:
+    nc = make_nodeclass.build(
+        kubelet={
+            "maxPods": 110,
+            "podsPerCore": 4,
+            "systemReserved": {"cpu": "100m", "memory": "100Mi"},
+            "evictionHard": {"memory.available": "5%"},
+        },
+        blockDeviceMappings=[
+            {"deviceName": "/dev/xvda", "rootVolume": True, "ebs": {"volumeSize": "100Gi"}}
+        ],
+    )
+    m5 = by_name(env.provider.instance_types(nc))["m5.large"]
+    assert render(m5.capacity)["pods"] == "8"  # min(110, 4 per core x 2)
+    assert render(m5.capacity)["ephemeral-storage"] == "100Gi"
+    # memory: 11 x 8 + 255 = 343Mi kube + 100Mi system + 5% of 7577Mi eviction
+    eviction = math.ceil(7577 * 2**20 * 5 / 100) * 1000
+    assert m5.overhead["memory"] == 343 * MI + 100 * MI + eviction
+    assert render(m5.overhead)["cpu"] == "170m"
+
+
+def test_subnet_zones_gate_availability_and_ice(env: Any, session_catalog: Any) -> None:
+    unavailable = UnavailableOfferings(180, env.clock)
+    unavailable.mark_unavailable("spot", "m5.large", "us-east-1b")
+    opts = CatalogOptions(
+        region="us-east-1",
+        family=FAMILIES["AL2023"],
+        subnet_zones=frozenset({"us-east-1a", "us-east-1b"}),
+    )
+    m5 = by_name(build_catalog(session_catalog.raw, env.provider.pricing, unavailable, opts))[
+        "m5.large"
+    ]
+    available = {(o.zone, o.capacity_type) for o in m5.offerings if o.available}
+    assert available == {
+        ("us-east-1a", "on-demand"),
+        ("us-east-1a", "spot"),
+        ("us-east-1b", "on-demand"),
+    }
+    env.clock.advance(181)
+    assert not unavailable.is_unavailable("spot", "m5.large", "us-east-1b")
+
+
+def test_catalog_round_trips_through_the_file_format(env: Any) -> None:
+    types = [t for t in env.provider.instance_types() if t.name.startswith(("m5.", "g4dn."))]
+    doc = dump_catalog(types)
+    again = by_name(load_catalog(doc))
+    for t in types:
+        assert again[t.name].allocatable == t.allocatable
+        assert again[t.name].offerings == t.offerings

@@ -1,0 +1,244 @@
+"""Launch, ICE, idempotency, termination and GC against moto plus the emulation layer."""
+
+from __future__ import annotations
+
+import base64
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from activities.ec2.errors import InsufficientCapacity, NodeClassNotReady
+from activities.ec2.launch_types import LaunchRequest, parse_provider_id
+
+M5_FAMILY = [
+    {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]},
+    {"key": "karpenter.k8s.aws/instance-size", "operator": "In", "values": ["large", "xlarge"]},
+]
+
+
+def request(name: str = "claim-a", capacity: str = "on-demand", **kw: Any) -> LaunchRequest:
+    reqs = [
+        *M5_FAMILY,
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": [capacity]},
+        *kw.pop("requirements", []),
+    ]
+    return LaunchRequest(
+        nodeclaim_name=name,
+        nodeclaim_uid=kw.pop("uid", f"uid-{name}"),
+        nodepool_name="default",
+        nodeclass_name="default",
+        requirements=reqs,
+        resources=kw.pop("resources", {"cpu": "1", "memory": "1Gi", "pods": "3"}),
+        labels={"team": "web"},
+        taints=[{"key": "dedicated", "value": "web", "effect": "NoSchedule"}],
+        **kw,
+    )
+
+
+def cheapest(env: Any, nc: Any, capacity: str, types: set[str]) -> tuple[float, str, str]:
+    offers = [
+        (o.price, t.name, o.zone)
+        for t in env.provider.instance_types(nc)
+        if t.name in types
+        for o in t.offerings
+        if o.capacity_type == capacity and o.available
+    ]
+    return min(offers)
+
+
+def lt_data(env: Any, name: str) -> dict[str, Any]:
+    versions = env.clients.ec2.describe_launch_template_versions(LaunchTemplateName=name)
+    data: dict[str, Any] = versions["LaunchTemplateVersions"][0]["LaunchTemplateData"]
+    return data
+
+
+def instances(env: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for r in env.clients.ec2.describe_instances()["Reservations"]:
+        out.extend(i for i in r["Instances"] if i["State"]["Name"] != "terminated")
+    return out
+
+
+def test_on_demand_launch_picks_the_cheapest_and_tags(env: Any, make_nodeclass: Any) -> None:
+    nc = make_nodeclass.build(tags={"cost-center": "42"})
+    result = env.provider.launch(request(), nc)
+    assert result.instance_type == "m5.large"  # cheapest m5 able to hold the request
+    assert result.capacity_type == "on-demand"
+    assert parse_provider_id(result.provider_id) == (result.zone, result.instance_id)
+    assert result.capacity["pods"] == "29" and result.allocatable["memory"] == "6903Mi"
+    assert result.image_id == env.seeded.amis.images[("al2023", "standard", "x86_64")]
+    assert result.labels["karpenter.k8s.aws/instance-family"] == "m5"
+    inst = env.provider.get(result.instance_id)
+    assert inst.tags["karpenter.sh/nodeclaim"] == "claim-a"
+    assert inst.tags["karpenter.sh/nodepool"] == "default"
+    assert inst.tags["karpenter.k8s.aws/ec2nodeclass"] == "default"
+    assert inst.tags["kubernetes.io/cluster/test-cluster"] == "owned"
+    assert inst.tags["eks:eks-cluster-name"] == "test-cluster"
+    assert inst.tags["cost-center"] == "42"
+    # one launch template per (AMI, max pods): m5.large (29 pods) and m5.xlarge (58 pods)
+    lts = env.clients.ec2.describe_launch_templates()["LaunchTemplates"]
+    assert len(lts) == 2 and all(
+        t["LaunchTemplateName"].startswith("karpenter.k8s.aws/") for t in lts
+    )
+    data = next(
+        d
+        for d in map(lambda t: lt_data(env, t["LaunchTemplateName"]), lts)
+        if "maxPods: 29" in base64.b64decode(d["UserData"]).decode()
+    )
+    user_data = base64.b64decode(data["UserData"]).decode()
+    assert "kind: NodeConfig" in user_data and "multipart/mixed" in user_data
+    assert "team=web" in user_data and "karpenter.sh/nodepool=default" in user_data
+    assert "key: dedicated" in user_data and "karpenter.sh/unregistered" in user_data
+    assert "maxPods: 29" in user_data
+    assert data["MetadataOptions"]["HttpTokens"] == "required"
+
+
+def test_spot_launch_prefers_the_cheapest_spot_pool(env: Any, make_nodeclass: Any) -> None:
+    nc = make_nodeclass.build()
+    _, itype, zone = cheapest(env, nc, "spot", {"m5.large", "m5.xlarge"})
+    result = env.provider.launch(request(capacity="spot"), nc)
+    assert (result.capacity_type, result.instance_type, result.zone) == ("spot", itype, zone)
+    assert env.provider.get(result.instance_id).capacity_type == "spot"
+
+
+def test_capacity_type_falls_back_to_on_demand_when_spot_is_not_offered(
+    env: Any, make_nodeclass: Any
+) -> None:
+    nc = make_nodeclass.build()
+    for t in env.provider.instance_types(nc):
+        if t.name in ("m5.large", "m5.xlarge"):
+            for o in t.offerings:
+                if o.capacity_type == "spot":
+                    env.provider.unavailable.mark_unavailable("spot", t.name, o.zone)
+    both = [
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "on-demand"]}
+    ]
+    req = request()
+    req.requirements = [*M5_FAMILY, *both]
+    assert env.provider.launch(req, nc).capacity_type == "on-demand"
+
+
+def test_ice_moves_the_next_launch_and_expires(env: Any, make_nodeclass: Any) -> None:
+    nc = make_nodeclass.build()
+    _, itype, zone = cheapest(env, nc, "spot", {"m5.large", "m5.xlarge"})
+    env.emulation.inject_insufficient_capacity("spot", itype, zone)
+    first = env.provider.launch(request("claim-1", "spot"), nc)
+    assert (first.instance_type, first.zone) != (itype, zone)
+    assert env.provider.unavailable.is_unavailable("spot", itype, zone)
+    # the catalog now shows the pool unavailable, and the next launch does not even try it
+    t = next(t for t in env.provider.instance_types(nc) if t.name == itype)
+    assert not next(
+        o for o in t.offerings if o.zone == zone and o.capacity_type == "spot"
+    ).available
+    env.provider.launch(request("claim-2", "spot"), nc)
+    assert env.emulation.fleet_calls[-1]["errors"] == 0
+    # three minutes later the pool is back
+    env.emulation.clear_insufficient_capacity()
+    env.clock.advance(181)
+    assert not env.provider.unavailable.is_unavailable("spot", itype, zone)
+    third = env.provider.launch(request("claim-3", "spot"), nc)
+    assert (third.instance_type, third.zone) == (itype, zone)
+
+
+def test_ice_everywhere_raises_typed_error(env: Any, make_nodeclass: Any) -> None:
+    nc = make_nodeclass.build()
+    for t in env.provider.instance_types(nc):
+        if t.name in ("m5.large", "m5.xlarge"):
+            for o in t.offerings:
+                env.emulation.inject_insufficient_capacity(o.capacity_type, t.name, o.zone)
+    with pytest.raises(InsufficientCapacity) as err:
+        env.provider.launch(request(), nc)
+    assert not err.value.retryable and len(err.value.pools) >= 10
+    with pytest.raises(InsufficientCapacity, match="no available offering"):
+        env.provider.launch(request("claim-b"), nc)  # everything is cached as unavailable
+    assert instances(env) == []
+
+
+def test_retried_launch_returns_the_same_instance(env: Any, make_nodeclass: Any) -> None:
+    nc = make_nodeclass.build()
+    first = env.provider.launch(request(), nc)
+    again = env.provider.launch(request(), nc)
+    assert again.instance_id == first.instance_id and again.reused
+    assert again.capacity == first.capacity
+    # same client token straight to CreateFleet (as if the tag lookup lost a race): same answer
+    resp = env.clients.ec2.create_fleet(
+        Type="instant",
+        ClientToken="uid-claim-a",
+        TargetCapacitySpecification={
+            "TotalTargetCapacity": 1,
+            "DefaultTargetCapacityType": "on-demand",
+        },
+        LaunchTemplateConfigs=[
+            {
+                "LaunchTemplateSpecification": {
+                    "LaunchTemplateName": env.clients.ec2.describe_launch_templates()[
+                        "LaunchTemplates"
+                    ][0]["LaunchTemplateName"],
+                    "Version": "$Latest",
+                },
+                "Overrides": [
+                    {
+                        "InstanceType": "m5.large",
+                        "SubnetId": env.seeded.network.subnets["us-east-1a"],
+                    }
+                ],
+            }
+        ],
+    )
+    assert resp["Instances"][0]["InstanceIds"] == [first.instance_id]
+    assert [i["InstanceId"] for i in instances(env)] == [first.instance_id]
+
+
+def test_terminate_twice_and_get_after(env: Any, make_nodeclass: Any) -> None:
+    result = env.provider.launch(request(), make_nodeclass.build())
+    assert env.provider.delete(result.instance_id) is False  # termination started
+    assert env.provider.delete(result.instance_id) is True  # already gone: done
+    assert env.provider.delete("i-0123456789abcdef0") is True  # never existed: done
+    from activities.ec2.errors import InstanceNotFound
+
+    with pytest.raises(InstanceNotFound):
+        env.provider.get(result.instance_id)
+
+
+def test_gc_lists_owned_instances_without_nodeclaims(env: Any, make_nodeclass: Any) -> None:
+    nc = make_nodeclass.build()
+    kept = env.provider.launch(request("kept"), nc)
+    leaked = env.provider.launch(request("leaked"), nc)
+    # an instance of another cluster / not launched by us is never listed
+    env.clients.ec2.run_instances(
+        ImageId=kept.image_id, InstanceType="m5.large", MinCount=1, MaxCount=1
+    )
+    owned = {i.id for i in env.provider.list_owned()}
+    assert owned == {kept.instance_id, leaked.instance_id}
+    later = datetime.now(UTC) + timedelta(minutes=5)
+    gone = env.provider.instances.leaked({"kept"}, now=later)
+    assert [i.id for i in gone] == [leaked.instance_id]
+    assert env.provider.instances.leaked({"kept"}, now=datetime.now(UTC) - timedelta(hours=1)) == []
+
+
+def test_launch_with_unready_nodeclass_or_impossible_request(env: Any, make_nodeclass: Any) -> None:
+    bad = make_nodeclass.build(subnetSelectorTerms=[{"tags": {"nothing": "here"}}])
+    with pytest.raises(NodeClassNotReady, match="matched no subnets"):
+        env.provider.launch(request(), bad)
+    huge = request(resources={"cpu": "10000"})
+    with pytest.raises(InsufficientCapacity, match="0 compatible"):
+        env.provider.launch(huge, make_nodeclass.build())
+    assert instances(env) == []
+
+
+def test_bottlerocket_and_gpu_pick_matching_amis(env: Any, make_nodeclass: Any) -> None:
+    nc = make_nodeclass.build(amiSelectorTerms=[{"alias": "bottlerocket@latest"}])
+    req = request(capacity="on-demand")
+    req.requirements = [
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["g4dn.xlarge"]},
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+    ]
+    result = env.provider.launch(req, nc)
+    assert result.image_id == env.seeded.amis.images[("bottlerocket", "nvidia", "x86_64")]
+    assert result.capacity["nvidia.com/gpu"] == "1"
+    lt = env.clients.ec2.describe_launch_templates()["LaunchTemplates"][0]["LaunchTemplateName"]
+    data = lt_data(env, lt)
+    toml = base64.b64decode(data["UserData"]).decode()
+    assert "[settings.kubernetes]" in toml and 'cluster-name = "test-cluster"' in toml
+    assert [m["DeviceName"] for m in data["BlockDeviceMappings"]] == ["/dev/xvda", "/dev/xvdb"]

@@ -1,0 +1,114 @@
+"""Small helpers shared by the Kubernetes component tests."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from kubernetes import client as k8s
+
+from sandbox.cluster import KWOK_NODE_ANNOTATION, KWOK_NODE_ANNOTATION_VALUE
+
+T = TypeVar("T")
+
+
+def eventually(probe: Callable[[], T | None], *, timeout: float = 30, what: str = "") -> T:
+    """Poll ``probe`` until it returns something truthy; fail the test after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = probe()
+        if last:
+            return last
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what or probe}: last={last!r}")
+
+
+def kwok_node(
+    name: str,
+    *,
+    labels: dict[str, str] | None = None,
+    provider_id: str | None = None,
+    capacity: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """A Node that kwok will run (mark Ready, start its pods), as a registering kubelet would."""
+    resources = capacity or {"cpu": "4", "memory": "16Gi", "pods": "110"}
+    node: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "annotations": {KWOK_NODE_ANNOTATION: KWOK_NODE_ANNOTATION_VALUE},
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                **(labels or {}),
+            },
+        },
+        "spec": {},
+        "status": {"capacity": resources, "allocatable": resources},
+    }
+    if provider_id:
+        node["spec"]["providerID"] = provider_id
+    return node
+
+
+def pod(
+    name: str,
+    *,
+    labels: dict[str, str] | None = None,
+    node_selector: dict[str, str] | None = None,
+    node_name: str | None = None,
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "containers": [
+            {
+                "name": "app",
+                "image": "registry.k8s.io/pause:3.10",
+                "resources": {"requests": {"cpu": "100m"}},
+            }
+        ],
+        "terminationGracePeriodSeconds": 0,
+    }
+    if node_selector:
+        spec["nodeSelector"] = node_selector
+    if node_name:
+        spec["nodeName"] = node_name
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": spec,
+    }
+
+
+def condition(obj: dict[str, Any], type_: str) -> dict[str, Any] | None:
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if c.get("type") == type_:
+            return dict(c)
+    return None
+
+
+def delete_node(admin_core: k8s.CoreV1Api, name: str) -> None:
+    try:
+        admin_core.delete_node(name)
+    except k8s.ApiException as exc:
+        if exc.status != 404:
+            raise
+
+
+def on_fresh_read(write: Callable[[], T], attempts: int = 10) -> T:
+    """Run ``write`` (which reads the object itself) again on ``Conflict``, as activities do.
+
+    Kubelet-like writers (kwok heartbeats, the node lifecycle controller) move a Node's
+    resourceVersion on their own, so a read-then-write can lose the race a few times.
+    """
+    from activities.kubernetes.errors import Conflict
+
+    for _ in range(attempts - 1):
+        try:
+            return write()
+        except Conflict:
+            time.sleep(0.05)
+    return write()
