@@ -8,7 +8,13 @@ import sys
 from collections.abc import Sequence
 
 # Sub-command modules; each exposes ``register(subparsers)`` and sets ``func`` on its parser.
-COMMAND_MODULES = ("worker.plan_command", "worker.catalog_command")
+COMMAND_MODULES = (
+    "worker.plan_command",
+    "worker.catalog_command",
+    "worker.worker_command",
+    "worker.control_commands",
+    "worker.dev_command",
+)
 
 
 class UsageError(Exception):
