@@ -17,8 +17,16 @@ from models.instancetype import InstanceType, Offering
 from models.quantity import parse_quantity
 from models.requirements import Requirement
 
-PRICES = Path(__file__).resolve().parent.parent / "activities" / "ec2" / "data" / "ec2-on-demand-prices.json"
-SHARED_PRICES = Path(__file__).resolve().parents[2] / "shared" / "data" / "ec2-on-demand-prices.json"
+PRICES = (
+    Path(__file__).resolve().parent.parent
+    / "activities"
+    / "ec2"
+    / "data"
+    / "ec2-on-demand-prices.json"
+)
+SHARED_PRICES = (
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "ec2-on-demand-prices.json"
+)
 _SIZE = re.compile(r"^(\d*)xlarge$")
 _MEM_PER_CPU = {"c": 2, "m": 4, "r": 8, "x": 16, "z": 8}
 
@@ -45,7 +53,7 @@ def ec2_like_catalog(region: str = "us-east-1", seed: int = 7) -> list[InstanceT
         cpus = _vcpus(size)
         if cpus is None or family[0] not in "cmrxz" or family.startswith("mac"):
             continue
-        arm = len(family) > 2 and family[2] == "g" or family.endswith("g")
+        arm = (len(family) > 2 and family[2] == "g") or family.endswith("g")
         mem_gib = cpus * _MEM_PER_CPU.get(family[0], 4)
         pods = 110 if cpus >= 16 else min(110, cpus * 15)
         overhead_cpu = 60 + 10 * min(cpus, 4) + cpus
@@ -56,9 +64,16 @@ def ec2_like_catalog(region: str = "us-east-1", seed: int = 7) -> list[InstanceT
         out.append(
             InstanceType.build(
                 name,
-                {"cpu": parse_quantity(cpus), "memory": parse_quantity(f"{mem_gib}Gi"), "pods": parse_quantity(pods)},
+                {
+                    "cpu": parse_quantity(cpus),
+                    "memory": parse_quantity(f"{mem_gib}Gi"),
+                    "pods": parse_quantity(pods),
+                },
                 offerings,
-                {"cpu": parse_quantity(f"{overhead_cpu}m"), "memory": parse_quantity(f"{overhead_mem}Mi")},
+                {
+                    "cpu": parse_quantity(f"{overhead_cpu}m"),
+                    "memory": parse_quantity(f"{overhead_mem}Mi"),
+                },
                 [
                     Requirement.create("kubernetes.io/arch", "In", ["arm64" if arm else "amd64"]),
                     Requirement.create("karpenter.k8s.aws/instance-family", "In", [family]),

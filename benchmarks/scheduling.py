@@ -47,7 +47,9 @@ def run_case(name: str, size: int) -> dict[str, Any]:
     t2 = time.perf_counter()
     lb = lower_bound(solver, plan.scheduled)
     t3 = time.perf_counter()
-    baseline = Solver(Problem([nodepool()], types, [parse_pod(p) for p in raw]), order="cpu").solve()
+    baseline = Solver(
+        Problem([nodepool()], types, [parse_pod(p) for p in raw]), order="cpu"
+    ).solve()
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
         "case": name,
@@ -80,8 +82,11 @@ def main() -> int:
         return 0
     cases = [("diverse", int(s)) for s in args.sizes.split(",")]
     cases += [("plain", 5000), ("deployments", 0)]
-    print(f"# {platform.machine()} {platform.processor() or ''} python {platform.python_version()}, "
-          f"one core per case", flush=True)
+    print(
+        f"# {platform.machine()} {platform.processor() or ''} python {platform.python_version()}, "
+        f"one core per case",
+        flush=True,
+    )
     results = []
     for name, size in cases:
         out = subprocess.run(

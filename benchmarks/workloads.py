@@ -26,7 +26,11 @@ def fake_instance_types(count: int = 400) -> list[InstanceType]:
     for i in range(count):
         n = i + 1
         price = 0.05 * n
-        offerings = [Offering(z, ct, price * (0.7 if ct == "spot" else 1.0)) for z in ZONES for ct in ("spot", "on-demand")]
+        offerings = [
+            Offering(z, ct, price * (0.7 if ct == "spot" else 1.0))
+            for z in ZONES
+            for ct in ("spot", "on-demand")
+        ]
         out.append(
             InstanceType.build(
                 f"fake-it-{i}",
@@ -111,10 +115,26 @@ def diverse_pods(count: int, seed: int = 42, plain_only: bool = False) -> list[d
                 pods.append(pod(name, cpu, mem, {"app": "plain"}))
             elif g == 1:
                 lbl = {"app": "zonal-spread"}
-                pods.append(pod(name, cpu, mem, lbl, topologySpreadConstraints=[_spread("topology.kubernetes.io/zone", lbl)]))
+                pods.append(
+                    pod(
+                        name,
+                        cpu,
+                        mem,
+                        lbl,
+                        topologySpreadConstraints=[_spread("topology.kubernetes.io/zone", lbl)],
+                    )
+                )
             elif g == 2:
                 lbl = {"app": "host-spread"}
-                pods.append(pod(name, cpu, mem, lbl, topologySpreadConstraints=[_spread("kubernetes.io/hostname", lbl)]))
+                pods.append(
+                    pod(
+                        name,
+                        cpu,
+                        mem,
+                        lbl,
+                        topologySpreadConstraints=[_spread("kubernetes.io/hostname", lbl)],
+                    )
+                )
             elif g == 3:
                 lbl = {"app": "zonal-affinity"}
                 pods.append(
@@ -123,7 +143,13 @@ def diverse_pods(count: int, seed: int = 42, plain_only: bool = False) -> list[d
                         cpu,
                         mem,
                         lbl,
-                        affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_affinity("topology.kubernetes.io/zone", lbl)]}},
+                        affinity={
+                            "podAffinity": {
+                                "requiredDuringSchedulingIgnoredDuringExecution": [
+                                    _affinity("topology.kubernetes.io/zone", lbl)
+                                ]
+                            }
+                        },
                     )
                 )
             else:
@@ -134,7 +160,13 @@ def diverse_pods(count: int, seed: int = 42, plain_only: bool = False) -> list[d
                         cpu,
                         mem,
                         lbl,
-                        affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_affinity("kubernetes.io/hostname", lbl)]}},
+                        affinity={
+                            "podAntiAffinity": {
+                                "requiredDuringSchedulingIgnoredDuringExecution": [
+                                    _affinity("kubernetes.io/hostname", lbl)
+                                ]
+                            }
+                        },
                     )
                 )
     return pods
@@ -144,10 +176,21 @@ def deployments(seed: int = 11, count: int = 50) -> list[dict[str, Any]]:
     """Realistic Deployments: 10-400 replicas each, with the constraint mixes people use."""
     rng = random.Random(seed)
     pods: list[dict[str, Any]] = []
-    kinds = ["plain", "zonal-spread", "host-anti", "arm", "spot", "preferred-anti", "memory", "zonal-spread-soft"]
+    kinds = [
+        "plain",
+        "zonal-spread",
+        "host-anti",
+        "arm",
+        "spot",
+        "preferred-anti",
+        "memory",
+        "zonal-spread-soft",
+    ]
     for d in range(count):
         kind = kinds[d % len(kinds)]
-        replicas = rng.randint(10, 60) if kind in ("host-anti", "preferred-anti") else rng.randint(10, 400)
+        replicas = (
+            rng.randint(10, 60) if kind in ("host-anti", "preferred-anti") else rng.randint(10, 400)
+        )
         cpu = rng.choice(("100m", "250m", "500m", "1", "2"))
         mem = rng.choice(("128Mi", "256Mi", "512Mi", "1Gi", "2Gi"))
         if kind == "memory":
@@ -161,7 +204,13 @@ def deployments(seed: int = 11, count: int = 50) -> list[dict[str, Any]]:
             s["whenUnsatisfiable"] = "ScheduleAnyway"
             spec["topologySpreadConstraints"] = [s]
         elif kind == "host-anti":
-            spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_affinity("kubernetes.io/hostname", lbl)]}}
+            spec["affinity"] = {
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        _affinity("kubernetes.io/hostname", lbl)
+                    ]
+                }
+            }
         elif kind == "preferred-anti":
             spec["affinity"] = {
                 "podAntiAffinity": {
@@ -176,6 +225,8 @@ def deployments(seed: int = 11, count: int = 50) -> list[dict[str, Any]]:
             spec["nodeSelector"] = {"karpenter.sh/capacity-type": "spot"}
         for i in range(replicas):
             p = pod(f"deploy-{d}-{i}", cpu, mem, dict(lbl), **spec)
-            p["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": f"deploy-{d}-rs", "controller": True}]
+            p["metadata"]["ownerReferences"] = [
+                {"kind": "ReplicaSet", "name": f"deploy-{d}-rs", "controller": True}
+            ]
             pods.append(p)
     return pods

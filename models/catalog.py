@@ -62,7 +62,11 @@ def load_catalog(raw: Any) -> list[InstanceType]:
     return out
 
 
-_IMPLIED = ("node.kubernetes.io/instance-type", "topology.kubernetes.io/zone", "karpenter.sh/capacity-type")
+_IMPLIED = (
+    "node.kubernetes.io/instance-type",
+    "topology.kubernetes.io/zone",
+    "karpenter.sh/capacity-type",
+)
 
 
 def dump_catalog(instance_types: list[InstanceType]) -> dict[str, Any]:

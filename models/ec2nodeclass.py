@@ -103,9 +103,7 @@ class EC2NodeClassSpec(KubeModel):
     kubelet: KubeletConfiguration | None = None
     block_device_mappings: list[BlockDeviceMapping] = Field(default_factory=list)
     metadata_options: MetadataOptions = Field(default_factory=MetadataOptions)
-    associate_public_ip_address: bool | None = Field(
-        default=None, alias="associatePublicIPAddress"
-    )
+    associate_public_ip_address: bool | None = Field(default=None, alias="associatePublicIPAddress")
     detailed_monitoring: bool | None = None
     instance_store_policy: Literal["RAID0"] | None = None
     context: str | None = None

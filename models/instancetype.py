@@ -80,7 +80,7 @@ class InstanceType:
         ct = requirements.get_or_exists(L.CAPACITY_TYPE)
         best: Offering | None = None
         for o in self.offerings:
-            if o.available and zone.has(o.zone) and ct.has(o.capacity_type):
-                if best is None or o.price < best.price:
-                    best = o
+            allowed = o.available and zone.has(o.zone) and ct.has(o.capacity_type)
+            if allowed and (best is None or o.price < best.price):
+                best = o
         return best

@@ -67,8 +67,10 @@ class NodeSelectorRequirementWithMinValues(KubeModel):
                 raise ValueError(f"operator {self.operator} takes a non-negative integer")
         if self.operator in ("Exists", "DoesNotExist") and self.values:
             raise ValueError(f"operator {self.operator} takes no values")
-        if self.min_values is not None and self.operator == IN and self.min_values > len(
-            self.values
+        if (
+            self.min_values is not None
+            and self.operator == IN
+            and self.min_values > len(self.values)
         ):
             raise ValueError("minValues must not exceed the number of values for operator In")
         return self

@@ -89,7 +89,9 @@ def is_restricted_node_label(key: str) -> bool:
     return key in RESTRICTED_LABELS
 
 
-def restricted_selector_reason(key: str, well_known: frozenset[str] = WELL_KNOWN_LABELS) -> str | None:
+def restricted_selector_reason(
+    key: str, well_known: frozenset[str] = WELL_KNOWN_LABELS
+) -> str | None:
     """Why a pod may not select on this key, or None when it may (Karpenter's IsRestrictedLabel)."""
     if key in well_known:
         return None

@@ -47,8 +47,10 @@ class Budget(KubeModel):
     def _schedule_with_duration(self) -> Budget:
         if (self.schedule is None) != (self.duration is None):
             raise ValueError("schedule and duration must be set together")
-        if self.schedule is not None and len(self.schedule.split()) != 5 and not (
-            self.schedule.startswith("@")
+        if (
+            self.schedule is not None
+            and len(self.schedule.split()) != 5
+            and not (self.schedule.startswith("@"))
         ):
             raise ValueError("schedule must be a cron expression with five fields")
         return self

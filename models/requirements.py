@@ -75,19 +75,18 @@ class Requirement:
     @property
     def operator(self) -> str:
         if self.complement:
-            if self.values:
-                return NOT_IN
-            if self.gt is not None and self.lt is None:
+            if self.gt is not None:
                 return GT
-            if self.lt is not None and self.gt is None:
+            if self.lt is not None:
                 return LT
-            return EXISTS
+            return NOT_IN if self.values else EXISTS
         return IN if self.values else DOES_NOT_EXIST
 
     def __len__(self) -> int:
         if self.complement:
             if self.gt is not None and self.lt is not None:
-                return max(0, self.lt - self.gt - 1 - len(self.values))
+                excluded = sum(1 for v in self.values if self._within(v))
+                return max(0, self.lt - self.gt - 1 - excluded)
             return _INFINITE
         return len(self.values)
 
@@ -140,30 +139,48 @@ class Requirement:
             return min(self.values) if self.values else None
         return None
 
-    def to_dict(self) -> dict[str, object]:
-        op = self.operator
-        out: dict[str, object] = {"key": self.key, "operator": op}
-        if op in (IN, NOT_IN):
-            out["values"] = sorted(self.values)
-        elif op == GT:
-            out["values"] = [str(self.gt)]
-        elif op == LT:
-            out["values"] = [str(self.lt)]
+    def to_dicts(self) -> list[dict[str, object]]:
+        """NodeSelectorRequirements (ANDed) that allow exactly what this requirement allows.
+
+        One entry says it all except for integer bounds: a small bounded range becomes an
+        ``In`` list, otherwise each bound and the excluded values get an entry of their own.
+        """
+        out: list[dict[str, object]] = []
+        if self.complement and (self.gt is not None or self.lt is not None):
+            if self.gt is not None and self.lt is not None and self.lt - self.gt - 1 <= 256:
+                vals = [str(n) for n in range(self.gt + 1, self.lt) if str(n) not in self.values]
+                out.append(
+                    {"key": self.key, "operator": IN, "values": vals}
+                    if vals
+                    else {"key": self.key, "operator": DOES_NOT_EXIST}
+                )
+            else:
+                if self.gt is not None:
+                    out.append({"key": self.key, "operator": GT, "values": [str(self.gt)]})
+                if self.lt is not None:
+                    out.append({"key": self.key, "operator": LT, "values": [str(self.lt)]})
+                if self.values:
+                    out.append({"key": self.key, "operator": NOT_IN, "values": sorted(self.values)})
+        else:
+            entry: dict[str, object] = {"key": self.key, "operator": self.operator}
+            if self.values:
+                entry["values"] = sorted(self.values)
+            out.append(entry)
         if self.min_values is not None:
-            out["minValues"] = self.min_values
+            out[0]["minValues"] = self.min_values
         return out
 
+    def to_dict(self) -> dict[str, object]:
+        """The single most telling entry (see ``to_dicts`` for the exact set)."""
+        return self.to_dicts()[0]
+
     def describe(self) -> str:
-        op = self.operator
-        if op in (IN, NOT_IN):
-            return f"{self.key} {op} [{', '.join(sorted(self.values))}]"
-        if op == GT:
-            return f"{self.key} Gt {self.gt}"
-        if op == LT:
-            return f"{self.key} Lt {self.lt}"
-        if self.complement and self.gt is not None and self.lt is not None:
-            return f"{self.key} in ({self.gt}, {self.lt})"
-        return f"{self.key} {op}"
+        parts = []
+        for d in self.to_dicts():
+            vals = d.get("values")
+            shown = f" [{', '.join(str(v) for v in vals)}]" if isinstance(vals, list) else ""
+            parts.append(f"{d['operator']}{shown}")
+        return f"{self.key} {' and '.join(parts)}"
 
 
 def _max_opt(a: int | None, b: int | None) -> int | None:
@@ -198,7 +215,9 @@ class Requirements(Mapping[str, Requirement]):
 
     @staticmethod
     def from_labels(labels: Mapping[str, str]) -> Requirements:
-        return Requirements(Requirement(normalize(k), False, frozenset((v,))) for k, v in labels.items())
+        return Requirements(
+            Requirement(normalize(k), False, frozenset((v,))) for k, v in labels.items()
+        )
 
     @staticmethod
     def from_selector_terms(terms: Iterable[Mapping[str, object]]) -> Requirements:
@@ -233,12 +252,14 @@ class Requirements(Mapping[str, Requirement]):
         r = self._items.get(key)
         return r if r is not None else Requirement(key, True, frozenset())
 
-    def with_requirements(self, *others: Iterable[Requirement]) -> Requirements:
+    def with_requirements(self, *others: Iterable[Requirement] | Requirements) -> Requirements:
         """A new Requirements narrowed by the others (self is not changed)."""
         out = Requirements()
         out._items = dict(self._items)
         for other in others:
-            items = other.values() if isinstance(other, Requirements) else other
+            items: Iterable[Requirement] = (
+                other.values() if isinstance(other, Requirements) else other
+            )
             for r in items:
                 out._add(r)
         return out
@@ -281,4 +302,4 @@ class Requirements(Mapping[str, Requirement]):
         }
 
     def to_list(self) -> list[dict[str, object]]:
-        return [self._items[k].to_dict() for k in sorted(self._items)]
+        return [d for k in sorted(self._items) for d in self._items[k].to_dicts()]

@@ -102,9 +102,7 @@ def _node_info(doc: Document) -> NodeInfo:
     )
 
 
-def _claim_info(
-    doc: Document, claim: NodeClaim, types: Mapping[str, InstanceType]
-) -> NodeInfo:
+def _claim_info(doc: Document, claim: NodeClaim, types: Mapping[str, InstanceType]) -> NodeInfo:
     """An in-flight NodeClaim: its capacity is what status says, else its (smallest) type."""
     reqs = claim.requirements()
     labels = {**claim.metadata.labels, **reqs.labels()}
@@ -220,7 +218,9 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
                 meta = dict(tmpl.get("metadata") or {})
                 meta.setdefault("name", (d.body.get("metadata") or {}).get("name"))
                 meta["namespace"] = (d.body.get("metadata") or {}).get("namespace", "default")
-                meta["ownerReferences"] = [{"kind": "DaemonSet", "name": meta["name"], "controller": True}]
+                meta["ownerReferences"] = [
+                    {"kind": "DaemonSet", "name": meta["name"], "controller": True}
+                ]
                 daemonsets.append(
                     parse_pod({"metadata": meta, "spec": tmpl.get("spec") or {}}, runtime_overheads)
                 )

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from models.resources import CPU, MEMORY, PODS
 from scheduling.pods import Pod
 from scheduling.solver import PodClass, RelaxState, Solver
-from scheduling.targets import instance_type_compatible, vec_add, vec_fits
 from scheduling.taints import untolerated
+from scheduling.targets import instance_type_compatible, vec_add, vec_fits
 
 _DIMS = (CPU, MEMORY, PODS)
 
@@ -54,9 +54,7 @@ def _rates(solver: Solver, cls: PodClass) -> list[tuple[float, float, float]]:
             rates.add(tuple(offering.price / r if r > 0 else 0.0 for r in room))  # type: ignore[arg-type]
     # Drop rate vectors another one beats in every resource: they can never be the minimum.
     pruned = [
-        r
-        for r in rates
-        if not any(o != r and all(o[i] <= r[i] for i in range(3)) for o in rates)
+        r for r in rates if not any(o != r and all(o[i] <= r[i] for i in range(3)) for o in rates)
     ]
     return pruned
 

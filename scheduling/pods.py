@@ -30,7 +30,9 @@ class LabelSelector:
     matches_nothing: bool = False
 
     @staticmethod
-    def parse(raw: Mapping[str, Any] | None, extra: Mapping[str, str] | None = None) -> LabelSelector:
+    def parse(
+        raw: Mapping[str, Any] | None, extra: Mapping[str, str] | None = None
+    ) -> LabelSelector:
         if raw is None:
             # A nil selector selects nothing (topology spread and affinity terms).
             return LabelSelector((), matches_nothing=True)
@@ -41,7 +43,9 @@ class LabelSelector:
             op = str(expr.get("operator"))
             if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
                 raise PodError(f"label selector operator {op!r} is not valid")
-            clauses.append((str(expr.get("key")), op, frozenset(str(x) for x in expr.get("values") or [])))
+            clauses.append(
+                (str(expr.get("key")), op, frozenset(str(x) for x in expr.get("values") or []))
+            )
         for k, v in (extra or {}).items():
             clauses.append((k, "In", frozenset((v,))))
         return LabelSelector(tuple(sorted(clauses, key=lambda c: (c[0], c[1], sorted(c[2])))))
@@ -136,7 +140,9 @@ def _container_requests(container: Mapping[str, Any], where: str) -> Resources:
     return {**limits, **requests}
 
 
-def effective_requests(spec: Mapping[str, Any], runtime_overhead: Resources | None = None) -> Resources:
+def effective_requests(
+    spec: Mapping[str, Any], runtime_overhead: Resources | None = None
+) -> Resources:
     """What the kube-scheduler reserves for a pod: containers, init containers, sidecars, overhead.
 
     Regular init containers run one at a time, so the pod needs the largest of them (plus the
@@ -194,7 +200,9 @@ def _affinity_term(raw: Mapping[str, Any], labels: Mapping[str, str], where: str
     selector = LabelSelector.parse(raw.get("labelSelector"), extra)
     ns_sel = raw.get("namespaceSelector")
     namespaces = frozenset(str(n) for n in raw.get("namespaces") or [])
-    all_ns = ns_sel is not None and not ns_sel.get("matchLabels") and not ns_sel.get("matchExpressions")
+    all_ns = (
+        ns_sel is not None and not ns_sel.get("matchLabels") and not ns_sel.get("matchExpressions")
+    )
     return AffinityTerm(
         L.normalize(str(key)),
         selector,
@@ -204,7 +212,9 @@ def _affinity_term(raw: Mapping[str, Any], labels: Mapping[str, str], where: str
     )
 
 
-def parse_pod(raw: Mapping[str, Any], runtime_overheads: Mapping[str, Resources] | None = None) -> Pod:
+def parse_pod(
+    raw: Mapping[str, Any], runtime_overheads: Mapping[str, Resources] | None = None
+) -> Pod:
     """Parse a Pod manifest. Structural problems raise PodError; constraints Karpenter would
     reject (restricted labels, matchFields) mark the pod ``invalid`` with the reason instead."""
     meta = raw.get("metadata") or {}
@@ -292,7 +302,9 @@ def parse_pod(raw: Mapping[str, Any], runtime_overheads: Mapping[str, Resources]
 
     def terms(block: Mapping[str, Any], kind: str) -> tuple[AffinityTerm, ...]:
         return tuple(
-            _affinity_term(t, labels, f"{base}.{kind}.requiredDuringSchedulingIgnoredDuringExecution[{i}]")
+            _affinity_term(
+                t, labels, f"{base}.{kind}.requiredDuringSchedulingIgnoredDuringExecution[{i}]"
+            )
             for i, t in enumerate(block.get("requiredDuringSchedulingIgnoredDuringExecution") or [])
         )
 
@@ -306,7 +318,9 @@ def parse_pod(raw: Mapping[str, Any], runtime_overheads: Mapping[str, Resources]
                     f"{base}.{kind}.preferredDuringSchedulingIgnoredDuringExecution[{i}]",
                 ),
             )
-            for i, t in enumerate(block.get("preferredDuringSchedulingIgnoredDuringExecution") or [])
+            for i, t in enumerate(
+                block.get("preferredDuringSchedulingIgnoredDuringExecution") or []
+            )
         ]
         out.sort(key=lambda p: -p[0])
         return tuple(out)
@@ -315,7 +329,13 @@ def parse_pod(raw: Mapping[str, Any], runtime_overheads: Mapping[str, Resources]
     for c in list(spec.get("containers") or []) + list(spec.get("initContainers") or []):
         for p in c.get("ports") or []:
             if p.get("hostPort"):
-                ports.add((str(p.get("hostIP") or "0.0.0.0"), int(p["hostPort"]), str(p.get("protocol") or "TCP")))
+                ports.add(
+                    (
+                        str(p.get("hostIP") or "0.0.0.0"),
+                        int(p["hostPort"]),
+                        str(p.get("protocol") or "TCP"),
+                    )
+                )
     pvcs = tuple(
         str(v["persistentVolumeClaim"]["claimName"])
         for v in spec.get("volumes") or []

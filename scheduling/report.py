@@ -39,8 +39,10 @@ def plan_to_dict(plan: Plan, lower_bound: float) -> dict[str, Any]:
 def plan_to_table(doc: dict[str, Any]) -> str:
     lines = []
     claims = doc["nodeClaims"]
-    lines.append(f"{len(claims)} new NodeClaim(s), ${doc['cost']['perHour']:.4f}/h "
-                 f"(lower bound ${doc['cost']['lowerBound']:.4f}/h)")
+    lines.append(
+        f"{len(claims)} new NodeClaim(s), ${doc['cost']['perHour']:.4f}/h "
+        f"(lower bound ${doc['cost']['lowerBound']:.4f}/h)"
+    )
     if claims:
         lines.append("")
         header = f"{'#':>3}  {'NODEPOOL':<16} {'CHEAPEST TYPE':<18} {'TYPES':>5}  {'$/H':>8}  "

@@ -13,8 +13,8 @@ relaxed one step at a time) with two changes that matter at scale and for cost:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 from models import labels as L
 from models.instancetype import InstanceType
@@ -22,7 +22,8 @@ from models.requirements import IN, Requirement, Requirements
 from models.resources import CPU, MEMORY, PODS, Resources, add, render
 from scheduling.offers import OfferIndex
 from scheduling.pods import Pod, SpreadConstraint
-from scheduling.problem import NodeInfo, Problem
+from scheduling.problem import Problem
+from scheduling.taints import TOLERATE_ALL_PREFER_NO_SCHEDULE, Taint, Toleration, untolerated
 from scheduling.targets import (
     ClaimTarget,
     ExistingTarget,
@@ -35,8 +36,7 @@ from scheduling.targets import (
     vec_add,
     vec_fits,
 )
-from scheduling.taints import TOLERATE_ALL_PREFER_NO_SCHEDULE, Toleration, untolerated
-from scheduling.topology import AFFINITY, ANTI, SPREAD, Topology, TopologyGroup
+from scheduling.topology import AFFINITY, SPREAD, Topology, TopologyGroup
 
 MAX_INSTANCE_TYPES = 600
 
@@ -128,10 +128,14 @@ class Solver:
         self._claim_seq = 0
         self.offers = OfferIndex(problem.instance_types)
         self._merged: dict[tuple[int, int], tuple[Requirements, Requirements, object]] = {}
-        self._narrowed: dict[tuple[int, tuple[object, ...]], tuple[list[InstanceType], list[InstanceType]]] = {}
+        self._narrowed: dict[
+            tuple[int, tuple[object, ...]], tuple[list[InstanceType], list[InstanceType]]
+        ] = {}
         self._keep_alive: list[object] = []
         self._targets: dict[tuple[object, ...], tuple[list[InstanceType], InstanceType]] = {}
-        self._fitted: dict[tuple[int, tuple[int, ...]], tuple[list[InstanceType], list[InstanceType]]] = {}
+        self._fitted: dict[
+            tuple[int, tuple[int, ...]], tuple[list[InstanceType], list[InstanceType]]
+        ] = {}
         self._eligible: dict[tuple[object, ...], set[str]] = {}
         self._alloc_cache: dict[str, list[int]] = {}
 
@@ -177,9 +181,7 @@ class Solver:
         pools = []
         for np in sorted(self.problem.nodepools, key=lambda n: (-(n.spec.weight or 0), n.name)):
             reqs = np.requirements()
-            taints = tuple(
-                _taint(t.key, t.value, t.effect) for t in np.spec.template.spec.taints
-            )
+            taints = tuple(_taint(t.key, t.value, t.effect) for t in np.spec.template.spec.taints)
             types = [
                 it
                 for it in self.problem.instance_types
@@ -197,7 +199,9 @@ class Solver:
                 remaining = [remaining_res.get(d, 1 << 62) for d in self.dims]
                 remaining.append(remaining_res.get("nodes", 1 << 62))
                 other = {
-                    k: v for k, v in remaining_res.items() if k not in self.dim_index and k != "nodes"
+                    k: v
+                    for k, v in remaining_res.items()
+                    if k not in self.dim_index and k != "nodes"
                 }
             min_values = {
                 L.normalize(r.key): r.min_values
@@ -334,7 +338,9 @@ class Solver:
         if vol is not None:
             reqs = reqs.with_requirements(vol)
         spreads = [s for s in pod.spreads if s.hard or not state.schedule_anyway_dropped]
-        aff = list(pod.affinity) + [t for _, t in pod.preferred_affinity[state.pref_affinity_dropped :]]
+        aff = list(pod.affinity) + [
+            t for _, t in pod.preferred_affinity[state.pref_affinity_dropped :]
+        ]
         anti = list(pod.anti_affinity) + [
             t for _, t in pod.preferred_anti_affinity[state.pref_anti_dropped :]
         ]
@@ -360,8 +366,10 @@ class Solver:
             (self.topology.spread_group(pod, s), s) for s in spreads
         ]
         own += [(self.topology.affinity_group(pod, t, anti=False), None) for t in aff]
-        owned_anti = [self.topology.affinity_group(pod, t, anti=True) for t in anti]
-        own += [(g, None) for g in owned_anti]
+        own += [(self.topology.affinity_group(pod, t, anti=True), None) for t in anti]
+        # Only required anti-affinity binds other pods (Karpenter does not track the inverse
+        # of preferences either): a preference is the owner's wish, not the others' rule.
+        owned_anti = [self.topology.affinity_group(pod, t, anti=True) for t in pod.anti_affinity]
         matching = [g for g in self.topology.groups if g.selects(pod)]
         inverse = [g for g in self.topology.anti_groups if g.selects(pod)]
         cls = PodClass(
@@ -378,32 +386,46 @@ class Solver:
         )
         for g, s in own:
             if s is not None and g.key not in cls.eligible:
-                cls.eligible[g.key] = self._eligible_domains(cls, g.key, s.honor_affinity)
+                cls.eligible[g.key] = self._eligible_domains(
+                    cls, g.key, s.honor_affinity, s.honor_taints
+                )
         self._classes[key] = cls
         return cls
 
-    def _eligible_domains(self, cls: PodClass, key: str, honor_affinity: bool) -> set[str]:
+    def _eligible_domains(
+        self, cls: PodClass, key: str, honor_affinity: bool, honor_taints: bool
+    ) -> set[str]:
         """Domains a spread counts: those a compatible pool or node can provide to the pod."""
-        ck = (self._sig(cls.reqs), cls.tolerations, key, honor_affinity)
+        ck = (self._sig(cls.reqs), cls.tolerations, key, honor_affinity, honor_taints)
         hit = self._eligible.get(ck)
         if hit is None:
-            hit = self._compute_eligible(cls, key, honor_affinity)
+            hit = self._compute_eligible(cls, key, honor_affinity, honor_taints)
             self._eligible[ck] = hit
         return hit
 
-    def _compute_eligible(self, cls: PodClass, key: str, honor_affinity: bool) -> set[str]:
+    def _compute_eligible(
+        self, cls: PodClass, key: str, honor_affinity: bool, honor_taints: bool
+    ) -> set[str]:
+        """Domains a spread counts. nodeTaintsPolicy Ignore (the default) counts domains of
+        pools whose taints the pod does not tolerate; Honor leaves them out."""
         out: set[str] = set()
         for pool in self.pools:
-            if untolerated(pool.taints, cls.tolerations) is not None:
+            if honor_taints and untolerated(pool.taints, cls.tolerations) is not None:
                 continue
             if honor_affinity and pool.requirements.compatible(cls.reqs, self.allow_undefined):
                 continue
-            merged = pool.requirements.with_requirements(cls.reqs) if honor_affinity else pool.requirements
+            merged = (
+                pool.requirements.with_requirements(cls.reqs)
+                if honor_affinity
+                else pool.requirements
+            )
             for it in pool.instance_types:
                 if key in (L.ZONE, L.CAPACITY_TYPE):
                     zr = merged.get_or_exists(L.ZONE)
                     cr = merged.get_or_exists(L.CAPACITY_TYPE)
-                    if honor_affinity and not instance_type_compatible(it, merged, self.instance_keys):
+                    if honor_affinity and not instance_type_compatible(
+                        it, merged, self.instance_keys
+                    ):
                         continue
                     for o in it.offerings:
                         if o.available and zr.has(o.zone) and cr.has(o.capacity_type):
@@ -418,6 +440,8 @@ class Solver:
                 continue
             if honor_affinity and t.requirements.compatible(cls.reqs, self.allow_undefined):
                 continue
+            if honor_taints and untolerated(t.taints, cls.tolerations) is not None:
+                continue
             out.add(v)
         return out
 
@@ -431,7 +455,10 @@ class Solver:
             return None if v is None else [v]
         assert isinstance(t, ClaimTarget)
         if key in (L.ZONE, L.CAPACITY_TYPE):
-            universe = (len(self.universe.get(L.ZONE, ())), len(self.universe.get(L.CAPACITY_TYPE, ())))
+            universe = (
+                len(self.universe.get(L.ZONE, ())),
+                len(self.universe.get(L.CAPACITY_TYPE, ())),
+            )
             zones, cts = self.offers.zones_and_types(t.types, reqs, universe)
             return sorted(zones if key == L.ZONE else cts)
         r = reqs.get(key)
@@ -645,11 +672,17 @@ class Solver:
         hit = self._narrowed.get(key)
         if hit is not None and hit[0] is types:
             return hit[1]
-        out = [it for it in types if instance_type_compatible(it, reqs, self.instance_keys, self.offers)]
+        out = [
+            it
+            for it in types
+            if instance_type_compatible(it, reqs, self.instance_keys, self.offers)
+        ]
         self._narrowed[key] = (types, out)
         return out
 
-    def _target(self, types: list[InstanceType], reqs: Requirements, need: list[int]) -> InstanceType:
+    def _target(
+        self, types: list[InstanceType], reqs: Requirements, need: list[int]
+    ) -> InstanceType:
         """The type a claim is filled toward: the best price per unit of the workload's mix.
 
         A type's worth is how many copies of the pending pods' aggregate request mix its
@@ -683,7 +716,9 @@ class Solver:
             best = types[0]
         else:
             floor = min(s[0] for s in scored)
-            best = max((s for s in scored if s[0] <= floor * 1.03), key=lambda s: (s[1], s[2].name))[2]
+            best = max(
+                (s for s in scored if s[0] <= floor * 1.03), key=lambda s: (s[1], s[2].name)
+            )[2]
         self._targets[key] = (types, best)
         return best
 
@@ -735,8 +770,6 @@ class Solver:
             t = untolerated(pool.taints, cls.tolerations)
             assert t is not None
             return f"nodepool {pool.name}: taint {t.describe()} is not tolerated"
-        if cls.host_ports and False:  # a new node has no ports in use
-            return None
         why = pool.requirements.compatible(cls.reqs, self.allow_undefined)
         if why is not None:
             return f"nodepool {pool.name}: {why}"
@@ -758,7 +791,9 @@ class Solver:
         if not fitting:
             overhead = dict(zip(self.dims, pool.daemon_overhead, strict=True))
             plus = f" plus daemonset overhead {_fmt(overhead)}" if any(overhead.values()) else ""
-            return f"nodepool {pool.name}: no instance type fits requests {_fmt(cls.requests)}{plus}"
+            return (
+                f"nodepool {pool.name}: no instance type fits requests {_fmt(cls.requests)}{plus}"
+            )
 
         if pool.remaining is not None:
             fitting = [it for it in fitting if self._within_limits(pool, it)]
@@ -778,9 +813,7 @@ class Solver:
         failure = self._try_claim(cls, pod, claim)
         if failure is not None:
             if failure.reason == "minValues not met":
-                short = min_values_shortfall(
-                    self._fit(claim.types, need), reqs, pool.min_values
-                )
+                short = min_values_shortfall(self._fit(claim.types, need), reqs, pool.min_values)
                 return f"nodepool {pool.name}: {short}"
             return f"nodepool {pool.name}: {failure.reason}"
         self.claims.append(claim)
@@ -826,33 +859,31 @@ class Solver:
 
     def _relax(self, pod: Pod, s: RelaxState) -> RelaxState | None:
         if s.term + 1 < len(pod.required_terms):
-            return _replace(s, term=s.term + 1)
+            return replace(s, term=s.term + 1)
         if s.pref_affinity_dropped < len(pod.preferred_affinity):
-            return _replace(s, pref_affinity_dropped=s.pref_affinity_dropped + 1)
+            return replace(s, pref_affinity_dropped=s.pref_affinity_dropped + 1)
         if s.pref_anti_dropped < len(pod.preferred_anti_affinity):
-            return _replace(s, pref_anti_dropped=s.pref_anti_dropped + 1)
+            return replace(s, pref_anti_dropped=s.pref_anti_dropped + 1)
         if s.pref_node_dropped < len(pod.preferred_terms):
-            return _replace(s, pref_node_dropped=s.pref_node_dropped + 1)
+            return replace(s, pref_node_dropped=s.pref_node_dropped + 1)
         if not s.schedule_anyway_dropped and any(not sp.hard for sp in pod.spreads):
-            return _replace(s, schedule_anyway_dropped=True)
+            return replace(s, schedule_anyway_dropped=True)
         if not s.tolerate_prefer_no_schedule:
-            return _replace(s, tolerate_prefer_no_schedule=True)
+            return replace(s, tolerate_prefer_no_schedule=True)
         return None
 
     def _schedule(self, pod: Pod) -> str | None:
         state = self.states.get(id(pod), RelaxState())
-        first_reason: str | None = None
         while True:
             cls = self._pod_class(pod, state)
             reason = self._place(pod, cls)
             if reason is None:
                 self.states[id(pod)] = state
                 return None
-            first_reason = first_reason or reason
             nxt = self._relax(pod, state)
             if nxt is None:
                 self.states[id(pod)] = state
-                return reason if state == RelaxState() else _strip(reason, first_reason)
+                return reason
             state = nxt
 
     def solve(self) -> Plan:
@@ -976,15 +1007,7 @@ class Solver:
         )
 
 
-def _replace(s: RelaxState, **kw: object) -> RelaxState:
-    from dataclasses import replace
-
-    return replace(s, **kw)  # type: ignore[arg-type]
-
-
-def _taint(key: str, value: str | None, effect: str) -> object:
-    from scheduling.taints import Taint
-
+def _taint(key: str, value: str | None, effect: str) -> Taint:
     return Taint(key, value or "", effect)
 
 
@@ -996,12 +1019,5 @@ def _describe(reqs: Requirements) -> str:
     return ", ".join(r.describe() for k, r in sorted(reqs.items()) if k != L.HOSTNAME)
 
 
-def _strip(reason: str, first: str) -> str:
-    return reason
-
-
 def solve(problem: Problem, order: str = "balanced") -> Plan:
     return Solver(problem, order).solve()
-
-
-_ = (NodeInfo, Callable)

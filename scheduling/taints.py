@@ -18,10 +18,14 @@ class Taint:
 
     @staticmethod
     def from_dict(raw: Mapping[str, object]) -> Taint:
-        return Taint(str(raw.get("key", "")), str(raw.get("value") or ""), str(raw.get("effect", "")))
+        return Taint(
+            str(raw.get("key", "")), str(raw.get("value") or ""), str(raw.get("effect", ""))
+        )
 
     def describe(self) -> str:
-        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+        return (
+            f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+        )
 
     def to_dict(self) -> dict[str, str]:
         out = {"key": self.key, "effect": self.effect}

@@ -41,8 +41,10 @@ def ports_conflict(
 ) -> tuple[str, int, str] | None:
     for ip, port, proto in wanted:
         for uip, uport, uproto in used:
-            if port == uport and proto == uproto and (
-                ip == uip or ip == "0.0.0.0" or uip == "0.0.0.0"
+            if (
+                port == uport
+                and proto == uproto
+                and (ip == uip or ip == "0.0.0.0" or uip == "0.0.0.0")
             ):
                 return (ip, port, proto)
     return None
@@ -60,7 +62,9 @@ class PoolView:
     daemon_overhead: Vec
     remaining: Vec | None  # limits minus what exists, per dimension + nodes (None = unlimited)
     min_values: dict[str, int]
-    other_limits: dict[str, int] = field(default_factory=dict)  # limits on resources no pod asks for
+    other_limits: dict[str, int] = field(
+        default_factory=dict
+    )  # limits on resources no pod asks for
 
 
 @dataclass(eq=False)
@@ -127,7 +131,11 @@ def instance_type_compatible(
     zone = reqs.get(L.ZONE)
     ct = reqs.get(L.CAPACITY_TYPE)
     for o in it.offerings:
-        if o.available and (zone is None or zone.has(o.zone)) and (ct is None or ct.has(o.capacity_type)):
+        if (
+            o.available
+            and (zone is None or zone.has(o.zone))
+            and (ct is None or ct.has(o.capacity_type))
+        ):
             return True
     return False
 

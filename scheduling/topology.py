@@ -102,7 +102,9 @@ class Topology:
 
     def affinity_group(self, pod: Pod, term: AffinityTerm, anti: bool) -> TopologyGroup:
         return self._intern(
-            TopologyGroup(ANTI if anti else AFFINITY, term.key, term.selector, _term_namespaces(term, pod))
+            TopologyGroup(
+                ANTI if anti else AFFINITY, term.key, term.selector, _term_namespaces(term, pod)
+            )
         )
 
     def record(

@@ -35,8 +35,7 @@ def _read_yaml(path: str) -> Iterator[tuple[int, Any]]:
     except OSError as exc:
         raise UsageError(f"{path}: {exc.strerror}") from None
     try:
-        for i, doc in enumerate(yaml.safe_load_all(text), 1):
-            yield i, doc
+        yield from enumerate(yaml.safe_load_all(text), 1)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""

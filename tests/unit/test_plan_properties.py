@@ -39,9 +39,13 @@ def catalogs(draw: st.DrawFn) -> dict[str, Any]:
         offerings = []
         for z in sorted(zones):
             for ct in draw(
-                st.lists(st.sampled_from(["spot", "on-demand"]), min_size=1, max_size=2, unique=True)
+                st.lists(
+                    st.sampled_from(["spot", "on-demand"]), min_size=1, max_size=2, unique=True
+                )
             ):
-                price = round(cpu * 0.04 * (0.4 if ct == "spot" else 1.0) * draw(st.floats(0.8, 1.2)), 4)
+                price = round(
+                    cpu * 0.04 * (0.4 if ct == "spot" else 1.0) * draw(st.floats(0.8, 1.2)), 4
+                )
                 offerings.append({"zone": z, "capacityType": ct, "price": price})
         types.append(
             {
@@ -49,7 +53,11 @@ def catalogs(draw: st.DrawFn) -> dict[str, Any]:
                 "capacity": {"cpu": str(cpu), "memory": f"{mem}Gi", "pods": str(8 * cpu)},
                 "overhead": {"cpu": "100m", "memory": "256Mi"},
                 "requirements": [
-                    {"key": L.ARCH, "operator": "In", "values": [draw(st.sampled_from(["amd64", "arm64"]))]},
+                    {
+                        "key": L.ARCH,
+                        "operator": "In",
+                        "values": [draw(st.sampled_from(["amd64", "arm64"]))],
+                    },
                     {"key": "size", "operator": "In", "values": [str(cpu)]},
                 ],
                 "offerings": offerings,
@@ -62,9 +70,23 @@ def catalogs(draw: st.DrawFn) -> dict[str, Any]:
 def nodepools(draw: st.DrawFn, name: str) -> dict[str, Any]:
     reqs: list[dict[str, Any]] = []
     if draw(st.booleans()):
-        reqs.append({"key": L.ZONE, "operator": "In", "values": draw(st.lists(st.sampled_from(ZONES), min_size=1, max_size=3, unique=True))})
+        reqs.append(
+            {
+                "key": L.ZONE,
+                "operator": "In",
+                "values": draw(
+                    st.lists(st.sampled_from(ZONES), min_size=1, max_size=3, unique=True)
+                ),
+            }
+        )
     if draw(st.booleans()):
-        reqs.append({"key": L.CAPACITY_TYPE, "operator": "In", "values": [draw(st.sampled_from(["spot", "on-demand"]))]})
+        reqs.append(
+            {
+                "key": L.CAPACITY_TYPE,
+                "operator": "In",
+                "values": [draw(st.sampled_from(["spot", "on-demand"]))],
+            }
+        )
     taints = []
     if draw(st.booleans()):
         taints.append({"key": "dedicated", "value": name, "effect": "NoSchedule"})
@@ -80,7 +102,12 @@ def nodepools(draw: st.DrawFn, name: str) -> dict[str, Any]:
     }
     if draw(st.booleans()):
         spec["limits"] = {"cpu": str(draw(st.integers(4, 64)))}
-    return {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": name}, "spec": spec}
+    return {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
 
 
 @st.composite
@@ -102,26 +129,40 @@ def pods(draw: st.DrawFn, index: int) -> dict[str, Any]:
     if draw(st.integers(0, 4)) == 0:
         spec["nodeSelector"] = {L.ARCH: draw(st.sampled_from(["amd64", "arm64"]))}
     if draw(st.integers(0, 4)) == 0:
-        spec["nodeSelector"] = {**spec.get("nodeSelector", {}), "size": draw(st.sampled_from(["2", "4", "8"]))}
+        spec["nodeSelector"] = {
+            **spec.get("nodeSelector", {}),
+            "size": draw(st.sampled_from(["2", "4", "8"])),
+        }
     if draw(st.integers(0, 3)) == 0:
         spec["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
     kind = draw(st.sampled_from(["plain", "plain", "spread", "anti", "zone-anti"]))
     sel = {"matchLabels": {"app": app}}
     if kind == "spread":
         spec["topologySpreadConstraints"] = [
-            {"maxSkew": 1, "topologyKey": L.ZONE, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": sel}
+            {
+                "maxSkew": 1,
+                "topologyKey": L.ZONE,
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": sel,
+            }
         ]
     elif kind in ("anti", "zone-anti"):
         key = L.HOSTNAME if kind == "anti" else L.ZONE
         spec["affinity"] = {
             "podAntiAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": sel, "topologyKey": key}]
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": sel, "topologyKey": key}
+                ]
             }
         }
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": f"p{index}", "namespace": "default", "labels": {"app": app, "kind": kind}},
+        "metadata": {
+            "name": f"p{index}",
+            "namespace": "default",
+            "labels": {"app": app, "kind": kind},
+        },
         "spec": spec,
     }
 
@@ -137,7 +178,18 @@ def problems(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any]]:
                 "apiVersion": "apps/v1",
                 "kind": "DaemonSet",
                 "metadata": {"name": "ds", "namespace": "kube-system"},
-                "spec": {"template": {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "150m", "memory": "100Mi"}}}]}}},
+                "spec": {
+                    "template": {
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "c",
+                                    "resources": {"requests": {"cpu": "150m", "memory": "100Mi"}},
+                                }
+                            ]
+                        }
+                    }
+                },
             }
         )
     return docs, catalog
@@ -161,9 +213,13 @@ def node_satisfies(node: Requirements, pod: Requirements) -> bool:
     return True
 
 
-def check_plan(docs: list[dict[str, Any]], catalog: dict[str, Any], plan: Plan, out: dict[str, Any]) -> None:
+def check_plan(
+    docs: list[dict[str, Any]], catalog: dict[str, Any], plan: Plan, out: dict[str, Any]
+) -> None:
     types = {it.name: it for it in load_catalog(catalog)}
-    parsed = build_problem([Document(d, f"doc {i}") for i, d in enumerate(docs)], list(types.values()))
+    parsed = build_problem(
+        [Document(d, f"doc {i}") for i, d in enumerate(docs)], list(types.values())
+    )
     pending = {p.key: p for p in parsed.problem.pending}
     pools = {np.name: np for np in parsed.problem.nodepools}
     ds = parsed.problem.daemonsets
@@ -188,7 +244,10 @@ def check_plan(docs: list[dict[str, Any]], catalog: dict[str, Any], plan: Plan, 
         for d in ds:
             from scheduling.taints import Taint
 
-            if untolerated([Taint(t.key, t.value or "", t.effect) for t in taints], d.tolerations) is None:
+            if (
+                untolerated([Taint(t.key, t.value or "", t.effect) for t in taints], d.tolerations)
+                is None
+            ):
                 for k, v in d.requests.items():
                     overhead[k] += v
         for it in claim.instance_types:
@@ -205,12 +264,19 @@ def check_plan(docs: list[dict[str, Any]], catalog: dict[str, Any], plan: Plan, 
                 assert ok, f"{p.key} requirements not met on {it.name}"
                 from scheduling.taints import Taint
 
-                assert untolerated([Taint(t.key, t.value or "", t.effect) for t in taints], p.tolerations) is None
+                assert (
+                    untolerated(
+                        [Taint(t.key, t.value or "", t.effect) for t in taints], p.tolerations
+                    )
+                    is None
+                )
             for k, v in total.items():
                 assert v <= it.allocatable.get(k, 0), f"{it.name} cannot hold {k}={v}"
             assert it.cheapest_offering(claim.requirements) is not None
         # price is the cheapest offering of the listed types
-        cheapest = min(it.cheapest_offering(claim.requirements).price for it in claim.instance_types)  # type: ignore[union-attr]
+        cheapest = min(
+            it.cheapest_offering(claim.requirements).price for it in claim.instance_types
+        )  # type: ignore[union-attr]
         assert abs(cheapest - claim.price) < 1e-9
         # hostname anti-affinity: no two "anti" pods of the same app share a node
         anti_apps = [p.labels["app"] for p in claim_pods if p.labels["kind"] == "anti"]
@@ -224,9 +290,11 @@ def check_plan(docs: list[dict[str, Any]], catalog: dict[str, Any], plan: Plan, 
             if p.labels["kind"] == "zone-anti":
                 assert len(claim.zones) == 1
                 zone_anti[p.labels["app"]].append(claim.zones[0])
-        pool_capacity[claim.nodepool] += max(it.capacity.get("cpu", 0) for it in claim.instance_types)
+        pool_capacity[claim.nodepool] += max(
+            it.capacity.get("cpu", 0) for it in claim.instance_types
+        )
     for app, zones in zone_anti.items():
-        # pods of the same app with zonal anti-affinity, and other pods of that app, never share a zone
+        # pods of one app with zonal anti-affinity never share a zone
         assert len(zones) == len(set(zones)), f"zonal anti-affinity violated for {app}"
     for name, used in pool_capacity.items():
         limit = pools[name].spec.limits.get("cpu")

@@ -1,7 +1,8 @@
-"""Scenarios where the solver differs from Karpenter's documented behaviour (or is wrong).
+"""Regression tests for solver bugs found while writing the scenario suite.
 
-These fail today; they state the expected behaviour so the fix can be checked. Each docstring
-names the Karpenter behaviour relied on.
+Each docstring names the Karpenter (or Kubernetes) behaviour relied on: other pods' preferred
+anti-affinity does not block; nodeTaintsPolicy Ignore counts tainted pools' domains; bounded
+integer ranges with NotIn values keep their size; claim requirements keep numeric bounds.
 """
 
 from __future__ import annotations
