@@ -25,7 +25,13 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.catalogs import ec2_like_catalog  # noqa: E402
-from benchmarks.workloads import deployments, diverse_pods, fake_instance_types, nodepool  # noqa: E402
+from benchmarks.workloads import (  # noqa: E402
+    deployments,
+    diverse_pods,
+    fake_instance_types,
+    nodepool,
+    pod,
+)
 from scheduling.lowerbound import lower_bound  # noqa: E402
 from scheduling.pods import parse_pod  # noqa: E402
 from scheduling.problem import Problem  # noqa: E402
@@ -36,6 +42,9 @@ def run_case(name: str, size: int) -> dict[str, Any]:
     if name == "deployments":
         types = ec2_like_catalog()
         raw = deployments()
+    elif name == "replicas":
+        types = ec2_like_catalog()
+        raw = [pod(f"web-{i}", "250m", "512Mi", {"app": "web"}) for i in range(size)]
     else:
         types = fake_instance_types()
         raw = diverse_pods(size, plain_only=(name == "plain"))
@@ -81,7 +90,7 @@ def main() -> int:
         print(json.dumps(run_case(args.case, args.size)))
         return 0
     cases = [("diverse", int(s)) for s in args.sizes.split(",")]
-    cases += [("plain", 5000), ("deployments", 0)]
+    cases += [("plain", 5000), ("replicas", 10000), ("deployments", 0)]
     print(
         f"# {platform.machine()} {platform.processor() or ''} python {platform.python_version()}, "
         f"one core per case",
