@@ -101,74 +101,35 @@ def _affinity(key: str, labels: dict[str, str]) -> dict[str, Any]:
     return {"labelSelector": {"matchLabels": labels}, "topologyKey": key}
 
 
+def _required(kind: str, key: str, labels: dict[str, str]) -> dict[str, Any]:
+    return {kind: {"requiredDuringSchedulingIgnoredDuringExecution": [_affinity(key, labels)]}}
+
+
+ZONE_KEY = "topology.kubernetes.io/zone"
+HOST_KEY = "kubernetes.io/hostname"
+
+# Karpenter's five benchmark groups: (app label, extra pod spec for that label).
+_GROUPS: list[tuple[str, Any]] = [
+    ("plain", lambda lbl: {}),
+    ("zonal-spread", lambda lbl: {"topologySpreadConstraints": [_spread(ZONE_KEY, lbl)]}),
+    ("host-spread", lambda lbl: {"topologySpreadConstraints": [_spread(HOST_KEY, lbl)]}),
+    ("zonal-affinity", lambda lbl: {"affinity": _required("podAffinity", ZONE_KEY, lbl)}),
+    ("host-anti", lambda lbl: {"affinity": _required("podAntiAffinity", HOST_KEY, lbl)}),
+]
+
+
 def diverse_pods(count: int, seed: int = 42, plain_only: bool = False) -> list[dict[str, Any]]:
     rng = random.Random(seed)
+    groups = _GROUPS[:1] if plain_only else _GROUPS
     pods = []
-    group_size = count if plain_only else count // 5
-    for g in range(1 if plain_only else 5):
-        n = group_size if g < 4 or plain_only else count - 4 * group_size
+    for g, (app, extra) in enumerate(groups):
+        size = count // len(groups)
+        n = size if g < len(groups) - 1 else count - size * (len(groups) - 1)
+        labels = {"app": app}
         for i in range(n):
             cpu = f"{rng.choice(CPU_CHOICES)}m"
             mem = f"{rng.choice(MEMORY_CHOICES)}Mi"
-            name = f"g{g}-{i}"
-            if g == 0:
-                pods.append(pod(name, cpu, mem, {"app": "plain"}))
-            elif g == 1:
-                lbl = {"app": "zonal-spread"}
-                pods.append(
-                    pod(
-                        name,
-                        cpu,
-                        mem,
-                        lbl,
-                        topologySpreadConstraints=[_spread("topology.kubernetes.io/zone", lbl)],
-                    )
-                )
-            elif g == 2:
-                lbl = {"app": "host-spread"}
-                pods.append(
-                    pod(
-                        name,
-                        cpu,
-                        mem,
-                        lbl,
-                        topologySpreadConstraints=[_spread("kubernetes.io/hostname", lbl)],
-                    )
-                )
-            elif g == 3:
-                lbl = {"app": "zonal-affinity"}
-                pods.append(
-                    pod(
-                        name,
-                        cpu,
-                        mem,
-                        lbl,
-                        affinity={
-                            "podAffinity": {
-                                "requiredDuringSchedulingIgnoredDuringExecution": [
-                                    _affinity("topology.kubernetes.io/zone", lbl)
-                                ]
-                            }
-                        },
-                    )
-                )
-            else:
-                lbl = {"app": "host-anti"}
-                pods.append(
-                    pod(
-                        name,
-                        cpu,
-                        mem,
-                        lbl,
-                        affinity={
-                            "podAntiAffinity": {
-                                "requiredDuringSchedulingIgnoredDuringExecution": [
-                                    _affinity("kubernetes.io/hostname", lbl)
-                                ]
-                            }
-                        },
-                    )
-                )
+            pods.append(pod(f"g{g}-{i}", cpu, mem, dict(labels), **extra(labels)))
     return pods
 
 
@@ -204,13 +165,7 @@ def deployments(seed: int = 11, count: int = 50) -> list[dict[str, Any]]:
             s["whenUnsatisfiable"] = "ScheduleAnyway"
             spec["topologySpreadConstraints"] = [s]
         elif kind == "host-anti":
-            spec["affinity"] = {
-                "podAntiAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": [
-                        _affinity("kubernetes.io/hostname", lbl)
-                    ]
-                }
-            }
+            spec["affinity"] = _required("podAntiAffinity", HOST_KEY, lbl)
         elif kind == "preferred-anti":
             spec["affinity"] = {
                 "podAntiAffinity": {
