@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from operator import le
 
 from models import labels as L
 from models.instancetype import InstanceType
-from models.requirements import IN, Requirement, Requirements
+from models.requirements import Requirement, Requirements
 from models.resources import CPU, MEMORY, PODS, Resources, add, render
 from scheduling.offers import OfferIndex
 from scheduling.pods import Pod, SpreadConstraint
@@ -132,6 +133,10 @@ class Solver:
             tuple[int, tuple[object, ...]], tuple[list[InstanceType], list[InstanceType]]
         ] = {}
         self._keep_alive: list[object] = []
+        self._orders: dict[
+            tuple[object, ...],
+            tuple[list[InstanceType], list[tuple[float, InstanceType, list[int]]]],
+        ] = {}
         self._targets: dict[tuple[object, ...], tuple[list[InstanceType], InstanceType]] = {}
         self._fitted: dict[
             tuple[int, tuple[int, ...]], tuple[list[InstanceType], list[InstanceType]]
@@ -972,26 +977,43 @@ class Solver:
 
     # ------------------------------------------------------------- results
 
+    def _price_order(
+        self, types: list[InstanceType], reqs: Requirements
+    ) -> list[tuple[float, InstanceType, list[int]]]:
+        """Types with an allowed offering, cheapest first (ties by name), memoised per list."""
+        key = (id(types), reqs.get(L.ZONE), reqs.get(L.CAPACITY_TYPE))
+        hit = self._orders.get(key)
+        if hit is not None and hit[0] is types:
+            return hit[1]
+        prices = self.offers.price_map(reqs)
+        order = sorted(
+            ((prices[it.name], it.name, it) for it in types if it.name in prices),
+            key=lambda x: (x[0], x[1]),
+        )
+        out = [(p, it, self._alloc_vec(it)) for p, _, it in order]
+        self._orders[key] = (types, out)
+        return out
+
     def _finalize(self, c: ClaimTarget) -> PlannedClaim:
         assert c.pool is not None
         reqs = c.requirements
-        prices = self.offers.price_map(reqs)
-        vec = self._alloc_vec
         need = c.used
-        priced: list[tuple[float, str, InstanceType]] = []
-        for it in c.types:
-            price = prices.get(it.name)
-            if price is not None and vec_fits(need, vec(it)):
-                priced.append((price, it.name, it))
-        priced.sort(key=lambda x: (x[0], x[1]))
-        listed = [it for _, _, it in priced[:MAX_INSTANCE_TYPES]]
+        listed: list[InstanceType] = []
+        price = 0.0
+        for p, it, alloc in self._price_order(c.types, reqs):
+            if all(map(le, need, alloc)):
+                if not listed:
+                    price = p
+                listed.append(it)
+                if len(listed) == MAX_INSTANCE_TYPES:
+                    break
         universe = (len(self.universe.get(L.ZONE, ())), len(self.universe.get(L.CAPACITY_TYPE, ())))
         zones, cts = self.offers.zones_and_types(listed, reqs, universe)
         out_reqs = Requirements(r for k, r in reqs.items() if k != L.HOSTNAME).with_requirements(
             [
-                Requirement.create(L.INSTANCE_TYPE, IN, [it.name for it in listed]),
-                Requirement.create(L.ZONE, IN, sorted(zones)),
-                Requirement.create(L.CAPACITY_TYPE, IN, sorted(cts)),
+                Requirement(L.INSTANCE_TYPE, False, frozenset(it.name for it in listed)),
+                Requirement(L.ZONE, False, zones),
+                Requirement(L.CAPACITY_TYPE, False, cts),
             ]
         )
         requests = dict(zip(self.dims, c.used, strict=True))
@@ -1001,7 +1023,7 @@ class Solver:
             requirements=out_reqs,
             zones=sorted(zones),
             capacity_types=sorted(cts),
-            price=priced[0][0] if priced else 0.0,
+            price=price,
             requests={k: v for k, v in requests.items() if v},
             pods=list(c.pods),
         )
