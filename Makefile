@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: all install test lint typecheck unit k8s-bin dev bench clean
+.PHONY: all install test lint typecheck unit k8s-bin deploy-tools dev bench clean
 
 all: test
 
@@ -21,6 +21,10 @@ install: $(STAMP)
 k8s-bin:
 	bash sandbox/k8s/build.sh
 
+## helm and docker-compose (for the deploy/ tests), built from Go modules and cached likewise.
+deploy-tools:
+	bash deploy/tools/build.sh
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -31,7 +35,7 @@ typecheck: install
 unit: install
 	$(BIN)/pytest -q tests/unit
 
-test: install k8s-bin lint typecheck
+test: install k8s-bin deploy-tools lint typecheck
 	$(BIN)/pytest -q
 
 dev: install k8s-bin
@@ -39,6 +43,7 @@ dev: install k8s-bin
 
 bench: install
 	$(BIN)/python benchmarks/scheduling.py
+	$(BIN)/python benchmarks/catalog.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,366 @@
+"""What every scenario does to the sandbox: workloads, waits, counts, cleanup, the summary.
+
+Scenarios act as a cluster user and an outside observer would: they create Deployments with
+the admin kubeconfig, watch Pods, NodeClaims and Nodes, read EC2 (the emulator) for what is
+really running and what it costs, and delete NodeClaims the way ``kubectl delete nodeclaim``
+does. They never call Joinery's code: whatever happens is the worker's doing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubernetes import client as k8s
+from kubernetes.client.exceptions import ApiException
+
+from activities.ec2.instances import Instance, InstanceProvider
+from activities.kubernetes.resources import NODECLAIM
+from sandbox.dev import DevStack
+
+Obj = dict[str, Any]
+SCENARIO_LABEL = "joinery.dev/scenario"
+PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+
+class ScenarioFailed(Exception):
+    """A step did not hold; the message says which and why (one line)."""
+
+
+@dataclass
+class Summary:
+    """The one-line JSON a scenario prints last; ``ok`` only if every check held."""
+
+    scenario: str
+    pods: int = 0
+    nodes: int = 0
+    costPerHour: float = 0.0
+    secondsToAllRunning: float | None = None
+    instancesLeftRunning: int = -1
+    ok: bool = False
+    failures: list[str] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "scenario": self.scenario,
+                "pods": self.pods,
+                "nodes": self.nodes,
+                "costPerHour": round(self.costPerHour, 5),
+                "secondsToAllRunning": (
+                    None if self.secondsToAllRunning is None else round(self.secondsToAllRunning, 2)
+                ),
+                "instancesLeftRunning": self.instancesLeftRunning,
+                "ok": self.ok,
+                "failures": self.failures,
+            },
+            separators=(",", ":"),
+        )
+
+
+class Sandbox:
+    """A scenario's handle on a running ``DevStack``."""
+
+    def __init__(self, stack: DevStack, log: Callable[[str], None]) -> None:
+        assert stack.admin and stack.aws and stack.emulation
+        self.stack = stack
+        self.log = log
+        self.kube = stack.admin
+        self.core = stack.admin.core
+        self.custom = stack.admin.custom
+        self.apps = k8s.AppsV1Api(stack.admin.api_client)
+        self.ec2 = stack.aws.ec2
+        self.sqs = stack.aws.sqs
+        self.region = stack.options.region
+        self.instances = InstanceProvider(stack.aws.ec2, stack.options.cluster_name)
+        self.emulation = stack.emulation
+
+    # -- namespaces and workloads -----------------------------------------------------------
+
+    def namespace(self, prefix: str) -> str:
+        name = f"{prefix}-{uuid.uuid4().hex[:6]}"
+        self.core.create_namespace({"metadata": {"name": name}})
+        # Pods need the namespace's default ServiceAccount (the controller-manager adds it).
+        self.wait(
+            f"namespace {name} ready",
+            lambda: _exists(lambda: self.core.read_namespaced_service_account("default", name)),
+            timeout=30,
+        )
+        return name
+
+    def create_deployment(self, namespace: str, body: Obj) -> None:
+        self.apps.create_namespaced_deployment(namespace, body)
+
+    def delete_deployments(self, namespace: str, names: Iterable[str]) -> None:
+        for name in names:
+            try:
+                self.apps.delete_namespaced_deployment(
+                    name, namespace, propagation_policy="Foreground"
+                )
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
+
+    def pods(self, namespace: str, selector: str) -> list[Obj]:
+        out = self.core.list_namespaced_pod(namespace, label_selector=selector)
+        return [self.kube.api_client.sanitize_for_serialization(p) for p in out.items]
+
+    @staticmethod
+    def running(pods: Iterable[Obj]) -> list[Obj]:
+        return [
+            p
+            for p in pods
+            if (p.get("status") or {}).get("phase") == "Running"
+            and (p.get("spec") or {}).get("nodeName")
+            and not (p.get("metadata") or {}).get("deletionTimestamp")
+        ]
+
+    def wait_all_running(
+        self, namespace: str, selector: str, expected: int, *, timeout: float
+    ) -> list[Obj]:
+        """Wait until exactly ``expected`` pods match and all are Running; returns them."""
+        found: list[Obj] = []
+
+        def done() -> bool:
+            nonlocal found
+            pods = [
+                p
+                for p in self.pods(namespace, selector)
+                if not (p.get("metadata") or {}).get("deletionTimestamp")
+            ]
+            found = self.running(pods)
+            return len(pods) == expected and len(found) == expected
+
+        self.wait(
+            f"{expected} pods ({selector}) Running",
+            done,
+            timeout=timeout,
+            progress=lambda: (
+                f"{len(found)}/{expected} Running, {len(self.nodeclaims())} NodeClaims"
+            ),
+        )
+        return found
+
+    # -- nodes, claims, instances ----------------------------------------------------------
+
+    def nodeclaims(self) -> list[Obj]:
+        result = self.custom.list_cluster_custom_object(
+            NODECLAIM.group, NODECLAIM.version, NODECLAIM.plural
+        )
+        return list(result.get("items") or [])
+
+    def nodes(self) -> list[Obj]:
+        return [
+            self.kube.api_client.sanitize_for_serialization(n) for n in self.core.list_node().items
+        ]
+
+    def node_zone(self, node_name: str) -> str:
+        for node in self.nodes():
+            if node["metadata"]["name"] == node_name:
+                return str(node["metadata"].get("labels", {}).get(ZONE_LABEL, ""))
+        return ""
+
+    def live_instances(self) -> list[Instance]:
+        """Instances Joinery launched for this cluster that are not terminated."""
+        return self.instances.list_owned()
+
+    def cost_per_hour(self, instances: Iterable[Instance]) -> float:
+        total = 0.0
+        for i in instances:
+            price = self.emulation.price(self.region, i.capacity_type, i.instance_type, i.zone)
+            if price != float("inf"):
+                total += price
+        return total
+
+    def delete_nodeclaim(self, name: str) -> None:
+        try:
+            self.custom.delete_cluster_custom_object(
+                NODECLAIM.group, NODECLAIM.version, NODECLAIM.plural, name
+            )
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+
+    def workload_pods_on(self, node_name: str) -> list[Obj]:
+        """Pods on a node that would stop it from being empty (DaemonSet pods do not count)."""
+        out = self.core.list_pod_for_all_namespaces(field_selector=f"spec.nodeName={node_name}")
+        pods = [self.kube.api_client.sanitize_for_serialization(p) for p in out.items]
+        return [
+            p
+            for p in pods
+            if not any(
+                ref.get("kind") == "DaemonSet"
+                for ref in (p["metadata"].get("ownerReferences") or [])
+            )
+            and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+        ]
+
+    def remove_empty_nodes(self, *, timeout: float) -> int:
+        """Delete the NodeClaims of empty nodes until none is left; returns how many.
+
+        Stands in for consolidation (not built yet): ``kubectl delete nodeclaim`` on every
+        claim whose node carries no workload pods, then wait for Joinery to drain, terminate
+        the instance and drop the finalizer.
+        """
+        deleted: set[str] = set()
+
+        def sweep() -> bool:
+            claims = self.nodeclaims()
+            for claim in claims:
+                name = claim["metadata"]["name"]
+                if name in deleted or claim["metadata"].get("deletionTimestamp"):
+                    continue
+                node_name = (claim.get("status") or {}).get("nodeName")
+                if node_name and self.workload_pods_on(node_name):
+                    continue
+                self.delete_nodeclaim(name)
+                deleted.add(name)
+            return not claims
+
+        self.wait("every NodeClaim removed", sweep, timeout=timeout, interval=1.0)
+        return len(deleted)
+
+    def wait_instances_terminated(self, *, timeout: float) -> int:
+        left: list[Instance] = []
+
+        def done() -> bool:
+            nonlocal left
+            left = self.live_instances()
+            return not left
+
+        with contextlib.suppress(ScenarioFailed):
+            self.wait("every instance terminated", done, timeout=timeout, interval=1.0)
+        return len(left)
+
+    # -- interruption ------------------------------------------------------------------------
+
+    def send_spot_interruption(self, instance_id: str, zone: str) -> str:
+        """The EventBridge "EC2 Spot Instance Interruption Warning" for one instance, via SQS."""
+        event = {
+            "version": "0",
+            "id": str(uuid.uuid4()),
+            "detail-type": "EC2 Spot Instance Interruption Warning",
+            "source": "aws.ec2",
+            "account": "123456789012",
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "region": self.region,
+            "resources": [f"arn:aws:ec2:{zone}:instance/{instance_id}"],
+            "detail": {"instance-id": instance_id, "instance-action": "terminate"},
+        }
+        self.sqs.send_message(
+            QueueUrl=self.stack.interruption_queue_url, MessageBody=json.dumps(event)
+        )
+        return str(event["id"])
+
+    # -- waiting -------------------------------------------------------------------------------
+
+    def wait(
+        self,
+        what: str,
+        check: Callable[[], bool],
+        *,
+        timeout: float,
+        interval: float = 0.5,
+        progress: Callable[[], str] | None = None,
+    ) -> None:
+        """Poll ``check`` until true; ScenarioFailed after ``timeout``. Worker death fails fast."""
+        began = time.monotonic()
+        last_report = began
+        while True:
+            worker = self.stack.worker
+            if worker is not None and not worker.alive():
+                raise ScenarioFailed(
+                    f"the worker exited ({worker.popen.returncode}) while waiting for {what}; "
+                    f"last log lines: {worker.log_tail(5)!r}"
+                )
+            if check():
+                return
+            now = time.monotonic()
+            if now - began > timeout:
+                extra = f" ({progress()})" if progress else ""
+                raise ScenarioFailed(f"timed out after {timeout:.0f}s waiting for {what}{extra}")
+            if progress and now - last_report > 15:
+                self.log(f"waiting for {what}: {progress()}")
+                last_report = now
+            time.sleep(interval)
+
+
+def _exists(read: Callable[[], object]) -> bool:
+    try:
+        read()
+    except ApiException as exc:
+        if exc.status == 404:
+            return False
+        raise
+    return True
+
+
+def deployment(
+    name: str,
+    *,
+    scenario: str,
+    replicas: int,
+    cpu: str,
+    memory: str,
+    zonal_spread: bool = False,
+    one_per_node: bool = False,
+    extra_labels: Mapping[str, str] | None = None,
+) -> Obj:
+    """A pause-container Deployment with requests and, optionally, spread constraints."""
+    labels = {"app": name, SCENARIO_LABEL: scenario, **(extra_labels or {})}
+    spec: Obj = {
+        "terminationGracePeriodSeconds": 0,
+        "containers": [
+            {
+                "name": "app",
+                "image": PAUSE_IMAGE,
+                "resources": {"requests": {"cpu": cpu, "memory": memory}},
+            }
+        ],
+    }
+    if zonal_spread:
+        spec["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": ZONE_LABEL,
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": name}},
+            }
+        ]
+    if one_per_node:
+        spec["affinity"] = {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "topologyKey": HOSTNAME_LABEL,
+                        "labelSelector": {"matchLabels": {"app": name}},
+                    }
+                ]
+            }
+        }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": labels}, "spec": spec},
+        },
+    }
+
+
+def per_zone(pods: Iterable[Obj], zone_of_node: Mapping[str, str]) -> dict[str, int]:
+    """How many of ``pods`` run in each zone."""
+    counts: dict[str, int] = {}
+    for pod in pods:
+        zone = zone_of_node.get(pod["spec"]["nodeName"], "")
+        counts[zone] = counts.get(zone, 0) + 1
+    return dict(sorted(counts.items()))
