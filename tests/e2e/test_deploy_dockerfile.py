@@ -19,6 +19,7 @@ IGNOREFILE = REPO / "deploy" / "Dockerfile.dockerignore"
 
 def test_parses_and_follows_the_rules() -> None:
     import dockerfile  # dev extra: a binding of BuildKit's parser
+
     commands = dockerfile.parse_file(str(DOCKERFILE))
     froms = [c for c in commands if c.cmd == "FROM"]
     assert len(froms) == 2, "build stage + runtime stage"
