@@ -1,0 +1,129 @@
+"""What every lifecycle activity shares: the adapters it runs on and how failures surface.
+
+A failure the adapter calls non-retryable becomes a non-retryable ``ApplicationError`` whose
+``type`` is the adapter's class name, so workflows branch on the type and never on text.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from temporalio.exceptions import ApplicationError
+
+from activities.kubernetes.client import Kube
+from activities.kubernetes.errors import Conflict, KubernetesError
+
+if TYPE_CHECKING:
+    from activities.ec2.provider import EC2Provider
+
+T = TypeVar("T")
+
+
+class Counters:
+    """Hooks the worker plugs its Prometheus counters into; no-ops by default."""
+
+    def nodeclaim_created(self, nodepool: str) -> None: ...
+
+    def nodeclaim_terminated(self, nodepool: str, reason: str) -> None: ...
+
+    def node_created(self, nodepool: str) -> None: ...
+
+    def node_terminated(self, nodepool: str) -> None: ...
+
+    def pods_evicted(self, count: int) -> None: ...
+
+
+@dataclass
+class Deps:
+    """The adapters one worker shares among its activity threads."""
+
+    kube: Kube
+    ec2: EC2Provider | None = None
+    counters: Counters = field(default_factory=Counters)
+    cluster: str = "joinery"
+
+    def provider(self) -> EC2Provider:
+        if self.ec2 is None:
+            raise ApplicationError(
+                "this worker has no EC2 provider configured", type="NoProvider", non_retryable=True
+            )
+        return self.ec2
+
+
+def retry_conflicts(write: Callable[[], T], attempts: int = 8) -> T:
+    """Run ``write`` (which re-reads the object) again while it loses optimistic-lock races."""
+    for i in range(attempts - 1):
+        try:
+            return write()
+        except Conflict:
+            time.sleep(min(0.05 * (2**i), 0.5))
+    return write()
+
+
+@contextmanager
+def typed_failures() -> Iterator[None]:
+    """Turn adapter errors into ApplicationErrors that keep their class and retryability."""
+    try:
+        yield
+    except ApplicationError:
+        raise
+    except KubernetesError as exc:
+        raise ApplicationError(
+            str(exc), type=type(exc).__name__, non_retryable=not exc.retryable
+        ) from exc
+    except Exception as exc:
+        retryable = getattr(exc, "retryable", None)
+        if retryable is None:
+            raise
+        raise ApplicationError(
+            str(exc), type=type(exc).__name__, non_retryable=not retryable
+        ) from exc
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_iso(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def meta(obj: dict[str, Any]) -> dict[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def heartbeating(work: Callable[[], T], beat: Callable[..., None], every: float = 5.0) -> T:
+    """Run ``work`` on a helper thread while this (the activity's) thread heartbeats.
+
+    For calls that block longer than a heartbeat timeout in one piece (loading the EC2
+    catalog, CreateFleet): the short timeout is what lets Temporal notice a killed worker
+    within seconds and retry elsewhere, instead of after the whole start-to-close timeout.
+    """
+    done = threading.Event()
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = work()
+        except BaseException as exc:
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=target, name="activity-work", daemon=True).start()
+    while not done.wait(every):
+        beat()
+    if "error" in box:
+        raise box["error"]
+    value: T = box["value"]
+    return value

@@ -1,0 +1,97 @@
+"""The NodeClaim lifecycle activities, as Temporal sees them.
+
+Sync activities (the Kubernetes client and boto3 are sync): the worker runs them on a
+thread pool. Each method is a thin shell over the module that owns the concern.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from temporalio import activity
+
+from activities.lifecycle import claims, drain, initialization, launch, names, registration
+from activities.lifecycle import termination as term
+from activities.lifecycle.common import Deps, heartbeating, typed_failures
+from activities.lifecycle.types import (
+    BeginTerminationInput,
+    ClaimSpec,
+    DrainInput,
+    DrainStatus,
+    FinalizeInput,
+    InitializeInput,
+    InitializeOutcome,
+    InstanceInput,
+    LaunchOutcome,
+    RegisterInput,
+    TerminationStart,
+    VolumesInput,
+)
+
+
+class NodeClaimActivities:
+    def __init__(self, deps: Deps) -> None:
+        self.deps = deps
+
+    @activity.defn(name=names.PREPARE)
+    def prepare(self, name: str) -> ClaimSpec | None:
+        with typed_failures():
+            return claims.prepare(self.deps, name)
+
+    @activity.defn(name=names.LAUNCH)
+    def launch(self, claim: ClaimSpec) -> LaunchOutcome:
+        with typed_failures():
+            return heartbeating(lambda: launch.launch(self.deps, claim), activity.heartbeat)
+
+    @activity.defn(name=names.REGISTER)
+    def register(self, inp: RegisterInput) -> str | None:
+        with typed_failures():
+            return registration.register(self.deps, inp)
+
+    @activity.defn(name=names.INITIALIZE)
+    def initialize(self, inp: InitializeInput) -> InitializeOutcome:
+        with typed_failures():
+            return initialization.initialize(self.deps, inp)
+
+    @activity.defn(name=names.BEGIN_TERMINATION)
+    def begin_termination(self, inp: BeginTerminationInput) -> TerminationStart:
+        with typed_failures():
+            return term.begin(self.deps, inp)
+
+    @activity.defn(name=names.DRAIN)
+    def drain(self, inp: DrainInput) -> DrainStatus:
+        """One drain pass; resumes after the pods a previous attempt already evicted."""
+        details = activity.info().heartbeat_details
+        done: list[str] = list(details[0]) if details else []
+        beat: Callable[[list[str]], None] = activity.heartbeat
+        with typed_failures():
+            return drain.drain_pass(self.deps, inp, already_evicted=done, heartbeat=beat)
+
+    @activity.defn(name=names.VOLUMES)
+    def volumes(self, inp: VolumesInput) -> int:
+        with typed_failures():
+            return term.volumes_attached(self.deps, inp)
+
+    @activity.defn(name=names.TERMINATE_INSTANCE)
+    def terminate_instance(self, inp: InstanceInput) -> bool:
+        with typed_failures():
+            return term.terminate_instance(self.deps, inp)
+
+    @activity.defn(name=names.FINALIZE)
+    def finalize(self, inp: FinalizeInput) -> bool:
+        with typed_failures():
+            return term.finalize(self.deps, inp)
+
+    def all(self) -> list[Callable[..., Any]]:
+        return [
+            self.prepare,
+            self.launch,
+            self.register,
+            self.initialize,
+            self.begin_termination,
+            self.drain,
+            self.volumes,
+            self.terminate_instance,
+            self.finalize,
+        ]

@@ -1,0 +1,168 @@
+"""Drain: move the pods off a node that is going away, in Karpenter's order.
+
+Pods leave through the eviction API (so PodDisruptionBudgets are honoured) in four groups:
+non-critical, non-critical DaemonSet, critical, critical DaemonSet; a group starts only when
+the ones before it are gone. Left alone: pods that tolerate ``karpenter.sh/disrupted``,
+mirror (static) pods and finished pods. ``karpenter.sh/do-not-disrupt`` pods are never
+evicted. When the claim's terminationGracePeriod is about to run out, each remaining pod is
+deleted early enough that its own grace period ends by the node's deadline.
+
+One call is one pass; the workflow calls again after a backoff, so a PDB that blocks for an
+hour costs timers, not a pinned activity slot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import Any
+
+from activities.kubernetes import conditions as cond
+from activities.kubernetes import eviction, nodeclaims, pods
+from activities.kubernetes.errors import EvictionBlocked, NotFound
+from activities.kubernetes.resources import DISRUPTED_TAINT_KEY, DO_NOT_DISRUPT_ANNOTATION
+from activities.lifecycle import events
+from activities.lifecycle.common import Deps, parse_iso, retry_conflicts, utc_now
+from activities.lifecycle.types import BlockedPod, DrainInput, DrainStatus
+
+CRITICAL_PRIORITY_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
+PDB_VIOLATION = "PDBViolation"
+
+
+def key(pod: dict[str, Any]) -> str:
+    meta = pod["metadata"]
+    return f"{meta['namespace']}/{meta['name']}"
+
+
+def tolerates_disrupted(pod: dict[str, Any]) -> bool:
+    for t in (pod.get("spec") or {}).get("tolerations") or []:
+        effect = t.get("effect") or ""
+        if effect not in ("", "NoSchedule"):
+            continue
+        if t.get("operator") == "Exists" and not t.get("key"):
+            return True
+        if t.get("key") == DISRUPTED_TAINT_KEY:
+            return True
+    return False
+
+
+def group_of(pod: dict[str, Any]) -> int:
+    """0 non-critical, 1 non-critical DaemonSet, 2 critical, 3 critical DaemonSet."""
+    critical = (pod.get("spec") or {}).get("priorityClassName") in CRITICAL_PRIORITY_CLASSES
+    return (2 if critical else 0) + (1 if pods.is_daemonset_pod(pod) else 0)
+
+
+def grace_seconds(pod: dict[str, Any]) -> float:
+    value = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+    return float(value) if value is not None else 30.0
+
+
+def held(pod: dict[str, Any]) -> bool:
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    return annotations.get(DO_NOT_DISRUPT_ANNOTATION) == "true"
+
+
+def drain_pass(
+    deps: Deps,
+    inp: DrainInput,
+    *,
+    now: datetime | None = None,
+    already_evicted: Iterable[str] = (),
+    heartbeat: Callable[[list[str]], None] = lambda _done: None,
+) -> DrainStatus:
+    moment = now or utc_now()
+    deadline = parse_iso(inp.grace_deadline) if inp.grace_deadline else None
+    status = DrainStatus(done=False)
+    resumed = set(already_evicted)
+    groups: list[list[dict[str, Any]]] = [[], [], [], []]
+    for pod in pods.on_node(deps.kube, inp.node_name):
+        if pods.is_terminal(pod) or pods.is_mirror_pod(pod) or tolerates_disrupted(pod):
+            continue
+        k = key(pod)
+        meta = pod["metadata"]
+        if deadline is not None:
+            left = (deadline - moment).total_seconds()
+            if left <= grace_seconds(pod):
+                if pods.delete(
+                    deps.kube,
+                    meta["namespace"],
+                    meta["name"],
+                    grace_period_seconds=max(0, int(left)),
+                    uid=meta.get("uid"),
+                ):
+                    status.deleted.append(k)
+                continue
+        if meta.get("deletionTimestamp") or k in resumed:
+            status.waiting.append(k)
+            continue
+        if held(pod):
+            status.held.append(k)
+            continue
+        groups[group_of(pod)].append(pod)
+    evicting = next((i for i, g in enumerate(groups) if g), None)
+    for i, group in enumerate(groups):
+        if i != evicting:
+            status.waiting.extend(key(p) for p in group)
+            continue
+        for pod in group:
+            try:
+                if eviction.evict(deps.kube, pod):
+                    status.evicted.append(key(pod))
+                    heartbeat([*resumed, *status.evicted])
+            except EvictionBlocked as exc:
+                status.blocked.append(BlockedPod(exc.pod, list(exc.pdbs)))
+    status.done = not (
+        status.evicted or status.waiting or status.blocked or status.held or status.deleted
+    )
+    if status.evicted:
+        deps.counters.pods_evicted(len(status.evicted))
+    _report(deps, inp, status)
+    return status
+
+
+def _report(deps: Deps, inp: DrainInput, status: DrainStatus) -> None:
+    """Drained condition on the claim; an event when a PDB blocks."""
+    if status.done:
+        c = cond.Condition(cond.DRAINED, "True", cond.DRAINED)
+    elif status.blocked:
+        first = status.blocked[0]
+        budgets = ", ".join(first.pdbs) or "a PodDisruptionBudget"
+        more = f" (+{len(status.blocked) - 1} more)" if len(status.blocked) > 1 else ""
+        c = cond.Condition(
+            cond.DRAINED, "False", PDB_VIOLATION, f"evicting {first.pod} violates {budgets}{more}"
+        )
+    elif status.held:
+        c = cond.Condition(
+            cond.DRAINED,
+            "False",
+            "DoNotDisrupt",
+            f"{len(status.held)} pod(s) with {DO_NOT_DISRUPT_ANNOTATION}, e.g. {status.held[0]}",
+        )
+    else:
+        left = len(status.evicted) + len(status.waiting) + len(status.deleted)
+        c = cond.Condition(cond.DRAINED, "False", "Draining", f"{left} pod(s) leaving")
+
+    def write() -> bool:
+        claim = nodeclaims.get(deps.kube, inp.nodeclaim)
+        current = cond.find((claim.get("status") or {}).get("conditions") or [], cond.DRAINED)
+        if current is not None and (current.get("reason"), current.get("message")) == (
+            c.reason,
+            c.message,
+        ):
+            return False
+        nodeclaims.set_conditions(deps.kube, claim, [c])
+        return True
+
+    try:
+        changed = retry_conflicts(write)
+    except NotFound:
+        return
+    if changed and c.reason == PDB_VIOLATION:
+        events.record(
+            deps.kube,
+            kind="NodeClaim",
+            name=inp.nodeclaim,
+            reason="FailedDraining",
+            message=c.message,
+            warning=True,
+        )

@@ -1,0 +1,89 @@
+"""Initialization: the registered Node is ready for pods.
+
+As Karpenter decides it: the Node is Ready, its startup taints and the known ephemeral taints
+(not-ready, unreachable, cloud-provider uninitialized, Joinery's unregistered) are gone, and
+every extended resource the claim requested is advertised. Then the Node gets
+``karpenter.sh/initialized=true`` and the claim ``Initialized=True``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from activities.kubernetes import conditions as cond
+from activities.kubernetes import nodeclaims, nodes
+from activities.kubernetes.errors import NotFound
+from activities.kubernetes.resources import INITIALIZED_LABEL, UNREGISTERED_TAINT_KEY
+from activities.lifecycle.common import Deps, retry_conflicts
+from activities.lifecycle.types import ClaimSpec, InitializeInput, InitializeOutcome
+from models.quantity import parse_quantity
+
+KNOWN_EPHEMERAL_TAINTS = (
+    ("node.kubernetes.io/not-ready", "NoSchedule"),
+    ("node.kubernetes.io/not-ready", "NoExecute"),
+    ("node.kubernetes.io/unreachable", "NoSchedule"),
+    ("node.kubernetes.io/unreachable", "NoExecute"),
+    ("node.cloudprovider.kubernetes.io/uninitialized", "NoSchedule"),
+    (UNREGISTERED_TAINT_KEY, "NoExecute"),
+)
+STANDARD_RESOURCES = frozenset({"cpu", "memory", "pods", "ephemeral-storage"})
+
+
+def _ready(node: dict[str, Any]) -> bool:
+    for c in (node.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Ready":
+            return bool(c.get("status") == "True")
+    return False
+
+
+def why_not_initialized(node: dict[str, Any], claim: ClaimSpec) -> str:
+    """An empty string when initialized, else the first reason it is not."""
+    if not _ready(node):
+        return "NodeNotReady"
+    taints = [(t.get("key"), t.get("effect")) for t in (node.get("spec") or {}).get("taints") or []]
+    for key, effect in KNOWN_EPHEMERAL_TAINTS:
+        if (key, effect) in taints:
+            return f"KnownEphemeralTaint {key}:{effect}"
+    for t in claim.startup_taints:
+        if (t.get("key"), t.get("effect")) in taints:
+            return f"StartupTaint {t.get('key')}:{t.get('effect')}"
+    allocatable = (node.get("status") or {}).get("allocatable") or {}
+    for resource, quantity in sorted(claim.resources.items()):
+        if resource in STANDARD_RESOURCES or parse_quantity(quantity) == 0:
+            continue
+        if parse_quantity(allocatable.get(resource, "0")) == 0:
+            return f"ResourceNotRegistered {resource}"
+    return ""
+
+
+def initialize(deps: Deps, inp: InitializeInput) -> InitializeOutcome:
+    try:
+        node = nodes.get(deps.kube, inp.node_name)
+    except NotFound:
+        return InitializeOutcome(False, "NodeNotFound")
+    reason = why_not_initialized(node, inp.claim)
+
+    def mark_claim(c: cond.Condition) -> None:
+        claim = nodeclaims.get(deps.kube, inp.claim.name)
+        current = cond.find((claim.get("status") or {}).get("conditions") or [], c.type)
+        if current is None or (current.get("status"), current.get("reason")) != (
+            c.status,
+            c.reason,
+        ):
+            nodeclaims.set_conditions(deps.kube, claim, [c])
+
+    try:
+        if reason:
+            short = reason.split(" ", 1)[0]
+            retry_conflicts(
+                lambda: mark_claim(cond.Condition(cond.INITIALIZED, "Unknown", short, reason))
+            )
+            return InitializeOutcome(False, reason)
+        if (node["metadata"].get("labels") or {}).get(INITIALIZED_LABEL) != "true":
+            nodes.patch_metadata(deps.kube, inp.node_name, labels={INITIALIZED_LABEL: "true"})
+        retry_conflicts(
+            lambda: mark_claim(cond.Condition(cond.INITIALIZED, "True", cond.INITIALIZED))
+        )
+    except NotFound:
+        return InitializeOutcome(False, "NotFound")
+    return InitializeOutcome(True)

@@ -1,0 +1,109 @@
+"""Launch: one instance for a NodeClaim through the EC2 provider, recorded on the claim.
+
+Idempotent: the provider finds an instance already tagged with the claim and uses the claim
+UID as CreateFleet's client token, so a retried or replayed launch never makes a second one.
+Insufficient capacity is final for this claim (the provisioner plans again without it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from temporalio.exceptions import ApplicationError
+
+from activities.ec2.errors import EC2Error, InsufficientCapacity, NodeClassNotReady
+from activities.ec2.launch_types import LaunchRequest, LaunchResult
+from activities.kubernetes import conditions as cond
+from activities.kubernetes import nodeclaims, nodeclasses
+from activities.kubernetes.errors import NotFound
+from activities.lifecycle.common import Deps, retry_conflicts
+from activities.lifecycle.types import ClaimSpec, LaunchOutcome
+from models.ec2nodeclass import EC2NodeClass
+
+INSUFFICIENT_CAPACITY = "InsufficientCapacity"
+NODECLASS_NOT_FOUND = "NodeClassNotFound"
+
+
+def request_for(claim: ClaimSpec) -> LaunchRequest:
+    return LaunchRequest(
+        nodeclaim_name=claim.name,
+        nodeclaim_uid=claim.uid,
+        nodepool_name=claim.nodepool,
+        nodeclass_name=claim.nodeclass,
+        requirements=claim.requirements,
+        resources=claim.resources,
+        labels={k: v for k, v in claim.labels.items() if not k.startswith("karpenter.sh/")},
+        taints=claim.taints,
+        startup_taints=claim.startup_taints,
+    )
+
+
+def _nodeclass(deps: Deps, name: str) -> EC2NodeClass:
+    try:
+        body = nodeclasses.get(deps.kube, name)
+    except NotFound:
+        raise ApplicationError(
+            f"EC2NodeClass {name} not found", type=NODECLASS_NOT_FOUND, non_retryable=False
+        ) from None
+    return EC2NodeClass.model_validate(body)
+
+
+def _condition(deps: Deps, name: str, c: cond.Condition) -> None:
+    def write() -> None:
+        nodeclaims.set_conditions(deps.kube, nodeclaims.get(deps.kube, name), [c])
+
+    try:
+        retry_conflicts(write)
+    except NotFound:
+        return
+
+
+def record(deps: Deps, claim: ClaimSpec, result: LaunchResult) -> None:
+    """providerID, image, capacity and labels on the claim; then ``Launched=True``."""
+    labels: dict[str, str | None] = dict(result.labels)
+
+    def write_status() -> dict[str, Any]:
+        current = nodeclaims.get(deps.kube, claim.name)
+        return nodeclaims.record_launch(
+            deps.kube,
+            current,
+            provider_id=result.provider_id,
+            image_id=result.image_id,
+            capacity=result.capacity,
+            allocatable=result.allocatable,
+        )
+
+    retry_conflicts(write_status)
+    nodeclaims.patch_metadata(deps.kube, claim.name, labels=labels)
+    _condition(deps, claim.name, cond.Condition(cond.LAUNCHED, "True", cond.LAUNCHED))
+
+
+def launch(deps: Deps, claim: ClaimSpec) -> LaunchOutcome:
+    provider = deps.provider()
+    nodeclass = _nodeclass(deps, claim.nodeclass)
+    try:
+        result = provider.launch(request_for(claim), nodeclass)
+    except InsufficientCapacity as exc:
+        _condition(
+            deps,
+            claim.name,
+            cond.Condition(cond.LAUNCHED, "False", INSUFFICIENT_CAPACITY, str(exc)),
+        )
+        raise ApplicationError(str(exc), type=INSUFFICIENT_CAPACITY, non_retryable=True) from exc
+    except EC2Error as exc:
+        reason = type(exc).__name__
+        _condition(deps, claim.name, cond.Condition(cond.LAUNCHED, "False", reason, str(exc)))
+        # A NodeClass that is not ready yet may become ready: keep trying until launch times out.
+        final = not exc.retryable and not isinstance(exc, NodeClassNotReady)
+        raise ApplicationError(str(exc), type=reason, non_retryable=final) from exc
+    record(deps, claim, result)
+    return LaunchOutcome(
+        provider_id=result.provider_id,
+        instance_id=result.instance_id,
+        instance_type=result.instance_type,
+        zone=result.zone,
+        capacity_type=result.capacity_type,
+        image_id=result.image_id,
+        capacity=dict(result.capacity),
+        allocatable=dict(result.allocatable),
+    )

@@ -1,0 +1,119 @@
+"""Registration: the instance's Node has appeared; make it Joinery's.
+
+Like Karpenter's registration controller: the Node gets the termination finalizer, an owner
+reference to its NodeClaim, the claim's labels and taints (once, before it is marked
+registered, so startup taints removed later are not put back), loses the
+``karpenter.sh/unregistered`` taint and gains ``karpenter.sh/registered=true``; the claim
+records ``status.nodeName`` and ``Registered=True``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from activities.kubernetes import conditions as cond
+from activities.kubernetes import finalizers, nodeclaims, nodes, raw
+from activities.kubernetes.errors import NotFound
+from activities.kubernetes.resources import (
+    NODEPOOL_LABEL,
+    REGISTERED_LABEL,
+    TERMINATION_FINALIZER,
+    UNREGISTERED_TAINT_KEY,
+)
+from activities.lifecycle.common import Deps, retry_conflicts
+from activities.lifecycle.types import RegisterInput
+
+PATCH = "application/merge-patch+json"
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return (a.get("key"), a.get("effect")) == (b.get("key"), b.get("effect"))
+
+
+def node_patch(node: dict[str, Any], claim: dict[str, Any]) -> dict[str, Any] | None:
+    """The merge patch registering ``node`` for ``claim``; None when nothing changes."""
+    meta = node["metadata"]
+    labels = dict(meta.get("labels") or {})
+    claim_meta = claim["metadata"]
+    claim_spec = claim.get("spec") or {}
+    registered = labels.get(REGISTERED_LABEL) == "true"
+    wanted_labels = {
+        **{str(k): str(v) for k, v in (claim_meta.get("labels") or {}).items()},
+        REGISTERED_LABEL: "true",
+    }
+    for requirement in claim_spec.get("requirements") or []:
+        values = requirement.get("values") or []
+        if requirement.get("operator") == "In" and len(values) == 1:
+            wanted_labels.setdefault(str(requirement["key"]), str(values[0]))
+    patch_meta: dict[str, Any] = {}
+    new_labels = {k: v for k, v in wanted_labels.items() if labels.get(k) != v}
+    if new_labels:
+        patch_meta["labels"] = new_labels
+    added = finalizers.with_added(node, TERMINATION_FINALIZER)
+    if added is not None and not meta.get("deletionTimestamp"):
+        patch_meta["finalizers"] = added
+    owners = list(meta.get("ownerReferences") or [])
+    if not any(o.get("uid") == claim_meta.get("uid") for o in owners):
+        owners.append(
+            {
+                "apiVersion": "karpenter.sh/v1",
+                "kind": "NodeClaim",
+                "name": claim_meta["name"],
+                "uid": claim_meta["uid"],
+                "blockOwnerDeletion": True,
+            }
+        )
+        patch_meta["ownerReferences"] = owners
+    taints = list((node.get("spec") or {}).get("taints") or [])
+    new_taints = [t for t in taints if t.get("key") != UNREGISTERED_TAINT_KEY]
+    if not registered:
+        for t in [*(claim_spec.get("taints") or []), *(claim_spec.get("startupTaints") or [])]:
+            if not any(_same(t, existing) for existing in new_taints):
+                new_taints.append(dict(t))
+    patch: dict[str, Any] = {}
+    if new_taints != taints:
+        patch["spec"] = {"taints": new_taints}
+    if patch_meta:
+        patch["metadata"] = patch_meta
+    if not patch:
+        return None
+    patch.setdefault("metadata", {})["resourceVersion"] = meta["resourceVersion"]
+    return patch
+
+
+def register(deps: Deps, inp: RegisterInput) -> str | None:
+    """The registered Node's name, or None while no Node carries the providerID yet."""
+    pool = inp.claim.nodepool
+    selector = f"{NODEPOOL_LABEL}={pool}" if pool else ""
+    node = nodes.by_provider_id(deps.kube, inp.provider_id, label_selector=selector)
+    if node is None and selector:
+        node = nodes.by_provider_id(deps.kube, inp.provider_id)
+    if node is None:
+        return None
+    name = str(node["metadata"]["name"])
+    first_time = (node["metadata"].get("labels") or {}).get(REGISTERED_LABEL) != "true"
+
+    def sync_node() -> None:
+        current = nodes.get(deps.kube, name)
+        claim = nodeclaims.get(deps.kube, inp.claim.name)
+        patch = node_patch(current, claim)
+        if patch is not None:
+            raw.call(deps.kube.core.patch_node, name, patch, _content_type=PATCH)
+
+    def sync_claim() -> None:
+        claim = nodeclaims.get(deps.kube, inp.claim.name)
+        if (claim.get("status") or {}).get("nodeName") != name:
+            claim = nodeclaims.record_node(deps.kube, claim, name)
+        if not cond.is_true(claim, cond.REGISTERED):
+            nodeclaims.set_conditions(
+                deps.kube, claim, [cond.Condition(cond.REGISTERED, "True", cond.REGISTERED)]
+            )
+
+    try:
+        retry_conflicts(sync_node)
+        retry_conflicts(sync_claim)
+    except NotFound:
+        return None
+    if first_time:
+        deps.counters.node_created(pool)
+    return name

@@ -1,0 +1,187 @@
+"""Termination around the drain: start it (delete + taint), wait for volumes, end the
+instance, and let go of the Node and the NodeClaim (finalizers)."""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import timedelta
+from typing import Any
+
+from activities.ec2.errors import InstanceNotFound
+from activities.ec2.launch_types import parse_provider_id
+from activities.kubernetes import conditions as cond
+from activities.kubernetes import nodeclaims, nodes, volumes
+from activities.kubernetes.errors import NotFound
+from activities.kubernetes.resources import DISRUPTED_TAINT_KEY, NODEPOOL_LABEL
+from activities.lifecycle import events
+from activities.lifecycle.common import Deps, iso, parse_iso, retry_conflicts, utc_now
+from activities.lifecycle.types import (
+    BeginTerminationInput,
+    FinalizeInput,
+    InstanceInput,
+    TerminationStart,
+    VolumesInput,
+)
+from models.duration import parse_optional_duration
+
+DISRUPTED_TAINT = {"key": DISRUPTED_TAINT_KEY, "effect": "NoSchedule"}
+
+
+def _node_of(deps: Deps, claim: dict[str, Any], provider_id: str | None) -> str | None:
+    status = claim.get("status") or {}
+    name = status.get("nodeName")
+    if name:
+        try:
+            nodes.get(deps.kube, name)
+            return str(name)
+        except NotFound:
+            return None
+    pid = status.get("providerID") or provider_id
+    if not pid:
+        return None
+    node = nodes.by_provider_id(deps.kube, pid)
+    return str(node["metadata"]["name"]) if node else None
+
+
+def begin(deps: Deps, inp: BeginTerminationInput) -> TerminationStart:
+    """Delete the claim (the finalizer holds it) and taint its node ``disrupted:NoSchedule``."""
+    try:
+        claim = nodeclaims.get(deps.kube, inp.name)
+    except NotFound:
+        return TerminationStart(node_name=None, deletion_time=iso(utc_now()))
+    meta = claim["metadata"]
+    if not meta.get("deletionTimestamp"):
+        if inp.reason and inp.reason != "Deleted":
+            message = inp.message or f"disrupting NodeClaim: {inp.reason}"
+
+            def mark() -> None:
+                current = nodeclaims.get(deps.kube, inp.name)
+                nodeclaims.set_conditions(
+                    deps.kube,
+                    current,
+                    [cond.Condition(cond.DISRUPTION_REASON, "True", inp.reason, message)],
+                )
+
+            retry_conflicts(mark)
+            events.record(
+                deps.kube,
+                kind="NodeClaim",
+                name=inp.name,
+                uid=str(meta.get("uid") or ""),
+                reason="DisruptionTerminating",
+                message=message,
+            )
+        with contextlib.suppress(NotFound):
+            nodeclaims.delete(deps.kube, inp.name, uid=inp.uid or None)
+        try:
+            claim = nodeclaims.get(deps.kube, inp.name)
+        except NotFound:
+            return TerminationStart(node_name=None, deletion_time=iso(utc_now()))
+        meta = claim["metadata"]
+    deleted_at = str(meta.get("deletionTimestamp") or iso(utc_now()))
+    tgp = (claim.get("spec") or {}).get("terminationGracePeriod")
+    seconds = parse_optional_duration(str(tgp)) if tgp else None
+    deadline = (
+        iso(parse_iso(deleted_at) + timedelta(seconds=seconds)) if seconds is not None else None
+    )
+    node_name = _node_of(deps, claim, inp.provider_id)
+    if node_name:
+        found = node_name
+
+        def taint() -> None:
+            nodes.add_taint(deps.kube, nodes.get(deps.kube, found), DISRUPTED_TAINT)
+
+        try:
+            retry_conflicts(taint)
+        except NotFound:
+            node_name = None
+    return TerminationStart(node_name=node_name, deletion_time=deleted_at, grace_deadline=deadline)
+
+
+def volumes_attached(deps: Deps, inp: VolumesInput) -> int:
+    """VolumeAttachments still bound to the node; sets VolumesDetached accordingly."""
+    count = len(volumes.attachments(deps.kube, inp.node_name))
+    c = (
+        cond.Condition(cond.VOLUMES_DETACHED, "True", cond.VOLUMES_DETACHED)
+        if count == 0
+        else cond.Condition(
+            cond.VOLUMES_DETACHED, "False", "AwaitingVolumeDetachment", f"{count} attached"
+        )
+    )
+
+    def write() -> None:
+        claim = nodeclaims.get(deps.kube, inp.nodeclaim)
+        current = cond.find((claim.get("status") or {}).get("conditions") or [], c.type)
+        if current is None or (current.get("status"), current.get("message")) != (
+            c.status,
+            c.message,
+        ):
+            nodeclaims.set_conditions(deps.kube, claim, [c])
+
+    with contextlib.suppress(NotFound):
+        retry_conflicts(write)
+    return count
+
+
+def terminate_instance(deps: Deps, inp: InstanceInput) -> bool:
+    """Ask EC2 to terminate the claim's instance; True once it is gone (or never existed).
+
+    Found by providerID, else by the NodeClaim tag, so a launch whose result was never
+    recorded (the worker died between CreateFleet and the status write) is still cleaned up.
+    """
+    provider = deps.provider()
+    ids: set[str] = set()
+    if inp.provider_id:
+        ids.add(parse_provider_id(inp.provider_id)[1])
+    found = provider.instances.find_by_nodeclaim(inp.nodeclaim)
+    if found is not None:
+        ids.add(found.id)
+    gone = True
+    for instance_id in sorted(ids):
+        try:
+            gone = provider.delete(instance_id) and gone
+        except InstanceNotFound:
+            continue
+    if not gone:
+
+        def mark() -> None:
+            claim = nodeclaims.get(deps.kube, inp.nodeclaim)
+            if not cond.is_true(claim, cond.INSTANCE_TERMINATING):
+                nodeclaims.set_conditions(
+                    deps.kube,
+                    claim,
+                    [cond.Condition(cond.INSTANCE_TERMINATING, "True", cond.INSTANCE_TERMINATING)],
+                )
+
+        with contextlib.suppress(NotFound):
+            retry_conflicts(mark)
+    return gone
+
+
+def finalize(deps: Deps, inp: FinalizeInput) -> bool:
+    """Delete the Node and drop both finalizers; True when the claim was still there."""
+    if inp.node_name:
+        nodes.delete(deps.kube, inp.node_name)
+
+        def release_node() -> None:
+            nodes.remove_finalizer(deps.kube, nodes.get(deps.kube, inp.node_name or ""))
+
+        with contextlib.suppress(NotFound):
+            retry_conflicts(release_node)
+    pool = ""
+
+    def release_claim() -> bool:
+        nonlocal pool
+        claim = nodeclaims.get(deps.kube, inp.nodeclaim)
+        pool = str((claim["metadata"].get("labels") or {}).get(NODEPOOL_LABEL) or "")
+        nodeclaims.remove_finalizer(deps.kube, claim)
+        return True
+
+    try:
+        existed = retry_conflicts(release_claim)
+    except NotFound:
+        return False
+    deps.counters.nodeclaim_terminated(pool, inp.reason or "Deleted")
+    if inp.node_name:
+        deps.counters.node_terminated(pool)
+    return existed

@@ -1,0 +1,55 @@
+"""The planning activities as Temporal sees them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from temporalio import activity
+
+from activities.lifecycle.common import Deps, heartbeating, typed_failures
+from activities.planning import create, plan, start
+from activities.planning.types import (
+    CreatedNodeClaim,
+    PlanInput,
+    PlannedNodeClaim,
+    PlanOutcome,
+    StartInput,
+)
+
+PLAN = "provisioning.plan"
+CREATE = "provisioning.create_nodeclaims"
+START = "provisioning.start_lifecycles"
+
+
+class PlanningActivities:
+    def __init__(self, deps: Deps) -> None:
+        self.deps = deps
+
+    @activity.defn(name=PLAN)
+    def plan(self, inp: PlanInput) -> PlanOutcome:
+        with typed_failures():
+            return heartbeating(
+                lambda: plan.plan(
+                    self.deps.kube, self.deps.provider(), frozenset(inp.paused_pools)
+                ),
+                activity.heartbeat,
+            )
+
+    @activity.defn(name=CREATE)
+    def create(self, planned: list[PlannedNodeClaim]) -> list[CreatedNodeClaim]:
+        with typed_failures():
+            return create.create(self.deps, planned)
+
+    @activity.defn(name=START)
+    async def start(self, inp: StartInput) -> int:
+        client = activity.client()
+        queue = activity.info().task_queue
+        for claim in inp.claims:
+            await start.start_lifecycle(
+                client, queue, claim, search_attributes=inp.search_attributes
+            )
+        return len(inp.claims)
+
+    def all(self) -> list[Callable[..., Any]]:
+        return [self.plan, self.create, self.start]

@@ -1,0 +1,107 @@
+"""One provisioning round: the cluster and the catalog in, the NodeClaims to create out.
+
+Names are chosen here (``<pool>-<5 random chars>``, like Karpenter's generateName), so the
+workflow history records them and a retried create finds the claim it already made.
+"""
+
+from __future__ import annotations
+
+import secrets
+import string
+from typing import Any
+
+from activities.ec2.provider import EC2Provider
+from activities.kubernetes.client import Kube
+from activities.kubernetes.resources import NODEPOOL_LABEL
+from activities.planning import cluster_state
+from activities.planning.types import PlannedNodeClaim, PlanOutcome
+from models.ec2nodeclass import EC2NodeClass
+from models.instancetype import InstanceType
+from models.nodepool import NodePool
+from models.resources import render
+from scheduling.inputs import InputError, build_problem
+from scheduling.solver import PlannedClaim, Solver
+
+ALPHABET = string.ascii_lowercase + string.digits
+
+
+def claim_name(pool: str) -> str:
+    return f"{pool}-{''.join(secrets.choice(ALPHABET) for _ in range(5))}"
+
+
+def instance_types(
+    ec2: EC2Provider, pools: list[NodePool], classes: dict[str, dict[str, Any]]
+) -> list[InstanceType]:
+    """The catalog as the pools' NodeClasses see it (zones without subnets are unavailable)."""
+    out: dict[str, InstanceType] = {}
+    seen: set[str] = set()
+    for pool in pools:
+        ref = pool.spec.template.spec.node_class_ref.name
+        if ref in seen or ref not in classes:
+            continue
+        seen.add(ref)
+        for it in ec2.instance_types(EC2NodeClass.model_validate(classes[ref])):
+            out.setdefault(it.name, it)
+    return list(out.values()) if out else ec2.instance_types()
+
+
+def body_for(claim: PlannedClaim, pool: NodePool, name: str) -> dict[str, Any]:
+    tmpl = pool.spec.template
+    spec: dict[str, Any] = {
+        "nodeClassRef": tmpl.spec.node_class_ref.to_wire(),
+        "requirements": claim.requirements.to_list(),
+        "resources": {"requests": render(claim.requests)},
+        "expireAfter": tmpl.spec.expire_after,
+    }
+    if tmpl.spec.taints:
+        spec["taints"] = [t.to_wire() for t in tmpl.spec.taints]
+    if tmpl.spec.startup_taints:
+        spec["startupTaints"] = [t.to_wire() for t in tmpl.spec.startup_taints]
+    if tmpl.spec.termination_grace_period:
+        spec["terminationGracePeriod"] = tmpl.spec.termination_grace_period
+    return {
+        "metadata": {
+            "name": name,
+            "labels": {**tmpl.metadata.labels, NODEPOOL_LABEL: pool.name},
+            "annotations": dict(tmpl.metadata.annotations),
+        },
+        "spec": spec,
+    }
+
+
+def plan(
+    kube: Kube,
+    ec2: EC2Provider,
+    paused_pools: frozenset[str] = frozenset(),
+) -> PlanOutcome:
+    state = cluster_state.read(kube, paused_pools)
+    if not state.nodepools or not state.pending:
+        return PlanOutcome(pending_pods=state.pending, skipped=state.skipped)
+    types = instance_types(ec2, state.nodepools, state.nodeclasses)
+    try:
+        parsed = build_problem(state.documents, types)
+    except InputError as exc:
+        return PlanOutcome(pending_pods=state.pending, skipped=[*state.skipped, str(exc)])
+    result = Solver(parsed.problem).solve()
+    pools = {p.name: p for p in state.nodepools}
+    claims = []
+    for c in result.claims:
+        name = claim_name(c.nodepool)
+        claims.append(
+            PlannedNodeClaim(
+                name=name,
+                nodepool=c.nodepool,
+                body=body_for(c, pools[c.nodepool], name),
+                instance_types=[it.name for it in c.instance_types[:20]],
+                capacity_types=list(c.capacity_types),
+                zones=list(c.zones),
+                price=c.price,
+                pods=len(c.pods),
+            )
+        )
+    return PlanOutcome(
+        claims=claims,
+        pending_pods=state.pending,
+        unschedulable=dict(result.unschedulable),
+        skipped=state.skipped + parsed.warnings,
+    )

@@ -1,0 +1,48 @@
+"""Payloads of the planning activities (no heavy imports: the workflow sandbox loads them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class PlanInput:
+    cluster: str
+    # NodePools that must not get new NodeClaims (paused by an operator).
+    paused_pools: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PlannedNodeClaim:
+    """One NodeClaim to create: its full body plus what the UI summary shows."""
+
+    name: str
+    nodepool: str
+    body: dict[str, Any]
+    instance_types: list[str] = field(default_factory=list)
+    capacity_types: list[str] = field(default_factory=list)
+    zones: list[str] = field(default_factory=list)
+    price: float = 0.0
+    pods: int = 0
+
+
+@dataclass
+class PlanOutcome:
+    claims: list[PlannedNodeClaim] = field(default_factory=list)
+    pending_pods: int = 0
+    unschedulable: dict[str, str] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)  # invalid inputs, one line each
+
+
+@dataclass
+class CreatedNodeClaim:
+    name: str
+    uid: str
+    summary: str
+
+
+@dataclass
+class StartInput:
+    claims: list[CreatedNodeClaim]
+    search_attributes: bool = False

@@ -1,0 +1,410 @@
+"""Kill the worker with SIGKILL at random moments during NodeClaim lifecycles; restart it.
+
+Real parts: Temporal dev server, kube-apiserver & co. with kwok, simulated kubelets, moto.
+The worker runs as ``joinery worker`` in a child process. A Deployment (4 replicas, one per
+node) guarded by a PodDisruptionBudget (maxUnavailable 1) makes the provisioner create
+NodeClaims; then half of them are deleted, so their nodes drain through the PDB while
+replacements are provisioned. All the while the worker is killed every few seconds.
+
+Afterwards: every NodeClaim converged (Ready, or gone if deleted), exactly one live instance
+per NodeClaim, no live instance without a NodeClaim, and the Deployment never had fewer
+available pods than the PDB allows. ``JOINERY_CRASH_SEED`` / ``JOINERY_CRASH_REPLICAS``
+change the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
+os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+
+import pytest
+from kubernetes import client as k8s
+from temporalio.testing import WorkflowEnvironment
+
+from activities.ec2.clients import AWSClients
+from activities.kubernetes import custom_objects, nodeclaims, raw
+from activities.kubernetes.client import Kube, from_kubeconfig
+from activities.kubernetes.errors import AlreadyExists, KubernetesError
+from activities.kubernetes.resources import EC2NODECLASS, NODEPOOL
+from sandbox.cluster import Cluster
+from sandbox.ec2.emulation import Emulation, install, uninstall
+from sandbox.ec2.seed import seed_region
+from sandbox.ec2.server import start_server
+from sandbox.nodes import NodeSimulator
+from workflows import search
+
+REGION = "us-east-1"
+CLUSTER = "crash"
+POOL = "crash"
+BIN = Path(sys.executable).parent
+SEED = int(os.environ.get("JOINERY_CRASH_SEED", str(random.randrange(1_000_000))))
+REPLICAS = int(os.environ.get("JOINERY_CRASH_REPLICAS", "4"))
+# Seconds a worker lives before SIGKILL. Each kill costs the survivors about 10 s (lost
+# activities wait for their heartbeat / start-to-close timeouts, workflows for the dead sticky
+# queue); the worker keeps the EC2 catalog in a file cache so a restart does not reload it.
+KILL_EVERY = (3.0, 10.0)
+
+
+def eventually(probe: Callable[[], Any], timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            last = probe()
+        except KubernetesError as exc:
+            last = exc
+        if last and not isinstance(last, Exception):
+            return last
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout}s: {what}; last={last!r}")
+
+
+class WorkerProcess:
+    """``joinery worker`` as a child process; ``kill()`` is SIGKILL to that process only."""
+
+    def __init__(self, argv: list[str], log: Path) -> None:
+        self.argv = argv
+        self.log = log
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.kills = 0
+
+    def start(self) -> None:
+        with self.log.open("ab") as out:
+            self.proc = subprocess.Popen(
+                self.argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+            self.kills += 1
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+class Chaos(threading.Thread):
+    def __init__(self, worker: WorkerProcess, rng: random.Random) -> None:
+        super().__init__(name="chaos", daemon=True)
+        self.worker, self.rng = worker, rng
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        if os.environ.get("JOINERY_CRASH_KILLS") == "0":
+            return
+        while not self.halt.wait(self.rng.uniform(*KILL_EVERY)):
+            self.worker.kill()
+            self.worker.start()
+
+
+class AvailabilityProbe(threading.Thread):
+    """Samples how many of the Deployment's pods are running (what the PDB protects)."""
+
+    def __init__(self, admin: Kube, namespace: str) -> None:
+        super().__init__(name="pdb-probe", daemon=True)
+        self.admin, self.namespace = admin, namespace
+        self.halt = threading.Event()
+        self.armed = False
+        self.lowest = REPLICAS
+
+    def available(self) -> int:
+        pods = raw.call(self.admin.core.list_namespaced_pod, self.namespace).get("items") or []
+        return sum(
+            1
+            for p in pods
+            if p.get("status", {}).get("phase") == "Running"
+            and not p["metadata"].get("deletionTimestamp")
+        )
+
+    def run(self) -> None:
+        while not self.halt.wait(0.2):
+            try:
+                count = self.available()
+            except KubernetesError:
+                continue
+            if self.armed:
+                self.lowest = min(self.lowest, count)
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    work = tmp_path_factory.mktemp("crash")
+    server = start_server()
+    install(Emulation())
+    clients = AWSClients.create(REGION, server.endpoint_url, server.session())
+    seed_region(clients.ec2, REGION, CLUSTER)
+    loop = asyncio.new_event_loop()
+    env = loop.run_until_complete(
+        WorkflowEnvironment.start_local(
+            dev_server_existing_path=str(BIN / "temporal"),
+            search_attributes=list(search.ALL),
+            dev_server_log_level="error",
+        )
+    )
+    try:
+        with Cluster.start(work / "k8s") as cluster:
+            yield {
+                "cluster": cluster,
+                "env": env,
+                "loop": loop,
+                "server": server,
+                "clients": clients,
+                "work": work,
+            }
+    finally:
+        loop.run_until_complete(env.shutdown())
+        loop.close()
+        uninstall()
+        server.stop()
+
+
+def live_instances(clients: AWSClients) -> dict[str, list[str]]:
+    """nodeclaim tag → live instance ids."""
+    out: dict[str, list[str]] = {}
+    for r in clients.ec2.describe_instances()["Reservations"]:
+        for i in r["Instances"]:
+            if i["State"]["Name"] in ("terminated", "shutting-down"):
+                continue
+            tags = {t["Key"]: t["Value"] for t in i.get("Tags", [])}
+            out.setdefault(tags.get("karpenter.sh/nodeclaim", "?"), []).append(i["InstanceId"])
+    return out
+
+
+def setup_cluster(admin: Kube, namespace: str) -> None:
+    custom_objects.create(
+        admin,
+        EC2NODECLASS,
+        {
+            "metadata": {"name": "default"},
+            "spec": {
+                "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": CLUSTER}}],
+                "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": CLUSTER}}],
+                "amiSelectorTerms": [{"alias": "al2023@latest"}],
+                "role": "KarpenterNodeRole",
+            },
+        },
+    )
+    requirements = [
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]},
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+    ]
+    custom_objects.create(
+        admin,
+        NODEPOOL,
+        {
+            "metadata": {"name": POOL},
+            "spec": {
+                "template": {
+                    "spec": {
+                        "nodeClassRef": {
+                            "group": "karpenter.k8s.aws",
+                            "kind": "EC2NodeClass",
+                            "name": "default",
+                        },
+                        "requirements": requirements,
+                    }
+                }
+            },
+        },
+    )
+    raw.call(admin.core.create_namespace, {"metadata": {"name": namespace}})
+    eventually(
+        lambda: raw.call(admin.core.read_namespaced_service_account, "default", namespace),
+        30,
+        "default service account",
+    )
+    raw.call(
+        admin.policy.create_namespaced_pod_disruption_budget,
+        namespace,
+        {
+            "metadata": {"name": "web"},
+            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+        },
+    )
+    spec = {
+        "nodeSelector": {"karpenter.sh/nodepool": POOL},
+        "terminationGracePeriodSeconds": 0,
+        "containers": [
+            {
+                "name": "web",
+                "image": "registry.k8s.io/pause:3.10",
+                # one per m5.large: a drained node's pods always need a new node
+                "resources": {"requests": {"cpu": "1200m", "memory": "1Gi"}},
+            }
+        ],
+    }
+    raw.call(
+        k8s.AppsV1Api(admin.api_client).create_namespaced_deployment,
+        namespace,
+        {
+            "metadata": {"name": "web"},
+            "spec": {
+                "replicas": REPLICAS,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}}, "spec": spec},
+            },
+        },
+    )
+
+
+@pytest.mark.timeout(400)
+def test_worker_killed_at_random_converges(stack: dict[str, Any]) -> None:
+    rng = random.Random(SEED)
+    cluster: Cluster = stack["cluster"]
+    env: WorkflowEnvironment = stack["env"]
+    admin = from_kubeconfig(cluster.admin_kubeconfig_path)
+    namespace = f"crash-{uuid.uuid4().hex[:6]}"
+    with contextlib_suppress_exists():
+        setup_cluster(admin, namespace)
+    argv = [
+        str(BIN / "joinery"),
+        "worker",
+        "--address",
+        env.client.service_client.config.target_host,
+        "--task-queue",
+        "crash",
+        "--cluster",
+        CLUSTER,
+        "--kubeconfig",
+        str(cluster.kubeconfig_path),
+        "--aws-endpoint-url",
+        stack["server"].endpoint_url,
+        "--region",
+        REGION,
+        "--health-port",
+        "0",
+        "--search-attributes",
+        "--catalog-cache",
+        str(stack["work"] / "catalog.cache"),
+    ]
+    worker = WorkerProcess(argv, stack["work"] / "worker.log")
+    probe = AvailabilityProbe(admin, namespace)
+    chaos = Chaos(worker, rng)
+    started = time.monotonic()
+    try:
+        _run(admin, worker, probe, chaos, stack, started)
+    finally:
+        worker.stop()
+        probe.halt.set()
+        admin.close()
+
+
+def _run(
+    admin: Kube,
+    worker: WorkerProcess,
+    probe: AvailabilityProbe,
+    chaos: Chaos,
+    stack: dict[str, Any],
+    started: float,
+) -> None:
+    with NodeSimulator(admin, interval=0.25):
+        worker.start()
+        probe.start()
+        chaos.start()
+        try:
+            # 1. the Deployment's pods get nodes, through kills
+            try:
+                eventually(lambda: probe.available() == REPLICAS, 200, "all replicas running")
+            except AssertionError:
+                print(_temporal_view(stack))
+                raise
+            provisioned = time.monotonic() - started
+            first, _ = nodeclaims.list_(admin, nodepool=POOL)
+            probe.armed = True
+            # 2. delete half of the claims: drains through the PDB, replacements launch
+            doomed = sorted(c["metadata"]["name"] for c in first)[: max(1, len(first) // 2)]
+            for name in doomed:
+                nodeclaims.delete(admin, name)
+
+            def converged() -> bool:
+                claims, _ = nodeclaims.list_(admin, nodepool=POOL)
+                names = {c["metadata"]["name"] for c in claims}
+                return (
+                    not names & set(doomed)
+                    and probe.available() == REPLICAS
+                    and all(_ready(c) for c in claims)
+                )
+
+            eventually(converged, 200, "deleted claims gone, replacements Ready")
+        finally:
+            chaos.halt.set()
+            chaos.join()
+    claims, _ = nodeclaims.list_(admin, nodepool=POOL)
+    names = {c["metadata"]["name"] for c in claims}
+
+    def instances_settled() -> dict[str, list[str]] | None:
+        found = live_instances(stack["clients"])
+        return found if set(found) == names else None
+
+    instances = eventually(instances_settled, 60, "no instance without a claim")
+    probe.halt.set()
+    elapsed = time.monotonic() - started
+    print(
+        f"\ncrash test seed={SEED}: {worker.kills} SIGKILLs, {len(names) + len(doomed)} "
+        f"lifecycles ({len(doomed)} terminated), provisioned in {provisioned:.0f}s, "
+        f"converged in {elapsed:.0f}s, lowest availability {probe.lowest}/{REPLICAS}"
+    )
+    assert all(len(ids) == 1 for ids in instances.values()), instances
+    assert probe.lowest >= REPLICAS - 1, f"PDB violated: {probe.lowest}/{REPLICAS}"
+    assert worker.kills >= 3 or os.environ.get("JOINERY_CRASH_KILLS") == "0"
+
+
+def _temporal_view(stack: dict[str, Any]) -> str:
+    """What the workflows say, for a failure message."""
+    from workflows.nodeclaim.workflow import NodeClaimWorkflow
+    from workflows.provisioner import ProvisionerWorkflow
+
+    env: WorkflowEnvironment = stack["env"]
+
+    async def view() -> str:
+        lines = [
+            str(
+                await env.client.get_workflow_handle("provisioner-crash").query(
+                    ProvisionerWorkflow.status
+                )
+            )
+        ]
+        async for wf in env.client.list_workflows("WorkflowType = 'NodeClaim'"):
+            try:
+                status = await env.client.get_workflow_handle(wf.id).query(NodeClaimWorkflow.status)
+                lines.append(str(status))
+            except Exception as exc:
+                lines.append(f"{wf.id}: {exc}")
+        return "\n".join(lines)
+
+    return str(stack["loop"].run_until_complete(view()))
+
+
+def _ready(claim: dict[str, Any]) -> bool:
+    return any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in (claim.get("status") or {}).get("conditions") or []
+    )
+
+
+class contextlib_suppress_exists:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> bool:
+        return exc_type is not None and issubclass(exc_type, AlreadyExists)

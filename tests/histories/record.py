@@ -1,0 +1,137 @@
+"""Record workflow histories for the replay tests: ``.venv/bin/python tests/histories/record.py``.
+
+Runs each scenario on the time-skipping server with the test doubles and writes its history
+as JSON next to this file. Re-record only on purpose: a history recorded by the old code that
+no longer replays means the change is not deterministic-compatible with running workflows
+(version it with ``workflow.patched`` instead).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent.parent), str(HERE.parent / "workflows")]
+
+from temporalio.client import Client, WorkflowHandle  # noqa: E402
+from temporalio.testing import WorkflowEnvironment  # noqa: E402
+from temporalio.worker import Worker  # noqa: E402
+from test_provisioner import FakePlanner  # noqa: E402
+from workflow_fakes import FakeCloud, blocked, spec  # noqa: E402
+
+from activities.lifecycle.types import DrainStatus  # noqa: E402
+from workflows.nodeclaim.state import DisruptRequest, NodeClaimInput  # noqa: E402
+from workflows.nodeclaim.workflow import NodeClaimWorkflow  # noqa: E402
+from workflows.provisioner import PauseRequest, ProvisionerInput, ProvisionerWorkflow  # noqa: E402
+
+Scenario = Callable[[WorkflowEnvironment, WorkflowHandle[Any, Any]], Awaitable[None]]
+
+
+async def _until_phase(
+    env: WorkflowEnvironment, handle: WorkflowHandle[Any, Any], phase: str
+) -> None:
+    for _ in range(300):
+        if (await handle.query(NodeClaimWorkflow.status)).phase == phase:
+            return
+        await env.sleep(1)
+    raise RuntimeError(f"never reached {phase}")
+
+
+async def deleted_when_ready(env: WorkflowEnvironment, handle: WorkflowHandle[Any, Any]) -> None:
+    await _until_phase(env, handle, "Ready")
+    await handle.signal(NodeClaimWorkflow.deleted, "NodeClaim")
+
+
+async def disrupted_through_pdb(env: WorkflowEnvironment, handle: WorkflowHandle[Any, Any]) -> None:
+    await _until_phase(env, handle, "Ready")
+    await handle.execute_update(NodeClaimWorkflow.disrupt, DisruptRequest("Maintenance"))
+
+
+async def nothing(env: WorkflowEnvironment, handle: WorkflowHandle[Any, Any]) -> None:
+    return
+
+
+NODECLAIM_SCENARIOS: dict[str, tuple[FakeCloud, Scenario]] = {
+    "nodeclaim_happy_path": (
+        FakeCloud(register_after=3, initialize_after=2, volumes_script=[1], instance_polls=1),
+        deleted_when_ready,
+    ),
+    "nodeclaim_registration_timeout": (FakeCloud(register_after=None), nothing),
+    "nodeclaim_insufficient_capacity": (FakeCloud(launch_error="InsufficientCapacity"), nothing),
+    "nodeclaim_expired_pdb_and_grace_period": (
+        FakeCloud(
+            claim=spec(expire_after_seconds=3600, termination_grace_period_seconds=120),
+            drain_script=[blocked(), blocked(), DrainStatus(False, held=["ns/keep"])],
+            drain_forever=DrainStatus(False, held=["ns/keep"]),
+        ),
+        nothing,
+    ),
+    "nodeclaim_disrupted": (
+        FakeCloud(drain_script=[blocked(), blocked()]),
+        disrupted_through_pdb,
+    ),
+}
+
+
+async def record_nodeclaim(env: WorkflowEnvironment, name: str) -> str:
+    cloud, scenario = NODECLAIM_SCENARIOS[name]
+    queue = f"record-{name}"
+    async with Worker(
+        env.client, task_queue=queue, workflows=[NodeClaimWorkflow], activities=cloud.activities()
+    ):
+        handle = await env.client.start_workflow(
+            NodeClaimWorkflow.run, NodeClaimInput(name), id=f"nodeclaim-{name}", task_queue=queue
+        )
+        await scenario(env, handle)
+        await handle.result()
+        return (await handle.fetch_history()).to_json()
+
+
+async def record_provisioner(env: WorkflowEnvironment) -> str:
+    fake = FakePlanner()
+    queue = "record-provisioner"
+    async with Worker(
+        env.client, task_queue=queue, workflows=[ProvisionerWorkflow], activities=fake.activities()
+    ):
+        handle = await env.client.start_workflow(
+            ProvisionerWorkflow.run,
+            ProvisionerInput("record"),
+            id="provisioner-record",
+            task_queue=queue,
+        )
+        for _ in range(3):
+            await handle.signal(ProvisionerWorkflow.pods_pending, 1)
+            await env.sleep(0.4)
+        await env.sleep(5)
+        await handle.execute_update(ProvisionerWorkflow.pause, PauseRequest("gpu"))
+        await handle.execute_update(ProvisionerWorkflow.pause, PauseRequest())
+        await handle.signal(ProvisionerWorkflow.pods_pending, 1)
+        await env.sleep(5)
+        await handle.execute_update(ProvisionerWorkflow.resume, PauseRequest())
+        await env.sleep(5)
+        await handle.terminate("recorded")
+        return (await handle.fetch_history()).to_json()
+
+
+async def main() -> None:
+    bin_dir = Path(sys.executable).parent
+    env = await WorkflowEnvironment.start_time_skipping(
+        test_server_existing_path=str(bin_dir / "temporal-test-server")
+    )
+    try:
+        for name in NODECLAIM_SCENARIOS:
+            (HERE / f"{name}.json").write_text(await record_nodeclaim(env, name))
+            print("recorded", name)
+        (HERE / "provisioner_rounds_pause_resume.json").write_text(await record_provisioner(env))
+        print("recorded provisioner_rounds_pause_resume")
+    finally:
+        await env.shutdown()
+
+
+if __name__ == "__main__":
+    _ = Client  # re-exported for readers: histories come from Client.fetch_history
+    asyncio.run(main())

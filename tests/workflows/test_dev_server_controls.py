@@ -1,0 +1,115 @@
+"""On the dev server: search attributes through a whole lifecycle, and the operator CLI
+(``joinery status|disrupt|pause|resume``) talking to running workflows."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+from test_provisioner import FakePlanner
+from workflow_fakes import FakeCloud, blocked, spec
+
+from worker.cli import main
+from workflows.nodeclaim.state import NodeClaimInput
+from workflows.nodeclaim.workflow import NodeClaimWorkflow, workflow_id
+from workflows.provisioner import ProvisionerInput, ProvisionerWorkflow
+from workflows.provisioner import workflow_id as provisioner_id
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+
+async def joinery(
+    capsys: pytest.CaptureFixture[str], env: WorkflowEnvironment, *argv: str
+) -> tuple[int, str, str]:
+    address = env.client.service_client.config.target_host
+    code = await asyncio.to_thread(main, [*argv, "--address", address])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+async def test_search_attributes_and_cli(
+    dev_env: WorkflowEnvironment, task_queue: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cluster = f"c-{uuid.uuid4().hex[:6]}"
+    name = f"claim-{uuid.uuid4().hex[:6]}"
+    cloud = FakeCloud(claim=spec(name), drain_forever=blocked())
+    planner = FakePlanner()
+    client = dev_env.client
+    async with Worker(
+        client,
+        task_queue=task_queue,
+        workflows=[NodeClaimWorkflow, ProvisionerWorkflow],
+        activities=[*cloud.activities(), *planner.activities()],
+    ):
+        await client.start_workflow(
+            ProvisionerWorkflow.run,
+            ProvisionerInput(cluster, search_attributes=True),
+            id=provisioner_id(cluster),
+            task_queue=task_queue,
+        )
+        handle = await client.start_workflow(
+            NodeClaimWorkflow.run,
+            NodeClaimInput(name, search_attributes=True),
+            id=workflow_id(name),
+            task_queue=task_queue,
+            static_summary="m5.large spot us-east-1a · pool default",
+        )
+        query = (
+            f"NodeClaim = '{name}' AND NodePool = 'default' AND InstanceType = 'm5.large' "
+            "AND CapacityType = 'spot' AND Zone = 'us-east-1a' AND Phase = 'Ready'"
+        )
+        for _ in range(100):
+            found = [wf.id async for wf in client.list_workflows(query)]
+            if found:
+                break
+            await asyncio.sleep(0.2)
+        assert found == [workflow_id(name)]
+        description = await handle.describe()
+        assert await description.static_summary() == "m5.large spot us-east-1a · pool default"
+
+        code, out, _ = await joinery(capsys, dev_env, "status", name)
+        assert code == 0 and f"NodeClaim {name}: Ready" in out and "m5.large spot" in out
+
+        code, _, err = await joinery(capsys, dev_env, "disrupt", name, "--reason", "not ok!")
+        assert code == 2 and "must be a word" in err and err.count("\n") == 1
+        code, _, err = await joinery(capsys, dev_env, "disrupt", "no-such-claim")
+        assert code == 2 and "no running workflow for NodeClaim no-such-claim" in err
+        code, out, _ = await joinery(capsys, dev_env, "disrupt", name, "--reason", "Maintenance")
+        assert code == 0 and "will be drained" in out
+
+        for _ in range(100):
+            phases = [
+                wf.id
+                async for wf in client.list_workflows(
+                    f"NodeClaim = '{name}' AND Phase = 'Draining'"
+                )
+            ]
+            if phases:
+                break
+            await asyncio.sleep(0.2)
+        assert phases == [workflow_id(name)]
+        for _ in range(50):
+            code, out, _ = await joinery(capsys, dev_env, "status", name)
+            if "blocked:" in out:
+                break
+            await asyncio.sleep(0.2)
+        assert "blocked:   ns/web-0 (ns/web-pdb)" in out and "Maintenance" in out
+
+        code, out, _ = await joinery(
+            capsys, dev_env, "pause", "--cluster", cluster, "--nodepool", "gpu"
+        )
+        assert code == 0 and "gpu paused" in out
+        code, _, err = await joinery(
+            capsys, dev_env, "pause", "--cluster", cluster, "--nodepool", "gpu"
+        )
+        assert code == 2 and "already paused" in err
+        code, _, err = await joinery(capsys, dev_env, "resume", "--cluster", cluster)
+        assert code == 2 and "not paused" in err and "--nodepool" in err
+        code, out, _ = await joinery(capsys, dev_env, "status", "--cluster", cluster)
+        assert code == 0 and "paused: gpu" in out and name in out
+        code, _, err = await joinery(capsys, dev_env, "pause", "--cluster", "nope")
+        assert code == 2 and "no provisioner for cluster nope" in err
+        await handle.terminate("test over")

@@ -1,0 +1,289 @@
+"""The lifecycle activities' logic against the real control plane and emulated EC2."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from k8s_objects import (
+    condition,
+    create_claim,
+    create_namespace,
+    create_pdb,
+    create_pod,
+    ensure_nodeclass,
+    ensure_nodepool,
+    eventually,
+    pod,
+)
+from kubernetes import client as k8s
+from temporalio.exceptions import ApplicationError
+from workflow_realparts import Cloud
+
+from activities.kubernetes import nodeclaims, nodes, pods, raw
+from activities.kubernetes.client import Kube
+from activities.kubernetes.errors import NotFound
+from activities.lifecycle import claims, drain, initialization, launch, registration, termination
+from activities.lifecycle.common import Deps, iso, utc_now
+from activities.lifecycle.types import (
+    BeginTerminationInput,
+    DrainInput,
+    FinalizeInput,
+    InitializeInput,
+    InstanceInput,
+    RegisterInput,
+)
+from sandbox.nodes import register as simulate_kubelet
+
+
+@pytest.fixture
+def deps(kube: Kube, admin: Kube, cloud: Cloud) -> Deps:
+    ensure_nodeclass(admin)
+    ensure_nodepool(admin, "acts")
+    return Deps(kube=kube, ec2=cloud.provider)
+
+
+def _launched_and_registered(deps: Deps, admin: Kube, **spec: Any) -> tuple[str, str, Any]:
+    name = f"acts-{uuid.uuid4().hex[:6]}"
+    create_claim(admin, name, "acts", **spec)
+    claim = claims.prepare(deps, name)
+    assert claim is not None
+    out = launch.launch(deps, claim)
+    simulate_kubelet(admin, nodeclaims.get(admin, name))
+    node = eventually(lambda: registration.register(deps, RegisterInput(claim, out.provider_id)))
+    return name, node, out
+
+
+def test_prepare_launch_register_initialize(deps: Deps, admin: Kube, cloud: Cloud) -> None:
+    name = f"acts-{uuid.uuid4().hex[:6]}"
+    create_claim(admin, name, "acts", startupTaints=[{"key": "cni", "effect": "NoSchedule"}])
+    claim = claims.prepare(deps, name)
+    assert (
+        claim is not None and claim.nodepool == "acts" and claim.expire_after_seconds == 720 * 3600
+    )
+    assert "karpenter.sh/termination" in nodeclaims.get(admin, name)["metadata"]["finalizers"]
+
+    out = launch.launch(deps, claim)
+    again = launch.launch(deps, claim)  # a retried launch finds the same instance
+    assert again.instance_id == out.instance_id
+    owned = cloud.instances_of(name)
+    assert len(owned) == 1
+    stored = nodeclaims.get(admin, name)
+    assert stored["status"]["providerID"] == out.provider_id
+    assert stored["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "m5.large"
+    assert condition(stored, "Launched")["status"] == "True"  # type: ignore[index]
+
+    assert registration.register(deps, RegisterInput(claim, out.provider_id)) is None
+    simulate_kubelet(admin, stored)
+    node_name = eventually(
+        lambda: registration.register(deps, RegisterInput(claim, out.provider_id))
+    )
+    node = nodes.get(admin, node_name)
+    meta = node["metadata"]
+    assert meta["labels"]["karpenter.sh/registered"] == "true"
+    assert meta["labels"]["karpenter.sh/nodepool"] == "acts"
+    assert "karpenter.sh/termination" in meta["finalizers"]
+    assert meta["ownerReferences"][0]["name"] == name
+    taints = {(t["key"], t["effect"]) for t in node["spec"].get("taints", [])}
+    assert ("karpenter.sh/unregistered", "NoExecute") not in taints
+    assert ("cni", "NoSchedule") in taints
+    assert condition(nodeclaims.get(admin, name), "Registered")["status"] == "True"  # type: ignore[index]
+
+    first = initialization.initialize(deps, InitializeInput(claim, node_name))
+    assert not first.initialized
+    # the CNI "starts": the startup taint goes; kwok has made the node Ready
+    nodes.remove_taint(admin, nodes.get(admin, node_name), "cni")
+    done = eventually(
+        lambda: initialization.initialize(deps, InitializeInput(claim, node_name)).initialized
+    )
+    assert done
+    assert nodes.get(admin, node_name)["metadata"]["labels"]["karpenter.sh/initialized"] == "true"
+    final = nodeclaims.get(admin, name)
+    assert condition(final, "Ready")["status"] == "True"  # type: ignore[index]
+
+
+def test_insufficient_capacity_is_final(deps: Deps, admin: Kube, cloud: Cloud) -> None:
+    # its own provider: the refused offerings stay in this one's cache only
+    deps = Deps(kube=deps.kube, ec2=cloud.fresh_provider())
+    name = f"acts-{uuid.uuid4().hex[:6]}"
+    create_claim(admin, name, "acts")
+    claim = claims.prepare(deps, name)
+    assert claim is not None
+    for it in ("m5.large", "m5.xlarge"):
+        for zone in (
+            "us-east-1a",
+            "us-east-1b",
+            "us-east-1c",
+            "us-east-1d",
+            "us-east-1e",
+            "us-east-1f",
+        ):
+            cloud.emulation.inject_insufficient_capacity("on-demand", it, zone)
+    try:
+        with pytest.raises(ApplicationError) as err:
+            launch.launch(deps, claim)
+    finally:
+        cloud.emulation.clear_insufficient_capacity()
+    assert err.value.type == "InsufficientCapacity" and err.value.non_retryable
+    assert condition(nodeclaims.get(admin, name), "Launched")["reason"] == "InsufficientCapacity"  # type: ignore[index]
+    # as the workflow does after insufficient capacity: the claim goes at once
+    termination.begin(deps, BeginTerminationInput(name, claim.uid, "InsufficientCapacity"))
+    assert termination.terminate_instance(deps, InstanceInput(name, None))
+    assert termination.finalize(deps, FinalizeInput(name, None, "InsufficientCapacity"))
+    eventually(lambda: _claim_gone(admin, name), what="claim deleted")
+
+
+def test_drain_order_pdb_and_do_not_disrupt(deps: Deps, admin: Kube, cloud: Cloud) -> None:
+    name, node, out = _launched_and_registered(deps, admin)
+    ns = f"t-{uuid.uuid4().hex[:8]}"
+    create_namespace(admin, ns)
+    eventually(
+        lambda: any(
+            c["type"] == "Ready" and c["status"] == "True"
+            for c in nodes.get(admin, node)["status"].get("conditions", [])
+        ),
+        what="node Ready",
+    )
+    nodes.remove_taint(admin, nodes.get(admin, node), "karpenter.sh/unregistered")
+    create_pod(admin, pod("web-0", ns, node=node))
+    ds_pod = _daemonset_pod(admin, ns, node)
+    create_pod(
+        admin,
+        pod(
+            "keep-0",
+            ns,
+            node=node,
+            metadata={
+                "annotations": {"karpenter.sh/do-not-disrupt": "true"},
+                "labels": {"app": "keep"},
+            },
+            spec={"terminationGracePeriodSeconds": 10},
+        ),
+    )
+    create_pod(
+        admin,
+        pod(
+            "tolerant-0",
+            ns,
+            node=node,
+            metadata={"labels": {"app": "tol"}},
+            spec={"tolerations": [{"key": "karpenter.sh/disrupted", "operator": "Exists"}]},
+        ),
+    )
+    create_pdb(admin, ns, "web-pdb")
+
+    start = termination.begin(
+        deps, BeginTerminationInput(name, "", "Expired", "test", out.provider_id)
+    )
+    assert start.node_name == node and start.grace_deadline is None
+    taints = {(t["key"], t["effect"]) for t in nodes.get(admin, node)["spec"]["taints"]}
+    assert ("karpenter.sh/disrupted", "NoSchedule") in taints
+    assert nodeclaims.get(admin, name)["metadata"]["deletionTimestamp"]
+
+    status = drain.drain_pass(deps, DrainInput(name, node))
+    assert [b.pod for b in status.blocked] == [f"{ns}/web-0"]
+    assert status.blocked[0].pdbs == [f"{ns}/web-pdb"]
+    assert status.waiting == [ds_pod]  # the DaemonSet group waits for the first group
+    assert status.held == [f"{ns}/keep-0"]
+    assert condition(nodeclaims.get(admin, name), "Drained")["reason"] == "PDBViolation"  # type: ignore[index]
+
+    raw.call(admin.policy.delete_namespaced_pod_disruption_budget, "web-pdb", ns)
+    eventually(
+        lambda: (
+            f"{ns}/web-0" in drain.drain_pass(deps, DrainInput(name, node)).evicted
+            or _gone(admin, ns, "web-0")
+        ),
+        what="web-0 evicted",
+    )
+    eventually(lambda: _gone(admin, ns, "web-0"), what="web-0 gone")
+    second = drain.drain_pass(deps, DrainInput(name, node))
+    assert ds_pod in second.evicted and second.held == [f"{ns}/keep-0"]
+    eventually(lambda: _gone(admin, ns, ds_pod.split("/")[1]), what="ds-0 gone")
+
+    # 2 s before the node's deadline a pod with a 10 s grace period must go (do-not-disrupt too)
+    deadline = iso(utc_now() + timedelta(seconds=2))
+    last = drain.drain_pass(deps, DrainInput(name, node, deadline))
+    assert last.deleted == [f"{ns}/keep-0"]
+    eventually(
+        lambda: drain.drain_pass(deps, DrainInput(name, node, deadline)).done, what="drained"
+    )
+    assert pods.get(admin, ns, "tolerant-0")  # tolerating pods are left alone
+
+    assert not termination.terminate_instance(deps, InstanceInput(name, out.provider_id))
+    assert eventually(
+        lambda: termination.terminate_instance(deps, InstanceInput(name, out.provider_id))
+    )
+    assert termination.finalize(deps, FinalizeInput(name, node, "Expired"))
+    eventually(lambda: _claim_gone(admin, name), what="claim deleted")
+    eventually(lambda: _node_gone(admin, node), what="node deleted")
+
+
+def test_terminate_finds_an_unrecorded_instance_by_tag(
+    deps: Deps, admin: Kube, cloud: Cloud
+) -> None:
+    name = f"acts-{uuid.uuid4().hex[:6]}"
+    create_claim(admin, name, "acts")
+    claim = claims.prepare(deps, name)
+    assert claim is not None
+    deps.provider().launch(launch.request_for(claim), launch._nodeclass(deps, claim.nodeclass))
+    assert not termination.terminate_instance(deps, InstanceInput(name, None))
+    assert termination.terminate_instance(deps, InstanceInput(name, None))
+    assert cloud.instances_of(name) == []
+    termination.begin(deps, BeginTerminationInput(name, claim.uid, "Deleted"))
+    assert termination.finalize(deps, FinalizeInput(name, None))
+    eventually(lambda: _claim_gone(admin, name), what="claim deleted")
+
+
+def _daemonset_pod(admin: Kube, ns: str, node: str) -> str:
+    """A real DaemonSet pinned to ``node``; returns its pod as ``namespace/name``."""
+    body = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "ds", "namespace": ns},
+        "spec": {
+            "selector": {"matchLabels": {"app": "ds"}},
+            "template": {
+                "metadata": {"labels": {"app": "ds"}},
+                "spec": {
+                    "nodeSelector": {"kubernetes.io/hostname": node},
+                    "terminationGracePeriodSeconds": 0,
+                    "containers": [{"name": "agent", "image": "registry.k8s.io/pause:3.10"}],
+                },
+            },
+        },
+    }
+    raw.call(k8s.AppsV1Api(admin.api_client).create_namespaced_daemon_set, ns, body)
+
+    def running() -> str | None:
+        for p in pods.on_node(admin, node):
+            if p["metadata"]["namespace"] == ns and pods.is_daemonset_pod(p):
+                return f"{ns}/{p['metadata']['name']}"
+        return None
+
+    return eventually(running, what="daemonset pod")
+
+
+def _gone(admin: Kube, ns: str, name: str) -> bool:
+    try:
+        pods.get(admin, ns, name)
+    except NotFound:
+        return True
+    return False
+
+
+def _claim_gone(admin: Kube, name: str) -> bool:
+    try:
+        nodeclaims.get(admin, name)
+    except NotFound:
+        return True
+    return False
+
+
+def _node_gone(admin: Kube, name: str) -> bool:
+    try:
+        nodes.get(admin, name)
+    except NotFound:
+        return True
+    return False

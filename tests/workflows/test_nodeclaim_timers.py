@@ -1,0 +1,236 @@
+"""NodeClaimWorkflow timing and control flow on the time-skipping server, activities doubled."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+
+import pytest
+from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.service import RPCError
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+from workflow_fakes import FakeCloud, blocked, spec
+
+from activities.lifecycle import names
+from activities.lifecycle.types import DrainStatus
+from workflows.nodeclaim.state import DisruptRequest, NodeClaimInput, NodeClaimStatus
+from workflows.nodeclaim.workflow import NodeClaimWorkflow, workflow_id
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+# Deadlines count from the workflow start, a moment before the first activity is scheduled.
+SLACK = timedelta(seconds=1)
+
+
+@asynccontextmanager
+async def lifecycle(
+    env: WorkflowEnvironment, cloud: FakeCloud, task_queue: str, **inp: object
+) -> AsyncIterator[WorkflowHandle[NodeClaimWorkflow, str]]:
+    async with Worker(
+        env.client,
+        task_queue=task_queue,
+        workflows=[NodeClaimWorkflow],
+        activities=cloud.activities(),
+    ):
+        name = f"claim-{uuid.uuid4().hex[:6]}"
+        handle = await env.client.start_workflow(
+            NodeClaimWorkflow.run,
+            NodeClaimInput(name, **inp),  # type: ignore[arg-type]
+            id=workflow_id(name),
+            task_queue=task_queue,
+        )
+        yield handle
+
+
+async def until_phase(
+    env: WorkflowEnvironment, handle: WorkflowHandle[NodeClaimWorkflow, str], phase: str
+) -> NodeClaimStatus:
+    status = None
+    for _ in range(200):
+        try:
+            status = await handle.query(NodeClaimWorkflow.status)
+        except RPCError:  # a query racing continue-as-new on a busy machine; ask again
+            await asyncio.sleep(0.2)
+            continue
+        if status.phase == phase:
+            return status
+        await env.sleep(1)
+    raise AssertionError(f"never reached {phase}: {status}")
+
+
+async def test_happy_path_then_deletion(time_env: WorkflowEnvironment, task_queue: str) -> None:
+    cloud = FakeCloud(register_after=3, initialize_after=2, volumes_script=[1], instance_polls=1)
+    async with lifecycle(time_env, cloud, task_queue) as handle:
+        status = await until_phase(time_env, handle, "Ready")
+        assert status.instance_type == "m5.large" and status.node_name == "i-0123456789"
+        assert set(status.timings) >= {"Launching", "Registering", "Initializing", "Ready"}
+        await handle.signal(NodeClaimWorkflow.deleted, "NodeClaim")
+        assert await handle.result() == "Terminated"
+    order = [n for n in cloud.names() if n not in (names.REGISTER, names.INITIALIZE)]
+    assert order == [
+        names.PREPARE,
+        names.LAUNCH,
+        names.BEGIN_TERMINATION,
+        names.DRAIN,
+        names.VOLUMES,
+        names.VOLUMES,
+        names.TERMINATE_INSTANCE,
+        names.TERMINATE_INSTANCE,
+        names.FINALIZE,
+    ]
+    assert cloud.names().count(names.REGISTER) == 4
+    # registration polls back off: 1 s, 2 s, 4 s
+    times = cloud.times(names.REGISTER)
+    gaps = [round((b - a).total_seconds()) for a, b in itertools.pairwise(times)]
+    assert gaps == [1, 2, 4]
+    assert cloud.args(names.BEGIN_TERMINATION)[0].reason == "Deleted"
+
+
+async def test_registration_timeout_terminates(
+    time_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    cloud = FakeCloud(register_after=None)
+    async with lifecycle(time_env, cloud, task_queue) as handle:
+        assert await handle.result() == "Terminated"
+    begin = cloud.args(names.BEGIN_TERMINATION)[0]
+    assert begin.reason == "RegistrationTimeout"
+    assert begin.provider_id == "aws:///us-east-1a/i-0123456789"
+    waited = cloud.times(names.BEGIN_TERMINATION)[0] - cloud.times(names.PREPARE)[0]
+    assert timedelta(minutes=15) - SLACK <= waited < timedelta(minutes=16)
+    assert names.DRAIN not in cloud.names()
+    instance = cloud.args(names.TERMINATE_INSTANCE)[0]
+    assert instance.provider_id == "aws:///us-east-1a/i-0123456789"
+    assert cloud.names()[-1] == names.FINALIZE
+
+
+async def test_insufficient_capacity_deletes_at_once(
+    time_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    cloud = FakeCloud(launch_error="InsufficientCapacity")
+    async with lifecycle(time_env, cloud, task_queue) as handle:
+        assert await handle.result() == "Terminated"
+    assert cloud.names().count(names.LAUNCH) == 1
+    assert cloud.args(names.BEGIN_TERMINATION)[0].reason == "InsufficientCapacity"
+    assert cloud.args(names.TERMINATE_INSTANCE)[0].provider_id is None  # found by tag
+    assert cloud.times(names.FINALIZE)[0] - cloud.times(names.PREPARE)[0] < timedelta(seconds=5)
+
+
+async def test_launch_not_done_in_five_minutes(
+    time_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    cloud = FakeCloud(launch_error="Throttled", launch_error_retryable=True)
+    async with lifecycle(time_env, cloud, task_queue) as handle:
+        assert await handle.result() == "Terminated"
+    assert cloud.names().count(names.LAUNCH) > 3
+    begin = cloud.args(names.BEGIN_TERMINATION)[0]
+    assert begin.reason == "LaunchTimeout"
+    waited = cloud.times(names.BEGIN_TERMINATION)[0] - cloud.times(names.PREPARE)[0]
+    assert timedelta(minutes=5) - SLACK <= waited < timedelta(minutes=6)
+
+
+async def test_expire_after_is_a_durable_timer(
+    time_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    cloud = FakeCloud(claim=spec(expire_after_seconds=6 * 3600))
+    async with lifecycle(time_env, cloud, task_queue) as handle:
+        assert await handle.result() == "Terminated"
+    assert cloud.args(names.BEGIN_TERMINATION)[0].reason == "Expired"
+    lived = cloud.times(names.BEGIN_TERMINATION)[0] - cloud.times(names.PREPARE)[0]
+    assert timedelta(hours=6) - SLACK <= lived < timedelta(hours=6, minutes=1)
+
+
+async def test_pdb_blocked_drain_backs_off_and_reports(
+    time_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    cloud = FakeCloud(
+        drain_script=[
+            blocked(),
+            blocked(),
+            blocked(2),
+            blocked(),
+            DrainStatus(False, waiting=["ns/web-0"]),
+        ]
+    )
+    async with lifecycle(time_env, cloud, task_queue) as handle:
+        await until_phase(time_env, handle, "Ready")
+        await handle.signal(NodeClaimWorkflow.interrupted, "SpotInterruption")
+        status = await until_phase(time_env, handle, "Draining")
+        assert status.ending_reason == "Interrupted"
+        assert await handle.result() == "Terminated"
+    times = cloud.times(names.DRAIN)
+    gaps = [round((b - a).total_seconds()) for a, b in itertools.pairwise(times)]
+    assert gaps == [1, 2, 4, 8, 2]  # exponential while blocked, then the plain poll
+
+
+async def test_termination_grace_period_bounds_the_drain(
+    time_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    held = DrainStatus(done=False, held=["ns/batch-0"])
+    cloud = FakeCloud(
+        claim=spec(termination_grace_period_seconds=600),
+        drain_forever=held,
+        volumes_script=[2] * 50,
+    )
+    async with lifecycle(time_env, cloud, task_queue) as handle:
+        await until_phase(time_env, handle, "Ready")
+        await handle.signal(NodeClaimWorkflow.deleted, "Node")
+        assert await handle.result() == "Terminated"
+    start = cloud.times(names.BEGIN_TERMINATION)[0]
+    deadline = cloud.args(names.DRAIN)[0].grace_deadline
+    assert deadline is not None
+    terminated = cloud.times(names.TERMINATE_INSTANCE)[0]
+    assert timedelta(seconds=600) <= terminated - start < timedelta(seconds=620)
+    assert cloud.names().count(names.DRAIN) > 10
+
+
+async def test_disrupt_update_validates(time_env: WorkflowEnvironment, task_queue: str) -> None:
+    cloud = FakeCloud(drain_forever=blocked())
+    async with lifecycle(time_env, cloud, task_queue) as handle:
+        await until_phase(time_env, handle, "Ready")
+        with pytest.raises(WorkflowUpdateFailedError) as bad:
+            await handle.execute_update(NodeClaimWorkflow.disrupt, DisruptRequest("not a word!"))
+        assert "must be a word" in str(bad.value.cause)
+        answer = await handle.execute_update(
+            NodeClaimWorkflow.disrupt, DisruptRequest("Maintenance", "kernel upgrade")
+        )
+        assert "will be drained" in answer
+        with pytest.raises(WorkflowUpdateFailedError) as again:
+            await handle.execute_update(NodeClaimWorkflow.disrupt, DisruptRequest("Maintenance"))
+        assert "already terminating" in str(again.value.cause)
+        await until_phase(time_env, handle, "Draining")
+        for _ in range(20):
+            status = await handle.query(NodeClaimWorkflow.status)
+            if status.blocked:
+                break
+            await time_env.sleep(1)
+        assert status.blocked == ["ns/web-0 (ns/web-pdb)"]
+        assert status.waiting_for == "PodDisruptionBudget ns/web-pdb"
+        await handle.terminate("test over")
+    begin = cloud.args(names.BEGIN_TERMINATION)[0]
+    assert (begin.reason, begin.message) == ("Maintenance", "kernel upgrade")
+
+
+async def test_missing_claim_ends_quietly(time_env: WorkflowEnvironment, task_queue: str) -> None:
+    cloud = FakeCloud(claim=None)
+    async with lifecycle(time_env, cloud, task_queue) as handle:
+        assert await handle.result() == "Gone"
+    assert cloud.names() == [names.PREPARE]
+
+
+async def test_continue_as_new_keeps_the_phase(
+    time_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    cloud = FakeCloud(register_after=30)
+    async with lifecycle(time_env, cloud, task_queue, history_limit=40) as handle:
+        status = await until_phase(time_env, handle, "Ready")
+        assert status.node_name
+        first = handle.result_run_id
+        await handle.signal(NodeClaimWorkflow.deleted, "NodeClaim")
+        assert await handle.result() == "Terminated"
+        described = await handle.describe()
+        assert described.run_id != first
+    assert cloud.names().count(names.LAUNCH) == 1

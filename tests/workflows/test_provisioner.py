@@ -1,0 +1,167 @@
+"""ProvisionerWorkflow batching, pause/resume and rounds on the time-skipping server."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import pytest
+from temporalio import activity
+from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+
+from activities.planning.defs import CREATE, PLAN, START
+from activities.planning.types import (
+    CreatedNodeClaim,
+    PlanInput,
+    PlannedNodeClaim,
+    PlanOutcome,
+    StartInput,
+)
+from workflows.provisioner import PauseRequest, ProvisionerInput, ProvisionerWorkflow
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+
+@dataclass
+class FakePlanner:
+    claims_per_round: int = 1
+    plans: list[tuple[PlanInput, datetime]] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)
+    started: list[str] = field(default_factory=list)
+
+    def activities(self) -> list[Callable[..., Any]]:
+        me = self
+
+        @activity.defn(name=PLAN)
+        async def plan(inp: PlanInput) -> PlanOutcome:
+            me.plans.append((inp, activity.info().current_attempt_scheduled_time))
+            n = len(me.plans)
+            return PlanOutcome(
+                claims=[
+                    PlannedNodeClaim(f"default-{n}{i}", "default", {"metadata": {}})
+                    for i in range(me.claims_per_round)
+                ],
+                pending_pods=3,
+            )
+
+        @activity.defn(name=CREATE)
+        async def create(planned: list[PlannedNodeClaim]) -> list[CreatedNodeClaim]:
+            me.created.extend(p.name for p in planned)
+            return [CreatedNodeClaim(p.name, f"uid-{p.name}", "summary") for p in planned]
+
+        @activity.defn(name=START)
+        async def start(inp: StartInput) -> int:
+            me.started.extend(c.name for c in inp.claims)
+            return len(inp.claims)
+
+        return [plan, create, start]
+
+
+@asynccontextmanager
+async def provisioner(
+    env: WorkflowEnvironment, fake: FakePlanner, task_queue: str, **kw: Any
+) -> AsyncIterator[WorkflowHandle[ProvisionerWorkflow, None]]:
+    async with Worker(
+        env.client,
+        task_queue=task_queue,
+        workflows=[ProvisionerWorkflow],
+        activities=fake.activities(),
+    ):
+        cluster = f"c-{uuid.uuid4().hex[:6]}"
+        handle = await env.client.start_workflow(
+            ProvisionerWorkflow.run,
+            ProvisionerInput(cluster, **kw),
+            id=f"provisioner-{cluster}",
+            task_queue=task_queue,
+        )
+        yield handle
+        await handle.terminate("test over")
+
+
+async def test_signals_are_batched_until_idle(
+    time_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    fake = FakePlanner()
+    async with provisioner(time_env, fake, task_queue) as handle:
+        start = await time_env.get_current_time()
+        for _ in range(4):
+            await handle.signal(ProvisionerWorkflow.pods_pending, 1)
+            await time_env.sleep(0.5)
+        for _ in range(20):
+            if fake.started:
+                break
+            await time_env.sleep(1)
+        status = await handle.query(ProvisionerWorkflow.status)
+    assert len(fake.plans) == 1
+    waited = (fake.plans[0][1] - start).total_seconds()
+    assert 2.4 <= waited <= 3.5  # last signal at ~1.5 s, then 1 s idle
+    assert fake.created == fake.started == ["default-10"]
+    assert status.rounds == 1 and status.created == 1
+
+
+async def test_a_busy_stream_is_cut_at_ten_seconds(
+    time_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    fake = FakePlanner()
+    async with provisioner(time_env, fake, task_queue) as handle:
+        start = await time_env.get_current_time()
+        for _ in range(30):
+            await handle.signal(ProvisionerWorkflow.pods_pending, 1)
+            await time_env.sleep(0.5)
+        for _ in range(10):
+            await time_env.sleep(1)
+    assert len(fake.plans) >= 2
+    first = (fake.plans[0][1] - start).total_seconds()
+    assert 9.5 <= first <= 11
+
+
+async def test_pause_and_resume(time_env: WorkflowEnvironment, task_queue: str) -> None:
+    fake = FakePlanner()
+    async with provisioner(time_env, fake, task_queue) as handle:
+        assert "paused for every" in await handle.execute_update(
+            ProvisionerWorkflow.pause, PauseRequest()
+        )
+        with pytest.raises(WorkflowUpdateFailedError) as again:
+            await handle.execute_update(ProvisionerWorkflow.pause, PauseRequest())
+        assert "already paused" in str(again.value.cause)
+        with pytest.raises(WorkflowUpdateFailedError) as bad:
+            await handle.execute_update(ProvisionerWorkflow.pause, PauseRequest("Not_A_Pool!"))
+        assert "not a valid NodePool name" in str(bad.value.cause)
+        await handle.execute_update(ProvisionerWorkflow.pause, PauseRequest("gpu"))
+        await handle.signal(ProvisionerWorkflow.pods_pending, 1)
+        await time_env.sleep(15)
+        assert fake.plans == []
+        message = await handle.execute_update(ProvisionerWorkflow.resume, PauseRequest())
+        assert "still paused: gpu" in message
+        for _ in range(15):
+            if fake.plans:
+                break
+            await time_env.sleep(1)
+        assert fake.plans[0][0].paused_pools == ["gpu"]
+        with pytest.raises(WorkflowUpdateFailedError) as not_paused:
+            await handle.execute_update(ProvisionerWorkflow.resume, PauseRequest("web"))
+        assert "NodePool web is not paused" in str(not_paused.value.cause)
+        status = await handle.query(ProvisionerWorkflow.status)
+        assert not status.paused_all and status.paused_pools == ["gpu"]
+
+
+async def test_pause_survives_continue_as_new(
+    time_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    fake = FakePlanner()
+    async with provisioner(time_env, fake, task_queue, history_limit=30) as handle:
+        await handle.execute_update(ProvisionerWorkflow.pause, PauseRequest("gpu"))
+        first_run = (await handle.describe()).run_id
+        for _ in range(4):
+            await handle.signal(ProvisionerWorkflow.pods_pending, 1)
+            await time_env.sleep(3)
+        latest = time_env.client.get_workflow_handle(handle.id)
+        assert (await latest.describe()).run_id != first_run
+        status = await latest.query(ProvisionerWorkflow.status)
+        assert status.paused_pools == ["gpu"] and status.rounds >= 2

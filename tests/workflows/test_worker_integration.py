@@ -1,0 +1,198 @@
+"""The whole worker (workflows, real activities, watchers) on the dev server, against the real
+control plane, emulated EC2 and simulated kubelets: pods → NodeClaims → Nodes → pods running;
+search attributes and queries; a PDB-held drain; an operator disruption."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
+
+import pytest
+import pytest_asyncio
+from k8s_objects import (
+    condition,
+    create_claim,
+    create_namespace,
+    create_pdb,
+    create_pod,
+    ensure_nodeclass,
+    ensure_nodepool,
+    pod,
+)
+from kubernetes import client as k8s
+from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
+from workflow_realparts import Cloud
+
+from activities.kubernetes import nodeclaims, nodes, pods, raw
+from activities.kubernetes.client import Kube
+from activities.kubernetes.errors import NotFound
+from sandbox.nodes import NodeSimulator
+from worker.app import run_worker
+from worker.settings import Settings, TemporalSettings
+from workflows.nodeclaim.state import DisruptRequest
+from workflows.nodeclaim.workflow import NodeClaimWorkflow, workflow_id
+from workflows.provisioner import ProvisionerWorkflow
+from workflows.provisioner import workflow_id as provisioner_id
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+T = TypeVar("T")
+
+
+async def until(probe: Callable[[], Any], *, timeout: float = 60, what: str = "") -> Any:
+    deadline = asyncio.get_running_loop().time() + timeout
+    last: Any = None
+    while asyncio.get_running_loop().time() < deadline:
+        try:
+            last = probe()
+            if asyncio.iscoroutine(last):
+                last = await last
+        except NotFound:
+            last = None
+        if last:
+            return last
+        await asyncio.sleep(0.25)
+    raise AssertionError(f"timed out waiting for {what}: last={last!r}")
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def running_worker(
+    dev_env: WorkflowEnvironment, kube: Kube, admin: Kube, cloud: Cloud
+) -> AsyncIterator[tuple[Client, str, str]]:
+    ensure_nodeclass(admin)
+    cluster = f"it-{uuid.uuid4().hex[:6]}"
+    queue = f"q-{cluster}"
+    settings = Settings(
+        TemporalSettings(task_queue=queue),
+        cluster=cluster,
+        health_port=0,
+        search_attributes=True,
+    )
+    stop = asyncio.Event()
+    task = asyncio.create_task(
+        run_worker(settings, stop=stop, kube=kube, ec2=cloud.provider, client=dev_env.client)
+    )
+    with NodeSimulator(admin, interval=0.2):
+        yield dev_env.client, cluster, queue
+        stop.set()
+        await asyncio.wait_for(task, 30)
+
+
+def _ready(admin: Kube, name: str) -> bool:
+    c = condition(nodeclaims.get(admin, name), "Ready")
+    return bool(c and c["status"] == "True")
+
+
+async def test_unschedulable_pods_get_a_node(
+    running_worker: tuple[Client, str, str], admin: Kube, cloud: Cloud
+) -> None:
+    client, cluster, _queue = running_worker
+    pool = f"pool-{uuid.uuid4().hex[:6]}"
+    ensure_nodepool(admin, pool)
+    ns = f"t-{uuid.uuid4().hex[:8]}"
+    create_namespace(admin, ns)
+    apps = k8s.AppsV1Api(admin.api_client)
+    template = pod("web", ns, spec={"nodeSelector": {"karpenter.sh/nodepool": pool}})
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": ns},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": template["spec"]},
+        },
+    }
+    raw.call(apps.create_namespaced_deployment, ns, deployment)
+
+    def running() -> bool:
+        listed = raw.call(admin.core.list_namespaced_pod, ns).get("items") or []
+        live = [
+            p
+            for p in listed
+            if not p["metadata"].get("deletionTimestamp")
+            and p.get("status", {}).get("phase") == "Running"
+        ]
+        return len(live) == 3
+
+    await until(running, timeout=90, what="pods running on a provisioned node")
+    claims_of_pool, _ = nodeclaims.list_(admin, nodepool=pool)
+    assert len(claims_of_pool) == 1
+    name = claims_of_pool[0]["metadata"]["name"]
+    await until(lambda: _ready(admin, name), what="claim Ready")
+    prov = await client.get_workflow_handle(provisioner_id(cluster)).query(
+        ProvisionerWorkflow.status
+    )
+    assert prov.created >= 1
+
+    handle = client.get_workflow_handle(workflow_id(name))
+    status = await handle.query(NodeClaimWorkflow.status)
+    assert status.phase == "Ready" and status.nodepool == pool
+    # search attributes make it findable in the UI
+    query = f"NodePool = '{pool}' AND Phase = 'Ready' AND InstanceType = '{status.instance_type}'"
+
+    async def listed() -> list[str]:
+        return [wf.id async for wf in client.list_workflows(query)]
+
+    assert await until(listed, what="visible by search attributes") == [workflow_id(name)]
+    described = await handle.describe()
+    summary = await described.static_summary()
+    assert summary is not None and f"pool {pool}" in summary and len(summary.encode()) <= 200
+
+    # an operator drains it; the pods go pending again and get a new node
+    await handle.execute_update(NodeClaimWorkflow.disrupt, DisruptRequest("Maintenance"))
+    assert await handle.result() == "Terminated"
+    with pytest.raises(NotFound):
+        nodeclaims.get(admin, name)
+    await until(running, timeout=120, what="pods running again on a replacement")
+    remaining, _ = nodeclaims.list_(admin, nodepool=pool)
+    assert [c["metadata"]["name"] for c in remaining] != [name]
+    assert cloud.instances_of(name) == []
+
+
+async def test_deleting_a_claim_drains_through_a_pdb(
+    running_worker: tuple[Client, str, str], admin: Kube, cloud: Cloud
+) -> None:
+    client, _cluster, _queue = running_worker
+    pool = f"pool-{uuid.uuid4().hex[:6]}"
+    ensure_nodepool(admin, pool)
+    name = f"{pool}-manual"
+    create_claim(admin, name, pool)  # made outside the provisioner: the watcher adopts it
+    handle = client.get_workflow_handle(workflow_id(name))
+    try:
+        await until(lambda: _ready(admin, name), timeout=60, what="claim Ready")
+    except AssertionError:
+        print(
+            "STATUS",
+            await handle.query(NodeClaimWorkflow.status),
+            cloud.provider.unavailable.entries(),
+            cloud.emulation.insufficient,
+        )
+        raise
+    node = nodeclaims.get(admin, name)["status"]["nodeName"]
+    ns = f"t-{uuid.uuid4().hex[:8]}"
+    create_namespace(admin, ns)
+    create_pod(admin, pod("db-0", ns, node=node))
+    create_pdb(admin, ns, "db-pdb")
+    await until(
+        lambda: pods.get(admin, ns, "db-0").get("status", {}).get("phase") == "Running",
+        what="db-0 running",
+    )
+
+    raw.call(admin.custom.delete_cluster_custom_object, "karpenter.sh", "v1", "nodeclaims", name)
+    handle = client.get_workflow_handle(workflow_id(name))
+
+    async def blocked() -> list[str]:
+        return (await handle.query(NodeClaimWorkflow.status)).blocked
+
+    assert await until(blocked, what="drain blocked by the PDB") == [f"{ns}/db-0 ({ns}/db-pdb)"]
+    drained = condition(nodeclaims.get(admin, name), "Drained")
+    assert drained is not None and drained["reason"] == "PDBViolation"
+    assert nodes.get(admin, node)  # still there while the PDB holds
+    raw.call(admin.policy.delete_namespaced_pod_disruption_budget, "db-pdb", ns)
+    assert await asyncio.wait_for(handle.result(), 90) == "Terminated"
+    with pytest.raises(NotFound):
+        nodes.get(admin, node)
+    assert cloud.instances_of(name) == []

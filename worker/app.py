@@ -1,0 +1,153 @@
+"""The worker process: Temporal worker + Kubernetes watchers + health/metrics endpoint.
+
+``run_worker(settings)`` is the entry point ``joinery worker`` and ``joinery dev`` call::
+
+    from worker.app import run_worker
+    from worker.settings import Settings, TemporalSettings
+
+    await run_worker(Settings(TemporalSettings(address="localhost:7233"), kubeconfig=...))
+
+It runs until ``stop`` (an ``asyncio.Event``) is set or the task is cancelled. Several
+workers may run against one cluster and task queue: workflow ids make starts idempotent
+and the watchers' signals only set flags.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import Client
+from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.worker import Worker
+
+from activities.ec2.clients import AWSClients
+from activities.ec2.provider import EC2Provider
+from activities.ec2.settings import ClusterInfo, ProviderSettings
+from activities.kubernetes.client import Kube, connect
+from activities.lifecycle.common import Deps
+from activities.lifecycle.defs import NodeClaimActivities
+from activities.planning.defs import PlanningActivities
+from worker import catalog_cache, connection, telemetry
+from worker.health import HealthServer
+from worker.metrics import PrometheusCounters
+from worker.settings import Settings
+from worker.watchers import Watchers
+from workflows.nodeclaim.workflow import NodeClaimWorkflow
+from workflows.provisioner import ProvisionerInput, ProvisionerWorkflow
+from workflows.provisioner import workflow_id as provisioner_id
+
+log = logging.getLogger(__name__)
+
+WORKFLOWS: Sequence[type] = (NodeClaimWorkflow, ProvisionerWorkflow)
+STICKY_TIMEOUT = timedelta(seconds=5)
+
+
+def activities_for(deps: Deps) -> list[Callable[..., Any]]:
+    return [*NodeClaimActivities(deps).all(), *PlanningActivities(deps).all()]
+
+
+def ec2_provider(settings: Settings) -> EC2Provider:
+    clients = AWSClients.create(settings.region, settings.aws_endpoint_url or None)
+    provider_settings = ProviderSettings(
+        region=settings.region,
+        cluster=ClusterInfo(settings.cluster, settings.cluster_endpoint),
+        interruption_queue=settings.interruption_queue or None,
+    )
+    return EC2Provider.create(
+        provider_settings, clients, use_pricing_api=not settings.aws_endpoint_url
+    )
+
+
+def build_worker(client: Client, deps: Deps, task_queue: str, threads: int = 32) -> Worker:
+    return Worker(
+        client,
+        task_queue=task_queue,
+        workflows=list(WORKFLOWS),
+        activities=activities_for(deps),
+        activity_executor=ThreadPoolExecutor(max_workers=threads, thread_name_prefix="activity"),
+        max_concurrent_activities=threads,
+        # A workflow's next task waits this long for a dead worker's sticky queue before any
+        # worker may take it (the SDK default is 10 s).
+        sticky_queue_schedule_to_start_timeout=STICKY_TIMEOUT,
+    )
+
+
+async def ensure_provisioner(client: Client, settings: Settings) -> None:
+    await client.start_workflow(
+        ProvisionerWorkflow.run,
+        ProvisionerInput(settings.cluster, settings.search_attributes),
+        id=provisioner_id(settings.cluster),
+        task_queue=settings.temporal.task_queue,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        static_summary=f"provisioner · cluster {settings.cluster}",
+    )
+
+
+async def run_worker(
+    settings: Settings,
+    *,
+    stop: asyncio.Event | None = None,
+    kube: Kube | None = None,
+    ec2: EC2Provider | None = None,
+    client: Client | None = None,
+) -> None:
+    """Run until ``stop`` is set (or cancelled). Adapters may be passed in (tests, sandbox)."""
+    kube = kube or connect(settings.kubeconfig or None)
+    ec2 = ec2 or ec2_provider(settings)
+    if client is None:
+        client = await connection.connect(
+            settings.temporal, telemetry.plugins(settings.otlp_endpoint)
+        )
+    deps = Deps(kube=kube, ec2=ec2, counters=PrometheusCounters(), cluster=settings.cluster)
+    worker = build_worker(client, deps, settings.temporal.task_queue, settings.activity_threads)
+    watchers: Watchers | None = None
+    health: HealthServer | None = None
+    running = False
+
+    def ready() -> bool:
+        return running and (watchers is None or watchers.ready)
+
+    if settings.health_port >= 0:
+        health = HealthServer(settings.health_port, ready).start()
+        log.info("health and metrics on :%d", health.port)
+    stopper = stop or asyncio.Event()
+    cache = Path(settings.catalog_cache) if settings.catalog_cache else None
+    # Load the catalog now, so the first plan or launch after a (re)start does not pay for it
+    # inside an activity (it overlaps the wait for a dead worker's lost activities).
+    warming = asyncio.create_task(asyncio.to_thread(catalog_cache.warm, ec2, cache))
+    try:
+        async with worker:
+            running = True
+            if settings.provisioner:
+                await ensure_provisioner(client, settings)
+            if settings.watchers:
+                watchers = Watchers(
+                    kube=kube,
+                    client=client,
+                    loop=asyncio.get_running_loop(),
+                    cluster=settings.cluster,
+                    task_queue=settings.temporal.task_queue,
+                    search_attributes=settings.search_attributes,
+                    ec2=ec2,
+                ).start()
+            log.info(
+                "worker up: task queue %s, namespace %s",
+                settings.temporal.task_queue,
+                settings.temporal.namespace,
+            )
+            await stopper.wait()
+    finally:
+        running = False
+        warming.cancel()
+        if watchers is not None:
+            watchers.close()
+        if health is not None:
+            with contextlib.suppress(Exception):
+                health.stop()

@@ -1,0 +1,73 @@
+"""Worker and CLI settings: flags first, then ``JOINERY_*`` / ``TEMPORAL_*`` environment."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass
+
+
+def _env(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def _flag(name: str) -> bool:
+    return _env(name).lower() in ("1", "true", "yes", "on")
+
+
+@dataclass
+class TemporalSettings:
+    address: str = "localhost:7233"
+    namespace: str = "default"
+    task_queue: str = "joinery"
+    tls: bool = False
+    tls_cert: str = ""
+    tls_key: str = ""
+    tls_ca: str = ""
+    api_key: str = ""
+
+
+@dataclass
+class Settings:
+    temporal: TemporalSettings
+    cluster: str = "joinery"
+    kubeconfig: str = ""
+    region: str = "us-east-1"
+    aws_endpoint_url: str = ""
+    interruption_queue: str = ""
+    cluster_endpoint: str = ""
+    health_port: int = 8081
+    search_attributes: bool = False
+    otlp_endpoint: str = ""
+    activity_threads: int = 32
+    watchers: bool = True
+    provisioner: bool = True
+    catalog_cache: str = ""
+
+
+def add_temporal_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("Temporal connection")
+    g.add_argument("--address", default=_env("TEMPORAL_ADDRESS", "localhost:7233"))
+    g.add_argument("--namespace", default=_env("TEMPORAL_NAMESPACE", "default"))
+    g.add_argument("--task-queue", default=_env("JOINERY_TASK_QUEUE", "joinery"))
+    g.add_argument("--tls", action="store_true", default=_flag("TEMPORAL_TLS"))
+    g.add_argument("--tls-cert", default=_env("TEMPORAL_TLS_CERT"), help="client cert (PEM)")
+    g.add_argument("--tls-key", default=_env("TEMPORAL_TLS_KEY"), help="client key (PEM)")
+    g.add_argument("--tls-ca", default=_env("TEMPORAL_TLS_CA"), help="server CA (PEM)")
+    g.add_argument(
+        "--api-key", default=_env("TEMPORAL_API_KEY"), help="API key (or $TEMPORAL_API_KEY)"
+    )
+    g.add_argument("--cluster", default=_env("JOINERY_CLUSTER", "joinery"))
+
+
+def temporal_from(args: argparse.Namespace) -> TemporalSettings:
+    return TemporalSettings(
+        address=args.address,
+        namespace=args.namespace,
+        task_queue=args.task_queue,
+        tls=bool(args.tls or args.tls_cert or args.api_key),
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+        tls_ca=args.tls_ca,
+        api_key=args.api_key,
+    )

@@ -1,0 +1,317 @@
+"""Kubernetes watchers that turn cluster events into workflow starts and signals.
+
+Each watcher is a thread doing list + watch (re-listing when the watch expires), handing
+events to the asyncio loop that owns the Temporal client. Every action is idempotent
+(signals set flags, starts use USE_EXISTING), so several workers may watch at once.
+
+- Pods: an unschedulable pod → ``pods_pending`` to the provisioner (coalesced); every
+  ``resync`` seconds, any still-unschedulable pod triggers again; ``karpenter_pods_state``.
+- NodeClaims: a new claim → its workflow is started (covers a crash between create and
+  start, and claims made by others); a deletionTimestamp → ``deleted``.
+- Nodes: a Node not yet initialized → ``node_changed`` hint to its claim's workflow; a
+  deletionTimestamp → ``deleted("Node")``.
+- NodePools: any change → ``pods_pending`` (a new pool may fit waiting pods).
+- Interruption queue (when configured): events → ``interrupted`` on the claim's workflow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable, Coroutine, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubernetes import watch as k8s_watch
+from temporalio.client import Client
+from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.service import RPCError
+
+from activities.ec2.interruption import (
+    SCHEDULED_CHANGE,
+    SPOT_INTERRUPTION,
+    STATE_CHANGE,
+    InterruptionEvent,
+)
+from activities.ec2.provider import EC2Provider
+from activities.kubernetes import raw
+from activities.kubernetes.client import Kube
+from activities.kubernetes.errors import Expired, translate
+from activities.kubernetes.resources import INITIALIZED_LABEL, NODECLAIM, NODEPOOL
+from activities.planning.cluster_state import unschedulable
+from activities.planning.summary import summary_of_claim
+from worker.metrics import PROVISIONING_SIGNALS, PodStates
+from workflows.nodeclaim.state import NodeClaimInput
+from workflows.nodeclaim.workflow import NodeClaimWorkflow
+from workflows.nodeclaim.workflow import workflow_id as nodeclaim_id
+from workflows.provisioner import ProvisionerWorkflow
+from workflows.provisioner import workflow_id as provisioner_id
+
+log = logging.getLogger(__name__)
+Obj = dict[str, Any]
+DRAINING_EVENTS = frozenset({SPOT_INTERRUPTION, SCHEDULED_CHANGE, STATE_CHANGE})
+
+
+@dataclass
+class WatchTarget:
+    name: str
+    list_call: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+
+
+@dataclass
+class Watchers:
+    kube: Kube
+    client: Client
+    loop: asyncio.AbstractEventLoop
+    cluster: str
+    task_queue: str
+    search_attributes: bool = False
+    ec2: EC2Provider | None = None
+    resync_seconds: float = 30.0
+    adopt_delay: float = 5.0
+    stop: threading.Event = field(default_factory=threading.Event)
+    synced: set[str] = field(default_factory=set)
+    _claims_by_provider: dict[str, str] = field(default_factory=dict)
+    _deleting: set[str] = field(default_factory=set)
+    _last_hint: dict[str, float] = field(default_factory=dict)
+    _pods: PodStates = field(default_factory=PodStates)
+    _threads: list[threading.Thread] = field(default_factory=list)
+    _pending_on_list: bool = False
+
+    # -- plumbing ----------------------------------------------------------------------------
+    def _submit(self, coro: Coroutine[Any, Any, Any]) -> None:
+        if self.stop.is_set():  # a closed watcher must not act (its task queue may be gone)
+            coro.close()
+            return
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        future.add_done_callback(_log_failure)
+
+    def _stream(self, target: WatchTarget) -> Iterator[tuple[str, Obj]]:
+        """ADDED for everything listed, then watch events; re-lists when the watch expires."""
+        while not self.stop.is_set():
+            try:
+                listing = raw.call(target.list_call, *target.args)
+                for item in listing.get("items") or []:
+                    yield "ADDED", item
+                self.synced.add(target.name)
+                version = str((listing.get("metadata") or {}).get("resourceVersion") or "")
+                while not self.stop.is_set():
+                    stream = k8s_watch.Watch().stream(
+                        target.list_call,
+                        *target.args,
+                        resource_version=version,
+                        timeout_seconds=60,
+                        allow_watch_bookmarks=True,
+                    )
+                    for event in stream:
+                        kind = str(event.get("type"))
+                        obj = event.get("raw_object") or {}
+                        if kind == "ERROR":
+                            raise Expired(str(obj.get("message") or "watch error"))
+                        version = str((obj.get("metadata") or {}).get("resourceVersion") or version)
+                        if kind != "BOOKMARK":
+                            yield kind, obj
+                        if self.stop.is_set():
+                            return
+            except Exception as exc:  # re-list after any failure; never die
+                error = translate(exc)
+                if not isinstance(error, Expired):
+                    log.warning("%s watch failed: %s", target.name, error)
+                self.stop.wait(1.0)
+
+    def _run(self, target: WatchTarget, handle: Callable[[str, Obj], None]) -> None:
+        for kind, obj in self._stream(target):
+            if self.stop.is_set():
+                return
+            try:
+                handle(kind, obj)
+            except Exception:
+                log.exception("%s watcher failed on an event", target.name)
+
+    def start(self) -> Watchers:
+        custom = self.kube.custom
+        targets: list[tuple[WatchTarget, Callable[[str, Obj], None]]] = [
+            (
+                WatchTarget(
+                    "nodeclaims",
+                    custom.list_cluster_custom_object,
+                    (NODECLAIM.group, NODECLAIM.version, NODECLAIM.plural),
+                ),
+                self.on_nodeclaim,
+            ),
+            (WatchTarget("nodes", self.kube.core.list_node), self.on_node),
+            (WatchTarget("pods", self.kube.core.list_pod_for_all_namespaces), self.on_pod),
+            (
+                WatchTarget(
+                    "nodepools",
+                    custom.list_cluster_custom_object,
+                    (NODEPOOL.group, NODEPOOL.version, NODEPOOL.plural),
+                ),
+                self.on_nodepool,
+            ),
+        ]
+        for target, handler in targets:
+            t = threading.Thread(
+                target=self._run, args=(target, handler), name=f"watch-{target.name}", daemon=True
+            )
+            t.start()
+            self._threads.append(t)
+        resync = threading.Thread(target=self._resync, name="watch-resync", daemon=True)
+        resync.start()
+        self._threads.append(resync)
+        queue = self.ec2.interruption_queue() if self.ec2 else None
+        if queue is not None:
+            q = threading.Thread(
+                target=queue.run, args=(self.on_interruption, self.stop), daemon=True
+            )
+            q.start()
+            self._threads.append(q)
+        return self
+
+    def close(self) -> None:
+        self.stop.set()
+
+    @property
+    def ready(self) -> bool:
+        return {"nodeclaims", "nodes", "pods", "nodepools"} <= self.synced
+
+    # -- actions -----------------------------------------------------------------------------
+    def trigger_provisioning(self) -> None:
+        PROVISIONING_SIGNALS.inc()
+        handle = self.client.get_workflow_handle(provisioner_id(self.cluster))
+        self._submit(handle.signal(ProvisionerWorkflow.pods_pending, 1))
+
+    def start_lifecycle(self, name: str, summary: str, delay: float = 0.0) -> None:
+        """Start (or find running) the claim's workflow, after ``delay`` seconds so the
+        provisioner, which also starts it, usually wins and sets the richer summary."""
+
+        async def start() -> None:
+            if delay:
+                await asyncio.sleep(delay)
+            await self.client.start_workflow(
+                NodeClaimWorkflow.run,
+                NodeClaimInput(name, self.search_attributes),
+                id=nodeclaim_id(name),
+                task_queue=self.task_queue,
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                static_summary=summary,
+            )
+
+        self._submit(start())
+
+    def signal_claim(self, name: str, signal: str, *args: Any) -> None:
+        handle = self.client.get_workflow_handle(nodeclaim_id(name))
+        self._submit(
+            _ignore_missing(handle.signal(signal, *args) if args else handle.signal(signal))
+        )
+
+    # -- handlers ----------------------------------------------------------------------------
+    def on_pod(self, kind: str, pod: Obj) -> None:
+        meta = pod.get("metadata") or {}
+        ns, name = str(meta.get("namespace")), str(meta.get("name"))
+        if kind == "DELETED":
+            self._pods.delete(ns, name)
+            return
+        status = pod.get("status") or {}
+        node = str((pod.get("spec") or {}).get("nodeName") or "")
+        self._pods.set(ns, name, node, str(status.get("phase") or "Unknown"))
+        if unschedulable(pod) and kind != "ADDED":
+            self.trigger_provisioning()
+        elif unschedulable(pod):
+            self._pending_on_list = True
+
+    def on_nodepool(self, kind: str, pool: Obj) -> None:
+        if kind in ("ADDED", "MODIFIED"):
+            self.trigger_provisioning()
+
+    def on_nodeclaim(self, kind: str, claim: Obj) -> None:
+        meta = claim.get("metadata") or {}
+        name = str(meta.get("name"))
+        provider_id = (claim.get("status") or {}).get("providerID")
+        if kind == "DELETED":
+            self._deleting.discard(name)
+            if provider_id:
+                self._claims_by_provider.pop(provider_id, None)
+            return
+        if provider_id:
+            self._claims_by_provider[str(provider_id)] = name
+        if kind == "ADDED" and not (meta.get("deletionTimestamp") and not meta.get("finalizers")):
+            self.start_lifecycle(name, summary_of_claim(claim), delay=self.adopt_delay)
+        if meta.get("deletionTimestamp") and name not in self._deleting:
+            self._deleting.add(name)
+            self.signal_claim(name, "deleted", "NodeClaim")
+
+    def _claim_of_node(self, node: Obj) -> str | None:
+        provider_id = (node.get("spec") or {}).get("providerID")
+        if provider_id and provider_id in self._claims_by_provider:
+            return self._claims_by_provider[provider_id]
+        for owner in (node.get("metadata") or {}).get("ownerReferences") or []:
+            if owner.get("kind") == "NodeClaim":
+                return str(owner.get("name"))
+        return None
+
+    def on_node(self, kind: str, node: Obj) -> None:
+        meta = node.get("metadata") or {}
+        name = str(meta.get("name"))
+        if kind == "DELETED":
+            self._deleting.discard(f"node/{name}")
+            self._last_hint.pop(name, None)
+            return
+        claim = self._claim_of_node(node)
+        if claim is None:
+            return
+        if meta.get("deletionTimestamp"):
+            key = f"node/{name}"
+            if key not in self._deleting:
+                self._deleting.add(key)
+                self.signal_claim(claim, "deleted", "Node")
+            return
+        if (meta.get("labels") or {}).get(INITIALIZED_LABEL) == "true":
+            return
+        now = time.monotonic()
+        if now - self._last_hint.get(name, 0.0) >= 2.0:
+            self._last_hint[name] = now
+            self.signal_claim(claim, "node_changed")
+
+    def on_interruption(self, event: InterruptionEvent) -> None:
+        # Like Karpenter, a rebalance recommendation is news, not a reason to drain.
+        if event.kind not in DRAINING_EVENTS:
+            return
+        for instance_id in event.instance_ids:
+            claim = next(
+                (c for p, c in self._claims_by_provider.items() if p.endswith("/" + instance_id)),
+                None,
+            )
+            if claim is not None:
+                self.signal_claim(claim, "interrupted", event.kind)
+
+    def _resync(self) -> None:
+        """Pods that stay unschedulable (e.g. after a claim hit insufficient capacity) are
+        planned for again every ``resync_seconds``."""
+        while not self.stop.wait(self.resync_seconds if self.synced else 1.0):
+            try:
+                if self._pending_on_list or any(
+                    unschedulable(p)
+                    for p in raw.list_all(self.kube.core.list_pod_for_all_namespaces)
+                ):
+                    self._pending_on_list = False
+                    self.trigger_provisioning()
+            except Exception as exc:
+                log.warning("resync failed: %s", translate(exc))
+
+
+async def _ignore_missing(coro: Coroutine[Any, Any, Any]) -> None:
+    try:
+        await coro
+    except RPCError as exc:
+        if "not found" not in str(exc).lower() and "completed" not in str(exc).lower():
+            raise
+
+
+def _log_failure(future: Any) -> None:
+    exc = future.exception()
+    if exc is not None:
+        log.warning("workflow call from a watcher failed: %s", exc)

@@ -1,0 +1,85 @@
+"""Calling the lifecycle activities: timeouts and retry policies in one place.
+
+Activities are called by name (``activities.lifecycle.names``) so test doubles registered
+under the same names stand in for them. A failure that retrying the same call cannot fix
+(RBAC, a deleted object) does not fail the workflow: the phase loop records it, waits and
+tries again, because a NodeClaim must never be abandoned with an instance behind it.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, TypeVar
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+T = TypeVar("T")
+
+RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=30),
+)
+STUCK_PAUSE = timedelta(seconds=60)
+
+
+def error_type(exc: BaseException) -> str:
+    """The ApplicationError type behind an ActivityError ("" when none, e.g. a timeout)."""
+    cause = exc.__cause__ if isinstance(exc, ActivityError) else exc
+    return cause.type or "" if isinstance(cause, ApplicationError) else ""
+
+
+async def call(
+    name: str,
+    arg: Any,
+    result_type: type[T] | None,
+    *,
+    summary: str,
+    timeout: timedelta = timedelta(seconds=20),
+    heartbeat: timedelta | None = None,
+    schedule_to_close: timedelta | None = None,
+    non_retryable: list[str] | None = None,
+    attempts: int = 0,
+) -> T:
+    retry = RETRY
+    if non_retryable or attempts:
+        retry = RetryPolicy(
+            initial_interval=RETRY.initial_interval,
+            backoff_coefficient=RETRY.backoff_coefficient,
+            maximum_interval=RETRY.maximum_interval,
+            maximum_attempts=attempts,
+            non_retryable_error_types=non_retryable,
+        )
+    result: T = await workflow.execute_activity(
+        name,
+        arg,
+        result_type=result_type,
+        start_to_close_timeout=timeout,
+        schedule_to_close_timeout=schedule_to_close,
+        heartbeat_timeout=heartbeat,
+        retry_policy=retry,
+        summary=summary[:200],
+    )
+    return result
+
+
+async def call_until_done(
+    name: str,
+    arg: Any,
+    result_type: type[T] | None,
+    *,
+    summary: str,
+    timeout: timedelta = timedelta(seconds=20),
+    heartbeat: timedelta | None = None,
+) -> T:
+    """Like ``call`` but a non-retryable failure pauses and tries again, forever."""
+    while True:
+        try:
+            return await call(
+                name, arg, result_type, summary=summary, timeout=timeout, heartbeat=heartbeat
+            )
+        except ActivityError as exc:
+            workflow.logger.warning("%s failed (%s); trying again in %s", name, exc, STUCK_PAUSE)
+            await workflow.sleep(STUCK_PAUSE)

@@ -1,0 +1,31 @@
+"""What the phase modules see of the running workflow."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from workflows.nodeclaim.state import LifecycleState
+
+
+class Lifecycle(Protocol):
+    name: str
+    state: LifecycleState
+
+    def enter(self, phase: str) -> None: ...
+
+    def end(self, reason: str, message: str = "") -> None: ...
+
+    def anchor(self) -> datetime: ...
+
+    async def wait(self, timeout: timedelta | None) -> None:
+        """Until a hint or an ending arrives, or ``timeout`` passes (None: no limit)."""
+        ...
+
+    async def checkpoint(self) -> None:
+        """Continue as new here when the history has grown large."""
+        ...
+
+    def describe(self, details: str) -> None: ...
+
+    def upsert(self, **values: str) -> None: ...

@@ -1,0 +1,82 @@
+"""Launch phase: one instance through the EC2 provider, within Karpenter's 5-minute launch TTL.
+
+Insufficient capacity ends the claim at once (the provisioner plans again without that
+offering); any other failure is retried until the TTL, then the claim is deleted and any
+instance a late attempt made is terminated by the termination phase (found by tag).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError, RetryState
+from temporalio.exceptions import TimeoutError as ActivityTimeout
+
+from workflows.nodeclaim import calls
+from workflows.nodeclaim.context import Lifecycle
+from workflows.nodeclaim.state import (
+    DRAINING,
+    INSUFFICIENT_CAPACITY,
+    LAUNCH_FAILED,
+    LAUNCH_TIMEOUT,
+    REGISTERING,
+)
+
+with workflow.unsafe.imports_passed_through():
+    from activities.lifecycle import names
+    from activities.lifecycle.types import LaunchOutcome
+
+LAUNCH_TTL = timedelta(minutes=5)
+FIRST_PAUSE = timedelta(seconds=5)
+MAX_PAUSE = timedelta(seconds=60)
+# Non-retryable for one attempt but worth another try later (the NodeClass may get ready).
+RETRY_ANYWAY = ("NodeClassNotFound",)
+
+
+async def run(wf: Lifecycle) -> str:
+    spec = wf.state.spec
+    assert spec is not None
+    deadline = wf.anchor() + LAUNCH_TTL
+    pause = FIRST_PAUSE
+    while True:
+        if wf.state.ending is not None:
+            return DRAINING
+        remaining = deadline - workflow.now()
+        if remaining <= timedelta(0):
+            wf.end(LAUNCH_TIMEOUT, f"not launched within {LAUNCH_TTL}")
+            return DRAINING
+        wf.describe(f"launching an instance for pool **{spec.nodepool}**")
+        try:
+            out = await calls.call(
+                names.LAUNCH,
+                spec,
+                LaunchOutcome,
+                summary=f"launch {spec.name} ({spec.nodepool})",
+                timeout=timedelta(minutes=2),
+                heartbeat=timedelta(seconds=10),
+                schedule_to_close=remaining,
+                non_retryable=[INSUFFICIENT_CAPACITY],
+                attempts=3,
+            )
+        except ActivityError as exc:
+            kind = calls.error_type(exc)
+            message = str(exc.cause or exc)
+            if kind == INSUFFICIENT_CAPACITY:
+                wf.end(INSUFFICIENT_CAPACITY, message)
+                return DRAINING
+            if isinstance(exc.cause, ActivityTimeout) or exc.retry_state == RetryState.TIMEOUT:
+                wf.end(LAUNCH_TIMEOUT, f"not launched within {LAUNCH_TTL}: {message}")
+                return DRAINING
+            if exc.retry_state == RetryState.NON_RETRYABLE_FAILURE and kind not in RETRY_ANYWAY:
+                wf.end(LAUNCH_FAILED, message)
+                return DRAINING
+            # Retryable, attempts used up: wait on a durable timer and try again until the TTL.
+            wf.state.waiting_for = f"launch retry after {kind or 'error'}: {message[:120]}"
+            await workflow.sleep(min(pause, max(deadline - workflow.now(), timedelta(seconds=1))))
+            pause = min(pause * 2, MAX_PAUSE)
+            continue
+        wf.state.launched = out
+        wf.state.waiting_for = ""
+        wf.upsert(instance_type=out.instance_type, capacity_type=out.capacity_type, zone=out.zone)
+        return REGISTERING

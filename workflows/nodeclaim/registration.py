@@ -1,0 +1,52 @@
+"""Registration phase: wait (durably) for the instance's Node, within the 15-minute TTL.
+
+The workflow polls with a growing interval and wakes early when the worker's Node watcher
+signals that a Node appeared. Past the TTL the claim is deleted and its instance terminated,
+as Karpenter's liveness controller does.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+
+from workflows.nodeclaim import calls
+from workflows.nodeclaim.context import Lifecycle
+from workflows.nodeclaim.state import DRAINING, INITIALIZING, REGISTRATION_TIMEOUT
+
+with workflow.unsafe.imports_passed_through():
+    from activities.lifecycle import names
+    from activities.lifecycle.types import RegisterInput
+
+REGISTRATION_TTL = timedelta(minutes=15)
+FIRST_POLL = timedelta(seconds=1)
+MAX_POLL = timedelta(seconds=30)
+
+
+async def run(wf: Lifecycle) -> str:
+    spec, launched = wf.state.spec, wf.state.launched
+    assert spec is not None and launched is not None
+    deadline = wf.anchor() + REGISTRATION_TTL
+    poll = FIRST_POLL
+    wf.describe(f"waiting for the Node of `{launched.provider_id}` to register")
+    while True:
+        if wf.state.ending is not None:
+            return DRAINING
+        node = await calls.call_until_done(
+            names.REGISTER,
+            RegisterInput(spec, launched.provider_id),
+            str,
+            summary=f"register {launched.provider_id}",
+        )
+        if node:
+            wf.state.node_name = node
+            return INITIALIZING
+        remaining = deadline - workflow.now()
+        if remaining <= timedelta(0):
+            wf.end(REGISTRATION_TIMEOUT, f"no Node registered within {REGISTRATION_TTL}")
+            return DRAINING
+        wf.state.waiting_for = "Node registration"
+        await wf.wait(min(poll, remaining))
+        poll = min(poll * 2, MAX_POLL)
+        await wf.checkpoint()

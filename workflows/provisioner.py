@@ -1,0 +1,256 @@
+"""``ProvisionerWorkflow``: one per cluster (id ``provisioner-<cluster>``), forever.
+
+The worker's pod watcher signals ``pods_pending`` whenever pods become unschedulable. Signals
+are batched like Karpenter's provisioner (a round starts once 1 s passes without a new signal,
+or 10 s after the first), then one planning activity reads the cluster and returns the
+NodeClaims to create; they are created and their workflows started.
+
+It is also the cluster's durable control state: ``pause`` / ``resume`` updates keep paused
+NodePools (or everything) out of provisioning across worker restarts and continue-as-new.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError, ApplicationError
+
+from workflows.nodeclaim import calls
+
+with workflow.unsafe.imports_passed_through():
+    from activities.planning.defs import CREATE, PLAN, START
+    from activities.planning.types import (
+        CreatedNodeClaim,
+        PlanInput,
+        PlanOutcome,
+        StartInput,
+    )
+
+WORKFLOW_NAME = "Provisioner"
+BATCH_IDLE = timedelta(seconds=1)
+BATCH_MAX = timedelta(seconds=10)
+# How long a failed round waits before trying again (pods stay pending meanwhile).
+RETRY_ROUND = timedelta(seconds=30)
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+
+
+def workflow_id(cluster: str) -> str:
+    return f"provisioner-{cluster}"
+
+
+@dataclass
+class ProvisionerInput:
+    cluster: str
+    search_attributes: bool = False
+    paused_all: bool = False
+    paused_pools: list[str] = field(default_factory=list)
+    pending: bool = False
+    rounds: int = 0
+    created: int = 0
+    history_limit: int = 5_000
+
+
+@dataclass
+class PauseRequest:
+    nodepool: str | None = None
+
+
+@dataclass
+class ProvisionerStatus:
+    cluster: str
+    paused_all: bool
+    paused_pools: list[str]
+    pending: bool
+    rounds: int
+    created: int
+    last_round: str = ""
+    last_result: str = ""
+
+
+@workflow.defn(name=WORKFLOW_NAME)
+class ProvisionerWorkflow:
+    @workflow.init
+    def __init__(self, inp: ProvisionerInput) -> None:
+        self.inp = inp
+        self._signals = 0
+        self._last_round = ""
+        self._last_result = ""
+
+    @workflow.run
+    async def run(self, inp: ProvisionerInput) -> None:
+        workflow.set_current_details(self._details())
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await workflow.wait_condition(lambda: self.inp.pending, timeout=timedelta(hours=1))
+            if self.inp.pending:
+                await self._batch()
+                self.inp.pending = False
+                if not self.inp.paused_all:
+                    await self._round()
+                else:
+                    self._last_result = "skipped: provisioning is paused"
+                workflow.set_current_details(self._details())
+            info = workflow.info()
+            if (
+                info.is_continue_as_new_suggested()
+                or info.get_current_history_length() > self.inp.history_limit
+            ):
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                workflow.continue_as_new(self.inp)
+
+    async def _batch(self) -> None:
+        """Return once signals went quiet for BATCH_IDLE, or BATCH_MAX after the first."""
+        first = workflow.now()
+        while True:
+            seen = self._signals
+            left = first + BATCH_MAX - workflow.now()
+            if left <= timedelta(0):
+                return
+            try:
+                await workflow.wait_condition(self._since(seen), timeout=min(BATCH_IDLE, left))
+            except TimeoutError:
+                return
+
+    async def _round(self) -> None:
+        self.inp.rounds += 1
+        self._last_round = workflow.now().isoformat()
+        try:
+            outcome = await calls.call(
+                PLAN,
+                PlanInput(self.inp.cluster, sorted(self.inp.paused_pools)),
+                PlanOutcome,
+                summary="plan: read cluster, solve",
+                timeout=timedelta(minutes=5),
+                heartbeat=timedelta(seconds=10),
+                attempts=5,
+            )
+            if not outcome.claims:
+                self._last_result = f"{outcome.pending_pods} pending pod(s), no new NodeClaims" + (
+                    f", {len(outcome.unschedulable)} unschedulable" if outcome.unschedulable else ""
+                )
+                return
+            created = await calls.call(
+                CREATE,
+                outcome.claims,
+                list[CreatedNodeClaim],
+                summary=f"create {len(outcome.claims)} NodeClaim(s)",
+                attempts=10,
+            )
+            await calls.call(
+                START,
+                StartInput(created, self.inp.search_attributes),
+                int,
+                summary=f"start {len(created)} NodeClaim workflow(s)",
+                attempts=10,
+            )
+        except ActivityError as exc:
+            self._last_result = f"round failed: {exc.cause or exc}"
+            workflow.logger.warning("provisioning round failed: %s", exc)
+            self._trigger()  # the pods are still pending: plan again
+            await workflow.sleep(RETRY_ROUND)
+            return
+        self.inp.created += len(created)
+        self._last_result = (
+            f"{outcome.pending_pods} pending pod(s) → {len(created)} NodeClaim(s): "
+            + ", ".join(c.name for c in created[:5])
+            + (" ..." if len(created) > 5 else "")
+        )
+
+    def _since(self, seen: int) -> Callable[[], bool]:
+        return lambda: self._signals != seen
+
+    def _trigger(self) -> None:
+        self._signals += 1
+        self.inp.pending = True
+
+    def _details(self) -> str:
+        paused = (
+            "**paused** (all pools)"
+            if self.inp.paused_all
+            else (
+                f"paused pools: {', '.join(self.inp.paused_pools)}"
+                if self.inp.paused_pools
+                else "active"
+            )
+        )
+        return (
+            f"Provisioner for `{self.inp.cluster}` · {paused} · {self.inp.rounds} round(s), "
+            f"{self.inp.created} NodeClaim(s) created"
+            + (f"\n\nlast: {self._last_result}" if self._last_result else "")
+        )
+
+    # -- signals, updates, queries -----------------------------------------------------------
+    @workflow.signal
+    def pods_pending(self, count: int = 1) -> None:
+        self._trigger()
+
+    @workflow.update
+    def pause(self, request: PauseRequest) -> str:
+        if request.nodepool:
+            self.inp.paused_pools = sorted({*self.inp.paused_pools, request.nodepool})
+            message = f"NodePool {request.nodepool} paused: it gets no new NodeClaims"
+        else:
+            self.inp.paused_all = True
+            message = "provisioning paused for every NodePool"
+        workflow.set_current_details(self._details())
+        return message
+
+    @pause.validator
+    def _validate_pause(self, request: PauseRequest) -> None:
+        if request.nodepool is not None and not DNS_LABEL.match(request.nodepool):
+            raise ApplicationError(
+                f"{request.nodepool!r} is not a valid NodePool name", type="InvalidArgument"
+            )
+        if request.nodepool is None and self.inp.paused_all:
+            raise ApplicationError("provisioning is already paused", type="AlreadyPaused")
+        if request.nodepool and request.nodepool in self.inp.paused_pools:
+            raise ApplicationError(
+                f"NodePool {request.nodepool} is already paused", type="AlreadyPaused"
+            )
+
+    @workflow.update
+    def resume(self, request: PauseRequest) -> str:
+        if request.nodepool:
+            self.inp.paused_pools = [p for p in self.inp.paused_pools if p != request.nodepool]
+            message = f"NodePool {request.nodepool} resumed"
+        else:
+            self.inp.paused_all = False
+            message = "provisioning resumed"
+            if self.inp.paused_pools:
+                message += f" (still paused: {', '.join(self.inp.paused_pools)})"
+        self._trigger()  # plan for whatever waited while paused
+        workflow.set_current_details(self._details())
+        return message
+
+    @resume.validator
+    def _validate_resume(self, request: PauseRequest) -> None:
+        if request.nodepool is None and not self.inp.paused_all:
+            raise ApplicationError(
+                "provisioning is not paused"
+                + (
+                    f" (paused pools: {', '.join(self.inp.paused_pools)}; use --nodepool)"
+                    if self.inp.paused_pools
+                    else ""
+                ),
+                type="NotPaused",
+            )
+        if request.nodepool and request.nodepool not in self.inp.paused_pools:
+            raise ApplicationError(f"NodePool {request.nodepool} is not paused", type="NotPaused")
+
+    @workflow.query
+    def status(self) -> ProvisionerStatus:
+        return ProvisionerStatus(
+            cluster=self.inp.cluster,
+            paused_all=self.inp.paused_all,
+            paused_pools=list(self.inp.paused_pools),
+            pending=self.inp.pending,
+            rounds=self.inp.rounds,
+            created=self.inp.created,
+            last_round=self._last_round,
+            last_result=self._last_result,
+        )
