@@ -320,6 +320,12 @@ def _run(
     with NodeSimulator(admin, interval=0.25):
         worker.start()
         probe.start()
+        # The first planning round loads the instance-type catalog from the emulator (slow,
+        # and slower on a busy machine); kills before it is cached would only test the
+        # catalog load. Start killing once the catalog cache exists: from then on every
+        # restart is quick and the kills land in launches, registrations and drains.
+        cache = stack["work"] / "catalog.cache"
+        eventually(cache.exists, 180, "catalog cached by the first planning round")
         chaos.start()
         try:
             # 1. the Deployment's pods get nodes, through kills
