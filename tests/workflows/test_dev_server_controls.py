@@ -12,6 +12,7 @@ from temporalio.worker import Worker
 from test_provisioner import FakePlanner
 from workflow_fakes import FakeCloud, blocked, spec
 
+from activities.lifecycle import names
 from worker.cli import main
 from workflows.nodeclaim.state import NodeClaimInput
 from workflows.nodeclaim.workflow import NodeClaimWorkflow, workflow_id
@@ -113,3 +114,38 @@ async def test_search_attributes_and_cli(
         code, _, err = await joinery(capsys, dev_env, "pause", "--cluster", "nope")
         assert code == 2 and "no provisioner for cluster nope" in err
         await handle.terminate("test over")
+
+
+async def test_continue_as_new_keeps_the_phase(
+    dev_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    """A tiny history limit forces continue-as-new while the claim registers; the phase and
+    the launched instance survive it (no second launch), and so does a deletion signal.
+
+    This runs on the real server rather than the time-skipping one: the test server can lose
+    a signal that races a continue-as-new (its CI run hung on exactly that), which the real
+    server prevents by rejecting the continue-as-new completion until the signal is seen."""
+    name = f"claim-{uuid.uuid4().hex[:6]}"
+    cloud = FakeCloud(register_after=3)
+    client = dev_env.client
+    async with Worker(
+        client, task_queue=task_queue, workflows=[NodeClaimWorkflow], activities=cloud.activities()
+    ):
+        handle = await client.start_workflow(
+            NodeClaimWorkflow.run,
+            NodeClaimInput(name, history_limit=15),
+            id=workflow_id(name),
+            task_queue=task_queue,
+        )
+        first = handle.result_run_id
+        for _ in range(150):
+            status = await handle.query(NodeClaimWorkflow.status)
+            if status.phase == "Ready":
+                break
+            await asyncio.sleep(0.2)
+        assert status.phase == "Ready" and status.node_name
+        await handle.signal(NodeClaimWorkflow.deleted, "NodeClaim")
+        assert await asyncio.wait_for(handle.result(), timeout=120) == "Terminated"
+        described = await handle.describe()
+        assert described.run_id != first
+    assert cloud.names().count(names.LAUNCH) == 1

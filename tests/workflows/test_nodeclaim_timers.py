@@ -219,18 +219,3 @@ async def test_missing_claim_ends_quietly(time_env: WorkflowEnvironment, task_qu
     async with lifecycle(time_env, cloud, task_queue) as handle:
         assert await handle.result() == "Gone"
     assert cloud.names() == [names.PREPARE]
-
-
-async def test_continue_as_new_keeps_the_phase(
-    time_env: WorkflowEnvironment, task_queue: str
-) -> None:
-    cloud = FakeCloud(register_after=30)
-    async with lifecycle(time_env, cloud, task_queue, history_limit=40) as handle:
-        status = await until_phase(time_env, handle, "Ready")
-        assert status.node_name
-        first = handle.result_run_id
-        await handle.signal(NodeClaimWorkflow.deleted, "NodeClaim")
-        assert await handle.result() == "Terminated"
-        described = await handle.describe()
-        assert described.run_id != first
-    assert cloud.names().count(names.LAUNCH) == 1
