@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from models import labels as L
+from models.errors import field_error
 from models.instancetype import InstanceType
 from models.nodeclaim import NodeClaim
 from models.nodepool import NodePool
@@ -64,14 +65,6 @@ def flatten(docs: Iterable[Document]) -> list[Document]:
         else:
             out.append(d)
     return out
-
-
-def _pydantic_field(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    loc = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in err["loc"])
-    loc = loc.replace(".[", "[")
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    return f"{loc}: {msg}" if loc else msg
 
 
 def _node_info(doc: Document) -> NodeInfo:
@@ -236,7 +229,7 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
             else:
                 warnings.append(f"{d.label()}: kind {kind} is not used by the planner; ignored")
         except ValidationError as exc:
-            raise InputError(f"{d.label()}: {_pydantic_field(exc)}") from None
+            raise InputError(f"{d.label()}: {field_error(exc)}") from None
         except PodError as exc:
             raise InputError(f"{d.label()}: {exc}") from None
         except ValueError as exc:

@@ -38,6 +38,7 @@ from worker import catalog_cache, connection, telemetry
 from worker.health import HealthServer
 from worker.metrics import PrometheusCounters
 from worker.settings import Settings
+from worker.status_reporter import StatusReporter
 from worker.watchers import Watchers
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 from workflows.provisioner import ProvisionerInput, ProvisionerWorkflow
@@ -136,6 +137,7 @@ async def run_worker(
                     task_queue=settings.temporal.task_queue,
                     search_attributes=settings.search_attributes,
                     ec2=ec2,
+                    status=StatusReporter(kube, ec2).start(),
                 ).start()
             log.info(
                 "worker up: task queue %s, namespace %s",
@@ -148,6 +150,8 @@ async def run_worker(
         warming.cancel()
         if watchers is not None:
             watchers.close()
+            if watchers.status is not None:
+                watchers.status.close()
         if health is not None:
             with contextlib.suppress(Exception):
                 health.stop()

@@ -13,6 +13,7 @@ import yaml
 from pydantic import ValidationError
 
 from models.catalog import load_catalog
+from models.errors import field_error
 from models.instancetype import InstanceType
 from scheduling.inputs import Document, InputError, build_problem
 from scheduling.lowerbound import lower_bound
@@ -62,10 +63,7 @@ def load_instance_types(path: str) -> list[InstanceType]:
     try:
         return load_catalog(docs[0])
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in err["loc"])
-        msg = str(err["msg"]).removeprefix("Value error, ")
-        raise UsageError(f"{path}: {loc.replace('.[', '[')}: {msg}") from None
+        raise UsageError(f"{path}: {field_error(exc)}") from None
     except ValueError as exc:
         raise UsageError(f"{path}: {exc}") from None
 

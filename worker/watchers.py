@@ -10,7 +10,9 @@ events to the asyncio loop that owns the Temporal client. Every action is idempo
   start, and claims made by others); a deletionTimestamp → ``deleted``.
 - Nodes: a Node not yet initialized → ``node_changed`` hint to its claim's workflow; a
   deletionTimestamp → ``deleted("Node")``.
-- NodePools: any change → ``pods_pending`` (a new pool may fit waiting pods).
+- NodePools: a spec change (new generation) → ``pods_pending`` (a new pool may fit waiting
+  pods); every change → the status reporter. EC2NodeClasses and NodeClaims → the status
+  reporter (NodeClass resolution; a pool's readiness and usage).
 - Interruption queue (when configured): events → ``interrupted`` on the claim's workflow.
 """
 
@@ -39,10 +41,17 @@ from activities.ec2.provider import EC2Provider
 from activities.kubernetes import raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import Expired, translate
-from activities.kubernetes.resources import INITIALIZED_LABEL, NODECLAIM, NODEPOOL
+from activities.kubernetes.resources import (
+    EC2NODECLASS,
+    INITIALIZED_LABEL,
+    NODECLAIM,
+    NODEPOOL,
+    NODEPOOL_LABEL,
+)
 from activities.planning.cluster_state import unschedulable
 from activities.planning.summary import summary_of_claim
 from worker.metrics import PROVISIONING_SIGNALS, PodStates
+from worker.status_reporter import StatusReporter
 from workflows.nodeclaim.state import NodeClaimInput
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 from workflows.nodeclaim.workflow import workflow_id as nodeclaim_id
@@ -70,6 +79,7 @@ class Watchers:
     task_queue: str
     search_attributes: bool = False
     ec2: EC2Provider | None = None
+    status: StatusReporter | None = None
     resync_seconds: float = 30.0
     adopt_delay: float = 5.0
     stop: threading.Event = field(default_factory=threading.Event)
@@ -80,6 +90,7 @@ class Watchers:
     _pods: PodStates = field(default_factory=PodStates)
     _threads: list[threading.Thread] = field(default_factory=list)
     _pending_on_list: bool = False
+    _pool_generations: dict[str, int] = field(default_factory=dict)
 
     # -- plumbing ----------------------------------------------------------------------------
     def _submit(self, coro: Coroutine[Any, Any, Any]) -> None:
@@ -151,6 +162,14 @@ class Watchers:
                     (NODEPOOL.group, NODEPOOL.version, NODEPOOL.plural),
                 ),
                 self.on_nodepool,
+            ),
+            (
+                WatchTarget(
+                    "ec2nodeclasses",
+                    custom.list_cluster_custom_object,
+                    (EC2NODECLASS.group, EC2NODECLASS.version, EC2NODECLASS.plural),
+                ),
+                self.on_nodeclass,
             ),
         ]
         for target, handler in targets:
@@ -224,13 +243,30 @@ class Watchers:
             self._pending_on_list = True
 
     def on_nodepool(self, kind: str, pool: Obj) -> None:
-        if kind in ("ADDED", "MODIFIED"):
+        meta = pool.get("metadata") or {}
+        name = str(meta.get("name"))
+        if kind == "DELETED":
+            self._pool_generations.pop(name, None)
+            return
+        if self.status is not None:
+            self.status.nodepool(name)
+        # Status writes (ours included) do not change the generation; only spec edits do.
+        generation = int(meta.get("generation") or 0)
+        if self._pool_generations.get(name) != generation:
+            self._pool_generations[name] = generation
             self.trigger_provisioning()
+
+    def on_nodeclass(self, kind: str, nodeclass: Obj) -> None:
+        if kind != "DELETED" and self.status is not None:
+            self.status.nodeclass(str((nodeclass.get("metadata") or {}).get("name")))
 
     def on_nodeclaim(self, kind: str, claim: Obj) -> None:
         meta = claim.get("metadata") or {}
         name = str(meta.get("name"))
         provider_id = (claim.get("status") or {}).get("providerID")
+        pool = (meta.get("labels") or {}).get(NODEPOOL_LABEL)
+        if pool and self.status is not None:  # its usage changed, maybe; bursts coalesce
+            self.status.nodepool(str(pool), delay=2.0)
         if kind == "DELETED":
             self._deleting.discard(name)
             if provider_id:

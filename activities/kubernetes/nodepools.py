@@ -40,7 +40,8 @@ def set_conditions(
 
 
 def record_usage(
-    kube: Kube, pool: Mapping[str, Any], *, nodes: int, resources: Mapping[str, str]
+    kube: Kube, pool: Mapping[str, Any], *, nodes: int, resources: Mapping[str, str | None]
 ) -> Obj:
-    """How many nodes the pool has and their summed capacity (what limits are checked against)."""
+    """How many nodes the pool has and their summed capacity (what limits are checked against);
+    a resource mapped to None is removed (a merge patch keeps keys it does not mention)."""
     return status.patch_status(kube, NODEPOOL, pool, {"nodes": nodes, "resources": dict(resources)})

@@ -8,7 +8,8 @@ from typing import Any
 from activities.kubernetes import finalizers, nodeclaims
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.resources import NODEPOOL_LABEL, TERMINATION_FINALIZER
-from activities.lifecycle.common import Deps, retry_conflicts
+from activities.kubernetes.retries import retry_conflicts
+from activities.lifecycle.common import Deps
 from activities.lifecycle.types import ClaimSpec
 from models.duration import parse_optional_duration
 

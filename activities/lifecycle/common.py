@@ -7,7 +7,6 @@ A failure the adapter calls non-retryable becomes a non-retryable ``ApplicationE
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from temporalio.exceptions import ApplicationError
 
 from activities.kubernetes.client import Kube
-from activities.kubernetes.errors import Conflict, KubernetesError
+from activities.kubernetes.errors import KubernetesError
 
 if TYPE_CHECKING:
     from activities.ec2.provider import EC2Provider
@@ -54,16 +53,6 @@ class Deps:
                 "this worker has no EC2 provider configured", type="NoProvider", non_retryable=True
             )
         return self.ec2
-
-
-def retry_conflicts(write: Callable[[], T], attempts: int = 8) -> T:
-    """Run ``write`` (which re-reads the object) again while it loses optimistic-lock races."""
-    for i in range(attempts - 1):
-        try:
-            return write()
-        except Conflict:
-            time.sleep(min(0.05 * (2**i), 0.5))
-    return write()
 
 
 @contextmanager

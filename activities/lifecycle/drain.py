@@ -18,11 +18,11 @@ from datetime import datetime
 from typing import Any
 
 from activities.kubernetes import conditions as cond
-from activities.kubernetes import eviction, nodeclaims, pods
+from activities.kubernetes import events, eviction, nodeclaims, pods
 from activities.kubernetes.errors import EvictionBlocked, NotFound
 from activities.kubernetes.resources import DISRUPTED_TAINT_KEY, DO_NOT_DISRUPT_ANNOTATION
-from activities.lifecycle import events
-from activities.lifecycle.common import Deps, parse_iso, retry_conflicts, utc_now
+from activities.kubernetes.retries import retry_conflicts
+from activities.lifecycle.common import Deps, parse_iso, utc_now
 from activities.lifecycle.types import BlockedPod, DrainInput, DrainStatus
 
 CRITICAL_PRIORITY_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})

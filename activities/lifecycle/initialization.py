@@ -14,7 +14,8 @@ from activities.kubernetes import conditions as cond
 from activities.kubernetes import nodeclaims, nodes
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.resources import INITIALIZED_LABEL, UNREGISTERED_TAINT_KEY
-from activities.lifecycle.common import Deps, retry_conflicts
+from activities.kubernetes.retries import retry_conflicts
+from activities.lifecycle.common import Deps
 from activities.lifecycle.types import ClaimSpec, InitializeInput, InitializeOutcome
 from models.quantity import parse_quantity
 

@@ -16,7 +16,8 @@ from activities.ec2.launch_types import LaunchRequest, LaunchResult
 from activities.kubernetes import conditions as cond
 from activities.kubernetes import nodeclaims, nodeclasses
 from activities.kubernetes.errors import NotFound
-from activities.lifecycle.common import Deps, retry_conflicts
+from activities.kubernetes.retries import retry_conflicts
+from activities.lifecycle.common import Deps
 from activities.lifecycle.types import ClaimSpec, LaunchOutcome
 from models.ec2nodeclass import EC2NodeClass
 

@@ -20,7 +20,8 @@ from activities.kubernetes.resources import (
     TERMINATION_FINALIZER,
     UNREGISTERED_TAINT_KEY,
 )
-from activities.lifecycle.common import Deps, retry_conflicts
+from activities.kubernetes.retries import retry_conflicts
+from activities.lifecycle.common import Deps
 from activities.lifecycle.types import RegisterInput
 
 PATCH = "application/merge-patch+json"

@@ -10,11 +10,11 @@ from typing import Any
 from activities.ec2.errors import InstanceNotFound
 from activities.ec2.launch_types import parse_provider_id
 from activities.kubernetes import conditions as cond
-from activities.kubernetes import nodeclaims, nodes, volumes
+from activities.kubernetes import events, nodeclaims, nodes, volumes
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.resources import DISRUPTED_TAINT_KEY, NODEPOOL_LABEL
-from activities.lifecycle import events
-from activities.lifecycle.common import Deps, iso, parse_iso, retry_conflicts, utc_now
+from activities.kubernetes.retries import retry_conflicts
+from activities.lifecycle.common import Deps, iso, parse_iso, utc_now
 from activities.lifecycle.types import (
     BeginTerminationInput,
     FinalizeInput,

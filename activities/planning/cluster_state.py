@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from activities.kubernetes import custom_objects, nodeclaims, nodepools, nodes, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.resources import EC2NODECLASS
+from models.errors import field_error
 from models.nodepool import NodePool
 from scheduling.inputs import Document
 from scheduling.pods import PodError, parse_pod
@@ -60,7 +61,7 @@ def read(kube: Kube, paused_pools: frozenset[str] = frozenset()) -> ClusterState
         try:
             pool = NodePool.model_validate(body)
         except ValidationError as exc:
-            state.skipped.append(f"NodePool {name}: {exc.errors()[0]['msg']}")
+            state.skipped.append(f"NodePool {name}: {field_error(exc)}")
             continue
         state.nodepools.append(pool)
         docs.append(Document(body, f"NodePool {name}"))

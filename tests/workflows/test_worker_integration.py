@@ -26,9 +26,10 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from workflow_realparts import Cloud
 
-from activities.kubernetes import nodeclaims, nodes, pods, raw
+from activities.kubernetes import custom_objects, nodeclaims, nodes, pods, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
+from activities.kubernetes.resources import NODEPOOL
 from sandbox.nodes import NodeSimulator
 from worker.app import run_worker
 from worker.settings import Settings, TemporalSettings
@@ -141,6 +142,16 @@ async def test_unschedulable_pods_get_a_node(
     summary = await described.static_summary()
     assert summary is not None and f"pool {pool}" in summary and len(summary.encode()) <= 200
 
+    # the pool's status, as `kubectl get nodepools` shows it: Ready, one node, its capacity
+    def pool_status() -> dict[str, Any] | None:
+        body = custom_objects.get(admin, NODEPOOL, pool)
+        ready = condition(body, "Ready")
+        status: dict[str, Any] = body.get("status") or {}
+        return status if ready and ready["status"] == "True" and status.get("nodes") else None
+
+    reported = await until(pool_status, what="the NodePool's status")
+    assert reported["nodes"] == 1 and reported["resources"]["cpu"] in ("2", "4")
+
     # an operator drains it; the pods go pending again and get a new node
     await handle.execute_update(NodeClaimWorkflow.disrupt, DisruptRequest("Maintenance"))
     assert await handle.result() == "Terminated"
@@ -150,6 +161,37 @@ async def test_unschedulable_pods_get_a_node(
     remaining, _ = nodeclaims.list_(admin, nodepool=pool)
     assert [c["metadata"]["name"] for c in remaining] != [name]
     assert cloud.instances_of(name) == []
+
+
+async def test_an_invalid_nodepool_is_reported_and_left_out(
+    running_worker: tuple[Client, str, str], admin: Kube
+) -> None:
+    """A NodePool the CRD accepts but Joinery cannot use gets a condition and a Warning event
+    naming the field; its pods stay pending, and nothing else in the worker stops."""
+    pool = f"bad-{uuid.uuid4().hex[:6]}"
+    restricted = [{"key": "kubernetes.io/team", "operator": "In", "values": ["a"]}]
+    ensure_nodepool(admin, pool, requirements=restricted)
+    ns = f"t-{uuid.uuid4().hex[:8]}"
+    create_namespace(admin, ns)
+    create_pod(admin, pod("web-0", ns, spec={"nodeSelector": {"karpenter.sh/nodepool": pool}}))
+
+    def validation() -> dict[str, Any] | None:
+        found = condition(custom_objects.get(admin, NODEPOOL, pool), "ValidationSucceeded")
+        return found if found and found["status"] == "False" else None
+
+    failed = await until(validation, what="ValidationSucceeded=False")
+    assert failed["message"] == (
+        "spec.template.spec.requirements[0].key: label 'kubernetes.io/team' is restricted"
+    )
+
+    def warning() -> list[dict[str, Any]]:
+        listed = raw.call(admin.core.list_namespaced_event, "default").get("items") or []
+        return [e for e in listed if e["involvedObject"]["name"] == pool]
+
+    [event] = await until(warning, what="a Warning event on the NodePool")
+    assert event["type"] == "Warning" and event["involvedObject"]["kind"] == "NodePool"
+    await asyncio.sleep(3)  # a provisioning round or two
+    assert nodeclaims.list_(admin, nodepool=pool)[0] == []
 
 
 async def test_deleting_a_claim_drains_through_a_pdb(

@@ -1,0 +1,147 @@
+"""A NodePool's status, as ``kubectl get nodepools`` shows it in Karpenter.
+
+Conditions: ``ValidationSucceeded`` (the spec passes the checks the CRD cannot express, e.g. a
+requirement on a restricted label domain), ``NodeClassReady`` (the referenced EC2NodeClass
+exists and is Ready) and ``Ready`` (both). ``nodes`` and ``resources`` sum the pool's
+NodeClaims (what its ``limits`` are checked against). A condition turning False records a
+Warning event naming the field, so bad input is visible where users look, and the planner
+simply leaves the pool out of provisioning rounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from activities.kubernetes import conditions as cond
+from activities.kubernetes import events, nodeclaims, nodeclasses, nodepools
+from activities.kubernetes.client import Kube
+from activities.kubernetes.errors import NotFound
+from activities.kubernetes.resources import EC2NODECLASS
+from activities.kubernetes.retries import retry_conflicts
+from models.errors import field_error
+from models.nodepool import NodePool
+from models.resources import add, parse_resources, render
+
+Obj = dict[str, Any]
+NODECLASS = nodepools.NODECLASS_READY
+
+
+@dataclass(frozen=True)
+class Usage:
+    nodes: int
+    resources: dict[str, str]
+
+
+def nodeclass_ref(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``spec.template.spec.nodeClassRef`` of a NodePool as read, before validation."""
+    template = ((body.get("spec") or {}).get("template") or {}).get("spec") or {}
+    return template.get("nodeClassRef") or {}
+
+
+def validation(body: Mapping[str, Any]) -> cond.Condition:
+    try:
+        NodePool.model_validate(body)
+    except ValidationError as exc:
+        return cond.Condition(nodepools.VALIDATION_SUCCEEDED, "False", "Invalid", field_error(exc))
+    return cond.Condition(nodepools.VALIDATION_SUCCEEDED, "True", nodepools.VALIDATION_SUCCEEDED)
+
+
+def nodeclass_readiness(
+    body: Mapping[str, Any], nodeclass: Mapping[str, Any] | None
+) -> cond.Condition:
+    ref = nodeclass_ref(body)
+    name = str(ref.get("name") or "")
+    if ref.get("kind") not in (None, EC2NODECLASS.kind) or ref.get("group") not in (
+        None,
+        EC2NODECLASS.group,
+    ):
+        return cond.Condition(
+            NODECLASS,
+            "False",
+            "UnsupportedNodeClass",
+            f"spec.template.spec.nodeClassRef: {ref.get('group')}/{ref.get('kind')} is not "
+            f"{EC2NODECLASS.group}/{EC2NODECLASS.kind}",
+        )
+    if nodeclass is None:
+        return cond.Condition(
+            NODECLASS, "False", "NodeClassNotFound", f"EC2NodeClass {name} does not exist"
+        )
+    ready = cond.find((nodeclass.get("status") or {}).get("conditions") or [], cond.READY)
+    if ready is None:
+        return cond.Condition(
+            NODECLASS, "Unknown", "AwaitingReconciliation", f"EC2NodeClass {name} has no status yet"
+        )
+    if ready.get("status") != "True":
+        detail = str(ready.get("message") or ready.get("reason") or "")
+        return cond.Condition(
+            NODECLASS, "False", "NodeClassNotReady", f"EC2NodeClass {name} is not ready: {detail}"
+        )
+    return cond.Condition(NODECLASS, "True", NODECLASS)
+
+
+def usage(claims: Sequence[Mapping[str, Any]]) -> Usage:
+    live = [c for c in claims if not (c.get("metadata") or {}).get("deletionTimestamp")]
+    total = add(*(parse_resources((c.get("status") or {}).get("capacity")) for c in live))
+    return Usage(len(live), render(total))
+
+
+def _changed(old: Sequence[Mapping[str, Any]], wanted: Sequence[cond.Condition]) -> bool:
+    for c in wanted:
+        found = cond.find(old, c.type)
+        if found is None or (found.get("status"), found.get("reason"), found.get("message")) != (
+            c.status,
+            c.reason,
+            c.message,
+        ):
+            return True
+    return False
+
+
+def report(kube: Kube, name: str) -> list[cond.Condition]:
+    """Bring ``name``'s status up to date; return the conditions that newly turned False."""
+
+    def write() -> list[cond.Condition]:
+        try:
+            pool = nodepools.get(kube, name)
+        except NotFound:
+            return []
+        if (pool.get("metadata") or {}).get("deletionTimestamp"):
+            return []
+        try:
+            nodeclass: Obj | None = nodeclasses.get(
+                kube, str(nodeclass_ref(pool).get("name") or "")
+            )
+        except NotFound:
+            nodeclass = None
+        wanted = [validation(pool), nodeclass_readiness(pool, nodeclass)]
+        status = pool.get("status") or {}
+        existing = status.get("conditions") or []
+        turned_false = [
+            c
+            for c in wanted
+            if c.status == "False" and (cond.find(existing, c.type) or {}).get("status") != "False"
+        ]
+        if _changed(existing, wanted) or not cond.find(existing, cond.READY):
+            pool = nodepools.set_conditions(kube, pool, wanted)
+        now = usage(nodeclaims.list_(kube, nodepool=name)[0])
+        old = status.get("resources") or {}
+        if (status.get("nodes"), old) != (now.nodes, now.resources):
+            gone: dict[str, str | None] = {k: None for k in old if k not in now.resources}
+            nodepools.record_usage(kube, pool, nodes=now.nodes, resources=gone | now.resources)
+        return turned_false
+
+    turned_false = retry_conflicts(write)
+    for c in turned_false:
+        events.record(
+            kube,
+            kind="NodePool",
+            name=name,
+            reason=c.reason,
+            message=f"{c.type}=False: {c.message}",
+            warning=True,
+        )
+    return turned_false
