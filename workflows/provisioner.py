@@ -130,8 +130,9 @@ class ProvisionerWorkflow:
                 attempts=5,
             )
             if not outcome.claims:
+                unschedulable = outcome.unschedulable_count or len(outcome.unschedulable)
                 self._last_result = f"{outcome.pending_pods} pending pod(s), no new NodeClaims" + (
-                    f", {len(outcome.unschedulable)} unschedulable" if outcome.unschedulable else ""
+                    f", {unschedulable} unschedulable" if unschedulable else ""
                 )
                 return
             created = await calls.call(

@@ -39,15 +39,21 @@ def record(
     message: str,
     warning: bool = False,
     api_version: str = "karpenter.sh/v1",
+    namespace: str = "",
 ) -> None:
+    """``namespace`` is the object's (a Pod's); cluster-scoped objects' events go to default."""
     stamp = now()
     message = message[:1024]
     event = event_name(kind, name, reason, message)
+    where = namespace or EVENT_NAMESPACE
+    involved = {"kind": kind, "name": name, "uid": uid, "apiVersion": api_version}
+    if namespace:
+        involved["namespace"] = namespace
     body: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Event",
-        "metadata": {"name": event, "namespace": EVENT_NAMESPACE},
-        "involvedObject": {"kind": kind, "name": name, "uid": uid, "apiVersion": api_version},
+        "metadata": {"name": event, "namespace": where},
+        "involvedObject": involved,
         "reason": reason,
         "message": message,
         "type": "Warning" if warning else "Normal",
@@ -59,10 +65,10 @@ def record(
     }
     try:
         try:
-            raw.call(kube.core.create_namespaced_event, EVENT_NAMESPACE, body)
+            raw.call(kube.core.create_namespaced_event, where, body)
         except AlreadyExists:
-            seen = raw.call(kube.core.read_namespaced_event, event, EVENT_NAMESPACE)
+            seen = raw.call(kube.core.read_namespaced_event, event, where)
             patch = {"count": int(seen.get("count") or 1) + 1, "lastTimestamp": stamp}
-            raw.call(kube.core.patch_namespaced_event, event, EVENT_NAMESPACE, patch)
+            raw.call(kube.core.patch_namespaced_event, event, where, patch)
     except KubernetesError as exc:
         log.debug("event %s on %s/%s not recorded: %s", reason, kind, name, exc)

@@ -29,6 +29,8 @@ class ClusterState:
     nodeclasses: dict[str, dict[str, Any]] = field(default_factory=dict)
     pending: int = 0
     skipped: list[str] = field(default_factory=list)
+    invalid_pods: dict[str, str] = field(default_factory=dict)  # "ns/name" -> field: why
+    uids: dict[str, str] = field(default_factory=dict)  # of unschedulable pods, for events
 
 
 def unschedulable(pod: dict[str, Any]) -> bool:
@@ -69,14 +71,18 @@ def read(kube: Kube, paused_pools: frozenset[str] = frozenset()) -> ClusterState
     state.nodeclasses = {str(c["metadata"]["name"]): c for c in classes}
     for pod in raw.list_all(kube.core.list_pod_for_all_namespaces):
         meta = pod.get("metadata") or {}
-        where = f"Pod {meta.get('namespace')}/{meta.get('name')}"
+        key = f"{meta.get('namespace')}/{meta.get('name')}"
+        where = f"Pod {key}"
         bound = bool((pod.get("spec") or {}).get("nodeName"))
         if not bound and not unschedulable(pod):
             continue
+        if not bound:
+            state.uids[key] = str(meta.get("uid") or "")
         try:
             parse_pod(pod)
         except (PodError, ValueError) as exc:
             state.skipped.append(f"{where}: {exc}")
+            state.invalid_pods[key] = str(exc)
             continue
         if not bound:
             state.pending += 1

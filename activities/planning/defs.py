@@ -8,7 +8,7 @@ from typing import Any
 from temporalio import activity
 
 from activities.lifecycle.common import Deps, heartbeating, typed_failures
-from activities.planning import create, plan, start
+from activities.planning import create, plan, pod_events, start
 from activities.planning.types import (
     CreatedNodeClaim,
     PlanInput,
@@ -29,12 +29,14 @@ class PlanningActivities:
     @activity.defn(name=PLAN)
     def plan(self, inp: PlanInput) -> PlanOutcome:
         with typed_failures():
-            return heartbeating(
+            outcome = heartbeating(
                 lambda: plan.plan(
                     self.deps.kube, self.deps.provider(), frozenset(inp.paused_pools)
                 ),
                 activity.heartbeat,
             )
+        pod_events.publish(self.deps.kube, outcome)
+        return outcome.for_history()
 
     @activity.defn(name=CREATE)
     def create(self, planned: list[PlannedNodeClaim]) -> list[CreatedNodeClaim]:

@@ -76,12 +76,25 @@ def plan(
 ) -> PlanOutcome:
     state = cluster_state.read(kube, paused_pools)
     if not state.nodepools or not state.pending:
-        return PlanOutcome(pending_pods=state.pending, skipped=state.skipped)
+        why = "no NodePool can be used (each is invalid, paused or being deleted)"
+        valid = [pod for pod in state.uids if pod not in state.invalid_pods]
+        return PlanOutcome(
+            pending_pods=state.pending,
+            skipped=state.skipped,
+            invalid_pods=state.invalid_pods,
+            unschedulable={pod: why for pod in valid},
+            pod_uids=dict(state.uids),
+        )
     types = instance_types(ec2, state.nodepools, state.nodeclasses)
     try:
         parsed = build_problem(state.documents, types)
     except InputError as exc:
-        return PlanOutcome(pending_pods=state.pending, skipped=[*state.skipped, str(exc)])
+        return PlanOutcome(
+            pending_pods=state.pending,
+            skipped=[*state.skipped, str(exc)],
+            invalid_pods=state.invalid_pods,
+            pod_uids=dict(state.uids),
+        )
     result = Solver(parsed.problem).solve()
     pools = {p.name: p for p in state.nodepools}
     claims = []
@@ -99,9 +112,12 @@ def plan(
                 pods=len(c.pods),
             )
         )
+    told = [*result.unschedulable, *state.invalid_pods]
     return PlanOutcome(
+        pod_uids={pod: state.uids[pod] for pod in told if pod in state.uids},
         claims=claims,
         pending_pods=state.pending,
         unschedulable=dict(result.unschedulable),
         skipped=state.skipped + parsed.warnings,
+        invalid_pods=state.invalid_pods,
     )

@@ -33,6 +33,22 @@ class PlanOutcome:
     pending_pods: int = 0
     unschedulable: dict[str, str] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)  # invalid inputs, one line each
+    invalid_pods: dict[str, str] = field(default_factory=dict)  # "ns/name" -> field: why
+    pod_uids: dict[str, str] = field(default_factory=dict)  # of the pods named above
+    unschedulable_count: int = 0
+
+    def for_history(self, keep: int = 20) -> PlanOutcome:
+        """The outcome as the workflow records it: the claims, counts and a few examples.
+        Per-pod detail went into the pods' events; thousands of pending pods must not make
+        a history event of megabytes."""
+        return PlanOutcome(
+            claims=self.claims,
+            pending_pods=self.pending_pods,
+            unschedulable=dict(list(self.unschedulable.items())[:keep]),
+            skipped=self.skipped[:keep],
+            invalid_pods=dict(list(self.invalid_pods.items())[:keep]),
+            unschedulable_count=len(self.unschedulable),
+        )
 
 
 @dataclass

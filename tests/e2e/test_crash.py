@@ -4,7 +4,8 @@ Real parts: Temporal dev server, kube-apiserver & co. with kwok, simulated kubel
 The worker runs as ``joinery worker`` in a child process. A Deployment (4 replicas, one per
 node) guarded by a PodDisruptionBudget (maxUnavailable 1) makes the provisioner create
 NodeClaims; then half of them are deleted, so their nodes drain through the PDB while
-replacements are provisioned. All the while the worker is killed every few seconds.
+replacements are provisioned. Through each phase the worker is killed every 3-10 s (for at
+most ``KILL_WINDOW`` seconds; then the phase must finish without kills, and the run says so).
 
 Afterwards: every NodeClaim converged (Ready, or gone if deleted), exactly one live instance
 per NodeClaim, no live instance without a NodeClaim, and the Deployment never had fewer
@@ -57,6 +58,10 @@ REPLICAS = int(os.environ.get("JOINERY_CRASH_REPLICAS", "4"))
 # activities wait for their heartbeat / start-to-close timeouts, workflows for the dead sticky
 # queue); the worker keeps the EC2 catalog in a file cache so a restart does not reload it.
 KILL_EVERY = (3.0, 10.0)
+# Seconds of kills per phase (provisioning; drains and replacements), and then how long the
+# phase may take to finish without kills. Larger runs (JOINERY_CRASH_REPLICAS) scale them.
+KILL_WINDOW = 150.0 + 4.0 * REPLICAS
+SETTLE = 240.0 + 4.0 * REPLICAS
 
 
 def eventually(probe: Callable[[], Any], timeout: float, what: str) -> Any:
@@ -104,17 +109,40 @@ class WorkerProcess:
 
 
 class Chaos(threading.Thread):
+    """Kills and restarts the worker while ``firing`` is set."""
+
     def __init__(self, worker: WorkerProcess, rng: random.Random) -> None:
         super().__init__(name="chaos", daemon=True)
         self.worker, self.rng = worker, rng
         self.halt = threading.Event()
+        self.firing = threading.Event()
+        self.held: list[str] = []  # phases that had to finish without kills
 
     def run(self) -> None:
         if os.environ.get("JOINERY_CRASH_KILLS") == "0":
             return
         while not self.halt.wait(self.rng.uniform(*KILL_EVERY)):
-            self.worker.kill()
-            self.worker.start()
+            if self.firing.is_set():
+                self.worker.kill()
+                self.worker.start()
+
+    def phase(self, done: Callable[[], Any], what: str, stack: dict[str, Any]) -> None:
+        """Kill through a phase for up to ``KILL_WINDOW`` seconds, then hold fire until it is
+        done: every kill costs the survivors ~10 s, and on a slow machine endless kills
+        could starve progress; the phase must finish either way."""
+        self.firing.set()
+        try:
+            eventually(done, KILL_WINDOW, what)
+        except AssertionError:
+            self.firing.clear()
+            self.held.append(what)
+            try:
+                eventually(done, SETTLE, what)
+            except AssertionError:
+                print(_temporal_view(stack))
+                raise
+        finally:
+            self.firing.clear()
 
 
 class AvailabilityProbe(threading.Thread):
@@ -329,11 +357,7 @@ def _run(
         chaos.start()
         try:
             # 1. the Deployment's pods get nodes, through kills
-            try:
-                eventually(lambda: probe.available() == REPLICAS, 200, "all replicas running")
-            except AssertionError:
-                print(_temporal_view(stack))
-                raise
+            chaos.phase(lambda: probe.available() == REPLICAS, "all replicas running", stack)
             provisioned = time.monotonic() - started
             first, _ = nodeclaims.list_(admin, nodepool=POOL)
             probe.armed = True
@@ -351,7 +375,7 @@ def _run(
                     and all(_ready(c) for c in claims)
                 )
 
-            eventually(converged, 200, "deleted claims gone, replacements Ready")
+            chaos.phase(converged, "deleted claims gone, replacements Ready", stack)
         finally:
             chaos.halt.set()
             chaos.join()
@@ -369,6 +393,7 @@ def _run(
         f"\ncrash test seed={SEED}: {worker.kills} SIGKILLs, {len(names) + len(doomed)} "
         f"lifecycles ({len(doomed)} terminated), provisioned in {provisioned:.0f}s, "
         f"converged in {elapsed:.0f}s, lowest availability {probe.lowest}/{REPLICAS}"
+        + (f"; kills held to finish: {chaos.held}" if chaos.held else "")
     )
     assert all(len(ids) == 1 for ids in instances.values()), instances
     assert probe.lowest >= REPLICAS - 1, f"PDB violated: {probe.lowest}/{REPLICAS}"

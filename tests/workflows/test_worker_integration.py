@@ -190,6 +190,21 @@ async def test_an_invalid_nodepool_is_reported_and_left_out(
 
     [event] = await until(warning, what="a Warning event on the NodePool")
     assert event["type"] == "Warning" and event["involvedObject"]["kind"] == "NodePool"
+
+    # the pod is told why no node comes (kubectl describe finds events by the pod's uid)
+    uid = raw.call(admin.core.read_namespaced_pod, "web-0", ns)["metadata"]["uid"]
+
+    def told() -> list[dict[str, Any]]:
+        listed = raw.call(admin.core.list_namespaced_event, ns).get("items") or []
+        return [
+            e
+            for e in listed
+            if e["involvedObject"].get("uid") == uid and e.get("reportingComponent") == "joinery"
+        ]
+
+    [pod_event] = await until(told, what="a FailedScheduling event on the pod")
+    assert pod_event["reason"] == "FailedScheduling" and pod_event["type"] == "Warning"
+    assert "no node can be provisioned" in pod_event["message"]
     await asyncio.sleep(3)  # a provisioning round or two
     assert nodeclaims.list_(admin, nodepool=pool)[0] == []
 

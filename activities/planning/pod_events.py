@@ -1,0 +1,42 @@
+"""Tell a pod's owner why Joinery made no node for it: a Warning event on the Pod.
+
+Unschedulable pods get the solver's one-line reason (the constraint that failed), invalid
+pods the field that is wrong. Names are aggregated (activities.kubernetes.events), so a pod
+that stays pending across rounds bumps one event's count; at most ``LIMIT`` pods per round
+are told, so a flood of pending pods does not become a flood of API writes.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from activities.kubernetes import events
+from activities.kubernetes.client import Kube
+from activities.planning.types import PlanOutcome
+
+REASON = "FailedScheduling"
+LIMIT = 100
+
+
+def publish(kube: Kube, outcome: PlanOutcome) -> int:
+    """Record the events; returns how many pods were told."""
+    told = itertools.chain(
+        ((pod, f"invalid pod: {why}") for pod, why in sorted(outcome.invalid_pods.items())),
+        ((pod, f"no node can be provisioned: {why}") for pod, why in outcome.unschedulable.items()),
+    )
+    count = 0
+    for pod, message in itertools.islice(told, LIMIT):
+        namespace, _, name = pod.partition("/")
+        events.record(
+            kube,
+            kind="Pod",
+            name=name,
+            namespace=namespace,
+            uid=outcome.pod_uids.get(pod, ""),
+            reason=REASON,
+            message=message,
+            warning=True,
+            api_version="v1",
+        )
+        count += 1
+    return count
