@@ -9,18 +9,18 @@ Resolution calls EC2 and SSM, so it runs on changes and on a slow resync, not pe
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
 from activities.ec2.provider import EC2Provider
 from activities.kubernetes import conditions as cond
-from activities.kubernetes import events, nodeclasses
+from activities.kubernetes import nodeclasses
 from activities.kubernetes.client import Kube
-from activities.kubernetes.errors import NotFound
 from activities.kubernetes.resources import EC2NODECLASS
 from activities.kubernetes.retries import retry_conflicts
+from activities.status import reporting
 from models.ec2nodeclass import EC2NodeClass
 from models.errors import field_error
 
@@ -64,22 +64,10 @@ def desired(
     return out, fields
 
 
-def _changed(old: Sequence[Mapping[str, Any]], wanted: Sequence[cond.Condition]) -> bool:
-    return any(
-        (found := cond.find(old, c.type)) is None
-        or (found.get("status"), found.get("reason"), found.get("message"))
-        != (c.status, c.reason, c.message)
-        for c in wanted
-    )
-
-
 def report(kube: Kube, ec2: EC2Provider, name: str) -> list[cond.Condition]:
     """Bring ``name``'s status up to date; return the conditions that newly turned False."""
-    try:
-        body = nodeclasses.get(kube, name)
-    except NotFound:
-        return []
-    if (body.get("metadata") or {}).get("deletionTimestamp"):
+    body = reporting.live(lambda: nodeclasses.get(kube, name))
+    if body is None:
         return []
     wanted, fields = desired(body, ec2)
 
@@ -87,26 +75,15 @@ def report(kube: Kube, ec2: EC2Provider, name: str) -> list[cond.Condition]:
         current = nodeclasses.get(kube, name)
         status = current.get("status") or {}
         existing = status.get("conditions") or []
-        turned_false = [
-            c
-            for c in wanted
-            if c.status == "False" and (cond.find(existing, c.type) or {}).get("status") != "False"
-        ]
-        if _changed(existing, wanted) or not cond.find(existing, cond.READY):
+        turned_false = reporting.newly_false(existing, wanted)
+        if reporting.needs_write(existing, wanted):
             current = nodeclasses.set_conditions(kube, current, wanted)
         if fields and any(status.get(k) != v for k, v in fields.items()):
             nodeclasses.record_resolved(kube, current, fields)
         return turned_false
 
     turned_false = retry_conflicts(write)
-    for c in turned_false:
-        events.record(
-            kube,
-            kind=EC2NODECLASS.kind,
-            name=name,
-            reason=c.reason,
-            message=f"{c.type}=False: {c.message}",
-            warning=True,
-            api_version=f"{EC2NODECLASS.group}/{EC2NODECLASS.version}",
-        )
+    reporting.warn(
+        kube, EC2NODECLASS.kind, name, turned_false, f"{EC2NODECLASS.group}/{EC2NODECLASS.version}"
+    )
     return turned_false

@@ -17,11 +17,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from activities.kubernetes import conditions as cond
-from activities.kubernetes import events, nodeclaims, nodeclasses, nodepools
+from activities.kubernetes import nodeclaims, nodeclasses, nodepools
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.resources import EC2NODECLASS
 from activities.kubernetes.retries import retry_conflicts
+from activities.status import reporting
 from models.errors import field_error
 from models.nodepool import NodePool
 from models.resources import add, parse_resources, render
@@ -89,27 +90,12 @@ def usage(claims: Sequence[Mapping[str, Any]]) -> Usage:
     return Usage(len(live), render(total))
 
 
-def _changed(old: Sequence[Mapping[str, Any]], wanted: Sequence[cond.Condition]) -> bool:
-    for c in wanted:
-        found = cond.find(old, c.type)
-        if found is None or (found.get("status"), found.get("reason"), found.get("message")) != (
-            c.status,
-            c.reason,
-            c.message,
-        ):
-            return True
-    return False
-
-
 def report(kube: Kube, name: str) -> list[cond.Condition]:
     """Bring ``name``'s status up to date; return the conditions that newly turned False."""
 
     def write() -> list[cond.Condition]:
-        try:
-            pool = nodepools.get(kube, name)
-        except NotFound:
-            return []
-        if (pool.get("metadata") or {}).get("deletionTimestamp"):
+        pool = reporting.live(lambda: nodepools.get(kube, name))
+        if pool is None:
             return []
         try:
             nodeclass: Obj | None = nodeclasses.get(
@@ -120,12 +106,8 @@ def report(kube: Kube, name: str) -> list[cond.Condition]:
         wanted = [validation(pool), nodeclass_readiness(pool, nodeclass)]
         status = pool.get("status") or {}
         existing = status.get("conditions") or []
-        turned_false = [
-            c
-            for c in wanted
-            if c.status == "False" and (cond.find(existing, c.type) or {}).get("status") != "False"
-        ]
-        if _changed(existing, wanted) or not cond.find(existing, cond.READY):
+        turned_false = reporting.newly_false(existing, wanted)
+        if reporting.needs_write(existing, wanted):
             pool = nodepools.set_conditions(kube, pool, wanted)
         now = usage(nodeclaims.list_(kube, nodepool=name)[0])
         old = status.get("resources") or {}
@@ -135,13 +117,5 @@ def report(kube: Kube, name: str) -> list[cond.Condition]:
         return turned_false
 
     turned_false = retry_conflicts(write)
-    for c in turned_false:
-        events.record(
-            kube,
-            kind="NodePool",
-            name=name,
-            reason=c.reason,
-            message=f"{c.type}=False: {c.message}",
-            warning=True,
-        )
+    reporting.warn(kube, "NodePool", name, turned_false, "karpenter.sh/v1")
     return turned_false

@@ -11,10 +11,11 @@ from k8s_objects import CLUSTER, M5, condition, create_claim, eventually
 from workflow_realparts import Cloud
 
 from activities.kubernetes import custom_objects, nodeclaims, nodeclasses, nodepools, raw
+from activities.kubernetes import status as status_writes
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import AlreadyExists
 from activities.kubernetes.events import EVENT_NAMESPACE
-from activities.kubernetes.resources import EC2NODECLASS, NODEPOOL
+from activities.kubernetes.resources import EC2NODECLASS, NODECLAIM, NODEPOOL
 from activities.status import nodeclasses as nodeclass_status
 from activities.status import nodepools as nodepool_status
 from worker.status_reporter import StatusReporter
@@ -122,18 +123,12 @@ def test_nodepool_conditions_events_and_usage(admin: Kube, kube: Kube, cloud: Cl
 
     # Usage: the pool's NodeClaims and their summed capacity; a deleted claim stops counting.
     claim = create_claim(admin, f"good-{suffix}-a", f"good-{suffix}")
-    nodeclaims.record_launch(
-        admin,
-        claim,
-        provider_id="aws:///us-east-1a/i-0abc",
-        image_id="ami-1",
-        capacity={"cpu": "2", "memory": "8Gi", "pods": "29"},
-        allocatable={"cpu": "1930m", "memory": "7Gi", "pods": "29"},
-    )
+    capacity = {"cpu": "2", "memory": "8Gi", "pods": "29"}
+    status_writes.patch_status(admin, NODECLAIM, claim, {"capacity": capacity})
     nodepool_status.report(kube, f"good-{suffix}")
     status = nodepools.get(admin, f"good-{suffix}")["status"]
     assert status["nodes"] == 1
-    assert status["resources"] == {"cpu": "2", "memory": "8Gi", "pods": "29"}
+    assert status["resources"] == capacity
     nodeclaims.delete(admin, f"good-{suffix}-a")
     nodepool_status.report(kube, f"good-{suffix}")
     status = nodepools.get(admin, f"good-{suffix}")["status"]
