@@ -11,9 +11,11 @@ import os
 from dataclasses import dataclass, field
 
 from kubernetes import client, config
+from urllib3.util.retry import Retry
 
 # The Kubernetes client's default pool of 4 connections serialises a busy worker.
 DEFAULT_POOL_SIZE = 32
+THROTTLE_RETRIES = 5
 
 
 @dataclass(frozen=True)
@@ -38,9 +40,22 @@ class Kube:
 
 def _configured(configuration: client.Configuration, pool_size: int) -> Kube:
     configuration.connection_pool_maxsize = pool_size
-    # Fail fast and let the caller's retry policy decide; the client's own urllib3 retries
-    # would hide an unavailable API server behind long stalls.
-    configuration.retries = False
+    # Fail fast and let the caller's retry policy decide (urllib3's default retries would hide
+    # an unavailable API server behind long stalls), except for what client-go also retries
+    # by itself: a 429 with Retry-After ("storage is (re)initializing", priority-and-fairness
+    # rejections), which says the request was not processed and when to come back.
+    configuration.retries = Retry(
+        total=None,
+        connect=0,
+        read=0,
+        redirect=0,
+        other=0,
+        status=THROTTLE_RETRIES,
+        status_forcelist=(429,),
+        allowed_methods=None,
+        respect_retry_after_header=True,
+        raise_on_status=False,
+    )
     return Kube(client.ApiClient(configuration))
 
 
