@@ -11,7 +11,15 @@ from typing import Any
 
 from temporalio import activity
 
-from activities.lifecycle import claims, drain, initialization, launch, names, registration
+from activities.lifecycle import (
+    claims,
+    disruption,
+    drain,
+    initialization,
+    launch,
+    names,
+    registration,
+)
 from activities.lifecycle import termination as term
 from activities.lifecycle.common import Deps, heartbeating, typed_failures
 from activities.lifecycle.types import (
@@ -83,6 +91,10 @@ class NodeClaimActivities:
         with typed_failures():
             return term.finalize(self.deps, inp)
 
+    @activity.defn(name=names.DISRUPTION_HOLD)
+    async def disruption_hold(self, nodepool: str) -> str:
+        return await disruption.hold(activity.client(), self.deps.cluster, nodepool)
+
     def all(self) -> list[Callable[..., Any]]:
         return [
             self.prepare,
@@ -94,4 +106,5 @@ class NodeClaimActivities:
             self.volumes,
             self.terminate_instance,
             self.finalize,
+            self.disruption_hold,
         ]

@@ -12,7 +12,7 @@ from temporalio.worker import Worker
 from test_provisioner import FakePlanner
 from workflow_fakes import FakeCloud, blocked, spec
 
-from activities.lifecycle import names
+from activities.lifecycle import disruption, names
 from worker.cli import main
 from workflows.nodeclaim.state import NodeClaimInput
 from workflows.nodeclaim.workflow import NodeClaimWorkflow, workflow_id
@@ -111,6 +111,11 @@ async def test_search_attributes_and_cli(
         assert code == 2 and "not paused" in err and "--nodepool" in err
         code, out, _ = await joinery(capsys, dev_env, "status", "--cluster", cluster)
         assert code == 0 and "paused: gpu" in out and name in out
+        # what a NodeClaim's expiry asks before disrupting (activities/lifecycle/disruption)
+        held = await disruption.hold(client, cluster, "gpu")
+        assert held == "disruption is paused for NodePool gpu (`joinery resume --nodepool gpu`)"
+        assert await disruption.hold(client, cluster, "default") == ""
+        assert await disruption.hold(client, "no-such-cluster", "gpu") == ""
         code, _, err = await joinery(capsys, dev_env, "pause", "--cluster", "nope")
         assert code == 2 and "no provisioner for cluster nope" in err
         await handle.terminate("test over")

@@ -143,6 +143,26 @@ async def test_expire_after_is_a_durable_timer(
     assert timedelta(hours=6) - SLACK <= lived < timedelta(hours=6, minutes=1)
 
 
+async def test_a_paused_pool_holds_expiry(time_env: WorkflowEnvironment, task_queue: str) -> None:
+    """Expired while the operator has paused disruption: the node stays, re-checking every
+    minute, and goes at the first check after resume."""
+    cloud = FakeCloud(claim=spec(expire_after_seconds=3600), paused_checks=3)
+    async with lifecycle(time_env, cloud, task_queue) as handle:
+        status = await until_phase(time_env, handle, "Ready")
+        for _ in range(100):
+            status = await handle.query(NodeClaimWorkflow.status)
+            if status.waiting_for:
+                break
+            await time_env.sleep(60)
+        assert status.waiting_for == "disruption is paused for NodePool default"
+        assert await handle.result() == "Terminated"
+    assert cloud.args(names.BEGIN_TERMINATION)[0].reason == "Expired"
+    checks = cloud.times(names.DISRUPTION_HOLD)
+    assert len(checks) == 4 and cloud.args(names.DISRUPTION_HOLD)[0] == "default"
+    lived = cloud.times(names.BEGIN_TERMINATION)[0] - cloud.times(names.PREPARE)[0]
+    assert timedelta(hours=1, minutes=3) - SLACK <= lived < timedelta(hours=1, minutes=4)
+
+
 async def test_pdb_blocked_drain_backs_off_and_reports(
     time_env: WorkflowEnvironment, task_queue: str
 ) -> None:

@@ -64,6 +64,7 @@ class FakeCloud:
     instance_polls: int = 0  # calls answering "still terminating" first
     calls: list[tuple[str, Any, Any]] = field(default_factory=list)  # (name, arg, time)
     launch_tgp_seconds: float | None = None
+    paused_checks: int = 0  # disruption-hold answers "paused" this many times first
 
     def _record(self, name: str, arg: Any) -> None:
         self.calls.append((name, arg, activity.info().current_attempt_scheduled_time))
@@ -157,7 +158,16 @@ class FakeCloud:
             cloud._record(names.FINALIZE, inp)
             return True
 
+        @activity.defn(name=names.DISRUPTION_HOLD)
+        async def disruption_hold(nodepool: str) -> str:
+            cloud._record(names.DISRUPTION_HOLD, nodepool)
+            if cloud.paused_checks > 0:
+                cloud.paused_checks -= 1
+                return f"disruption is paused for NodePool {nodepool}"
+            return ""
+
         return [
+            disruption_hold,
             prepare,
             launch,
             register,

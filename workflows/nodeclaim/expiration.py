@@ -2,7 +2,9 @@
 
 Ends: the NodeClaim or Node was deleted (watcher signal), ``expireAfter`` passed (a durable
 timer from the claim's creation), an interruption event arrived (signal), or an operator
-asked (``disrupt`` update).
+asked (``disrupt`` update). Expiry is the one end Joinery decides by itself, so it waits
+while an operator has paused disruption for the pool (``joinery pause``), re-checking every
+``PAUSE_RECHECK``; the other ends are explicit requests and proceed.
 """
 
 from __future__ import annotations
@@ -11,8 +13,16 @@ from datetime import timedelta
 
 from temporalio import workflow
 
+from workflows.nodeclaim import calls
 from workflows.nodeclaim.context import Lifecycle
 from workflows.nodeclaim.state import DRAINING, EXPIRED
+
+with workflow.unsafe.imports_passed_through():
+    from activities.lifecycle import names
+
+PAUSE_RECHECK = timedelta(seconds=60)
+# Histories recorded before expiry consulted the pause replay without the check.
+PAUSE_HOLDS_EXPIRY = "pause-holds-expiry"
 
 
 async def run(wf: Lifecycle) -> str:
@@ -33,8 +43,22 @@ async def run(wf: Lifecycle) -> str:
     while wf.state.ending is None:
         remaining = None if expires is None else expires - workflow.now()
         if remaining is not None and remaining <= timedelta(0):
-            wf.end(EXPIRED, f"expireAfter {timedelta(seconds=spec.expire_after_seconds or 0)}")
-            break
+            hold = await _paused(spec.nodepool)
+            if not hold:
+                wf.end(EXPIRED, f"expireAfter {timedelta(seconds=spec.expire_after_seconds or 0)}")
+                break
+            wf.state.waiting_for = hold
+            wf.describe(f"expired, not disrupted: {hold}")
+            remaining = PAUSE_RECHECK
         await wf.wait(remaining)
         await wf.checkpoint()
+    wf.state.waiting_for = ""
     return DRAINING
+
+
+async def _paused(nodepool: str) -> str:
+    if not workflow.patched(PAUSE_HOLDS_EXPIRY):
+        return ""
+    return await calls.call(
+        names.DISRUPTION_HOLD, nodepool, str, summary=f"may pool {nodepool} be disrupted?"
+    )
