@@ -9,7 +9,6 @@ from activities.kubernetes import conditions as cond
 from activities.kubernetes import custom_objects, finalizers, status
 from activities.kubernetes.client import Kube
 from activities.kubernetes.custom_objects import Obj, WatchEvent
-from activities.kubernetes.errors import NotFound
 from activities.kubernetes.resources import NODECLAIM, NODEPOOL_LABEL, TERMINATION_FINALIZER
 
 
@@ -39,43 +38,31 @@ def delete(kube: Kube, name: str, *, uid: str | None = None) -> None:
     custom_objects.delete(kube, NODECLAIM, name, uid=uid)
 
 
-def add_finalizer(
-    kube: Kube, claim: Mapping[str, Any], finalizer: str = TERMINATION_FINALIZER
-) -> Obj:
-    updated = finalizers.with_added(claim, finalizer)
-    if updated is None:
-        return dict(claim)
-    meta = claim["metadata"]
-    return custom_objects.merge_patch(
-        kube,
-        NODECLAIM,
-        meta["name"],
-        {"metadata": {"finalizers": updated}},
-        resource_version=meta["resourceVersion"],
-    )
-
-
-def remove_finalizer(
-    kube: Kube, claim: Mapping[str, Any], finalizer: str = TERMINATION_FINALIZER
-) -> Obj | None:
-    """Drop ``finalizer``; returns None when that let the API server delete the claim."""
-    updated = finalizers.with_removed(claim, finalizer)
-    if updated is None:
-        return dict(claim)
-    meta = claim["metadata"]
-    try:
-        result = custom_objects.merge_patch(
+def _write_finalizers(kube: Kube) -> finalizers.Write:
+    def write(claim: Mapping[str, Any], updated: list[str]) -> Obj:
+        meta = claim["metadata"]
+        return custom_objects.merge_patch(
             kube,
             NODECLAIM,
             meta["name"],
             {"metadata": {"finalizers": updated}},
             resource_version=meta["resourceVersion"],
         )
-    except NotFound:
-        return None
-    if meta.get("deletionTimestamp") and not updated:
-        return None
-    return result
+
+    return write
+
+
+def add_finalizer(
+    kube: Kube, claim: Mapping[str, Any], finalizer: str = TERMINATION_FINALIZER
+) -> Obj:
+    return finalizers.add(claim, finalizer, _write_finalizers(kube))
+
+
+def remove_finalizer(
+    kube: Kube, claim: Mapping[str, Any], finalizer: str = TERMINATION_FINALIZER
+) -> Obj | None:
+    """Drop ``finalizer``; returns None when that let the API server delete the claim."""
+    return finalizers.remove(claim, finalizer, _write_finalizers(kube))
 
 
 def set_conditions(
@@ -127,9 +114,5 @@ def patch_metadata(
     annotations: Mapping[str, str | None] | None = None,
 ) -> Obj:
     """Merge labels/annotations (a None value removes the key); no precondition needed."""
-    meta: dict[str, Any] = {}
-    if labels:
-        meta["labels"] = dict(labels)
-    if annotations:
-        meta["annotations"] = dict(annotations)
-    return custom_objects.merge_patch(kube, NODECLAIM, name, {"metadata": meta})
+    body = finalizers.metadata_patch(labels, annotations)
+    return custom_objects.merge_patch(kube, NODECLAIM, name, body)

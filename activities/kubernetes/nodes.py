@@ -88,47 +88,29 @@ def patch_metadata(
     labels: Mapping[str, str | None] | None = None,
     annotations: Mapping[str, str | None] | None = None,
 ) -> Obj:
-    meta: dict[str, Any] = {}
-    if labels:
-        meta["labels"] = dict(labels)
-    if annotations:
-        meta["annotations"] = dict(annotations)
-    return _patch(kube, name, {"metadata": meta})
+    return _patch(kube, name, finalizers.metadata_patch(labels, annotations))
+
+
+def _write_finalizers(kube: Kube) -> finalizers.Write:
+    def write(node: Mapping[str, Any], updated: list[str]) -> Obj:
+        meta = node["metadata"]
+        body = {"metadata": {"finalizers": updated, "resourceVersion": meta["resourceVersion"]}}
+        return _patch(kube, meta["name"], body)
+
+    return write
 
 
 def add_finalizer(
     kube: Kube, node: Mapping[str, Any], finalizer: str = TERMINATION_FINALIZER
 ) -> Obj:
-    updated = finalizers.with_added(node, finalizer)
-    if updated is None:
-        return dict(node)
-    meta = node["metadata"]
-    return _patch(
-        kube,
-        meta["name"],
-        {"metadata": {"finalizers": updated, "resourceVersion": meta["resourceVersion"]}},
-    )
+    return finalizers.add(node, finalizer, _write_finalizers(kube))
 
 
 def remove_finalizer(
     kube: Kube, node: Mapping[str, Any], finalizer: str = TERMINATION_FINALIZER
 ) -> Obj | None:
     """Drop ``finalizer``; None when the node is gone (or went with it)."""
-    updated = finalizers.with_removed(node, finalizer)
-    if updated is None:
-        return dict(node)
-    meta = node["metadata"]
-    try:
-        result = _patch(
-            kube,
-            meta["name"],
-            {"metadata": {"finalizers": updated, "resourceVersion": meta["resourceVersion"]}},
-        )
-    except NotFound:
-        return None
-    if meta.get("deletionTimestamp") and not updated:
-        return None
-    return result
+    return finalizers.remove(node, finalizer, _write_finalizers(kube))
 
 
 def delete(kube: Kube, name: str, *, uid: str | None = None) -> None:
