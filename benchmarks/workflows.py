@@ -92,7 +92,13 @@ async def finalize(inp: FinalizeInput) -> bool:
     return True
 
 
+@activity.defn(name=names.DISRUPTION_HOLD)
+async def disruption_hold(nodepool: str) -> str:
+    return ""
+
+
 ACTIVITIES: list[Callable[..., Any]] = [
+    disruption_hold,
     prepare,
     launch,
     register,
