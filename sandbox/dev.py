@@ -568,13 +568,13 @@ class DevStack:
             "JOINERY_INTERRUPTION_QUEUE": self.interruption_queue_url,
             "JOINERY_SEARCH_ATTRIBUTES": "true",
             "JOINERY_HEALTH_PORT": str(self.health_port),
+            "JOINERY_HEALTH_HOST": "127.0.0.1",  # nothing of the sandbox listens beyond loopback
         }
 
     def worker_command(self) -> list[str]:
-        """``joinery worker`` (health endpoint on loopback); the environment says the rest."""
-        from sandbox import dev_worker
-
-        return dev_worker.command(*self.options.worker_args)
+        """``joinery worker`` with this interpreter; the environment says the rest."""
+        run = "import sys; from worker.cli import main; sys.exit(main(['worker', *sys.argv[1:]]))"
+        return [sys.executable, "-c", run, *self.options.worker_args]
 
     @property
     def health_url(self) -> str:

@@ -116,7 +116,7 @@ async def run_worker(
         return running and (watchers is None or watchers.ready)
 
     if settings.health_port >= 0:
-        health = HealthServer(settings.health_port, ready).start()
+        health = HealthServer(settings.health_port, ready, host=settings.health_host).start()
         log.info("health and metrics on :%d", health.port)
     stopper = stop or asyncio.Event()
     cache = Path(settings.catalog_cache) if settings.catalog_cache else None

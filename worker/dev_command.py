@@ -20,7 +20,7 @@ from typing import Any
 
 from worker.cli import UsageError
 
-SCENARIO_NAMES = ("interruption", "smoke")  # sandbox.scenarios.SCENARIOS, kept import-free
+SCENARIO_NAMES = ("burst", "interruption", "smoke")  # sandbox.scenarios.SCENARIOS, import-free
 
 
 def register(subparsers: Any) -> None:

@@ -37,6 +37,7 @@ class Settings:
     interruption_queue: str = ""
     cluster_endpoint: str = ""
     health_port: int = 8081
+    health_host: str = "0.0.0.0"  # probes reach a pod on its IP; the sandbox uses loopback
     search_attributes: bool = False
     otlp_endpoint: str = ""
     activity_threads: int = 32

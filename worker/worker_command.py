@@ -25,6 +25,11 @@ def register(sub: Any) -> None:
     p.add_argument("--cluster-endpoint", default=env("JOINERY_CLUSTER_ENDPOINT", ""))
     p.add_argument("--health-port", type=int, default=int(env("JOINERY_HEALTH_PORT", "8081")))
     p.add_argument(
+        "--health-host",
+        default=env("JOINERY_HEALTH_HOST", "0.0.0.0"),
+        help="address of /healthz, /readyz and /metrics (all interfaces by default)",
+    )
+    p.add_argument(
         "--search-attributes",
         action="store_true",
         default=env("JOINERY_SEARCH_ATTRIBUTES", "").lower() in ("1", "true", "yes"),
@@ -60,6 +65,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         interruption_queue=args.interruption_queue,
         cluster_endpoint=args.cluster_endpoint,
         health_port=args.health_port,
+        health_host=args.health_host,
         search_attributes=args.search_attributes,
         otlp_endpoint=args.otlp_endpoint,
         activity_threads=args.activity_threads,
