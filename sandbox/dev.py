@@ -569,6 +569,8 @@ class DevStack:
             "JOINERY_SEARCH_ATTRIBUTES": "true",
             "JOINERY_HEALTH_PORT": str(self.health_port),
             "JOINERY_HEALTH_HOST": "127.0.0.1",  # nothing of the sandbox listens beyond loopback
+            # a restarted worker (yours or ours) adopts the catalog instead of reloading it
+            "JOINERY_CATALOG_CACHE": str(self.workdir / "catalog.cache"),
         }
 
     def worker_command(self) -> list[str]:
