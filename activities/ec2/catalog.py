@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -30,6 +31,7 @@ from models.requirements import Requirement
 SUPPORTED_ARCHITECTURES = ("x86_64", "arm64")
 CAPACITY_TYPES = (CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT)
 RAW_CATALOG_TTL_SECONDS = 300.0
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +219,9 @@ class InstanceTypeProvider:
     _built: dict[tuple[str, int, int], list[InstanceType]] = field(default_factory=dict, init=False)
     _generation: int = field(default=0, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+    # Held while one fetch runs: callers arriving meanwhile wait for it (a cold worker's
+    # first plan would otherwise fetch the whole catalog again, beside the warm-up).
+    _fetching: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def refresh(self) -> RawCatalog:
         """Fetch types, offerings and prices now."""
@@ -236,9 +241,31 @@ class InstanceTypeProvider:
             self._built.clear()
 
     def raw(self) -> RawCatalog:
-        if self._raw is None or self.clock() - self._raw_at > RAW_CATALOG_TTL_SECONDS:
+        """The catalog; an expired one is still served while a background fetch replaces it
+        (a burst of pods after a quiet spell must not wait for DescribeInstanceTypes)."""
+        current, fetched_at = self._raw, self._raw_at
+        if current is not None:
+            if self.clock() - fetched_at > RAW_CATALOG_TTL_SECONDS:
+                self._refresh_in_background()
+            return current
+        with self._fetching:
+            if self._raw is not None:  # fetched while we waited
+                return self._raw
             return self.refresh()
-        return self._raw
+
+    def _refresh_in_background(self) -> None:
+        if not self._fetching.acquire(blocking=False):
+            return  # one is already running
+
+        def run() -> None:
+            try:
+                self.refresh()
+            except Exception as exc:  # the stale copy stays; the next call tries again
+                log.warning("refreshing the instance-type catalog failed: %s", exc)
+            finally:
+                self._fetching.release()
+
+        threading.Thread(target=run, name="catalog-refresh", daemon=True).start()
 
     def list(
         self, nodeclass: EC2NodeClass | None = None, subnet_zones: Iterable[str] | None = None

@@ -17,6 +17,7 @@ from sandbox.scenarios.common import Sandbox, ScenarioFailed, Summary
 
 SCENARIOS: dict[str, str] = {
     "smoke": "sandbox.scenarios.smoke",
+    "burst": "sandbox.scenarios.burst",
     "interruption": "sandbox.scenarios.interruption",
 }
 

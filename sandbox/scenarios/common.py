@@ -12,8 +12,9 @@ import contextlib
 import json
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from kubernetes import client as k8s
@@ -46,23 +47,25 @@ class Summary:
     instancesLeftRunning: int = -1
     ok: bool = False
     failures: list[str] = field(default_factory=list)
+    # Optional, printed only when set: seconds per milestone (burst: ``Sandbox.timeline``).
+    breakdown: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> str:
-        return json.dumps(
-            {
-                "scenario": self.scenario,
-                "pods": self.pods,
-                "nodes": self.nodes,
-                "costPerHour": round(self.costPerHour, 5),
-                "secondsToAllRunning": (
-                    None if self.secondsToAllRunning is None else round(self.secondsToAllRunning, 2)
-                ),
-                "instancesLeftRunning": self.instancesLeftRunning,
-                "ok": self.ok,
-                "failures": self.failures,
-            },
-            separators=(",", ":"),
-        )
+        out: dict[str, Any] = {
+            "scenario": self.scenario,
+            "pods": self.pods,
+            "nodes": self.nodes,
+            "costPerHour": round(self.costPerHour, 5),
+            "secondsToAllRunning": (
+                None if self.secondsToAllRunning is None else round(self.secondsToAllRunning, 2)
+            ),
+            "instancesLeftRunning": self.instancesLeftRunning,
+            "ok": self.ok,
+            "failures": self.failures,
+        }
+        if self.breakdown:
+            out["breakdown"] = {k: round(v, 1) for k, v in self.breakdown.items()}
+        return json.dumps(out, separators=(",", ":"))
 
 
 class Sandbox:
@@ -239,6 +242,43 @@ class Sandbox:
             self.wait("every instance terminated", done, timeout=timeout, interval=1.0)
         return len(left)
 
+    # -- timings -------------------------------------------------------------------------------
+
+    def timeline(self, namespace: str, selector: str, since: float) -> dict[str, float]:
+        """Seconds from ``since`` (wall clock) to each milestone, read off the objects.
+
+        Kubernetes timestamps have whole seconds, so each figure is good to about 1 s. A
+        milestone some object has not reached yet is left out. Counts the pods ``selector``
+        matches (created by their ReplicaSets, so not all at once), the NodeClaims created
+        since ``since`` and their Nodes.
+        """
+        claims = [
+            c
+            for c in self.nodeclaims()
+            if (_at(c["metadata"].get("creationTimestamp")) or 0.0) >= int(since)
+        ]
+        node_names = {(c.get("status") or {}).get("nodeName") for c in claims}
+        nodes = [n for n in self.nodes() if n["metadata"]["name"] in node_names]
+        pods = self.pods(namespace, selector)
+        created = [_at(c["metadata"].get("creationTimestamp")) for c in claims]
+        scheduled = [_condition_at(p, "PodScheduled") for p in pods]
+        moments: dict[str, float | None] = {
+            "allPodsCreated": _latest([_at(p["metadata"].get("creationTimestamp")) for p in pods]),
+            "firstNodeClaim": min((t for t in created if t is not None), default=None),
+            "lastNodeClaim": _latest(created),
+            "allLaunched": _latest([_condition_at(c, "Launched") for c in claims]),
+            "allRegistered": _latest([_condition_at(c, "Registered") for c in claims]),
+            "allNodesReady": (
+                _latest([_condition_at(n, "Ready") for n in nodes])
+                if len(nodes) == len(claims)
+                else None
+            ),
+            "allInitialized": _latest([_condition_at(c, "Initialized") for c in claims]),
+            "firstScheduled": min((t for t in scheduled if t is not None), default=None),
+            "allScheduled": _latest(scheduled),
+        }
+        return {k: max(0.0, t - since) for k, t in moments.items() if t is not None}
+
     # -- interruption ------------------------------------------------------------------------
 
     def send_spot_interruption(self, instance_id: str, zone: str) -> str:
@@ -300,6 +340,28 @@ def _exists(read: Callable[[], object]) -> bool:
             return False
         raise
     return True
+
+
+def _at(stamp: object) -> float | None:
+    """A Kubernetes timestamp (RFC 3339 text or a datetime) as seconds since the epoch."""
+    if not stamp:
+        return None
+    when = stamp if isinstance(stamp, datetime) else datetime.fromisoformat(str(stamp))
+    return when.timestamp()
+
+
+def _condition_at(obj: Obj, kind: str) -> float | None:
+    """When ``obj``'s condition ``kind`` last became True; None if it is not True."""
+    for condition in (obj.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == kind and condition.get("status") == "True":
+            return _at(condition.get("lastTransitionTime"))
+    return None
+
+
+def _latest(times: Sequence[float | None]) -> float | None:
+    """The last of ``times``; None if there are none or one is missing (not reached yet)."""
+    known = [t for t in times if t is not None]
+    return max(known) if known and len(known) == len(times) else None
 
 
 def deployment(
@@ -364,3 +426,93 @@ def per_zone(pods: Iterable[Obj], zone_of_node: Mapping[str, str]) -> dict[str, 
         zone = zone_of_node.get(pod["spec"]["nodeName"], "")
         counts[zone] = counts.get(zone, 0) + 1
     return dict(sorted(counts.items()))
+
+
+# -- the shape most scenarios share: workloads up, all Running, workloads and nodes gone -----
+
+Workload = tuple[str, int, str, str]  # Deployment name, replicas, cpu, memory
+
+
+def time_left(deadline: float) -> float:
+    """Seconds until ``deadline`` (``time.monotonic()``), but at least 10 for the next step."""
+    return max(10.0, deadline - time.monotonic())
+
+
+@dataclass
+class Started:
+    """Workloads that ``start_workloads`` brought up."""
+
+    namespace: str
+    selector: str
+    pods: list[Obj]  # all Running
+    instances: list[Instance]  # live when the last pod was Running
+    created_at: float  # wall clock (time.time()) just before the first Deployment was created
+
+
+def start_workloads(
+    sandbox: Sandbox,
+    summary: Summary,
+    scenario: str,
+    workloads: Sequence[Workload],
+    *,
+    deadline: float,
+    zonal_spread: bool = False,
+) -> Started:
+    """Create every Deployment at once in a new namespace, then wait until all pods Run.
+
+    Fills in the summary's ``pods``, ``secondsToAllRunning`` (from the first create),
+    ``nodes`` and ``costPerHour``; Running pods without any launched instance are a failure.
+    """
+    namespace = sandbox.namespace(scenario)
+    expected = sum(replicas for _, replicas, _, _ in workloads)
+    summary.pods = expected
+    selector = f"{SCENARIO_LABEL}={scenario}"
+    created_at = time.time()
+    began = time.monotonic()
+    for name, replicas, cpu, memory in workloads:
+        sandbox.create_deployment(
+            namespace,
+            deployment(
+                name,
+                scenario=scenario,
+                replicas=replicas,
+                cpu=cpu,
+                memory=memory,
+                zonal_spread=zonal_spread,
+            ),
+        )
+    sandbox.log(f"created {expected} pods in {namespace}; waiting for Joinery to launch nodes")
+    pods = sandbox.wait_all_running(namespace, selector, expected, timeout=time_left(deadline))
+    summary.secondsToAllRunning = time.monotonic() - began
+    instances = sandbox.live_instances()
+    summary.nodes = len(instances)
+    summary.costPerHour = sandbox.cost_per_hour(instances)
+    sandbox.log(
+        f"all {expected} pods Running after {summary.secondsToAllRunning:.1f}s on "
+        f"{summary.nodes} node(s): "
+        + ", ".join(f"{i.instance_type}/{i.capacity_type}/{i.zone}" for i in instances)
+        + f" (${summary.costPerHour:.4f}/h)"
+    )
+    if not instances:
+        summary.failures.append("pods are Running but no instance was launched")
+    return Started(namespace, selector, pods, instances, created_at)
+
+
+def remove_workloads(
+    sandbox: Sandbox, started: Started, workloads: Sequence[Workload], *, deadline: float
+) -> None:
+    """Delete the Deployments, then the emptied nodes' NodeClaims, and wait for the instances
+    to be terminated (a leak shows up as the summary's ``instancesLeftRunning``)."""
+    namespace, selector = started.namespace, started.selector
+    sandbox.delete_deployments(namespace, [name for name, _, _, _ in workloads])
+    sandbox.wait(
+        "the Deployments' pods to go",
+        lambda: not sandbox.pods(namespace, selector),
+        timeout=time_left(deadline),
+    )
+    removed = sandbox.remove_empty_nodes(timeout=time_left(deadline))
+    sandbox.log(f"deleted {removed} empty NodeClaim(s); waiting for their instances to go")
+    left = sandbox.wait_instances_terminated(timeout=time_left(deadline))
+    if not left:
+        sandbox.log("every instance is terminated")
+    sandbox.core.delete_namespace(namespace)

@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import math
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import pytest
+
+from activities.ec2 import catalog as catalog_module
 from activities.ec2.capacity import kube_reserved
 from activities.ec2.capacity_cache import UnavailableOfferings
-from activities.ec2.catalog import CatalogOptions, build_catalog
+from activities.ec2.catalog import (
+    RAW_CATALOG_TTL_SECONDS,
+    CatalogOptions,
+    InstanceTypeProvider,
+    build_catalog,
+)
 from activities.ec2.families import FAMILIES
 from activities.ec2.pricing import OFFLINE
 from models.catalog import dump_catalog, load_catalog
@@ -123,3 +134,48 @@ def test_catalog_round_trips_through_the_file_format(env: Any) -> None:
     for t in types:
         assert again[t.name].allocatable == t.allocatable
         assert again[t.name].offerings == t.offerings
+
+
+def test_one_fetch_at_a_time_and_stale_while_refreshing(
+    env: Any, session_catalog: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Callers arriving during a fetch wait for it rather than fetching again; an expired
+    catalog is served at once while a single background fetch replaces it."""
+    fetches: list[float] = []
+    gate = threading.Event()
+
+    def slow_fetch(ec2: Any) -> Any:
+        fetches.append(time.monotonic())
+        assert gate.wait(10)
+        return session_catalog.raw
+
+    monkeypatch.setattr(catalog_module, "fetch_raw_catalog", slow_fetch)
+    monkeypatch.setattr(env.provider.pricing, "refresh", lambda: None)
+    provider = InstanceTypeProvider(
+        env.clients.ec2,
+        env.settings,
+        env.provider.pricing,
+        UnavailableOfferings(180, env.clock),
+        clock=env.clock,
+    )
+    with ThreadPoolExecutor(3) as pool:
+        waiting = [pool.submit(provider.raw) for _ in range(3)]
+        time.sleep(0.3)
+        assert not any(f.done() for f in waiting)
+        gate.set()
+        assert all(f.result(10) is session_catalog.raw for f in waiting)
+    assert len(fetches) == 1
+
+    gate.clear()
+    env.clock.advance(RAW_CATALOG_TTL_SECONDS + 1)
+    assert provider.raw() is session_catalog.raw  # at once: the gate is still closed
+    assert provider.raw() is session_catalog.raw
+    deadline = time.monotonic() + 5
+    while len(fetches) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(fetches) == 2  # one background fetch for both calls
+    gate.set()
+    while provider._fetching.locked() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    provider.raw()
+    assert len(fetches) == 2  # fresh again
