@@ -38,20 +38,26 @@ class Kube:
         self.api_client.close()
 
 
+class _RetryAfter(Retry):
+    """Retries only a 429 that carries Retry-After: an eviction refused by a
+    PodDisruptionBudget is a 429 without one, and is the drain's to retry, with backoff."""
+
+    RETRY_AFTER_STATUS_CODES = frozenset({429})
+
+
 def _configured(configuration: client.Configuration, pool_size: int) -> Kube:
     configuration.connection_pool_maxsize = pool_size
     # Fail fast and let the caller's retry policy decide (urllib3's default retries would hide
     # an unavailable API server behind long stalls), except for what client-go also retries
     # by itself: a 429 with Retry-After ("storage is (re)initializing", priority-and-fairness
     # rejections), which says the request was not processed and when to come back.
-    configuration.retries = Retry(
-        total=None,
+    configuration.retries = _RetryAfter(
+        total=THROTTLE_RETRIES,
         connect=0,
         read=0,
         redirect=0,
         other=0,
         status=THROTTLE_RETRIES,
-        status_forcelist=(429,),
         allowed_methods=None,
         respect_retry_after_header=True,
         raise_on_status=False,

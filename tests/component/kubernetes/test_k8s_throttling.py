@@ -18,6 +18,7 @@ from activities.kubernetes.errors import Throttled, Unavailable
 class Script(http.server.BaseHTTPRequestHandler):
     answers: list[int] = []
     seen = 0
+    retry_after = True
 
     def do_GET(self) -> None:
         type(self).seen += 1
@@ -26,7 +27,7 @@ class Script(http.server.BaseHTTPRequestHandler):
         if code != 200:
             body = json.dumps({"kind": "Status", "code": code, "message": "busy"}).encode()
         self.send_response(code)
-        if code == 429:
+        if code == 429 and type(self).retry_after:
             self.send_header("Retry-After", "0")
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -43,6 +44,7 @@ def server() -> Iterator[str]:
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     Script.seen = 0
+    Script.retry_after = True
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()
 
@@ -69,5 +71,11 @@ def test_throttling_is_retried_then_reported(server: str) -> None:
 def test_other_failures_are_not_retried(server: str) -> None:
     Script.answers = [503]
     with pytest.raises(Unavailable):
+        read_namespace(server)
+    assert Script.seen == 1
+    Script.seen = 0
+    Script.retry_after = False  # what a PDB's refusal of an eviction looks like
+    Script.answers = [429]
+    with pytest.raises(Throttled):
         read_namespace(server)
     assert Script.seen == 1
