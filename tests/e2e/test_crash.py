@@ -60,8 +60,11 @@ REPLICAS = int(os.environ.get("JOINERY_CRASH_REPLICAS", "4"))
 KILL_EVERY = (3.0, 10.0)
 # Seconds of kills per phase (provisioning; drains and replacements), and then how long the
 # phase may take to finish without kills. Larger runs (JOINERY_CRASH_REPLICAS) scale them.
-KILL_WINDOW = 150.0 + 4.0 * REPLICAS
-SETTLE = 240.0 + 4.0 * REPLICAS
+KILL_WINDOW = 120.0 + 4.0 * REPLICAS
+SETTLE = 180.0 + 4.0 * REPLICAS
+CATALOG_WAIT = 180.0
+# The longest a run may take: the catalog, then two phases at their limits, then cleanup.
+TEST_LIMIT = CATALOG_WAIT + 2 * (KILL_WINDOW + SETTLE) + 120.0
 
 
 def eventually(probe: Callable[[], Any], timeout: float, what: str) -> Any:
@@ -295,7 +298,7 @@ def setup_cluster(admin: Kube, namespace: str) -> None:
     )
 
 
-@pytest.mark.timeout(400)
+@pytest.mark.timeout(TEST_LIMIT)
 def test_worker_killed_at_random_converges(stack: dict[str, Any]) -> None:
     rng = random.Random(SEED)
     cluster: Cluster = stack["cluster"]
@@ -353,7 +356,7 @@ def _run(
         # catalog load. Start killing once the catalog cache exists: from then on every
         # restart is quick and the kills land in launches, registrations and drains.
         cache = stack["work"] / "catalog.cache"
-        eventually(cache.exists, 180, "catalog cached by the first planning round")
+        eventually(cache.exists, CATALOG_WAIT, "catalog cached by the first planning round")
         chaos.start()
         try:
             # 1. the Deployment's pods get nodes, through kills

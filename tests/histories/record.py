@@ -1,4 +1,5 @@
-"""Record workflow histories for the replay tests: ``.venv/bin/python tests/histories/record.py``.
+"""Record workflow histories for the replay tests:
+``.venv/bin/python tests/histories/record.py [NAME ...]`` (all, or only the names given).
 
 Runs each scenario on the time-skipping server with the test doubles and writes its history
 as JSON next to this file. Re-record only on purpose: a history recorded by the old code that
@@ -74,6 +75,10 @@ NODECLAIM_SCENARIOS: dict[str, tuple[FakeCloud, Scenario]] = {
         FakeCloud(drain_script=[blocked(), blocked()]),
         disrupted_through_pdb,
     ),
+    "nodeclaim_expiry_held_by_pause": (
+        FakeCloud(claim=spec(expire_after_seconds=3600), paused_checks=2),
+        nothing,
+    ),
 }
 
 
@@ -117,21 +122,26 @@ async def record_provisioner(env: WorkflowEnvironment) -> str:
         return (await handle.fetch_history()).to_json()
 
 
-async def main() -> None:
+async def main(only: list[str]) -> None:
+    """Histories recorded by older code are what replay guards: re-record only on purpose."""
     bin_dir = Path(sys.executable).parent
     env = await WorkflowEnvironment.start_time_skipping(
         test_server_existing_path=str(bin_dir / "temporal-test-server")
     )
     try:
         for name in NODECLAIM_SCENARIOS:
+            if only and name not in only:
+                continue
             (HERE / f"{name}.json").write_text(await record_nodeclaim(env, name))
             print("recorded", name)
-        (HERE / "provisioner_rounds_pause_resume.json").write_text(await record_provisioner(env))
-        print("recorded provisioner_rounds_pause_resume")
+        if not only or "provisioner_rounds_pause_resume" in only:
+            history = await record_provisioner(env)
+            (HERE / "provisioner_rounds_pause_resume.json").write_text(history)
+            print("recorded provisioner_rounds_pause_resume")
     finally:
         await env.shutdown()
 
 
 if __name__ == "__main__":
     _ = Client  # re-exported for readers: histories come from Client.fetch_history
-    asyncio.run(main())
+    asyncio.run(main(sys.argv[1:]))
