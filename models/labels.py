@@ -17,6 +17,15 @@ DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
 TERMINATION_FINALIZER = "karpenter.sh/termination"
 DISRUPTED_TAINT_KEY = "karpenter.sh/disrupted"
 UNREGISTERED_TAINT_KEY = "karpenter.sh/unregistered"
+# Taints a booting node carries until the kubelet, cloud provider or Karpenter lifts them.
+EPHEMERAL_TAINT_KEYS = frozenset(
+    {
+        UNREGISTERED_TAINT_KEY,
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+        "node.cloudprovider.kubernetes.io/uninitialized",
+    }
+)
 
 CAPACITY_TYPE_SPOT = "spot"
 CAPACITY_TYPE_ON_DEMAND = "on-demand"

@@ -7,7 +7,7 @@ use are skipped with a warning, as ``kubectl apply`` users would expect of a wha
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import ValidationError
@@ -65,6 +65,24 @@ def flatten(docs: Iterable[Document]) -> list[Document]:
         else:
             out.append(d)
     return out
+
+
+def _booting(
+    info: NodeInfo, startup: Iterable[tuple[str, str]] = (), *, claimed: bool = False
+) -> NodeInfo:
+    """A managed Node not yet initialized is simulated with the taints it will have once it
+    is (as Karpenter does): without the ephemeral taints of a booting node and its claim's
+    startup taints. Otherwise the pods meant for it would look unschedulable there and get
+    a second node while the first one is still coming up."""
+    if not (claimed or info.nodepool) or info.labels.get(L.NODE_INITIALIZED) == "true":
+        return info
+    lifted = set(startup)  # (key, effect)
+    kept = tuple(
+        t
+        for t in info.taints
+        if t.key not in L.EPHEMERAL_TAINT_KEYS and (t.key, t.effect) not in lifted
+    )
+    return replace(info, taints=kept)
 
 
 def _node_info(doc: Document) -> NodeInfo:
@@ -240,15 +258,18 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
     provider_ids: dict[str, str] = {}
     for d in node_docs:
         info = _node_info(d)
-        nodes[info.name] = info
+        nodes[info.name] = _booting(info)
         pid = (d.body.get("spec") or {}).get("providerID")
         if pid:
             provider_ids[str(pid)] = info.name
     for d, claim in claim_docs:
-        if claim.status.node_name in nodes or (
-            claim.status.provider_id and claim.status.provider_id in provider_ids
-        ):
-            continue  # registered: the Node represents it
+        node_name = claim.status.node_name if claim.status.node_name in nodes else None
+        if node_name is None and claim.status.provider_id:
+            node_name = provider_ids.get(claim.status.provider_id)
+        if node_name is not None:  # registered: the Node represents it
+            startup = [(t.key, str(t.effect)) for t in claim.spec.startup_taints]
+            nodes[node_name] = _booting(nodes[node_name], startup, claimed=True)
+            continue
         info = _claim_info(d, claim, by_type)
         if info.name in nodes:
             continue

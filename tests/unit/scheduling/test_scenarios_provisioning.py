@@ -25,6 +25,7 @@ from helpers import (
     req,
     requirement,
     spot_price,
+    taint,
     where,
 )
 
@@ -297,3 +298,28 @@ def test_no_nodepool_leaves_pods_unschedulable() -> None:
     out = plan([pod("a", "1", "1Gi")])
     assert out["nodeClaims"] == []
     assert "NodePool" in reason(out, "default/a")
+
+
+def test_a_booting_node_is_simulated_with_the_taints_it_will_have() -> None:
+    """A registered Node not yet initialized still carries the unregistered and not-ready
+    taints and its claim's startup taints; pending pods count on it as Karpenter does, and
+    get no second node. Once initialized, its taints are taken as they are."""
+    booting = node(
+        "n1",
+        nodepool="default",
+        taints=[
+            taint("karpenter.sh/unregistered", "NoExecute"),
+            taint("node.kubernetes.io/not-ready"),
+            taint("example.com/agent-starting"),
+        ],
+    )
+    claim = nodeclaim("default-abcde")
+    claim["spec"]["startupTaints"] = [taint("example.com/agent-starting")]
+    claim["status"] = {"nodeName": "n1", "providerID": booting["spec"]["providerID"]}
+    docs = [nodepool(), booting, claim, pod("web", "1", "1Gi")]
+    out = plan(docs)
+    assert where(out) == {"default/web": "node:n1"} and out["nodeClaims"] == []
+
+    booting["metadata"]["labels"]["karpenter.sh/initialized"] = "true"
+    out = plan([nodepool(), booting, claim, pod("web", "1", "1Gi")])
+    assert where(out)["default/web"] == "claim0"
