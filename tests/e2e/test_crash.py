@@ -60,8 +60,10 @@ REPLICAS = int(os.environ.get("JOINERY_CRASH_REPLICAS", "4"))
 KILL_EVERY = (3.0, 10.0)
 # Seconds of kills per phase (provisioning; drains and replacements), and then how long the
 # phase may take to finish without kills. Larger runs (JOINERY_CRASH_REPLICAS) scale them.
+# Drains go one at a time (the PDB allows one pod down), each waiting for a replacement node,
+# so the second phase grows with the replica count.
 KILL_WINDOW = 120.0 + 4.0 * REPLICAS
-SETTLE = 180.0 + 4.0 * REPLICAS
+SETTLE = 180.0 + 15.0 * REPLICAS
 CATALOG_WAIT = 180.0
 # The longest a run may take: the catalog, then two phases at their limits, then cleanup.
 TEST_LIMIT = CATALOG_WAIT + 2 * (KILL_WINDOW + SETTLE) + 120.0
