@@ -19,6 +19,7 @@ events to the asyncio loop that owns the Temporal client. Every action is idempo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
@@ -28,7 +29,8 @@ from typing import Any
 
 from kubernetes import watch as k8s_watch
 from temporalio.client import Client
-from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from activities.ec2.interruption import (
@@ -61,6 +63,10 @@ from workflows.provisioner import workflow_id as provisioner_id
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 DRAINING_EVENTS = frozenset({SPOT_INTERRUPTION, SCHEDULED_CHANGE, STATE_CHANGE})
+# A claim whose lifecycle already completed (Terminated, Gone) is not adopted again: on a
+# re-list its last event can still show it (finalizer removal in flight), and a second run
+# would only find it gone and hide the real one in the UI. A failed or terminated run is.
+ADOPT_ONLY_IF_NOT_COMPLETED = WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY
 
 
 @dataclass
@@ -210,14 +216,16 @@ class Watchers:
         async def start() -> None:
             if delay:
                 await asyncio.sleep(delay)
-            await self.client.start_workflow(
-                NodeClaimWorkflow.run,
-                NodeClaimInput(name, self.search_attributes),
-                id=nodeclaim_id(name),
-                task_queue=self.task_queue,
-                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-                static_summary=summary,
-            )
+            with contextlib.suppress(WorkflowAlreadyStartedError):  # completed: not adopted
+                await self.client.start_workflow(
+                    NodeClaimWorkflow.run,
+                    NodeClaimInput(name, self.search_attributes),
+                    id=nodeclaim_id(name),
+                    task_queue=self.task_queue,
+                    id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                    id_reuse_policy=ADOPT_ONLY_IF_NOT_COMPLETED,
+                    static_summary=summary,
+                )
 
         self._submit(start())
 

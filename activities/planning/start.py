@@ -6,8 +6,11 @@ no-op, so the provisioner, the NodeClaim watcher and a retried activity can all 
 
 from __future__ import annotations
 
+import contextlib
+
 from temporalio.client import Client
-from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from activities.planning.types import CreatedNodeClaim
 
@@ -27,11 +30,14 @@ async def start_lifecycle(
     *,
     search_attributes: bool,
 ) -> None:
-    await client.start_workflow(
-        NODECLAIM_WORKFLOW,
-        {"name": claim.name, "search_attributes": search_attributes},
-        id=workflow_id(claim.name),
-        task_queue=task_queue,
-        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        static_summary=claim.summary or None,
-    )
+    # A lifecycle that already ran to the end (the claim is gone or going) is not run again.
+    with contextlib.suppress(WorkflowAlreadyStartedError):
+        await client.start_workflow(
+            NODECLAIM_WORKFLOW,
+            {"name": claim.name, "search_attributes": search_attributes},
+            id=workflow_id(claim.name),
+            task_queue=task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+            static_summary=claim.summary or None,
+        )

@@ -13,6 +13,8 @@ from test_provisioner import FakePlanner
 from workflow_fakes import FakeCloud, blocked, spec
 
 from activities.lifecycle import disruption, names
+from activities.planning.start import start_lifecycle
+from activities.planning.types import CreatedNodeClaim
 from worker.cli import main
 from workflows.nodeclaim.state import NodeClaimInput
 from workflows.nodeclaim.workflow import NodeClaimWorkflow, workflow_id
@@ -154,3 +156,27 @@ async def test_continue_as_new_keeps_the_phase(
         described = await handle.describe()
         assert described.run_id != first
     assert cloud.names().count(names.LAUNCH) == 1
+
+
+async def test_a_completed_lifecycle_is_not_started_again(
+    dev_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    """Starting a claim's workflow again (a retried start, the watcher adopting what a
+    re-list shows) is a no-op once its lifecycle ran to the end: no second run that would
+    only find the claim gone and hide the real one in the UI."""
+    name = f"claim-{uuid.uuid4().hex[:6]}"
+    cloud = FakeCloud(claim=None)
+    client = dev_env.client
+    created = CreatedNodeClaim(name, "uid-1", "m5.large · pool default")
+    async with Worker(
+        client, task_queue=task_queue, workflows=[NodeClaimWorkflow], activities=cloud.activities()
+    ):
+        await start_lifecycle(client, task_queue, created, search_attributes=False)
+        assert await client.get_workflow_handle(workflow_id(name)).result() == "Gone"
+        await start_lifecycle(client, task_queue, created, search_attributes=False)
+        await asyncio.sleep(1)  # a second run, had one started, would have prepared by now
+        runs = [
+            wf.run_id async for wf in client.list_workflows(f"WorkflowId = '{workflow_id(name)}'")
+        ]
+    assert len(runs) == 1
+    assert cloud.names() == [names.PREPARE]
