@@ -25,6 +25,7 @@ from workflow_realparts import Cloud
 from activities.kubernetes import nodeclaims, nodes, pods, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
+from activities.kubernetes.retries import retry_conflicts
 from activities.lifecycle import claims, drain, initialization, launch, registration, termination
 from activities.lifecycle.common import Deps, iso, utc_now
 from activities.lifecycle.types import (
@@ -94,7 +95,8 @@ def test_prepare_launch_register_initialize(deps: Deps, admin: Kube, cloud: Clou
     first = initialization.initialize(deps, InitializeInput(claim, node_name))
     assert not first.initialized
     # the CNI "starts": the startup taint goes; kwok has made the node Ready
-    nodes.remove_taint(admin, nodes.get(admin, node_name), "cni")
+    # (kwok's heartbeats move the node's resourceVersion: re-read and retry, as a daemon would)
+    retry_conflicts(lambda: nodes.remove_taint(admin, nodes.get(admin, node_name), "cni"))
     done = eventually(
         lambda: initialization.initialize(deps, InitializeInput(claim, node_name)).initialized
     )
@@ -146,7 +148,9 @@ def test_drain_order_pdb_and_do_not_disrupt(deps: Deps, admin: Kube, cloud: Clou
         ),
         what="node Ready",
     )
-    nodes.remove_taint(admin, nodes.get(admin, node), "karpenter.sh/unregistered")
+    retry_conflicts(
+        lambda: nodes.remove_taint(admin, nodes.get(admin, node), "karpenter.sh/unregistered")
+    )
     create_pod(admin, pod("web-0", ns, node=node))
     ds_pod = _daemonset_pod(admin, ns, node)
     create_pod(
