@@ -63,10 +63,12 @@ from workflows.provisioner import workflow_id as provisioner_id
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 DRAINING_EVENTS = frozenset({SPOT_INTERRUPTION, SCHEDULED_CHANGE, STATE_CHANGE})
-# A claim whose lifecycle already completed (Terminated, Gone) is not adopted again: on a
-# re-list its last event can still show it (finalizer removal in flight), and a second run
-# would only find it gone and hide the real one in the UI. A failed or terminated run is.
-ADOPT_ONLY_IF_NOT_COMPLETED = WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY
+# A claim being deleted whose lifecycle already completed is not adopted again: a re-list
+# still shows it while its finalizer goes, and a second run would only find it gone and
+# hide the real one in the UI (a failed or terminated run is adopted). A live claim always
+# gets a lifecycle: a completed run under its name belonged to an earlier claim of that name.
+ADOPT_DELETING = WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY
+ADOPT_LIVE = WorkflowIDReusePolicy.ALLOW_DUPLICATE
 
 
 @dataclass
@@ -209,7 +211,9 @@ class Watchers:
         handle = self.client.get_workflow_handle(provisioner_id(self.cluster))
         self._submit(handle.signal(ProvisionerWorkflow.pods_pending, 1))
 
-    def start_lifecycle(self, name: str, summary: str, delay: float = 0.0) -> None:
+    def start_lifecycle(
+        self, name: str, summary: str, delay: float = 0.0, *, deleting: bool = False
+    ) -> None:
         """Start (or find running) the claim's workflow, after ``delay`` seconds so the
         provisioner, which also starts it, usually wins and sets the richer summary."""
 
@@ -223,7 +227,7 @@ class Watchers:
                     id=nodeclaim_id(name),
                     task_queue=self.task_queue,
                     id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-                    id_reuse_policy=ADOPT_ONLY_IF_NOT_COMPLETED,
+                    id_reuse_policy=ADOPT_DELETING if deleting else ADOPT_LIVE,
                     static_summary=summary,
                 )
 
@@ -283,7 +287,12 @@ class Watchers:
         if provider_id:
             self._claims_by_provider[str(provider_id)] = name
         if kind == "ADDED" and not (meta.get("deletionTimestamp") and not meta.get("finalizers")):
-            self.start_lifecycle(name, summary_of_claim(claim), delay=self.adopt_delay)
+            self.start_lifecycle(
+                name,
+                summary_of_claim(claim),
+                delay=self.adopt_delay,
+                deleting=bool(meta.get("deletionTimestamp")),
+            )
         if meta.get("deletionTimestamp") and name not in self._deleting:
             self._deleting.add(name)
             self.signal_claim(name, "deleted", "NodeClaim")

@@ -16,6 +16,7 @@ from activities.lifecycle import disruption, names
 from activities.planning.start import start_lifecycle
 from activities.planning.types import CreatedNodeClaim
 from worker.cli import main
+from worker.watchers import Watchers
 from workflows.nodeclaim.state import NodeClaimInput
 from workflows.nodeclaim.workflow import NodeClaimWorkflow, workflow_id
 from workflows.provisioner import ProvisionerInput, ProvisionerWorkflow
@@ -180,3 +181,25 @@ async def test_a_completed_lifecycle_is_not_started_again(
         ]
     assert len(runs) == 1
     assert cloud.names() == [names.PREPARE]
+
+    # the watcher: a claim being deleted is not adopted again; a live claim of the same name
+    # (made anew after the first was gone) gets its own lifecycle
+    watchers = Watchers(
+        kube=None,  # type: ignore[arg-type]  # starting lifecycles reads nothing from it
+        client=client,
+        loop=asyncio.get_running_loop(),
+        cluster="c",
+        task_queue=task_queue,
+    )
+    async with Worker(
+        client, task_queue=task_queue, workflows=[NodeClaimWorkflow], activities=cloud.activities()
+    ):
+        watchers.start_lifecycle(name, "", deleting=True)
+        await asyncio.sleep(1.5)
+        assert cloud.names() == [names.PREPARE]
+        watchers.start_lifecycle(name, "")
+        for _ in range(50):
+            if len(cloud.names()) == 2:
+                break
+            await asyncio.sleep(0.1)
+        assert cloud.names() == [names.PREPARE, names.PREPARE]
