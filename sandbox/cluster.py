@@ -22,7 +22,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -44,6 +43,8 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes import utils as k8s_utils
 from kubernetes.client.exceptions import ApiException
+
+from sandbox.processes import ChildProcess, free_ports, wait_for
 
 REPO = Path(__file__).resolve().parent.parent
 K8S_DIR = REPO / "sandbox" / "k8s"
@@ -116,73 +117,6 @@ def binaries(*, build: bool = True, log: Log = _stderr) -> dict[str, Path]:
 # processes
 
 
-@dataclass
-class _Process:
-    name: str
-    popen: subprocess.Popen[bytes]
-    log_path: Path
-
-    def alive(self) -> bool:
-        return self.popen.poll() is None
-
-    def log_tail(self, lines: int = 30) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """Signal this child's own process group (it leads it); SIGKILL if it lingers."""
-        if self.popen.poll() is not None:
-            return  # reaped: its group id may belong to someone else by now
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.popen.pid, signal.SIGTERM)
-        try:
-            self.popen.wait(timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.popen.pid, signal.SIGKILL)
-            self.popen.wait()
-
-
-def _free_ports(count: int) -> list[int]:
-    """Distinct free loopback ports (held open together so they differ)."""
-    sockets = []
-    try:
-        for _ in range(count):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", 0))
-            sockets.append(s)
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
-
-
-def _poll(
-    what: str,
-    check: Callable[[], bool],
-    *,
-    timeout: float,
-    watch: list[_Process],
-    interval: float = 0.1,
-) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        for proc in watch:
-            if not proc.alive():
-                raise RuntimeError(
-                    f"{proc.name} exited ({proc.popen.returncode}) while waiting for {what}; "
-                    f"log {proc.log_path}:\n{proc.log_tail()}"
-                )
-        if check():
-            return
-        if time.monotonic() > deadline:
-            tails = "\n".join(f"--- {p.name}:\n{p.log_tail(10)}" for p in watch)
-            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}\n{tails}")
-        time.sleep(interval)
-
-
 def _http_ok(url: str, *, context: ssl.SSLContext | None = None, token: str | None = None) -> bool:
     request = urllib.request.Request(url)
     if token:
@@ -242,7 +176,7 @@ class Cluster:
     admin_kubeconfig_path: Path
     admin_token: str
     startup_seconds: float = 0.0
-    _processes: list[_Process] = field(default_factory=list, repr=False)
+    _processes: list[ChildProcess] = field(default_factory=list, repr=False)
     _owns_workdir: bool = field(default=False, repr=False)
     _stopped: bool = field(default=False, repr=False)
 
@@ -257,7 +191,7 @@ class Cluster:
         root = Path(tempfile.mkdtemp(prefix="joinery-k8s-") if workdir is None else workdir)
         root.mkdir(parents=True, exist_ok=True)
         (root / "logs").mkdir(exist_ok=True)
-        etcd_port, peer_port, api_port, sched_port, cm_port, kwok_port = _free_ports(6)
+        etcd_port, peer_port, api_port, sched_port, cm_port, kwok_port = free_ports(6)
         server = f"https://127.0.0.1:{api_port}"
         cert_dir = root / "apiserver-certs"
         ca_file = cert_dir / "apiserver.crt"
@@ -281,19 +215,14 @@ class Cluster:
         log(f"control plane up at {server} in {cluster.startup_seconds:.1f}s (workdir {root})")
         return cluster
 
-    def _spawn(self, name: str, args: list[str]) -> _Process:
-        log_path = self.workdir / "logs" / f"{name}.log"
-        with open(log_path, "ab") as out:
-            popen = subprocess.Popen(
-                args,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                cwd=self.workdir,
-                start_new_session=True,  # its own process group, so stop() hits only it
-                env={**os.environ, "HOME": str(self.workdir)},  # keep kwok off ~/.kwok
-            )
-        proc = _Process(name, popen, log_path)
+    def _spawn(self, name: str, args: list[str]) -> ChildProcess:
+        proc = ChildProcess.spawn(
+            name,
+            args,
+            self.workdir / "logs" / f"{name}.log",
+            cwd=self.workdir,
+            env={**os.environ, "HOME": str(self.workdir)},  # keep kwok off ~/.kwok
+        )
         self._processes.append(proc)
         return proc
 
@@ -346,7 +275,7 @@ class Cluster:
         )
         token_file.chmod(0o600)
 
-        _poll("etcd", lambda: _http_ok(f"{etcd_url}/health"), timeout=30, watch=[etcd])
+        wait_for("etcd", lambda: _http_ok(f"{etcd_url}/health"), timeout=30, watch=[etcd])
         apiserver = self._spawn(
             "kube-apiserver",
             [
@@ -378,7 +307,7 @@ class Cluster:
                 context = ssl.create_default_context(cafile=str(self.ca_file))
             return _http_ok(f"{self.server}/readyz", context=context, token=self.admin_token)
 
-        _poll("kube-apiserver /readyz", apiserver_ready, timeout=60, watch=[etcd, apiserver])
+        wait_for("kube-apiserver /readyz", apiserver_ready, timeout=60, watch=[etcd, apiserver])
         log(f"kube-apiserver ready at {self.server}")
 
         _write_kubeconfig(
@@ -453,26 +382,26 @@ class Cluster:
         )
         everything = [etcd, apiserver, scheduler, controller_manager, kwok]
         insecure = _insecure()
-        _poll(
+        wait_for(
             "kube-scheduler /healthz",
             lambda: _http_ok(f"https://127.0.0.1:{sched_port}/healthz", context=insecure),
             timeout=30,
             watch=everything,
         )
-        _poll(
+        wait_for(
             "kube-controller-manager /healthz",
             lambda: _http_ok(f"https://127.0.0.1:{cm_port}/healthz", context=insecure),
             timeout=30,
             watch=everything,
         )
-        _poll(
+        wait_for(
             "kwok /healthz",
             lambda: _http_ok(f"http://127.0.0.1:{kwok_port}/healthz"),
             timeout=30,
             watch=everything,
         )
 
-    def _install_crds(self, api: k8s.ApiClient, *, watch: list[_Process]) -> None:
+    def _install_crds(self, api: k8s.ApiClient, *, watch: list[ChildProcess]) -> None:
         ext = k8s.ApiextensionsV1Api(api)
         names = []
         for doc in _load_yaml_dir(CRD_DIR):
@@ -491,7 +420,7 @@ class Cluster:
                     return False
             return True
 
-        _poll("CRDs Established", established, timeout=30, watch=watch)
+        wait_for("CRDs Established", established, timeout=30, watch=watch)
 
     def _install_rbac(self, api: k8s.ApiClient) -> None:
         core = k8s.CoreV1Api(api)

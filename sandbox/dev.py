@@ -29,7 +29,6 @@ import atexit
 import contextlib
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -46,6 +45,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import yaml
+
+from sandbox.processes import ChildProcess, free_ports, wait_for
 
 if TYPE_CHECKING:
     from activities.ec2.clients import AWSClients
@@ -102,20 +103,6 @@ def port_free(port: int) -> bool:
     return True
 
 
-def free_ports(count: int) -> list[int]:
-    """Distinct free loopback ports (held open together so they differ)."""
-    held: list[socket.socket] = []
-    try:
-        for _ in range(count):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", 0))
-            held.append(s)
-        return [int(s.getsockname()[1]) for s in held]
-    finally:
-        for s in held:
-            s.close()
-
-
 def _tcp_open(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=1):
@@ -137,83 +124,6 @@ def tool(name: str) -> Path:
 
 # ---------------------------------------------------------------------------------------------
 # child processes
-
-
-@dataclass
-class ChildProcess:
-    """A subprocess leading its own process group, logging to a file."""
-
-    name: str
-    popen: subprocess.Popen[bytes]
-    log_path: Path
-
-    @classmethod
-    def spawn(
-        cls,
-        name: str,
-        args: list[str],
-        log_path: Path,
-        *,
-        env: Mapping[str, str] | None = None,
-        cwd: Path | None = None,
-    ) -> ChildProcess:
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(log_path, "ab") as out:
-            popen = subprocess.Popen(
-                args,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                cwd=cwd,
-                env=dict(env) if env is not None else None,
-                start_new_session=True,  # own process group: Ctrl-C reaches us, stop() reaches it
-            )
-        return cls(name, popen, log_path)
-
-    def alive(self) -> bool:
-        return self.popen.poll() is None
-
-    def log_tail(self, lines: int = 20) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """SIGTERM this child's process group, SIGKILL after ``timeout``."""
-        if self.popen.poll() is not None:
-            return  # already reaped: its group id may belong to someone else now
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.popen.pid, signal.SIGTERM)
-        try:
-            self.popen.wait(timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.popen.pid, signal.SIGKILL)
-            self.popen.wait()
-
-
-def wait_for(
-    what: str,
-    check: Callable[[], bool],
-    *,
-    timeout: float,
-    watch: tuple[ChildProcess, ...] = (),
-    interval: float = 0.2,
-) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        for proc in watch:
-            if not proc.alive():
-                raise RuntimeError(
-                    f"{proc.name} exited ({proc.popen.returncode}) while waiting for {what}; "
-                    f"log {proc.log_path}:\n{proc.log_tail()}"
-                )
-        if check():
-            return
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(interval)
 
 
 class LogFollower:

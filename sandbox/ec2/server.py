@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import socket
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,14 +10,10 @@ import boto3
 from moto.moto_api._internal.models import moto_api_backend
 from moto.server import ThreadedMotoServer
 
+from sandbox.processes import free_ports
+
 # moto accepts any credentials; boto3 only needs some to sign requests.
 FAKE_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -49,7 +44,7 @@ class MotoServer:
 def start_server(port: int | None = None) -> MotoServer:
     # werkzeug logs every request and prints a traceback for services moto lacks (Pricing).
     logging.getLogger("werkzeug").setLevel(logging.CRITICAL)
-    chosen = port or free_port()
+    chosen = port or free_ports(1)[0]
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=chosen, verbose=False)
     server.start()
     return MotoServer(server, chosen)

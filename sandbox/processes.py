@@ -1,0 +1,111 @@
+"""Child processes of the sandbox (control plane, Temporal, the worker) and waiting on them.
+
+Each child leads its own process group, so stopping it reaches whatever it forked and
+nothing else, and Ctrl-C in the terminal reaches only us. Waits fail at once, with the log
+tail, when a watched child dies, instead of running into their timeout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class ChildProcess:
+    """A subprocess leading its own process group, logging to a file."""
+
+    name: str
+    popen: subprocess.Popen[bytes]
+    log_path: Path
+
+    @classmethod
+    def spawn(
+        cls,
+        name: str,
+        args: list[str],
+        log_path: Path,
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> ChildProcess:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(log_path, "ab") as out:
+            popen = subprocess.Popen(
+                args,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=cwd,
+                env=dict(env) if env is not None else None,
+                start_new_session=True,  # own process group: stop() reaches it and only it
+            )
+        return cls(name, popen, log_path)
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """SIGTERM this child's process group, SIGKILL after ``timeout``."""
+        if self.popen.poll() is not None:
+            return  # already reaped: its group id may belong to someone else now
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.popen.pid, signal.SIGTERM)
+        try:
+            self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.popen.pid, signal.SIGKILL)
+            self.popen.wait()
+
+
+def wait_for(
+    what: str,
+    check: Callable[[], bool],
+    *,
+    timeout: float,
+    watch: Sequence[ChildProcess] = (),
+    interval: float = 0.2,
+) -> None:
+    """Until ``check()``; a watched child exiting or the timeout raises, with its log tail."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for proc in watch:
+            if not proc.alive():
+                raise RuntimeError(
+                    f"{proc.name} exited ({proc.popen.returncode}) while waiting for {what}; "
+                    f"log {proc.log_path}:\n{proc.log_tail()}"
+                )
+        if check():
+            return
+        if time.monotonic() > deadline:
+            tails = "".join(f"\n--- {p.name}:\n{p.log_tail(10)}" for p in watch)
+            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}{tails}")
+        time.sleep(interval)
+
+
+def free_ports(count: int) -> list[int]:
+    """Distinct free loopback ports (held open together so they differ)."""
+    held: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            held.append(s)
+        return [int(s.getsockname()[1]) for s in held]
+    finally:
+        for s in held:
+            s.close()
