@@ -13,45 +13,47 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from models.instancetype import InstanceType
-from scheduling.disruption.budgets import BudgetLedger
-from scheduling.disruption.candidates import classify
-from scheduling.disruption.cluster import read_cluster
 from scheduling.disruption.engine import decide
-from scheduling.disruption.pdb import PdbLedger
+from scheduling.disruption.prepare import RoundInputs, prepare_round
 from scheduling.disruption.types import RoundDecision
-from scheduling.inputs import Document, Parsed, build_problem
+from scheduling.inputs import Document, Parsed
 from scheduling.solver import Plan, Solver
 
 
 @dataclass
 class RoundResult:
-    parsed: Parsed
-    solver: Solver
-    plan: Plan
+    inputs: RoundInputs
     decision: RoundDecision
+
+    @property
+    def parsed(self) -> Parsed:
+        return self.inputs.parsed
+
+    @property
+    def solver(self) -> Solver:
+        return self.inputs.solver
+
+    @property
+    def plan(self) -> Plan:
+        return self.inputs.plan
 
 
 def run_round(
     documents: Iterable[Document], instance_types: list[InstanceType], now: datetime
 ) -> RoundResult:
-    """Plan the pending pods, then decide the round. Raises ``InputError`` (one line naming
-    the document and field) for invalid input."""
-    docs = list(documents)
-    parsed = build_problem(docs, instance_types)
-    problem = parsed.problem
-    solver = Solver(problem)
-    plan = solver.solve()
-    cluster = read_cluster(docs, problem, instance_types)
-    budgets = BudgetLedger.build(cluster.pools.values(), cluster.managed, now)
-    bound = [p for pods in cluster.node_pods.values() for p in pods]
-    healthy = {key for key, facts in cluster.pods.items() if facts.healthy}
-    pdbs = PdbLedger(cluster.pdbs, bound + problem.pending, healthy)
-    nominated = {name: [p.key for p in pods] for name, pods in plan.existing.items() if pods}
-    candidates, blocked = classify(cluster, nominated, budgets, pdbs, instance_types, now)
+    """Prepare the round, then let the engine decide it."""
+    i = prepare_round(documents, instance_types, now)
     decision = decide(
-        problem, plan, cluster.managed, candidates, blocked, budgets, pdbs, cluster.pools
+        i.parsed.problem,
+        i.plan,
+        i.cluster.managed,
+        i.candidates,
+        i.blocked,
+        i.budgets,
+        i.pdbs,
+        i.cluster.pools,
     )
-    return RoundResult(parsed, solver, plan, decision)
+    return RoundResult(i, decision)
 
 
 def decide_round(
