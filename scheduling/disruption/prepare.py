@@ -17,6 +17,8 @@ from scheduling.disruption.types import Candidate, NodeVerdict
 from scheduling.inputs import Document, Parsed, build_problem
 from scheduling.solver import Plan, Solver
 
+_ROUND_KINDS = frozenset({"PodDisruptionBudget"})
+
 
 @dataclass
 class RoundInputs:
@@ -39,7 +41,10 @@ def prepare_round(
     nodes into candidates and blocked ones. Raises ``InputError`` (one line naming the
     document and field) for invalid input."""
     docs = list(documents)
-    parsed = build_problem(docs, instance_types)
+    # PodDisruptionBudgets are the round's, not the planner's (which would warn of them).
+    parsed = build_problem(
+        [d for d in docs if d.body.get("kind") not in _ROUND_KINDS], instance_types
+    )
     problem = parsed.problem
     solver = Solver(problem)
     plan = solver.solve()
