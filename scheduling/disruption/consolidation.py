@@ -1,0 +1,215 @@
+"""Underutilized: delete nodes whose pods fit elsewhere, replace nodes by one cheaper node.
+
+For pools whose ``consolidationPolicy`` is ``WhenEmptyOrUnderutilized`` or ``Balanced``. Three
+passes over the candidates, cheapest to disrupt for what they cost first (Karpenter v1.14's
+order: price over disruption cost, highest first), each on the cluster the previous commands
+leave:
+
+1. **Delete**: a node whose pods all fit on the remaining nodes is deleted (never replaced).
+2. **Multi-node**: the largest prefix of the remaining candidates (at most 100, within
+   budget) that one strictly cheaper node, or no node at all, can replace, found by binary
+   search as Karpenter does; repeated while it finds one, so a round can hold several.
+3. **Single-node**: each remaining node replaced by one strictly cheaper node.
+
+A candidate left in no command is kept with the finding that stopped it: a pod that fits
+nowhere, more than one node needed, or the cheapest replacement's price.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from models.resources import CPU, MEMORY
+from scheduling.disruption.context import RoundContext
+from scheduling.disruption.replacement import cheaper_replacement
+from scheduling.disruption.types import UNDERUTILIZED, Candidate
+from scheduling.solver import Plan, PlannedClaim
+
+MAX_MULTI_NODE = 100
+CONSOLIDATING_POLICIES = ("WhenEmptyOrUnderutilized", "Balanced")
+# Balanced approves a command whose share of the pool's savings is at least this fraction of
+# its share of the pool's disruption (Karpenter v1.14's k = 2).
+BALANCED_MIN_SCORE = 0.5
+
+
+def _order_key(c: Candidate) -> tuple[float, str]:
+    return (-(c.node.price or 0.0) / (1.0 + max(0.0, c.disruption_cost)), c.node.name)
+
+
+def _outcome(
+    ctx: RoundContext, cands: Sequence[Candidate]
+) -> tuple[Plan, list[PlannedClaim]] | str:
+    """Where the candidates' pods would go, as a valid Underutilized command, or why not."""
+    names = [c.node.name for c in cands]
+    pods = [p for c in cands for p in c.pods]
+    plan = ctx.state.simulate(names, pods)
+    if plan.unschedulable:
+        key, reason = next(iter(sorted(plan.unschedulable.items())))
+        return f"pod {key} fits on no other node or new node: {reason}"
+    if not plan.claims:
+        return plan, []
+    if len(plan.claims) > 1:
+        return f"its pods need {len(plan.claims)} new nodes, consolidation launches at most one"
+    narrowed = cheaper_replacement(plan.claims[0], [c.node for c in cands])
+    if isinstance(narrowed, str):
+        return narrowed
+    return plan, [narrowed]
+
+
+def _balanced_refusal(
+    ctx: RoundContext, cands: Sequence[Candidate], saved: float, all_cands: Sequence[Candidate]
+) -> str | None:
+    for pool in sorted({c.node.pool for c in cands}):
+        if ctx.pools[pool].spec.disruption.consolidation_policy != "Balanced":
+            continue
+        mine = [c for c in cands if c.node.pool == pool]
+        members = [c for c in all_cands if c.node.pool == pool]
+        pool_cost = sum(c.node.price or 0.0 for c in members)
+        pool_disruption = sum(max(0.0, c.disruption_cost) for c in members)
+        move = sum(max(0.0, c.disruption_cost) for c in mine)
+        if pool_cost <= 0 or move <= 0 or pool_disruption <= 0:
+            continue
+        share = saved * len(mine) / len(cands)
+        score = (share / pool_cost) / (move / pool_disruption)
+        if score < BALANCED_MIN_SCORE:
+            return (
+                f"nodepool {pool} is Balanced: saving ${share:.4f}/h does not outweigh "
+                f"disrupting its pods (score {score:.2f} < {BALANCED_MIN_SCORE})"
+            )
+    return None
+
+
+def _try(
+    ctx: RoundContext,
+    cands: Sequence[Candidate],
+    all_cands: Sequence[Candidate],
+    *,
+    delete_only: bool = False,
+) -> str | None:
+    """Accept ``cands`` as one command if valid; otherwise say why not."""
+    why = ctx.refusal(cands, UNDERUTILIZED)
+    if why is not None:
+        return why
+    out = _outcome(ctx, cands)
+    if isinstance(out, str):
+        return out
+    plan, replacements = out
+    if delete_only and replacements:
+        return "its pods do not fit on the other nodes"
+    saved = sum(c.node.price or 0.0 for c in cands) - sum(r.price for r in replacements)
+    if saved <= 1e-9:
+        return "replacing it would save nothing"
+    why = _balanced_refusal(ctx, cands, saved, all_cands)
+    if why is not None:
+        return why
+    ctx.accept(UNDERUTILIZED, cands, plan, replacements)
+    return None
+
+
+class _Room:
+    """Requests the other nodes could still take: a quick test before a delete simulation."""
+
+    def __init__(self, ctx: RoundContext) -> None:
+        self.ctx = ctx
+        self.total: dict[str, int] = {}
+        self.refresh()
+
+    def refresh(self) -> None:
+        total: dict[str, int] = {CPU: 0, MEMORY: 0}
+        for name in self.ctx.state.nodes:
+            if name in self.ctx.state.removed:
+                continue
+            room = self.ctx.state.free_room(name)
+            for k in (CPU, MEMORY):
+                total[k] += max(0, room.get(k, 0))
+        self.total = total
+
+    def may_fit(self, c: Candidate) -> bool:
+        own = self.ctx.state.free_room(c.node.name)
+        for k in (CPU, MEMORY):
+            need = sum(p.requests.get(k, 0) for p in c.pods)
+            if need > self.total[k] - max(0, own.get(k, 0)):
+                return False
+        return True
+
+
+def consolidate(ctx: RoundContext, candidates: list[Candidate]) -> None:
+    for c in candidates:
+        policy = ctx.pools[c.node.pool].spec.disruption.consolidation_policy
+        if c.pods and policy not in CONSOLIDATING_POLICIES:
+            ctx.kept.setdefault(
+                c.node.name,
+                f"nodepool {c.node.pool} removes only empty nodes (consolidationPolicy: {policy})",
+            )
+        elif c.pods and c.node.price is None:
+            ctx.kept.setdefault(
+                c.node.name,
+                f"its price is unknown (no {c.node.capacity_type} offering of "
+                f"{c.node.instance_type} in {c.node.zone} in the catalog)",
+            )
+    pool_ok = [
+        c
+        for c in candidates
+        if c.pods
+        and c.node.price is not None
+        and ctx.pools[c.node.pool].spec.disruption.consolidation_policy in CONSOLIDATING_POLICIES
+    ]
+    order = sorted(pool_ok, key=_order_key)
+
+    room = _Room(ctx)
+    for c in order:
+        if not ctx.free(c) or not room.may_fit(c):
+            continue
+        why = _try(ctx, [c], pool_ok, delete_only=True)
+        if why is None:
+            room.refresh()
+        elif why.startswith("nodepool") or "PodDisruptionBudget" in why:
+            ctx.held[c.node.name] = why
+
+    while True:
+        batch = [c for c in order if ctx.free(c) and ctx.refusal([c], UNDERUTILIZED) is None]
+        batch = _within_budget(ctx, batch)[:MAX_MULTI_NODE]
+        if len(batch) < 2 or not _multi_node(ctx, batch, pool_ok):
+            break
+
+    for c in order:
+        if not ctx.free(c):
+            continue
+        why = _try(ctx, [c], pool_ok)
+        if why is None:
+            continue
+        if (why.startswith("nodepool") and "budget" in why) or "PodDisruptionBudget" in why:
+            ctx.held[c.node.name] = why
+        else:
+            ctx.kept[c.node.name] = why
+
+
+def _within_budget(ctx: RoundContext, batch: list[Candidate]) -> list[Candidate]:
+    """The prefix of ``batch`` that the pools' Underutilized budgets allow together."""
+    left: dict[str, int] = {}
+    out = []
+    for c in batch:
+        pool = c.node.pool
+        if pool not in left:
+            left[pool] = ctx.budgets.remaining(pool, UNDERUTILIZED)
+        if left[pool] > 0:
+            left[pool] -= 1
+            out.append(c)
+    return out
+
+
+def _multi_node(ctx: RoundContext, batch: list[Candidate], pool_ok: list[Candidate]) -> bool:
+    """Binary search for the largest valid prefix of at least two; accept it if found."""
+    lo, hi = 2, len(batch)
+    best: int | None = None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        out = _outcome(ctx, batch[:mid])
+        if isinstance(out, str):
+            hi = mid - 1
+        else:
+            best = mid
+            lo = mid + 1
+    if best is None:
+        return False
+    return _try(ctx, batch[:best], pool_ok) is None
