@@ -65,7 +65,10 @@ def test_plan_reads_a_live_cluster_read_only(
                             "group": "karpenter.k8s.aws",
                             "kind": "EC2NodeClass",
                             "name": "default",
-                        }
+                        },
+                        "requirements": [
+                            {"key": "karpenter.sh/capacity-type", "operator": "Exists"}
+                        ],
                     }
                 },
                 "disruption": {"consolidateAfter": "0s", "budgets": [{"nodes": "100%"}]},
