@@ -133,55 +133,84 @@ class _Room:
         return True
 
 
-def consolidate(ctx: RoundContext, candidates: list[Candidate]) -> None:
+def consolidatable(ctx: RoundContext, candidates: list[Candidate]) -> list[Candidate]:
+    """The candidates consolidation may take, in the order it tries them; the others of a
+    pool that does not consolidate, or whose price is unknown, are kept with that reason."""
+    out = []
     for c in candidates:
+        if not c.pods:
+            continue
         policy = ctx.pools[c.node.pool].spec.disruption.consolidation_policy
-        if c.pods and policy not in CONSOLIDATING_POLICIES:
+        if policy not in CONSOLIDATING_POLICIES:
             ctx.kept.setdefault(
                 c.node.name,
                 f"nodepool {c.node.pool} removes only empty nodes (consolidationPolicy: {policy})",
             )
-        elif c.pods and c.node.price is None:
+        elif c.node.price is None:
             ctx.kept.setdefault(
                 c.node.name,
                 f"its price is unknown (no {c.node.capacity_type} offering of "
                 f"{c.node.instance_type} in {c.node.zone} in the catalog)",
             )
-    pool_ok = [
-        c
-        for c in candidates
-        if c.pods
-        and c.node.price is not None
-        and ctx.pools[c.node.pool].spec.disruption.consolidation_policy in CONSOLIDATING_POLICIES
-    ]
-    order = sorted(pool_ok, key=_order_key)
+        else:
+            out.append(c)
+    return sorted(out, key=_order_key)
 
+
+def delete_pass(ctx: RoundContext, order: list[Candidate]) -> None:
+    """Delete every node whose pods fit on the others, one at a time."""
     room = _Room(ctx)
     for c in order:
         if not ctx.free(c) or not room.may_fit(c):
             continue
-        why = _try(ctx, [c], pool_ok, delete_only=True)
+        why = _try(ctx, [c], order, delete_only=True)
         if why is None:
             room.refresh()
-        elif why.startswith("nodepool") or "PodDisruptionBudget" in why:
+        elif _is_hold(why):
             ctx.held[c.node.name] = why
 
+
+def multi_node_pass(ctx: RoundContext, order: list[Candidate], *, repeat: bool = True) -> int:
+    """Replace (or delete) prefixes of several candidates; returns how many commands."""
+    found = 0
     while True:
         batch = [c for c in order if ctx.free(c) and ctx.refusal([c], UNDERUTILIZED) is None]
         batch = _within_budget(ctx, batch)[:MAX_MULTI_NODE]
-        if len(batch) < 2 or not _multi_node(ctx, batch, pool_ok):
-            break
+        if len(batch) < 2 or not _multi_node(ctx, batch, order):
+            return found
+        found += 1
+        if not repeat:
+            return found
 
+
+def single_node_pass(ctx: RoundContext, order: list[Candidate], *, first_only: bool = False) -> int:
+    """Replace each remaining candidate by one cheaper node; returns how many commands."""
+    found = 0
     for c in order:
         if not ctx.free(c):
             continue
-        why = _try(ctx, [c], pool_ok)
+        why = _try(ctx, [c], order)
         if why is None:
-            continue
-        if (why.startswith("nodepool") and "budget" in why) or "PodDisruptionBudget" in why:
+            found += 1
+            if first_only:
+                return found
+        elif _is_hold(why):
             ctx.held[c.node.name] = why
         else:
             ctx.kept[c.node.name] = why
+    return found
+
+
+def _is_hold(why: str) -> bool:
+    """A refusal that says "not now" (budget, PDBs) rather than "nothing to gain"."""
+    return ("budget" in why and why.startswith("nodepool")) or "PodDisruptionBudget" in why
+
+
+def consolidate(ctx: RoundContext, candidates: list[Candidate]) -> None:
+    order = consolidatable(ctx, candidates)
+    delete_pass(ctx, order)
+    multi_node_pass(ctx, order)
+    single_node_pass(ctx, order)
 
 
 def _within_budget(ctx: RoundContext, batch: list[Candidate]) -> list[Candidate]:
