@@ -13,7 +13,7 @@ relaxed one step at a time) with two changes that matter at scale and for cost:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from operator import le
 
@@ -99,14 +99,76 @@ class Plan:
         return sum(c.price for c in self.claims)
 
 
+class CatalogCache:
+    """What a solve derives from the catalog and the pools alone, kept for the next solve on
+    the same catalog: the offering index, the label keys types define, each pool's
+    compatible types and the label values they offer. Entries are keyed by object identity
+    (and hold the object), so a different catalog or pool never reads a stale entry."""
+
+    def __init__(self) -> None:
+        self._offers: tuple[object, OfferIndex] | None = None
+        self._keys: tuple[object, frozenset[str]] | None = None
+        self._pool_types: dict[int, tuple[object, object, list[InstanceType]]] = {}
+        self._labels: dict[int, tuple[object, dict[str, set[str]]]] = {}
+
+    def offers(self, types: list[InstanceType]) -> OfferIndex:
+        if self._offers is None or self._offers[0] is not types:
+            self._offers = (types, OfferIndex(types))
+        return self._offers[1]
+
+    def instance_keys(self, types: list[InstanceType]) -> frozenset[str]:
+        if self._keys is None or self._keys[0] is not types:
+            keys: set[str] = set()
+            for it in types:
+                keys.update(it.requirements.keys())
+            self._keys = (types, frozenset(keys))
+        return self._keys[1]
+
+    def pool_types(
+        self,
+        pool: object,
+        types: list[InstanceType],
+        compute: Callable[[], list[InstanceType]],
+    ) -> list[InstanceType]:
+        hit = self._pool_types.get(id(pool))
+        if hit is None or hit[0] is not pool or hit[1] is not types:
+            hit = (pool, types, compute())
+            self._pool_types[id(pool)] = hit
+        return hit[2]
+
+    def type_labels(self, pool: object, types: list[InstanceType]) -> dict[str, set[str]]:
+        """Label values the pool's types offer (zones and capacity types of available
+        offerings included)."""
+        hit = self._labels.get(id(pool))
+        if hit is None or hit[0] is not types:
+            out: dict[str, set[str]] = {}
+            for it in types:
+                for key, r in it.requirements.items():
+                    if not r.complement:
+                        out.setdefault(key, set()).update(r.values)
+                for o in it.offerings:
+                    if o.available:
+                        out.setdefault(L.ZONE, set()).add(o.zone)
+                        out.setdefault(L.CAPACITY_TYPE, set()).add(o.capacity_type)
+            hit = (types, out)
+            self._labels[id(pool)] = hit
+        return hit[1]
+
+
 class Solver:
     """One scheduling run over a Problem. Deterministic for a given input."""
 
-    def __init__(self, problem: Problem, order: str = "balanced") -> None:
+    def __init__(
+        self, problem: Problem, order: str = "balanced", catalog: CatalogCache | None = None
+    ) -> None:
         """``order`` is "balanced" (ours) or "cpu" (Karpenter's: cpu, then memory, descending;
-        with first-fit claims this is the first-fit-decreasing baseline benchmarks compare to)."""
+        with first-fit claims this is the first-fit-decreasing baseline benchmarks compare to).
+
+        ``catalog`` carries what depends only on the pools and the instance types from one
+        solve to the next (disruption runs hundreds of simulations on one catalog)."""
         if order not in ("balanced", "cpu"):
             raise ValueError(f"unknown order {order!r}")
+        self.catalog = catalog if catalog is not None else CatalogCache()
         self.problem = problem
         self.order = order
         self.topology = Topology()
@@ -127,7 +189,7 @@ class Solver:
         self._pool_types: dict[tuple[int, tuple[object, ...]], list[InstanceType]] = {}
         self._domain_cost: dict[tuple[int, str], dict[str, float]] = {}
         self._claim_seq = 0
-        self.offers = OfferIndex(problem.instance_types)
+        self.offers = self.catalog.offers(problem.instance_types)
         self._merged: dict[tuple[int, int], tuple[Requirements, Requirements, object]] = {}
         self._narrowed: dict[
             tuple[int, tuple[object, ...]], tuple[list[InstanceType], list[InstanceType]]
@@ -166,10 +228,7 @@ class Solver:
         return v
 
     def _instance_keys(self) -> frozenset[str]:
-        keys: set[str] = set()
-        for it in self.problem.instance_types:
-            keys.update(it.requirements.keys())
-        return frozenset(keys)
+        return self.catalog.instance_keys(self.problem.instance_types)
 
     def _selector_label_keys(self) -> frozenset[str]:
         """Pod label keys any selector looks at: other labels cannot change a placement."""
@@ -188,11 +247,15 @@ class Solver:
         for np in sorted(self.problem.nodepools, key=lambda n: (-(n.spec.weight or 0), n.name)):
             reqs = np.requirements()
             taints = tuple(_taint(t.key, t.value, t.effect) for t in np.spec.template.spec.taints)
-            types = [
-                it
-                for it in self.problem.instance_types
-                if instance_type_compatible(it, reqs, self.instance_keys)
-            ]
+            types = self.catalog.pool_types(
+                np,
+                self.problem.instance_types,
+                lambda reqs=reqs: [  # type: ignore[misc]
+                    it
+                    for it in self.problem.instance_types
+                    if instance_type_compatible(it, reqs, self.instance_keys)
+                ],
+            )
             overhead = self._daemon_overhead(reqs, taints)
             remaining = None
             if np.spec.limits:
@@ -226,14 +289,8 @@ class Solver:
                 other if np.spec.limits else {},
             )
             pools.append(pv)
-            for it in types:
-                for key, r in it.requirements.items():
-                    if not r.complement:
-                        self.universe.setdefault(key, set()).update(r.values)
-                for o in it.offerings:
-                    if o.available:
-                        self.universe.setdefault(L.ZONE, set()).add(o.zone)
-                        self.universe.setdefault(L.CAPACITY_TYPE, set()).add(o.capacity_type)
+            for key, values in self.catalog.type_labels(np, types).items():
+                self.universe.setdefault(key, set()).update(values)
             for key, r in reqs.items():
                 if not r.complement:
                     self.universe.setdefault(key, set()).update(r.values)

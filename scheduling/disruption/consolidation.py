@@ -119,13 +119,13 @@ class _Room:
         for name in self.ctx.state.nodes:
             if name in self.ctx.state.removed:
                 continue
-            room = self.ctx.state.free_room(name)
+            room = self.ctx.state.room(name)
             for k in (CPU, MEMORY):
                 total[k] += max(0, room.get(k, 0))
         self.total = total
 
     def may_fit(self, c: Candidate) -> bool:
-        own = self.ctx.state.free_room(c.node.name)
+        own = self.ctx.state.room(c.node.name)
         for k in (CPU, MEMORY):
             need = sum(p.requests.get(k, 0) for p in c.pods)
             if need > self.total[k] - max(0, own.get(k, 0)):
@@ -208,7 +208,6 @@ def _is_hold(why: str) -> bool:
 
 def consolidate(ctx: RoundContext, candidates: list[Candidate]) -> None:
     order = consolidatable(ctx, candidates)
-    delete_pass(ctx, order)
     multi_node_pass(ctx, order)
     single_node_pass(ctx, order)
 

@@ -10,23 +10,49 @@ leave behind.
 Destinations are the remaining nodes that pods may land on right now: initialized (a pod on a
 node still booting is an error, as in Karpenter), schedulable, and not removed this round.
 In-flight NodeClaims and the pending pods' planned claims are not destinations.
+
+A simulation leaves out nodes that cannot matter, exactly: when no pod that moves has a
+constraint that counts pods beyond its own node (its spread and anti-affinity terms are all
+per hostname, it has no pod affinity, and no running pod's required anti-affinity across a
+wider domain selects it), a node with no room for even one of the pods can change nothing,
+so only the nodes with room are solved over. In a consolidated cluster that is a small part.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from models import labels as L
-from scheduling.pods import Pod
+from scheduling.pods import AffinityTerm, Pod
 from scheduling.problem import NodeInfo, Problem
-from scheduling.solver import Plan, Solver
+from scheduling.solver import CatalogCache, Plan, Solver
 
 
 def _usable(node: NodeInfo) -> bool:
     if node.in_flight or not node.schedulable:
         return False
     return node.nodepool is None or node.labels.get(L.NODE_INITIALIZED) == "true"
+
+
+def _local_only(pod: Pod) -> bool:
+    """The pod's own constraints look at no node but the one it lands on."""
+    if pod.affinity or pod.preferred_affinity:
+        return False
+    terms = [*pod.anti_affinity, *(t for _, t in pod.preferred_anti_affinity)]
+    return all(t.key == L.HOSTNAME for t in terms) and all(s.key == L.HOSTNAME for s in pod.spreads)
+
+
+def _room(node: NodeInfo) -> dict[str, int]:
+    room = dict(node.allocatable)
+    for p in node.pods:
+        for k, v in p.requests.items():
+            room[k] = room.get(k, 0) - v
+    return room
+
+
+def _fits_one(room: dict[str, int], pods: Sequence[Pod]) -> bool:
+    return any(all(v <= room.get(k, 0) for k, v in p.requests.items()) for p in pods)
 
 
 @dataclass
@@ -38,6 +64,11 @@ class RoundState:
     removed: set[str] = field(default_factory=set)
     destinations: set[str] = field(default_factory=set)
     simulations: int = 0
+    version: int = 0  # bumped by every accepted command
+    catalog: CatalogCache = field(default_factory=CatalogCache)
+    _counted_only: dict[str, NodeInfo] = field(default_factory=dict)
+    _rooms: dict[str, dict[str, int]] = field(default_factory=dict)
+    _wide_anti: list[AffinityTerm] | None = None
 
     @classmethod
     def after_plan(cls, problem: Problem, plan: Plan) -> RoundState:
@@ -53,7 +84,23 @@ class RoundState:
         opening new claims where they fit nowhere."""
         self.simulations += 1
         gone = set(without) | self.removed
-        nodes = [n for name, n in self.nodes.items() if name not in gone and _usable(n)]
+        if self._prunable(pods):
+            nodes = [
+                n
+                for name, n in self.nodes.items()
+                if name not in gone and _usable(n) and _fits_one(self.room(name), pods)
+            ]
+        else:
+            # Every node's pods still count toward spread and affinity; a node that cannot
+            # take any of the pods is there as counts only (not a target to try).
+            nodes = []
+            for name, n in self.nodes.items():
+                if name in gone:
+                    continue
+                if _usable(n) and _fits_one(self.room(name), pods):
+                    nodes.append(n)
+                else:
+                    nodes.append(self._counts_only(name))
         sub = Problem(
             nodepools=self.problem.nodepools,
             instance_types=self.problem.instance_types,
@@ -62,21 +109,50 @@ class RoundState:
             daemonsets=self.problem.daemonsets,
             volume_requirements=self.problem.volume_requirements,
         )
-        return Solver(sub).solve()
+        return Solver(sub, catalog=self.catalog).solve()
 
     def apply(self, removed: Collection[str], plan: Plan) -> None:
         """Accept a command: its nodes go, its pods join their existing destinations."""
+        self.version += 1
         self.removed.update(removed)
         for name, pods in plan.existing.items():
             node = self.nodes[name]
             self.nodes[name] = replace(node, pods=[*node.pods, *pods])
             self.destinations.add(name)
+            self._rooms.pop(name, None)
+            if self._wide_anti is not None:
+                self._wide_anti += _wide_terms(pods)
 
-    def free_room(self, name: str) -> dict[str, int]:
-        """Allocatable minus requests of a node's pods (a quick pre-check, not a placement)."""
+    def _counts_only(self, name: str) -> NodeInfo:
         node = self.nodes[name]
-        room = dict(node.allocatable)
-        for p in node.pods:
-            for k, v in p.requests.items():
-                room[k] = room.get(k, 0) - v
-        return room
+        twin = self._counted_only.get(name)
+        if twin is None or twin.pods is not node.pods:
+            twin = self._counted_only[name] = replace(node, schedulable=False)
+        return twin
+
+    def room(self, name: str) -> dict[str, int]:
+        """Allocatable minus the requests of the pods a node holds now."""
+        hit = self._rooms.get(name)
+        if hit is None:
+            hit = self._rooms[name] = _room(self.nodes[name])
+        return hit
+
+    def _prunable(self, pods: Sequence[Pod]) -> bool:
+        if not all(_local_only(p) for p in pods):
+            return False
+        if self._wide_anti is None:
+            self._wide_anti = _wide_terms(p for n in self.nodes.values() for p in n.pods)
+        return not any(_may_select(t, p) for t in self._wide_anti for p in pods)
+
+
+def _wide_terms(pods: Iterable[Pod]) -> list[AffinityTerm]:
+    """Required anti-affinity terms across more than one node (they bind other pods)."""
+    return [t for p in pods for t in p.anti_affinity if t.key != L.HOSTNAME]
+
+
+def _may_select(term: AffinityTerm, pod: Pod) -> bool:
+    """Whether ``term`` may select ``pod`` (namespace selectors count as yes)."""
+    named = not term.all_namespaces and term.namespace_selector is None and term.namespaces
+    if named and pod.namespace not in term.namespaces:
+        return False
+    return term.selector.matches(pod.labels)
