@@ -110,6 +110,7 @@ class CatalogCache:
         self._keys: tuple[object, frozenset[str]] | None = None
         self._pool_types: dict[int, tuple[object, object, list[InstanceType]]] = {}
         self._labels: dict[int, tuple[object, dict[str, set[str]]]] = {}
+        self._selector_keys: dict[int, tuple[list[Pod], frozenset[str]]] = {}
 
     def offers(self, types: list[InstanceType]) -> OfferIndex:
         if self._offers is None or self._offers[0] is not types:
@@ -135,6 +136,17 @@ class CatalogCache:
             hit = (pool, types, compute())
             self._pool_types[id(pool)] = hit
         return hit[2]
+
+    def node_selector_keys(
+        self, pods: list[Pod], compute: Callable[[list[Pod]], frozenset[str]]
+    ) -> frozenset[str]:
+        """Label keys the selectors of a node's pods look at, per pod list (a node whose
+        pods change gets a new list)."""
+        hit = self._selector_keys.get(id(pods))
+        if hit is None or hit[0] is not pods:
+            hit = (pods, compute(pods))
+            self._selector_keys[id(pods)] = hit
+        return hit[1]
 
     def type_labels(self, pool: object, types: list[InstanceType]) -> dict[str, set[str]]:
         """Label values the pool's types offer (zones and capacity types of available
@@ -232,14 +244,9 @@ class Solver:
 
     def _selector_label_keys(self) -> frozenset[str]:
         """Pod label keys any selector looks at: other labels cannot change a placement."""
-        keys: set[str] = set()
-        pods = list(self.problem.pending) + [p for n in self.problem.nodes for p in n.pods]
-        for p in pods:
-            sels = [s.selector for s in p.spreads]
-            sels += [t.selector for t in p.affinity + p.anti_affinity]
-            sels += [t.selector for _, t in p.preferred_affinity + p.preferred_anti_affinity]
-            for s in sels:
-                keys.update(c[0] for c in s.clauses)
+        keys: set[str] = set(_selector_keys(self.problem.pending))
+        for n in self.problem.nodes:
+            keys.update(self.catalog.node_selector_keys(n.pods, _selector_keys))
         return frozenset(keys)
 
     def _pools(self) -> list[PoolView]:
@@ -1181,6 +1188,17 @@ class Solver:
             requests={k: v for k, v in requests.items() if v},
             pods=list(c.pods),
         )
+
+
+def _selector_keys(pods: Sequence[Pod]) -> frozenset[str]:
+    keys: set[str] = set()
+    for p in pods:
+        sels = [s.selector for s in p.spreads]
+        sels += [t.selector for t in p.affinity + p.anti_affinity]
+        sels += [t.selector for _, t in p.preferred_affinity + p.preferred_anti_affinity]
+        for s in sels:
+            keys.update(c[0] for c in s.clauses)
+    return frozenset(keys)
 
 
 def _taint(key: str, value: str | None, effect: str) -> Taint:

@@ -111,26 +111,23 @@ class _Room:
 
     def __init__(self, ctx: RoundContext) -> None:
         self.ctx = ctx
-        self.total: dict[str, int] = {}
+        self.total = (0, 0)
         self.refresh()
 
     def refresh(self) -> None:
-        total: dict[str, int] = {CPU: 0, MEMORY: 0}
+        cpu = mem = 0
         for name in self.ctx.state.nodes:
-            if name in self.ctx.state.removed:
-                continue
-            room = self.ctx.state.room(name)
-            for k in (CPU, MEMORY):
-                total[k] += max(0, room.get(k, 0))
-        self.total = total
+            if name not in self.ctx.state.removed:
+                room = self.ctx.state.room(name)
+                cpu += max(0, room[0])
+                mem += max(0, room[1])
+        self.total = (cpu, mem)
 
     def may_fit(self, c: Candidate) -> bool:
         own = self.ctx.state.room(c.node.name)
-        for k in (CPU, MEMORY):
-            need = sum(p.requests.get(k, 0) for p in c.pods)
-            if need > self.total[k] - max(0, own.get(k, 0)):
-                return False
-        return True
+        cpu = sum(p.requests.get(CPU, 0) for p in c.pods)
+        mem = sum(p.requests.get(MEMORY, 0) for p in c.pods)
+        return cpu <= self.total[0] - max(0, own[0]) and mem <= self.total[1] - max(0, own[1])
 
 
 def consolidatable(ctx: RoundContext, candidates: list[Candidate]) -> list[Candidate]:

@@ -24,6 +24,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from models import labels as L
+from models.resources import CPU, MEMORY, PODS
 from scheduling.pods import AffinityTerm, Pod
 from scheduling.problem import NodeInfo, Problem
 from scheduling.solver import CatalogCache, Plan, Solver
@@ -43,16 +44,26 @@ def _local_only(pod: Pod) -> bool:
     return all(t.key == L.HOSTNAME for t in terms) and all(s.key == L.HOSTNAME for s in pod.spreads)
 
 
-def _room(node: NodeInfo) -> dict[str, int]:
-    room = dict(node.allocatable)
-    for p in node.pods:
-        for k, v in p.requests.items():
-            room[k] = room.get(k, 0) - v
-    return room
+def _room(node: NodeInfo) -> tuple[int, int, int]:
+    """Free cpu, memory and pod slots (milli-units, as Resources are)."""
+    cpu = node.allocatable.get(CPU, 0) - sum(p.requests.get(CPU, 0) for p in node.pods)
+    mem = node.allocatable.get(MEMORY, 0) - sum(p.requests.get(MEMORY, 0) for p in node.pods)
+    slots = node.allocatable.get(PODS, 0) - 1000 * len(node.pods)
+    return cpu, mem, slots
 
 
-def _fits_one(room: dict[str, int], pods: Sequence[Pod]) -> bool:
-    return any(all(v <= room.get(k, 0) for k, v in p.requests.items()) for p in pods)
+def _smallest(pods: Sequence[Pod]) -> tuple[int, int, int]:
+    """The least cpu, memory and pod slots any of ``pods`` needs: a node with less room in
+    any of them can take none of the pods."""
+    return (
+        min(p.requests.get(CPU, 0) for p in pods),
+        min(p.requests.get(MEMORY, 0) for p in pods),
+        1,
+    )
+
+
+def _has_room(room: tuple[int, int, int], need: tuple[int, int, int]) -> bool:
+    return room[0] >= need[0] and room[1] >= need[1] and room[2] >= need[2]
 
 
 @dataclass
@@ -67,7 +78,7 @@ class RoundState:
     version: int = 0  # bumped by every accepted command
     catalog: CatalogCache = field(default_factory=CatalogCache)
     _counted_only: dict[str, NodeInfo] = field(default_factory=dict)
-    _rooms: dict[str, dict[str, int]] = field(default_factory=dict)
+    _rooms: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     _wide_anti: list[AffinityTerm] | None = None
 
     @classmethod
@@ -84,11 +95,12 @@ class RoundState:
         opening new claims where they fit nowhere."""
         self.simulations += 1
         gone = set(without) | self.removed
+        need = _smallest(pods) if pods else (0, 0, 0)
         if self._prunable(pods):
             nodes = [
                 n
                 for name, n in self.nodes.items()
-                if name not in gone and _usable(n) and _fits_one(self.room(name), pods)
+                if name not in gone and _usable(n) and _has_room(self.room(name), need)
             ]
         else:
             # Every node's pods still count toward spread and affinity; a node that cannot
@@ -97,7 +109,7 @@ class RoundState:
             for name, n in self.nodes.items():
                 if name in gone:
                     continue
-                if _usable(n) and _fits_one(self.room(name), pods):
+                if _usable(n) and _has_room(self.room(name), need):
                     nodes.append(n)
                 else:
                     nodes.append(self._counts_only(name))
@@ -130,8 +142,8 @@ class RoundState:
             twin = self._counted_only[name] = replace(node, schedulable=False)
         return twin
 
-    def room(self, name: str) -> dict[str, int]:
-        """Allocatable minus the requests of the pods a node holds now."""
+    def room(self, name: str) -> tuple[int, int, int]:
+        """Free cpu, memory and pod slots of a node now."""
         hit = self._rooms.get(name)
         if hit is None:
             hit = self._rooms[name] = _room(self.nodes[name])
