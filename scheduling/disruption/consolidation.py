@@ -42,6 +42,19 @@ def _outcome(
     """Where the candidates' pods would go, as a valid Underutilized command, or why not."""
     names = [c.node.name for c in cands]
     pods = [p for c in cands for p in c.pods]
+    total = sum(c.node.price or 0.0 for c in cands)
+    floor = ctx.state.cheapest_holding(pods)
+    if floor is None or floor >= total - 1e-9:
+        # No new node could be cheaper: only a delete can save, so solve without pools.
+        plan = ctx.state.simulate(names, pods, new_nodes=False)
+        if not plan.unschedulable:
+            return plan, []
+        key = next(iter(sorted(plan.unschedulable)))
+        cheapest = "no instance type" if floor is None else f"none under ${floor:.4f}/h"
+        return (
+            f"pod {key} fits on no other node, and no new node could be cheaper than "
+            f"${total:.4f}/h ({cheapest} holds its pods)"
+        )
     plan = ctx.state.simulate(names, pods)
     if plan.unschedulable:
         key, reason = next(iter(sorted(plan.unschedulable.items())))

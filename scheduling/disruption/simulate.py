@@ -80,6 +80,7 @@ class RoundState:
     _counted_only: dict[str, NodeInfo] = field(default_factory=dict)
     _rooms: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     _wide_anti: list[AffinityTerm] | None = None
+    _price_order: list[tuple[float, int, int, int]] | None = None
 
     @classmethod
     def after_plan(cls, problem: Problem, plan: Plan) -> RoundState:
@@ -90,9 +91,11 @@ class RoundState:
             nodes[n.name] = replace(n, pods=[*n.pods, *placed]) if placed else n
         return cls(problem, nodes)
 
-    def simulate(self, without: Collection[str], pods: Sequence[Pod]) -> Plan:
+    def simulate(
+        self, without: Collection[str], pods: Sequence[Pod], *, new_nodes: bool = True
+    ) -> Plan:
         """Solve ``pods`` onto the usable nodes other than ``without`` and the removed ones,
-        opening new claims where they fit nowhere."""
+        opening new claims where they fit nowhere (unless ``new_nodes`` is False)."""
         self.simulations += 1
         gone = set(without) | self.removed
         need = _smallest(pods) if pods else (0, 0, 0)
@@ -114,7 +117,7 @@ class RoundState:
                 else:
                     nodes.append(self._counts_only(name))
         sub = Problem(
-            nodepools=self.problem.nodepools,
+            nodepools=self.problem.nodepools if new_nodes else [],
             instance_types=self.problem.instance_types,
             pending=list(pods),
             nodes=nodes,
@@ -134,6 +137,26 @@ class RoundState:
             self._rooms.pop(name, None)
             if self._wide_anti is not None:
                 self._wide_anti += _wide_terms(pods)
+
+    def cheapest_holding(self, pods: Sequence[Pod]) -> float | None:
+        """A lower bound on the price of one new node for ``pods``: the cheapest available
+        offering of any type whose allocatable holds their summed cpu, memory and count
+        (labels, taints and DaemonSet overhead ignored, so no real node is cheaper)."""
+        if self._price_order is None:
+            order = []
+            for it in self.problem.instance_types:
+                prices = [o.price for o in it.offerings if o.available]
+                if prices:
+                    a = it.allocatable
+                    order.append((min(prices), a.get(CPU, 0), a.get(MEMORY, 0), a.get(PODS, 0)))
+            self._price_order = sorted(order)
+        cpu = sum(p.requests.get(CPU, 0) for p in pods)
+        mem = sum(p.requests.get(MEMORY, 0) for p in pods)
+        count = 1000 * len(pods)
+        for price, c, m, n in self._price_order:
+            if c >= cpu and m >= mem and n >= count:
+                return price
+        return None
 
     def _counts_only(self, name: str) -> NodeInfo:
         node = self.nodes[name]
