@@ -23,6 +23,7 @@ from models.resources import CPU, MEMORY
 from scheduling.disruption.context import RoundContext
 from scheduling.disruption.replacement import cheaper_replacement
 from scheduling.disruption.types import UNDERUTILIZED, Candidate
+from scheduling.pods import Pod
 from scheduling.solver import Plan, PlannedClaim
 
 MAX_MULTI_NODE = 100
@@ -36,10 +37,60 @@ def _order_key(c: Candidate) -> tuple[float, str]:
     return (-(c.node.price or 0.0) / (1.0 + max(0.0, c.disruption_cost)), c.node.name)
 
 
+def _pod_signature(p: Pod) -> tuple[object, ...]:
+    """Everything about a pod a placement depends on (not its name)."""
+    return (
+        p.namespace,
+        tuple(sorted(p.labels.items())),
+        tuple(sorted(p.requests.items())),
+        repr(p.node_selector),
+        repr(p.required_terms),
+        repr(p.preferred_terms),
+        p.tolerations,
+        p.spreads,
+        p.affinity,
+        p.preferred_affinity,
+        p.anti_affinity,
+        p.preferred_anti_affinity,
+        p.host_ports,
+        p.pvcs,
+        p.priority,
+    )
+
+
+def _signature(ctx: RoundContext, cands: Sequence[Candidate]) -> tuple[object, ...]:
+    """Candidates with the same signature have the same outcome on the same cluster state:
+    the nodes' pool, type, zone, capacity type and price, and their pods' constraints."""
+    nodes = tuple(
+        sorted(
+            (c.node.pool, c.node.instance_type, c.node.zone, c.node.capacity_type, c.node.price)
+            for c in cands
+        )
+    )
+    pods = tuple(
+        sorted((ctx.signature(p, _pod_signature) for c in cands for p in c.pods), key=repr)
+    )
+    return (ctx.state.version, nodes, pods)
+
+
 def _outcome(
     ctx: RoundContext, cands: Sequence[Candidate]
 ) -> tuple[Plan, list[PlannedClaim]] | str:
-    """Where the candidates' pods would go, as a valid Underutilized command, or why not."""
+    """Where the candidates' pods would go, as a valid Underutilized command, or why not.
+    A failure is remembered for candidates alike until the cluster state changes."""
+    key = _signature(ctx, cands)
+    known = ctx.failures.get(key)
+    if known is not None:
+        return known
+    out = _simulate_outcome(ctx, cands)
+    if isinstance(out, str):
+        ctx.failures[key] = out
+    return out
+
+
+def _simulate_outcome(
+    ctx: RoundContext, cands: Sequence[Candidate]
+) -> tuple[Plan, list[PlannedClaim]] | str:
     names = [c.node.name for c in cands]
     pods = [p for c in cands for p in c.pods]
     total = sum(c.node.price or 0.0 for c in cands)

@@ -8,7 +8,7 @@ round with many commands of several reasons stays within every limit.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from models.nodepool import NodePool
@@ -16,6 +16,7 @@ from scheduling.disruption.budgets import BudgetLedger
 from scheduling.disruption.pdb import PdbLedger
 from scheduling.disruption.simulate import RoundState
 from scheduling.disruption.types import Candidate, Command
+from scheduling.pods import Pod
 from scheduling.solver import Plan, PlannedClaim
 
 
@@ -31,6 +32,17 @@ class RoundContext:
     # method's finding (kept). A later method may still take a node a previous one kept.
     held: dict[str, str] = field(default_factory=dict)
     kept: dict[str, str] = field(default_factory=dict)
+    # Outcomes that failed, by candidate signature and state version (see consolidation).
+    failures: dict[tuple[object, ...], str] = field(default_factory=dict)
+    _pod_sigs: dict[int, tuple[Pod, tuple[object, ...]]] = field(default_factory=dict)
+
+    def signature(
+        self, pod: Pod, compute: Callable[[Pod], tuple[object, ...]]
+    ) -> tuple[object, ...]:
+        hit = self._pod_sigs.get(id(pod))
+        if hit is None or hit[0] is not pod:
+            hit = self._pod_sigs[id(pod)] = (pod, compute(pod))
+        return hit[1]
 
     def free(self, c: Candidate) -> bool:
         """Still available: in no command and no destination of one."""
