@@ -116,9 +116,9 @@ def build_cluster(
     workload: str, nodes: int, seed: int = 7
 ) -> tuple[list[dict[str, Any]], list[InstanceType]]:
     """Provision a workload sized for about ``nodes`` nodes, bind it, remove 60% of its pods."""
-    if workload == "diverse":
+    if workload in ("diverse", "plain"):
         types = fake_instance_types()
-        raw = diverse_pods(nodes * 5, seed=seed)
+        raw = diverse_pods(nodes * 5, seed=seed, plain_only=workload == "plain")
     else:
         types = ec2_like_catalog()
         raw = []
@@ -133,9 +133,20 @@ def build_cluster(
             if len(raw) >= nodes * 40:
                 break
     pools = [_pool(name, budget) for name, budget in POOLS]
-    parsed = build_problem([Document(p, "pod") for p in raw] + [Document(pools[0], "pool")], types)
-    plan = Solver(parsed.problem).solve()
-    claims = plan.claims[:nodes]
+    if workload == "plain":
+        # Unconstrained pods would all fit one huge node at once; as they arrive over time,
+        # a few at a time, each batch gets its own node: provision them five at a time.
+        claims = []
+        for k in range(0, len(raw), 5):
+            batch = [Document(p, "pod") for p in raw[k : k + 5]]
+            parsed = build_problem([*batch, Document(pools[0], "pool")], types)
+            claims += Solver(parsed.problem).solve().claims
+    else:
+        parsed = build_problem(
+            [Document(p, "pod") for p in raw] + [Document(pools[0], "pool")], types
+        )
+        claims = Solver(parsed.problem).solve().claims
+    claims = claims[:nodes]
     docs: list[dict[str, Any]] = list(pools)
     by_key = {
         f"{p['metadata'].get('namespace', 'default')}/{p['metadata']['name']}": p for p in raw
@@ -211,7 +222,7 @@ def _docs(raw: list[dict[str, Any]]) -> list[Document]:
     return [Document(d, f"doc {i}") for i, d in enumerate(raw)]
 
 
-def run_case(workload: str, nodes: int) -> dict[str, Any]:
+def run_case(workload: str, nodes: int, fixpoint: bool = True) -> dict[str, Any]:
     docs, types = build_cluster(workload, nodes)
     t0 = time.perf_counter()
     inputs = prepare_round(_docs(docs), types, NOW)
@@ -240,7 +251,8 @@ def run_case(workload: str, nodes: int) -> dict[str, Any]:
         "before": round(first.cost_before, 2),
         "after": round(first.cost_after, 2),
     }
-    for label, method in (("joinery", None), ("karpenterLike", karpenter_like)):
+    methods = (("joinery", None), ("karpenterLike", karpenter_like)) if fixpoint else ()
+    for label, method in methods:
         state, rounds, spent = docs, 0, 0.0
         cost = first.cost_before
         while rounds < MAX_ROUNDS:
@@ -294,21 +306,29 @@ def run_case(workload: str, nodes: int) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--nodes", default="100,1000,5000")
-    parser.add_argument("--workloads", default="diverse,deployments")
+    parser.add_argument("--workloads", default="plain,diverse,deployments")
+    parser.add_argument(
+        "--fixpoint-max-nodes",
+        type=int,
+        default=1000,
+        help="repeat rounds to a fixpoint only on clusters up to this size",
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--case", help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--no-fixpoint", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.case:
-        print(json.dumps(run_case(args.case, args.size)))
+        print(json.dumps(run_case(args.case, args.size, not args.no_fixpoint)))
         return 0
     print(
         f"# {platform.machine()} python {platform.python_version()}, one core per case", flush=True
     )
     for workload in args.workloads.split(","):
         for n in args.nodes.split(","):
+            extra = [] if int(n) <= args.fixpoint_max_nodes else ["--no-fixpoint"]
             out = subprocess.run(
-                [sys.executable, __file__, "--case", workload, "--size", n],
+                [sys.executable, __file__, "--case", workload, "--size", n, *extra],
                 check=True,
                 capture_output=True,
                 text=True,

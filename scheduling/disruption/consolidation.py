@@ -5,11 +5,13 @@ passes over the candidates, cheapest to disrupt for what they cost first (Karpen
 order: price over disruption cost, highest first), each on the cluster the previous commands
 leave:
 
-1. **Delete**: a node whose pods all fit on the remaining nodes is deleted (never replaced).
-2. **Multi-node**: the largest prefix of the remaining candidates (at most 100, within
+1. **Multi-node**: the largest prefix of the remaining candidates (at most 100, within
    budget) that one strictly cheaper node, or no node at all, can replace, found by binary
-   search as Karpenter does; repeated while it finds one, so a round can hold several.
-3. **Single-node**: each remaining node replaced by one strictly cheaper node.
+   search as Karpenter does; repeated while it finds one, so a round can hold several; then
+   the same over the candidates cheapest first, which finds groups of small nodes that one
+   node can hold (Karpenter's order always puts the dearest nodes in the prefix).
+2. **Single-node**: each remaining node deleted when its pods fit on the remaining nodes,
+   else replaced by one strictly cheaper node.
 
 A candidate left in no command is kept with the finding that stopped it: a pod that fits
 nowhere, more than one node needed, or the cheapest replacement's price.
@@ -270,6 +272,9 @@ def _is_hold(why: str) -> bool:
 def consolidate(ctx: RoundContext, candidates: list[Candidate]) -> None:
     order = consolidatable(ctx, candidates)
     multi_node_pass(ctx, order)
+    # Karpenter's order puts the dearest nodes first, so its prefixes always include them;
+    # many small nodes whose pods one slightly larger node holds are found cheapest first.
+    multi_node_pass(ctx, sorted(order, key=lambda c: (c.node.price or 0.0, c.node.name)))
     single_node_pass(ctx, order)
 
 
