@@ -239,3 +239,22 @@ def test_nodes_of_pools_not_in_the_inputs_receive_pods_but_are_not_disrupted() -
     (cmd,) = commands(out)
     assert cmd["nodes"] == ["a"] and cmd["pods"] == {"default/w": "other"}
     assert "other" not in {**blocked(out), **kept(out)}
+
+
+def test_a_pod_with_a_zonal_volume_moves_only_within_its_zone() -> None:
+    from helpers import ZB, pv, pvc
+
+    out = disrupt(
+        [
+            pool(requirements=OD_AMD, budgets=ALL),
+            *_node("other-zone", "m5.2xlarge", zone=ZB),
+            bound("w0", "other-zone", "1", "2Gi"),
+            *_node("a", "m5.xlarge"),
+            bound("db", "a", "500m", "1Gi", pvcs=["data"]),
+            pvc("data", volume_name="vol-a"),
+            pv("vol-a", "us-east-1a"),
+        ]
+    )
+    cmd = next(c for c in commands(out) if "a" in c["nodes"])
+    assert cmd["pods"]["default/db"] == "replacement-0"
+    assert cmd["replacements"][0]["zones"] == ["us-east-1a"]
