@@ -23,6 +23,7 @@ from disruption_helpers import (
 from helpers import ARCH, CAPACITY_TYPE, HOSTNAME, daemonset, pod, pod_affinity, req
 
 OD_AMD = [req(CAPACITY_TYPE, "In", "on-demand"), req(ARCH, "In", "amd64")]
+ZONE_KEY = "topology.kubernetes.io/zone"
 ALL = [{"nodes": "100%"}]
 
 
@@ -258,3 +259,139 @@ def test_a_pod_with_a_zonal_volume_moves_only_within_its_zone() -> None:
     cmd = next(c for c in commands(out) if "a" in c["nodes"])
     assert cmd["pods"]["default/db"] == "replacement-0"
     assert cmd["replacements"][0]["zones"] == ["us-east-1a"]
+
+
+def test_a_spot_node_is_not_replaced_by_spot_without_fifteen_cheaper_types() -> None:
+    pool_ = pool(
+        requirements=[req(CAPACITY_TYPE, "In", "spot"), req(ARCH, "In", "amd64")], budgets=ALL
+    )
+    out = disrupt(
+        [pool_, *_node("s", "m5.2xlarge", capacity_type="spot"), bound("w", "s", "1", "2Gi")]
+    )
+    assert commands(out) == []
+    assert "15 cheaper spot types" in kept(out)["s"]
+
+
+def test_spot_nodes_merge_into_one_cheaper_spot_node() -> None:
+    pool_ = pool(
+        requirements=[req(CAPACITY_TYPE, "In", "spot"), req(ARCH, "In", "amd64")], budgets=ALL
+    )
+    out = disrupt(
+        [
+            pool_,
+            *_node("s0", "m5.xlarge", capacity_type="spot"),
+            *_node("s1", "m5.xlarge", capacity_type="spot"),
+            bound("w0", "s0", "1", "2Gi"),
+            bound("w1", "s1", "1", "2Gi"),
+        ]
+    )
+    (cmd,) = commands(out)
+    assert sorted(cmd["nodes"]) == ["s0", "s1"]
+    (rep,) = cmd["replacements"]
+    assert rep["capacityTypes"] == ["spot"]
+    assert all(p == "replacement-0" for p in cmd["pods"].values())
+    assert cmd["savingsPerHour"] > 0
+
+
+def test_an_on_demand_node_replaced_where_spot_is_allowed_is_pinned_to_spot() -> None:
+    pool_ = pool(requirements=[req(ARCH, "In", "amd64")], budgets=ALL)
+    out = disrupt([pool_, *_node("big", "m5.2xlarge"), bound("w", "big", "1", "2Gi")])
+    (cmd,) = commands(out)
+    assert cmd["replacements"][0]["capacityTypes"] == ["spot"]
+
+
+def test_zonal_spread_keeps_a_pod_in_its_zone_when_moved() -> None:
+    from helpers import ZB, spread
+
+    sel = {"app": "web"}
+    zonal = [spread(ZONE_KEY, sel)]
+    out = disrupt(
+        [
+            pool(requirements=OD_AMD, budgets=ALL),
+            *_node("a1", "m5.2xlarge"),
+            *_node("a2", "m5.2xlarge"),
+            *_node("b1", "m5.2xlarge", zone=ZB),
+            bound("w-a", "a1", "500m", "1Gi", labels=sel, spread=zonal),
+            bound("w-b", "b1", "500m", "1Gi", labels=sel, spread=zonal),
+            bound("fill", "a2", "6", "20Gi"),
+        ]
+    )
+    (cmd,) = commands(out)
+    assert sorted(cmd["nodes"]) == ["a1", "b1"]
+    # w-a stays in zone a (a2 has room); w-b cannot join it there (skew 2), so it gets a
+    # cheaper node in zone b.
+    assert cmd["pods"] == {"default/w-a": "a2", "default/w-b": "replacement-0"}
+    assert cmd["replacements"][0]["zones"] == ["us-east-1b"]
+
+
+def test_a_pod_on_no_pool_node_does_not_block_and_is_not_moved() -> None:
+    plain = managed("static", "m5.2xlarge", nodepool_name="unmanaged-pool")
+    out = disrupt(
+        [
+            pool(requirements=OD_AMD, budgets=ALL),
+            plain,
+            bound("s", "static", "7", "30Gi"),
+            *_node("e"),
+        ]
+    )
+    assert disrupted(out) == {"e": "Empty"}
+
+
+def test_budget_schedule_active_at_now_blocks_the_pool() -> None:
+    budgets = [{"nodes": "0", "schedule": "0 9 * * *", "duration": "8h"}, {"nodes": "100%"}]
+    out = disrupt([pool(requirements=OD_AMD, budgets=budgets), *_node("e")])
+    assert commands(out) == []
+    assert "budget allows no disruption" in blocked(out)["e"]
+
+
+def test_budget_schedule_outside_its_window_allows() -> None:
+    budgets = [{"nodes": "0", "schedule": "0 0 * * *", "duration": "1h"}, {"nodes": "100%"}]
+    out = disrupt([pool(requirements=OD_AMD, budgets=budgets), *_node("e")])
+    assert disrupted(out) == {"e": "Empty"}
+
+
+def test_an_uninitialized_node_is_no_destination() -> None:
+    booting = managed("booting", "m5.2xlarge", initialized=False)
+    out = disrupt(
+        [
+            pool(requirements=OD_AMD, budgets=ALL),
+            booting,
+            claim_for(booting),
+            *_node("a", "c5.large"),
+            bound("w", "a", "500m", "1Gi"),
+        ]
+    )
+    moves = {k: v for c in commands(out) for k, v in c["pods"].items()}
+    assert moves.get("default/w") != "booting"
+    assert "not initialized" in blocked(out)["booting"]
+
+
+def test_two_pdbs_each_limit_their_own_pods() -> None:
+    nodes = [d for i in range(4) for d in _node(f"n{i}", "m5.2xlarge")]
+    pods = [
+        bound(f"web-{i}", f"n{i}", "500m", "1Gi", labels={"app": "web" if i < 2 else "api"})
+        for i in range(4)
+    ]
+    out = disrupt(
+        [
+            pool(requirements=OD_AMD, budgets=ALL),
+            *nodes,
+            *pods,
+            pdb("web", {"app": "web"}, max_unavailable=1),
+            pdb("api", {"app": "api"}, max_unavailable=1),
+        ]
+    )
+    moved = [k for c in commands(out) for k in c["pods"]]
+    assert sum(1 for k in moved if k in ("default/web-0", "default/web-1")) <= 1
+    assert sum(1 for k in moved if k in ("default/web-2", "default/web-3")) <= 1
+
+
+def test_a_drifted_node_in_a_when_empty_pool_is_still_replaced() -> None:
+    out = disrupt(
+        [
+            pool(requirements=OD_AMD, budgets=ALL, policy="WhenEmpty"),
+            *_node("s", "c5.large", capacity_type="spot"),
+            bound("w", "s", "1500m", "2Gi"),
+        ]
+    )
+    assert disrupted(out) == {"s": "Drifted"}
