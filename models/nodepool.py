@@ -55,7 +55,8 @@ class Budget(KubeModel):
 
 class Disruption(KubeModel):
     consolidate_after: str = "0s"
-    consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized"] = (
+    # Balanced: Karpenter v1.14's scored consolidation (scheduling/disruption/consolidation.py).
+    consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"] = (
         "WhenEmptyOrUnderutilized"
     )
     budgets: list[Budget] = Field(default_factory=lambda: [Budget(nodes="10%")], max_length=50)

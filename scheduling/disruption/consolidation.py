@@ -296,6 +296,7 @@ def _multi_node(ctx: RoundContext, batch: list[Candidate], pool_ok: list[Candida
     """Binary search for the largest valid prefix of at least two; accept it if found."""
     lo, hi = 2, len(batch)
     best: int | None = None
+    saved = 0.0
     while lo <= hi:
         mid = (lo + hi) // 2
         out = _outcome(ctx, batch[:mid])
@@ -303,7 +304,28 @@ def _multi_node(ctx: RoundContext, batch: list[Candidate], pool_ok: list[Candida
             hi = mid - 1
         else:
             best = mid
+            saved = sum(c.node.price or 0.0 for c in batch[:mid]) - sum(r.price for r in out[1])
             lo = mid + 1
     if best is None:
         return False
+    if _delete_saves_more(ctx, batch[:best], saved, pool_ok):
+        return True
     return _try(ctx, batch[:best], pool_ok) is None
+
+
+def _delete_saves_more(
+    ctx: RoundContext, prefix: list[Candidate], saved: float, pool_ok: list[Candidate]
+) -> bool:
+    """Delete one node of ``prefix`` alone when its pods fit on the other nodes and its price
+    exceeds what replacing the whole prefix saves; True if one was deleted.
+
+    Karpenter takes the largest prefix one cheaper node can replace, whatever it saves: with a
+    full node and a nearly empty one, it swaps both for a node costing almost as much as both,
+    where deleting the empty one alone saves more and launches nothing."""
+    room = _Room(ctx)
+    for c in sorted(prefix, key=lambda c: (-(c.node.price or 0.0), c.node.name)):
+        if (c.node.price or 0.0) <= saved + 1e-9:
+            return False
+        if room.may_fit(c) and _try(ctx, [c], pool_ok, delete_only=True) is None:
+            return True
+    return False
