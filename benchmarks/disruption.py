@@ -175,7 +175,7 @@ def karpenter_like(i: RoundInputs) -> RoundDecision:
     empty_nodes(ctx, i.candidates)
     if not ctx.commands:
         order = consolidatable(ctx, i.candidates)
-        if not multi_node_pass(ctx, order, repeat=False):
+        if not multi_node_pass(ctx, order, repeat=False, prefer_delete=False):
             single_node_pass(ctx, order, first_only=True)
     before = sum(n.price or 0.0 for n in i.cluster.managed) + i.plan.cost
     saved = sum(c.savings_per_hour for c in ctx.commands)

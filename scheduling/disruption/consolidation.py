@@ -233,13 +233,17 @@ def delete_pass(ctx: RoundContext, order: list[Candidate]) -> None:
             ctx.held[c.node.name] = why
 
 
-def multi_node_pass(ctx: RoundContext, order: list[Candidate], *, repeat: bool = True) -> int:
-    """Replace (or delete) prefixes of several candidates; returns how many commands."""
+def multi_node_pass(
+    ctx: RoundContext, order: list[Candidate], *, repeat: bool = True, prefer_delete: bool = True
+) -> int:
+    """Replace (or delete) prefixes of several candidates; returns how many commands.
+    ``prefer_delete=False`` takes the prefix as Karpenter does, even where deleting one of its
+    nodes alone would save more (the benchmark's baseline)."""
     found = 0
     while True:
         batch = [c for c in order if ctx.free(c) and ctx.refusal([c], UNDERUTILIZED) is None]
         batch = _within_budget(ctx, batch)[:MAX_MULTI_NODE]
-        if len(batch) < 2 or not _multi_node(ctx, batch, order):
+        if len(batch) < 2 or not _multi_node(ctx, batch, order, prefer_delete):
             return found
         found += 1
         if not repeat:
@@ -292,7 +296,9 @@ def _within_budget(ctx: RoundContext, batch: list[Candidate]) -> list[Candidate]
     return out
 
 
-def _multi_node(ctx: RoundContext, batch: list[Candidate], pool_ok: list[Candidate]) -> bool:
+def _multi_node(
+    ctx: RoundContext, batch: list[Candidate], pool_ok: list[Candidate], prefer_delete: bool
+) -> bool:
     """Binary search for the largest valid prefix of at least two; accept it if found."""
     lo, hi = 2, len(batch)
     best: int | None = None
@@ -308,7 +314,7 @@ def _multi_node(ctx: RoundContext, batch: list[Candidate], pool_ok: list[Candida
             lo = mid + 1
     if best is None:
         return False
-    if _delete_saves_more(ctx, batch[:best], saved, pool_ok):
+    if prefer_delete and _delete_saves_more(ctx, batch[:best], saved, pool_ok):
         return True
     return _try(ctx, batch[:best], pool_ok) is None
 
