@@ -170,3 +170,26 @@ def test_the_command_as_users_run_it(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["disruption"]["costPerHour"]["before"] > 0
+
+
+def test_the_readme_example(capsys: pytest.CaptureFixture[str]) -> None:
+    root = Path(__file__).resolve().parents[3]
+    code = main(
+        [
+            "plan",
+            "-f",
+            str(root / "examples" / "cluster.yaml"),
+            "--catalog",
+            str(root / "examples" / "catalog.yaml"),
+            "--disruption",
+            "--now",
+            NOW,
+        ]
+    )
+    assert code == 0
+    d = json.loads(capsys.readouterr().out)["disruption"]
+    removed = {n: c["reason"] for c in d["commands"] for n in c["nodes"]}
+    assert removed == {"node-d": "Empty", "node-b": "Underutilized"}
+    assert d["blocked"] == [
+        {"node": "node-c", "reason": 'pod shop/cache-0 has karpenter.sh/do-not-disrupt: "true"'}
+    ]
