@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from helpers import (
+    ARCH,
     CAPACITY_TYPE,
     INSTANCE_TYPE,
     NODEPOOL,
@@ -22,6 +23,7 @@ from helpers import (
     node,
     nodepool,
     pod,
+    req,
 )
 
 from models.catalog import load_catalog
@@ -134,6 +136,18 @@ def claim_for(
         "spec": spec,
         "status": status,
     }
+
+
+OD_AMD = [req(CAPACITY_TYPE, "In", "on-demand"), req(ARCH, "In", "amd64")]
+ALL = [{"nodes": "100%"}]  # a budget that never stops a command
+
+
+def node_and_claim(
+    name: str, instance_type: str = "m5.xlarge", *, last_pod_event: str | None = None, **kw: Any
+) -> list[Manifest]:
+    """A managed Node (``managed``'s keywords) and its NodeClaim."""
+    body = managed(name, instance_type, **kw)
+    return [body, claim_for(body, last_pod_event=last_pod_event)]
 
 
 def bound(

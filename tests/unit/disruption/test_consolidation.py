@@ -11,15 +11,16 @@ from typing import Any
 
 import pytest
 from disruption_helpers import (
+    ALL,
     DO_NOT_DISRUPT,
+    OD_AMD,
     blocked,
     bound,
-    claim_for,
     commands,
     disrupt,
     disrupted,
     kept,
-    managed,
+    node_and_claim,
     pdb,
     pool,
 )
@@ -36,15 +37,8 @@ from helpers import (
     spot_price,
 )
 
-OD_AMD = [req(CAPACITY_TYPE, "In", "on-demand"), req(ARCH, "In", "amd64")]
 SPOT_AMD = [req(CAPACITY_TYPE, "In", "spot"), req(ARCH, "In", "amd64")]
 ANY_AMD = [req(CAPACITY_TYPE, "In", "on-demand", "spot"), req(ARCH, "In", "amd64")]
-ALL = [{"nodes": "100%"}]
-
-
-def _node(name: str, instance_type: str = "m5.xlarge", **kw: Any) -> list[Mapping[str, Any]]:
-    n = managed(name, instance_type, **kw)
-    return [n, claim_for(n)]
 
 
 def _after(out: Mapping[str, Any]) -> float:
@@ -63,11 +57,11 @@ def test_a_node_whose_pods_fit_on_the_others_is_deleted_and_its_pods_move_there(
                 requirements=[*OD_AMD, req(INSTANCE_TYPE, "In", "m5.xlarge", "c5.large")],
                 budgets=ALL,
             ),
-            *_node("a"),
+            *node_and_claim("a"),
             bound("a0", "a", "2500m", "10Gi"),
-            *_node("b"),
+            *node_and_claim("b"),
             bound("b0", "b", "2500m", "10Gi"),
-            *_node("c", "c5.large"),
+            *node_and_claim("c", "c5.large"),
             bound("c0", "c", "500m", "1Gi"),
             bound("c1", "c", "500m", "1Gi"),
         ]
@@ -83,7 +77,7 @@ def test_every_replacement_type_is_strictly_cheaper_than_the_node() -> None:
     out = disrupt(
         [
             pool(requirements=OD_AMD, budgets=ALL),
-            *_node("big", "m5.2xlarge"),
+            *node_and_claim("big", "m5.2xlarge"),
             bound("w", "big", "2", "6Gi"),
         ]
     )
@@ -100,7 +94,7 @@ def test_a_replacement_keeps_to_the_pool_requirements() -> None:
     out = disrupt(
         [
             pool(requirements=OD_AMD, budgets=ALL),
-            *_node("big", "m5.2xlarge"),
+            *node_and_claim("big", "m5.2xlarge"),
             bound("w", "big", "1", "2Gi"),
         ]
     )
@@ -113,7 +107,7 @@ def test_a_replacement_keeps_to_the_pods_node_selector() -> None:
     out = disrupt(
         [
             pool(requirements=OD_AMD, budgets=ALL),
-            *_node("big", "m5.2xlarge"),
+            *node_and_claim("big", "m5.2xlarge"),
             bound("w", "big", "1", "2Gi", nodeSelector={INSTANCE_TYPE: "m5.large"}),
         ]
     )
@@ -127,7 +121,7 @@ def test_a_zonal_pod_is_replaced_in_its_zone() -> None:
     out = disrupt(
         [
             pool(requirements=OD_AMD, budgets=ALL),
-            *_node("big", "m5.2xlarge", zone=ZB),
+            *node_and_claim("big", "m5.2xlarge", zone=ZB),
             bound("w", "big", "1", "2Gi", nodeSelector={ZONE: ZB}),
         ]
     )
@@ -139,7 +133,7 @@ def test_a_pod_pinned_to_its_own_type_keeps_the_node_with_the_price_in_the_reaso
     out = disrupt(
         [
             pool(requirements=OD_AMD, budgets=ALL),
-            *_node("big", "m5.2xlarge"),
+            *node_and_claim("big", "m5.2xlarge"),
             bound("w", "big", "1", "2Gi", nodeSelector={INSTANCE_TYPE: "m5.2xlarge"}),
         ]
     )
@@ -151,9 +145,9 @@ def test_two_nodes_become_one_cheaper_node() -> None:
     out = disrupt(
         [
             pool(requirements=OD_AMD, budgets=ALL),
-            *_node("r1", "r5.2xlarge"),
+            *node_and_claim("r1", "r5.2xlarge"),
             bound("w1", "r1", "3", "10Gi"),
-            *_node("r2", "r5.2xlarge"),
+            *node_and_claim("r2", "r5.2xlarge"),
             bound("w2", "r2", "3", "10Gi"),
         ]
     )
@@ -168,27 +162,11 @@ def test_two_nodes_become_one_cheaper_node() -> None:
             assert all(p < total for p in _prices(rep))
 
 
-def test_a_node_is_deleted_rather_than_replaced_when_its_pods_fit_elsewhere() -> None:
-    out = disrupt(
-        [
-            pool(requirements=OD_AMD, budgets=ALL),
-            *_node("keep", "m5.2xlarge"),
-            bound("k", "keep", "6", "8Gi"),
-            *_node("x", "m5.xlarge"),
-            bound("w", "x", "1", "1Gi"),
-        ]
-    )
-    (cmd,) = commands(out)
-    assert cmd["nodes"] == ["x"] and cmd["replacements"] == []
-    assert cmd["pods"] == {"default/w": "keep"}
-    assert cmd["savingsPerHour"] == pytest.approx(od_price("m5.xlarge"))
-
-
 def test_an_on_demand_node_replaced_from_a_mixed_pool_is_pinned_to_spot() -> None:
     out = disrupt(
         [
             pool(requirements=ANY_AMD, budgets=ALL),
-            *_node("big", "m5.2xlarge"),
+            *node_and_claim("big", "m5.2xlarge"),
             bound("w", "big", "1", "2Gi"),
         ]
     )
@@ -202,7 +180,7 @@ def test_spot_to_spot_needs_fifteen_cheaper_types() -> None:
     out = disrupt(
         [
             pool(requirements=SPOT_AMD, budgets=ALL),
-            *_node("s", "m5.2xlarge", capacity_type="spot"),
+            *node_and_claim("s", "m5.2xlarge", capacity_type="spot"),
             bound("w", "s", "1", "2Gi"),
         ]
     )
@@ -214,9 +192,9 @@ def test_a_spot_node_whose_pods_fit_elsewhere_is_deleted() -> None:
     out = disrupt(
         [
             pool(requirements=SPOT_AMD, budgets=ALL),
-            *_node("s1", "m5.2xlarge", capacity_type="spot"),
+            *node_and_claim("s1", "m5.2xlarge", capacity_type="spot"),
             bound("w1", "s1", "6", "8Gi"),
-            *_node("s2", "m5.xlarge", capacity_type="spot"),
+            *node_and_claim("s2", "m5.xlarge", capacity_type="spot"),
             bound("w2", "s2", "1", "1Gi"),
         ]
     )
@@ -230,9 +208,9 @@ def test_a_do_not_disrupt_pod_blocks_its_node_but_the_node_still_receives_pods()
     out = disrupt(
         [
             pool(requirements=OD_AMD, budgets=ALL),
-            *_node("held", "m5.2xlarge"),
+            *node_and_claim("held", "m5.2xlarge"),
             bound("h", "held", "1", "2Gi", annotations={DO_NOT_DISRUPT: "true"}),
-            *_node("x", "m5.xlarge"),
+            *node_and_claim("x", "m5.xlarge"),
             bound("w", "x", "1", "1Gi"),
         ]
     )
@@ -245,7 +223,7 @@ def test_a_pdb_allowing_no_eviction_blocks_the_node() -> None:
     out = disrupt(
         [
             pool(requirements=OD_AMD, budgets=ALL),
-            *_node("big", "m5.2xlarge"),
+            *node_and_claim("big", "m5.2xlarge"),
             bound("w", "big", "1", "2Gi", labels={"app": "db"}),
             pdb("db", {"app": "db"}, max_unavailable=0),
         ]
@@ -258,9 +236,9 @@ def test_a_node_that_receives_pods_is_not_removed_in_the_same_round() -> None:
     out = disrupt(
         [
             pool(requirements=[*OD_AMD, req(INSTANCE_TYPE, "In", "m5.xlarge")], budgets=ALL),
-            *_node("dest", "m5.xlarge"),
+            *node_and_claim("dest", "m5.xlarge"),
             bound("d", "dest", "1", "2Gi"),
-            *_node("src", "m5.xlarge"),
+            *node_and_claim("src", "m5.xlarge"),
             bound("s", "src", "1", "2Gi"),
         ]
     )
@@ -275,7 +253,7 @@ def test_when_empty_pools_keep_underutilized_nodes_and_say_why() -> None:
     out = disrupt(
         [
             pool(requirements=OD_AMD, budgets=ALL, policy="WhenEmpty"),
-            *_node("big", "m5.2xlarge"),
+            *node_and_claim("big", "m5.2xlarge"),
             bound("w", "big", "1", "2Gi"),
         ]
     )
@@ -288,11 +266,11 @@ def test_the_budget_picks_the_cheapest_node_to_disrupt() -> None:
     out = disrupt(
         [
             pool(requirements=OD_AMD, budgets=[{"nodes": "1"}]),
-            *_node("k", "m5.2xlarge"),
+            *node_and_claim("k", "m5.2xlarge"),
             bound("k0", "k", "6", "8Gi"),
-            *_node("dear", "m5.xlarge"),
+            *node_and_claim("dear", "m5.xlarge"),
             bound("d", "dear", "500m", "1Gi", annotations=costly),
-            *_node("cheap", "m5.xlarge"),
+            *node_and_claim("cheap", "m5.xlarge"),
             bound("c", "cheap", "500m", "1Gi"),
         ]
     )
@@ -305,7 +283,7 @@ def test_underutilized_budget_of_zero_consolidates_nothing() -> None:
     out = disrupt(
         [
             pool(requirements=OD_AMD, budgets=budgets),
-            *_node("big", "m5.2xlarge"),
+            *node_and_claim("big", "m5.2xlarge"),
             bound("w", "big", "1", "2Gi"),
         ]
     )
@@ -317,9 +295,9 @@ def test_balanced_consolidates_a_cheap_to_disrupt_node_that_saves_much() -> None
     out = disrupt(
         [
             pool(requirements=OD_AMD, budgets=ALL, policy="Balanced"),
-            *_node("big", "m5.2xlarge"),
+            *node_and_claim("big", "m5.2xlarge"),
             bound("w", "big", "1", "2Gi"),
-            *_node("k", "m5.xlarge"),
+            *node_and_claim("k", "m5.xlarge"),
             bound("k0", "k", "3", "12Gi"),
         ]
     )
@@ -330,9 +308,9 @@ def test_balanced_keeps_a_node_whose_pods_cost_more_to_move_than_it_saves() -> N
     def docs(policy: str) -> list[Mapping[str, Any]]:
         return [
             pool(requirements=OD_AMD, budgets=ALL, policy=policy),
-            *_node("full"),
+            *node_and_claim("full"),
             bound("f", "full", "3", "12Gi"),
-            *_node("busy"),
+            *node_and_claim("busy"),
             *[bound(f"b{i}", "busy", "500m", "512Mi") for i in range(3)],
         ]
 
@@ -351,9 +329,9 @@ def test_nodes_of_other_zones_receive_pods_only_when_the_pod_allows() -> None:
     out = disrupt(
         [
             pool(requirements=OD_AMD, budgets=ALL),
-            *_node("za", "m5.2xlarge", zone=ZA),
+            *node_and_claim("za", "m5.2xlarge", zone=ZA),
             bound("k", "za", "1", "1Gi"),
-            *_node("zb", "m5.xlarge", zone=ZB),
+            *node_and_claim("zb", "m5.xlarge", zone=ZB),
             bound("w", "zb", "1", "1Gi", nodeSelector={ZONE: ZB}),
         ]
     )
@@ -370,11 +348,11 @@ def test_a_delete_that_saves_more_beats_replacing_several_nodes_by_one() -> None
     out = disrupt(
         [
             pool(requirements=OD_AMD, budgets=ALL),
-            *_node("a"),
+            *node_and_claim("a"),
             bound("a0", "a", "2500m", "10Gi"),
-            *_node("b"),
+            *node_and_claim("b"),
             bound("b0", "b", "2500m", "10Gi"),
-            *_node("c", "m5.2xlarge"),
+            *node_and_claim("c", "m5.2xlarge"),
             bound("c0", "c", "500m", "2Gi"),
             bound("c1", "c", "500m", "2Gi"),
         ]

@@ -9,38 +9,31 @@ from typing import Any
 
 import pytest
 from disruption_helpers import (
+    ALL,
     DO_NOT_DISRUPT,
     NOW,
+    OD_AMD,
     blocked,
     bound,
-    claim_for,
     commands,
     disrupt,
     disrupted,
     kept,
-    managed,
+    node_and_claim,
     pool,
 )
-from helpers import ARCH, CAPACITY_TYPE, req
-
-OD_AMD = [req(CAPACITY_TYPE, "In", "on-demand"), req(ARCH, "In", "amd64")]
-ALL = [{"nodes": "100%"}]
-
-
-def _node(name: str, instance_type: str = "m5.xlarge", **kw: Any) -> list[Mapping[str, Any]]:
-    claim_kw = {k: kw.pop(k) for k in ("last_pod_event", "created") if k in kw}
-    n = managed(name, instance_type, **kw)
-    return [n, claim_for(n, **claim_kw)]
 
 
 def _busy(name: str) -> list[Mapping[str, Any]]:
     """A node its pod fills (3 of 4 cpu): never empty, never consolidated."""
-    return [*_node(name), bound(f"{name}-w", name, "3", "12Gi")]
+    return [*node_and_claim(name), bound(f"{name}-w", name, "3", "12Gi")]
 
 
 @pytest.mark.parametrize("policy", ["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"])
 def test_every_policy_removes_empty_nodes(policy: str) -> None:
-    out = disrupt([pool(requirements=OD_AMD, budgets=ALL, policy=policy), *_busy("a"), *_node("e")])
+    out = disrupt(
+        [pool(requirements=OD_AMD, budgets=ALL, policy=policy), *_busy("a"), *node_and_claim("e")]
+    )
     assert disrupted(out) == {"e": "Empty"}
     assert "a" in kept(out)
 
@@ -50,7 +43,7 @@ def test_a_node_with_only_finished_pods_is_empty() -> None:
         [
             pool(requirements=OD_AMD, budgets=ALL),
             *_busy("a"),
-            *_node("e"),
+            *node_and_claim("e"),
             bound("job-1", "e", "1", "1Gi", owner_kind="Job", phase="Succeeded"),
             bound("job-2", "e", "1", "1Gi", owner_kind="Job", phase="Failed"),
         ]
@@ -64,7 +57,7 @@ def test_a_node_with_one_running_pod_is_not_empty() -> None:
     out = disrupt(
         [
             pool(requirements=OD_AMD, budgets=ALL, policy="WhenEmpty"),
-            *_node("e"),
+            *node_and_claim("e"),
             bound("w", "e", "100m", "128Mi"),
         ]
     )
@@ -73,7 +66,9 @@ def test_a_node_with_one_running_pod_is_not_empty() -> None:
 
 
 def test_an_empty_command_saves_the_node_price_and_replaces_nothing() -> None:
-    out = disrupt([pool(requirements=OD_AMD, budgets=ALL), *_busy("a"), *_node("e", "c5.large")])
+    out = disrupt(
+        [pool(requirements=OD_AMD, budgets=ALL), *_busy("a"), *node_and_claim("e", "c5.large")]
+    )
     (cmd,) = commands(out)
     assert cmd == {
         "reason": "Empty",
@@ -91,8 +86,8 @@ def test_an_empty_budget_of_zero_keeps_empty_nodes_but_not_underutilized_ones() 
     out = disrupt(
         [
             pool(requirements=OD_AMD, budgets=budgets),
-            *_node("e"),
-            *_node("big", "m5.2xlarge"),
+            *node_and_claim("e"),
+            *node_and_claim("big", "m5.2xlarge"),
             bound("w", "big", "1", "2Gi"),
         ]
     )
@@ -107,7 +102,7 @@ def test_each_pool_spends_its_own_empty_budget() -> None:
     ]
     for p in ("p1", "p2"):
         for i in range(3):
-            docs += _node(f"{p}-e{i}", nodepool_name=p)
+            docs += node_and_claim(f"{p}-e{i}", nodepool_name=p)
     out = disrupt(docs)
     gone = sorted(disrupted(out))
     assert len(gone) == 2
@@ -118,7 +113,7 @@ def test_a_do_not_disrupt_node_is_not_removed_even_when_empty() -> None:
     out = disrupt(
         [
             pool(requirements=OD_AMD, budgets=ALL),
-            *_node("e", annotations={DO_NOT_DISRUPT: "true"}),
+            *node_and_claim("e", annotations={DO_NOT_DISRUPT: "true"}),
         ]
     )
     assert commands(out) == []
@@ -130,8 +125,8 @@ def test_an_empty_node_waits_for_consolidate_after() -> None:
     out = disrupt(
         [
             pool(requirements=OD_AMD, budgets=ALL, consolidate_after="1h"),
-            *_node("e", last_pod_event=recent),
-            *_node("old"),
+            *node_and_claim("e", last_pod_event=recent),
+            *node_and_claim("old"),
         ]
     )
     assert disrupted(out) == {"old": "Empty"}
@@ -139,13 +134,15 @@ def test_an_empty_node_waits_for_consolidate_after() -> None:
 
 
 def test_consolidate_after_never_disables_emptiness() -> None:
-    out = disrupt([pool(requirements=OD_AMD, budgets=ALL, consolidate_after="Never"), *_node("e")])
+    out = disrupt(
+        [pool(requirements=OD_AMD, budgets=ALL, consolidate_after="Never"), *node_and_claim("e")]
+    )
     assert commands(out) == []
     assert "e" in blocked(out)
 
 
 def test_an_uninitialized_empty_node_is_not_removed() -> None:
-    out = disrupt([pool(requirements=OD_AMD, budgets=ALL), *_node("e", initialized=False)])
+    out = disrupt([pool(requirements=OD_AMD, budgets=ALL), *node_and_claim("e", initialized=False)])
     assert commands(out) == []
     assert "e" in blocked(out)
 
@@ -154,9 +151,9 @@ def test_empty_nodes_go_first_when_the_budget_is_shared() -> None:
     out = disrupt(
         [
             pool(requirements=OD_AMD, budgets=[{"nodes": "1"}]),
-            *_node("big", "m5.2xlarge"),
+            *node_and_claim("big", "m5.2xlarge"),
             bound("w", "big", "1", "2Gi"),
-            *_node("e"),
+            *node_and_claim("e"),
         ]
     )
     assert disrupted(out) == {"e": "Empty"}
@@ -164,6 +161,12 @@ def test_empty_nodes_go_first_when_the_budget_is_shared() -> None:
 
 
 def test_a_deleting_empty_node_is_left_to_its_deletion() -> None:
-    out = disrupt([pool(requirements=OD_AMD, budgets=ALL), *_node("e", deleting=True), *_node("f")])
+    out = disrupt(
+        [
+            pool(requirements=OD_AMD, budgets=ALL),
+            *node_and_claim("e", deleting=True),
+            *node_and_claim("f"),
+        ]
+    )
     assert disrupted(out) == {"f": "Empty"}
     assert "e" in blocked(out)

@@ -10,37 +10,30 @@ from typing import Any
 
 import pytest
 from disruption_helpers import (
+    ALL,
+    OD_AMD,
     blocked,
     bound,
-    claim_for,
     commands,
     disrupt,
     disrupted,
     kept,
-    managed,
+    node_and_claim,
     pool,
 )
-from helpers import ARCH, CAPACITY_TYPE, HOSTNAME, INSTANCE_TYPE, od_price, pod, pod_affinity, req
-
-OD_AMD = [req(CAPACITY_TYPE, "In", "on-demand"), req(ARCH, "In", "amd64")]
-ALL = [{"nodes": "100%"}]
-
-
-def _node(name: str, instance_type: str = "m5.xlarge", **kw: Any) -> list[Mapping[str, Any]]:
-    n = managed(name, instance_type, **kw)
-    return [n, claim_for(n)]
+from helpers import HOSTNAME, INSTANCE_TYPE, od_price, pod, pod_affinity, req
 
 
 def _mixed_cluster(budgets: list[dict[str, Any]]) -> list[Mapping[str, Any]]:
     """One empty node, one drifted (spot in an on-demand pool), one oversized node."""
     return [
         pool(requirements=OD_AMD, budgets=budgets),
-        *_node("full"),
+        *node_and_claim("full"),
         bound("f", "full", "3", "12Gi"),
-        *_node("empty"),
-        *_node("drift", "c5.large", capacity_type="spot"),
+        *node_and_claim("empty"),
+        *node_and_claim("drift", "c5.large", capacity_type="spot"),
         bound("d", "drift", "1500m", "2Gi"),
-        *_node("big", "m5.2xlarge"),
+        *node_and_claim("big", "m5.2xlarge"),
         bound("b", "big", "1", "2Gi"),
     ]
 
@@ -93,7 +86,7 @@ def test_a_pending_pod_the_plan_puts_on_an_empty_node_keeps_it() -> None:
     out = disrupt(
         [
             pool(requirements=OD_AMD, budgets=ALL),
-            *_node("e"),
+            *node_and_claim("e"),
             pod("new", "1", "2Gi"),
         ]
     )
@@ -106,13 +99,13 @@ def test_pods_of_consolidated_nodes_do_not_land_on_nodes_removed_in_the_round() 
     out = disrupt(
         [
             pool(requirements=[*OD_AMD, req(INSTANCE_TYPE, "In", "m5.xlarge")], budgets=ALL),
-            *_node("a"),
+            *node_and_claim("a"),
             bound("a0", "a", "1", "2Gi"),
-            *_node("b"),
+            *node_and_claim("b"),
             bound("b0", "b", "1", "2Gi"),
-            *_node("c"),
+            *node_and_claim("c"),
             bound("c0", "c", "1", "2Gi"),
-            *_node("e"),
+            *node_and_claim("e"),
         ]
     )
     removed = set(disrupted(out))
@@ -130,7 +123,7 @@ def test_pods_of_consolidated_nodes_do_not_land_on_nodes_removed_in_the_round() 
 def test_a_round_holds_several_consolidations_within_the_budget() -> None:
     docs: list[Mapping[str, Any]] = [pool(requirements=OD_AMD, budgets=[{"nodes": "3"}])]
     for i in range(6):
-        docs += _node(f"n{i}", "m5.2xlarge")
+        docs += node_and_claim(f"n{i}", "m5.2xlarge")
         docs.append(bound(f"w{i}", f"n{i}", "1", "2Gi"))
     out = disrupt(docs)
     assert 2 <= len(disrupted(out)) <= 3
@@ -142,11 +135,11 @@ def test_hostname_anti_affinity_holds_after_the_round() -> None:
     out = disrupt(
         [
             pool(requirements=[*OD_AMD, req(INSTANCE_TYPE, "In", "m5.xlarge")], budgets=ALL),
-            *_node("a"),
+            *node_and_claim("a"),
             bound("db0", "a", "500m", "1Gi", labels={"app": "db"}, affinity=anti),
-            *_node("b"),
+            *node_and_claim("b"),
             bound("db1", "b", "500m", "1Gi", labels={"app": "db"}, affinity=anti),
-            *_node("c"),
+            *node_and_claim("c"),
             bound("w", "c", "500m", "1Gi"),
         ]
     )
@@ -164,7 +157,7 @@ def test_pools_spend_their_own_underutilized_budgets() -> None:
         pool("p2", requirements=OD_AMD, budgets=[{"nodes": "0"}]),
     ]
     for p in ("p1", "p2"):
-        docs += _node(f"{p}-big", "m5.2xlarge", nodepool_name=p)
+        docs += node_and_claim(f"{p}-big", "m5.2xlarge", nodepool_name=p)
         docs.append(bound(f"{p}-w", f"{p}-big", "1", "2Gi"))
     out = disrupt(docs)
     assert disrupted(out) == {"p1-big": "Underutilized"}
