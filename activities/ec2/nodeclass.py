@@ -7,6 +7,7 @@ False with the first failing reason, so a NodeClass that matches nothing is visi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -69,8 +70,9 @@ def _terms(terms: list[Any]) -> str:
 
 
 class NodeClassResolver:
-    def __init__(self, ec2: Any, ssm: Any, kubernetes_version: str) -> None:
+    def __init__(self, ec2: Any, ssm: Any, kubernetes_version: Callable[[], str]) -> None:
         self._ec2 = ec2
+        self._version = kubernetes_version
         self._amis = AMIResolver(ec2, ssm, kubernetes_version)
 
     def resolve(self, nodeclass: EC2NodeClass) -> ResolvedNodeClass:
@@ -91,6 +93,8 @@ class NodeClassResolver:
             ami_problem = f"amiSelectorTerms: {exc}"
         if not out.amis and not ami_problem:
             ami_problem = f"amiSelectorTerms matched no AMIs: {_terms(spec.ami_selector_terms)}"
+            if any(t.alias for t in spec.ami_selector_terms):
+                ami_problem += f" (none published for Kubernetes {self._version()})"
         checks = [
             (
                 SUBNETS_READY,

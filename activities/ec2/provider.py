@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from activities.ec2.capacity_cache import UnavailableOfferings
 from activities.ec2.catalog import InstanceTypeProvider
 from activities.ec2.clients import AWSClients
+from activities.ec2.cluster import ClusterSource
 from activities.ec2.fleet import Launcher
 from activities.ec2.instances import Instance, InstanceProvider
 from activities.ec2.interruption import InterruptionQueue
@@ -32,6 +33,7 @@ class EC2Provider:
     templates: LaunchTemplateProvider
     instances: InstanceProvider
     launcher: Launcher
+    cluster: ClusterSource
 
     @staticmethod
     def create(
@@ -44,11 +46,18 @@ class EC2Provider:
         pricing_client = clients.pricing if use_pricing_api and not settings.isolated_vpc else None
         pricing = PricingProvider(settings.region, clients.ec2, pricing_client)
         catalog = InstanceTypeProvider(clients.ec2, settings, pricing, unavailable, clock)
-        resolver = NodeClassResolver(clients.ec2, clients.ssm, settings.kubernetes_version)
+        cluster = ClusterSource(
+            settings.cluster,
+            clients.eks if settings.discover_cluster else None,
+            settings.cluster_refresh_seconds,
+        )
+        resolver = NodeClassResolver(
+            clients.ec2, clients.ssm, lambda: cluster.current().kubernetes_version
+        )
         templates = LaunchTemplateProvider(clients.ec2, settings.cluster_name)
         instances = InstanceProvider(clients.ec2, settings.cluster_name)
         launcher = Launcher(
-            clients.ec2, settings, catalog, resolver, templates, instances, unavailable
+            clients.ec2, settings, catalog, resolver, templates, instances, unavailable, cluster
         )
         return EC2Provider(
             settings,
@@ -60,6 +69,7 @@ class EC2Provider:
             templates,
             instances,
             launcher,
+            cluster,
         )
 
     def resolve_nodeclass(self, nodeclass: EC2NodeClass) -> ResolvedNodeClass:
