@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from activities.ec2.errors import NodeClassNotReady, aws_errors
+from activities.ec2.families import FAMILIES
 from activities.ec2.selectors import tag_filters
 from activities.ec2.type_labels import ACCEL_COUNT, GPU_COUNT, KUBE_ARCH
 from models import labels as L
@@ -49,7 +50,7 @@ def variant_requirements(arch: str, variant: str) -> tuple[dict[str, object], ..
     reqs = [Requirement.create(L.ARCH, IN, [KUBE_ARCH.get(arch, arch)])]
     if variant.startswith("windows"):
         reqs.append(Requirement.create(L.OS, IN, ["windows"]))
-        reqs.append(Requirement.create(WINDOWS_BUILD_LABEL, IN, [WINDOWS_BUILDS[variant[7:]]]))
+        reqs.append(Requirement.create(L.WINDOWS_BUILD, IN, [WINDOWS_BUILDS[variant[7:]]]))
     elif variant == NVIDIA:
         reqs.append(Requirement.create(GPU_COUNT, EXISTS))
     elif variant == NEURON:
@@ -61,8 +62,9 @@ def variant_requirements(arch: str, variant: str) -> tuple[dict[str, object], ..
 
 
 # Windows Server release → the build label Karpenter puts on its nodes.
-WINDOWS_BUILDS = {"2019": "10.0.17763", "2022": "10.0.20348", "2025": "10.0.26100"}
-WINDOWS_BUILD_LABEL = "node.kubernetes.io/windows-build"
+WINDOWS_BUILDS = {
+    w.name.removeprefix("Windows"): w.windows_build for w in FAMILIES.values() if w.windows_build
+}
 # EKS publishes no AL2 AMIs from this Kubernetes version on.
 AL2_LAST_MINOR = 32
 

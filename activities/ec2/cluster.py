@@ -98,6 +98,7 @@ class ClusterSource:
         return self.current()
 
     def _describe(self) -> ClusterInfo:
+        assert self._eks is not None
         with aws_errors("DescribeCluster"):
             cluster = self._eks.describe_cluster(name=self._static.name)["cluster"]
         found = from_describe_cluster(self._static.name, cluster)

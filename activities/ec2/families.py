@@ -42,6 +42,8 @@ class AMIFamily:
     eni_limited_memory_overhead: bool = False
     pods_per_core_enabled: bool = True
     eviction_soft_enabled: bool = True
+    # Windows families: the build their nodes report (node.kubernetes.io/windows-build).
+    windows_build: str = ""
 
 
 FAMILIES = {
@@ -50,7 +52,10 @@ FAMILIES = {
     AL2: AMIFamily(AL2, "/dev/xvda", 20 * GIB, eni_limited_memory_overhead=True),
     CUSTOM: AMIFamily(CUSTOM, "/dev/xvda", 20 * GIB),
     # Windows nodes get a fixed pod limit (the VPC CNI's Windows IPAM), and a 50 GiB C: drive.
-    **{w: AMIFamily(w, "/dev/sda1", 50 * GIB, eni_limited_pod_density=False) for w in WINDOWS},
+    **{
+        w: AMIFamily(w, "/dev/sda1", 50 * GIB, eni_limited_pod_density=False, windows_build=b)
+        for w, b in zip(WINDOWS, ("10.0.17763", "10.0.20348", "10.0.26100"), strict=True)
+    },
 }
 
 

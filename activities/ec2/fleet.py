@@ -300,6 +300,9 @@ class Launcher:
                 {"ResourceType": r, "Tags": tags} for r in ("instance", "volume", "fleet")
             ],
         }
+        if nodeclass.spec.context:
+            # EC2NodeClass.spec.context: the reserved-capacity context EC2 Fleet launches in.
+            params["Context"] = nodeclass.spec.context
         if capacity_type == L.CAPACITY_TYPE_SPOT:
             params["SpotOptions"] = {"AllocationStrategy": "price-capacity-optimized"}
         else:

@@ -1,18 +1,21 @@
 """Seed an emulated region with what a real EKS account already has.
 
 A VPC with one subnet per zone and a security group, all carrying Karpenter's discovery tag;
-EKS-optimized AL2023 and Bottlerocket AMIs and the public SSM parameters that point at them.
+an EKS cluster (moto's EKS) with a service CIDR and version; EKS-optimized AL2023, AL2,
+Bottlerocket and Windows AMIs and the public SSM parameters that point at them.
 moto refuses ``PutParameter`` under ``/aws/`` and registers AMIs without architecture or date,
 so both are written into moto's in-process backends directly.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import boto3
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ec2.models import ec2_backends
 from moto.ec2.models.amis import Ami
@@ -21,6 +24,7 @@ from moto.ssm.models import Parameter, ssm_backends
 
 DISCOVERY_TAG = "karpenter.sh/discovery"
 EKS_OWNER = "602401143452"
+WINDOWS_OWNER = "801119661308"
 ARCHES = ("x86_64", "arm64")
 
 
@@ -114,7 +118,7 @@ def add_image(
         ami_id,
         name=name,
         owner_id=owner,
-        owner_alias="amazon" if owner == EKS_OWNER else None,
+        owner_alias="amazon" if owner in (EKS_OWNER, WINDOWS_OWNER) else None,
         public=True,
         virtualization_type="hvm",
         architecture=architecture,
@@ -171,7 +175,54 @@ def seed_eks_amis(
                 for p, v in params.items():
                     put_public_parameter(region, p, v)
                     out.parameters[p] = v
+    for i, release in enumerate(releases):
+        for path, name, arch, variant in (
+            ("amazon-linux-2", "node", "x86_64", "standard"),
+            ("amazon-linux-2-arm64", "arm64-node", "arm64", "standard"),
+            ("amazon-linux-2-gpu", "gpu-node", "x86_64", "nvidia"),
+        ):
+            ami_name = f"amazon-eks-{name}-{k8s}-{release}"
+            image = add_image(region, ami_name, arch, base + timedelta(days=i))
+            prefix = f"/aws/service/eks/optimized-ami/{k8s}/{path}"
+            params = {f"{prefix}/{ami_name}/image_id": image}
+            if i == len(releases) - 1:
+                params[f"{prefix}/recommended/image_id"] = image
+                out.images[("al2", variant, arch)] = image
+            for p, v in params.items():
+                put_public_parameter(region, p, v)
+                out.parameters[p] = v
+    for release in ("2019", "2022", "2025"):
+        ami_name = f"Windows_Server-{release}-English-Core-EKS_Optimized-{k8s}"
+        image = add_image(region, f"{ami_name}-2024.10.08", "x86_64", base, owner=WINDOWS_OWNER)
+        param = f"/aws/service/ami-windows-latest/{ami_name}/image_id"
+        put_public_parameter(region, param, image)
+        out.parameters[param] = image
+        out.images[(f"windows{release}", "standard", "x86_64")] = image
     return out
+
+
+def seed_eks_cluster(
+    ec2: Any,
+    cluster_name: str,
+    kubernetes_version: str = "1.31",
+    service_cidr: str = "172.20.0.0/16",
+    subnet_ids: list[str] | None = None,
+) -> dict[str, Any]:
+    """An ACTIVE EKS cluster in moto (same endpoint as ``ec2``); returns DescribeCluster's
+    ``cluster``. An existing one of that name is left as it is."""
+    eks = boto3.session.Session(
+        aws_access_key_id="testing", aws_secret_access_key="testing"
+    ).client("eks", region_name=ec2.meta.region_name, endpoint_url=ec2.meta.endpoint_url)
+    with contextlib.suppress(eks.exceptions.ResourceInUseException):
+        eks.create_cluster(
+            name=cluster_name,
+            version=kubernetes_version,
+            roleArn=f"arn:aws:iam::{DEFAULT_ACCOUNT_ID}:role/{cluster_name}-cluster",
+            resourcesVpcConfig={"subnetIds": subnet_ids or []},
+            kubernetesNetworkConfig={"serviceIpv4Cidr": service_cidr, "ipFamily": "ipv4"},
+        )
+    cluster: dict[str, Any] = eks.describe_cluster(name=cluster_name)["cluster"]
+    return cluster
 
 
 @dataclass
@@ -179,12 +230,17 @@ class SeededRegion:
     region: str
     network: SeededNetwork
     amis: SeededAMIs
+    cluster: dict[str, Any] = field(default_factory=dict)
 
 
 def seed_region(
     ec2: Any, region: str, cluster_name: str, kubernetes_version: str = "1.31"
 ) -> SeededRegion:
-    """Everything a NodeClass with discovery-tag selectors and an alias needs to be Ready."""
-    return SeededRegion(
-        region, seed_network(ec2, cluster_name), seed_eks_amis(region, kubernetes_version)
+    """Everything a NodeClass with discovery-tag selectors and an alias needs to be Ready,
+    and the EKS cluster that discovery reads."""
+    network = seed_network(ec2, cluster_name)
+    amis = seed_eks_amis(region, kubernetes_version)
+    cluster = seed_eks_cluster(
+        ec2, cluster_name, kubernetes_version, subnet_ids=list(network.subnets.values())
     )
+    return SeededRegion(region, network, amis, cluster)
