@@ -54,15 +54,46 @@ def activities_for(deps: Deps) -> list[Callable[..., Any]]:
     return [*NodeClaimActivities(deps).all(), *PlanningActivities(deps).all()]
 
 
+def cluster_info(settings: Settings) -> tuple[ClusterInfo, bool]:
+    """The cluster facts settings give, and whether EKS must be asked for the rest."""
+    given = {
+        "endpoint": settings.cluster_endpoint,
+        "certificate_authority": settings.cluster_ca_bundle,
+        "service_cidr": settings.service_cidr,
+        "kubernetes_version": settings.kubernetes_version,
+    }
+    info = ClusterInfo(settings.cluster, **{k: v for k, v in given.items() if v})
+    return info, not all(given.values())
+
+
 def ec2_provider(settings: Settings) -> EC2Provider:
     clients = AWSClients.create(settings.region, settings.aws_endpoint_url or None)
+    cluster, discover = cluster_info(settings)
     provider_settings = ProviderSettings(
         region=settings.region,
-        cluster=ClusterInfo(settings.cluster, settings.cluster_endpoint),
+        cluster=cluster,
         interruption_queue=settings.interruption_queue or None,
+        discover_cluster=discover,
     )
     return EC2Provider.create(
         provider_settings, clients, use_pricing_api=not settings.aws_endpoint_url
+    )
+
+
+def discover_cluster(ec2: EC2Provider) -> None:
+    """Learn the cluster now so a wrong name or a missing permission shows at start, in one
+    line; launches retry discovery themselves."""
+    try:
+        info = ec2.cluster.current()
+    except Exception as exc:
+        log.error("EKS cluster %s: discovery failed: %s", ec2.settings.cluster_name, exc)
+        return
+    log.info(
+        "EKS cluster %s: Kubernetes %s, service CIDR %s, endpoint %s",
+        info.name,
+        info.kubernetes_version,
+        info.service_cidr,
+        info.endpoint,
     )
 
 
@@ -123,6 +154,7 @@ async def run_worker(
     # Load the catalog now, so the first plan or launch after a (re)start does not pay for it
     # inside an activity (it overlaps the wait for a dead worker's lost activities).
     warming = asyncio.create_task(asyncio.to_thread(catalog_cache.warm, ec2, cache))
+    discovery = asyncio.create_task(asyncio.to_thread(discover_cluster, ec2))
     try:
         async with worker:
             running = True
@@ -148,6 +180,7 @@ async def run_worker(
     finally:
         running = False
         warming.cancel()
+        discovery.cancel()
         if watchers is not None:
             watchers.close()
             if watchers.status is not None:
