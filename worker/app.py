@@ -74,6 +74,7 @@ def ec2_provider(settings: Settings) -> EC2Provider:
         cluster=cluster,
         interruption_queue=settings.interruption_queue or None,
         discover_cluster=discover,
+        manage_instance_profiles=True,
     )
     return EC2Provider.create(
         provider_settings, clients, use_pricing_api=not settings.aws_endpoint_url

@@ -241,6 +241,7 @@ class Launcher:
                 image_id,
                 render_user_data(family.name, bootstrap),
                 [g.id for g in resolved.security_groups],
+                resolved.instance_profile,
             )
             name = self._templates.ensure(spec)
             images[name] = image_id

@@ -86,6 +86,7 @@ class LaunchTemplateInput:
         image_id: str,
         user_data: str,
         security_group_ids: list[str],
+        instance_profile: str | None,
     ) -> LaunchTemplateInput:
         spec = nodeclass.spec
         mo = spec.metadata_options
@@ -104,9 +105,7 @@ class LaunchTemplateInput:
             block_device_mappings=json.dumps(
                 block_device_mappings(nodeclass, family), sort_keys=True
             ),
-            instance_profile=spec.instance_profile
-            or (spec.role and f"{spec.role}-profile")
-            or None,
+            instance_profile=instance_profile,
             detailed_monitoring=bool(spec.detailed_monitoring),
             associate_public_ip=spec.associate_public_ip_address,
         )

@@ -14,6 +14,7 @@ from typing import Any
 
 from activities.ec2.amis import AMIResolver, ResolvedAMI
 from activities.ec2.errors import EC2Error, NodeClassNotReady
+from activities.ec2.instance_profiles import InstanceProfiles
 from activities.ec2.securitygroups import SecurityGroup, resolve_security_groups
 from activities.ec2.selectors import describe_term
 from activities.ec2.subnets import Subnet, resolve_subnets
@@ -23,6 +24,7 @@ from models.nodeclaim import Condition
 SUBNETS_READY = "SubnetsReady"
 SECURITY_GROUPS_READY = "SecurityGroupsReady"
 AMIS_READY = "AMIsReady"
+INSTANCE_PROFILE_READY = "InstanceProfileReady"
 READY = "Ready"
 
 
@@ -32,6 +34,7 @@ class ResolvedNodeClass:
     subnets: list[Subnet] = field(default_factory=list)
     security_groups: list[SecurityGroup] = field(default_factory=list)
     amis: list[ResolvedAMI] = field(default_factory=list)
+    instance_profile: str | None = None
     conditions: list[Condition] = field(default_factory=list)
 
     @property
@@ -51,6 +54,7 @@ class ResolvedNodeClass:
             subnets=[s.to_status() for s in self.subnets],
             security_groups=[g.to_status() for g in self.security_groups],
             amis=[a.to_status() for a in self.amis],
+            instance_profile=self.instance_profile,
             conditions=self.conditions,
         )
 
@@ -70,7 +74,15 @@ def _terms(terms: list[Any]) -> str:
 
 
 class NodeClassResolver:
-    def __init__(self, ec2: Any, ssm: Any, kubernetes_version: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        ec2: Any,
+        ssm: Any,
+        kubernetes_version: Callable[[], str],
+        profiles: InstanceProfiles | None = None,
+    ) -> None:
+        """Without ``profiles`` (the offline catalog), the profile is taken as named."""
+        self._profiles = profiles
         self._ec2 = ec2
         self._version = kubernetes_version
         self._amis = AMIResolver(ec2, ssm, kubernetes_version)
@@ -110,6 +122,7 @@ class NodeClassResolver:
                 f"{_terms(spec.security_group_selector_terms)}",
             ),
             (AMIS_READY, not ami_problem, "AMINotFound", ami_problem),
+            self._instance_profile(nodeclass, out),
         ]
         out.conditions = [_condition(t, ok, r, m, now) for t, ok, r, m in checks]
         failed = [c for c in out.conditions if c.status != "True"]
@@ -118,3 +131,13 @@ class NodeClassResolver:
             _condition(READY, not failed, failed[0].reason if failed else "", ready_message, now)
         )
         return out
+
+    def _instance_profile(
+        self, nodeclass: EC2NodeClass, out: ResolvedNodeClass
+    ) -> tuple[str, bool, str, str]:
+        if self._profiles is None:
+            out.instance_profile = nodeclass.spec.instance_profile
+            return (INSTANCE_PROFILE_READY, True, "", "")
+        state = self._profiles.ensure(nodeclass)
+        out.instance_profile = state.name
+        return (INSTANCE_PROFILE_READY, state.ready, state.reason, state.message)

@@ -11,6 +11,7 @@ from activities.ec2.catalog import InstanceTypeProvider
 from activities.ec2.clients import AWSClients
 from activities.ec2.cluster import ClusterSource
 from activities.ec2.fleet import Launcher
+from activities.ec2.instance_profiles import InstanceProfiles
 from activities.ec2.instances import Instance, InstanceProvider
 from activities.ec2.interruption import InterruptionQueue
 from activities.ec2.launch_templates import LaunchTemplateProvider
@@ -34,6 +35,7 @@ class EC2Provider:
     instances: InstanceProvider
     launcher: Launcher
     cluster: ClusterSource
+    profiles: InstanceProfiles | None
 
     @staticmethod
     def create(
@@ -51,8 +53,13 @@ class EC2Provider:
             clients.eks if settings.discover_cluster else None,
             settings.cluster_refresh_seconds,
         )
+        profiles = (
+            InstanceProfiles(clients.iam, settings.cluster_name, settings.region)
+            if settings.manage_instance_profiles and clients.iam is not None
+            else None
+        )
         resolver = NodeClassResolver(
-            clients.ec2, clients.ssm, lambda: cluster.current().kubernetes_version
+            clients.ec2, clients.ssm, lambda: cluster.current().kubernetes_version, profiles
         )
         templates = LaunchTemplateProvider(clients.ec2, settings.cluster_name)
         instances = InstanceProvider(clients.ec2, settings.cluster_name)
@@ -70,6 +77,7 @@ class EC2Provider:
             instances,
             launcher,
             cluster,
+            profiles,
         )
 
     def resolve_nodeclass(self, nodeclass: EC2NodeClass) -> ResolvedNodeClass:

@@ -51,6 +51,9 @@ class ProviderSettings:
     max_fleet_instance_types: int = 60
     unavailable_offerings_ttl_seconds: float = 180.0
     discover_cluster: bool = False
+    # Create and reconcile the instance profile of a NodeClass's ``role`` through IAM (the
+    # worker does; offline tools leave IAM alone and take ``instanceProfile`` as named).
+    manage_instance_profiles: bool = False
     cluster_refresh_seconds: float = 300.0
 
     @property

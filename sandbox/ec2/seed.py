@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -243,4 +244,24 @@ def seed_region(
     cluster = seed_eks_cluster(
         ec2, cluster_name, kubernetes_version, subnet_ids=list(network.subnets.values())
     )
+    seed_node_role(ec2, f"KarpenterNodeRole-{cluster_name}")
     return SeededRegion(region, network, amis, cluster)
+
+
+def seed_node_role(ec2: Any, role: str) -> None:
+    """The node IAM role Karpenter's getting-started stack creates (EC2 may assume it)."""
+    iam = boto3.session.Session(
+        aws_access_key_id="testing", aws_secret_access_key="testing"
+    ).client("iam", region_name="us-east-1", endpoint_url=ec2.meta.endpoint_url)
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "ec2.amazonaws.com"},
+                "Action": "sts:AssumeRole",
+            }
+        ],
+    }
+    with contextlib.suppress(iam.exceptions.EntityAlreadyExistsException):
+        iam.create_role(RoleName=role, AssumeRolePolicyDocument=json.dumps(trust))
