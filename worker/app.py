@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -27,9 +28,11 @@ from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.worker import Worker
 
+from activities.ec2 import garbage
 from activities.ec2.clients import AWSClients
 from activities.ec2.provider import EC2Provider
 from activities.ec2.settings import ClusterInfo, ProviderSettings
+from activities.kubernetes import nodeclasses
 from activities.kubernetes.client import Kube, connect
 from activities.lifecycle.common import Deps
 from activities.lifecycle.defs import NodeClaimActivities
@@ -151,6 +154,7 @@ async def run_worker(
         health = HealthServer(settings.health_port, ready, host=settings.health_host).start()
         log.info("health and metrics on :%d", health.port)
     stopper = stop or asyncio.Event()
+    gc_stop = threading.Event()
     cache = Path(settings.catalog_cache) if settings.catalog_cache else None
     # Load the catalog now, so the first plan or launch after a (re)start does not pay for it
     # inside an activity (it overlaps the wait for a dead worker's lost activities).
@@ -172,6 +176,13 @@ async def run_worker(
                     ec2=ec2,
                     status=StatusReporter(kube, ec2).start(),
                 ).start()
+            threading.Thread(
+                target=garbage.run,
+                args=(ec2, lambda: [n["metadata"]["name"] for n in nodeclasses.list_(kube)[0]]),
+                kwargs={"stop": gc_stop},
+                name="aws-gc",
+                daemon=True,
+            ).start()
             log.info(
                 "worker up: task queue %s, namespace %s",
                 settings.temporal.task_queue,
@@ -180,6 +191,7 @@ async def run_worker(
             await stopper.wait()
     finally:
         running = False
+        gc_stop.set()
         warming.cancel()
         discovery.cancel()
         if watchers is not None:

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from activities.ec2.errors import EC2Error, aws_errors, error_code
@@ -29,6 +30,7 @@ TAG_MANAGED_BY = "karpenter.sh/managed-by"
 TAG_NODECLASS = "karpenter.k8s.aws/ec2nodeclass"
 TAG_REGION = "topology.kubernetes.io/region"
 NOT_FOUND = "NoSuchEntity"
+GC_GRACE = timedelta(minutes=5)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,13 +224,21 @@ class InstanceProfiles:
             ignore=(NOT_FOUND,),
         )
 
-    def garbage_collect(self, live_nodeclasses: Iterable[str]) -> list[str]:
-        """Delete this cluster's managed profiles whose NodeClass no longer exists."""
+    def garbage_collect(
+        self, live_nodeclasses: Iterable[str], now: datetime | None = None
+    ) -> list[str]:
+        """Delete this cluster's managed profiles whose NodeClass no longer exists.
+
+        A profile younger than ``GC_GRACE`` is kept: its NodeClass may have been created after
+        the caller listed them.
+        """
         live = set(live_nodeclasses)
+        cutoff = (now or datetime.now(UTC)) - GC_GRACE
         deleted = []
         for profile in self.list_managed():
             owner = profile["Path"].removeprefix(self.path_prefix).strip("/")
-            if owner in live:
+            created = profile.get("CreateDate")
+            if owner in live or (isinstance(created, datetime) and created > cutoff):
                 continue
             self.delete(profile["InstanceProfileName"])
             self.forget(owner)

@@ -14,7 +14,7 @@ from activities.ec2.fleet import Launcher
 from activities.ec2.instance_profiles import InstanceProfiles
 from activities.ec2.instances import Instance, InstanceProvider
 from activities.ec2.interruption import InterruptionQueue
-from activities.ec2.launch_templates import LaunchTemplateProvider
+from activities.ec2.launch_templates import LT_ID_TAG, LaunchTemplateProvider
 from activities.ec2.launch_types import LaunchRequest, LaunchResult
 from activities.ec2.nodeclass import NodeClassResolver, ResolvedNodeClass
 from activities.ec2.pricing import PricingProvider
@@ -106,3 +106,12 @@ class EC2Provider:
         if not self.settings.interruption_queue:
             return None
         return InterruptionQueue(self.clients.sqs, self.settings.interruption_queue)
+
+    def garbage_collect(self, live_nodeclasses: list[str] | None = None) -> dict[str, list[str]]:
+        """Delete launch templates no live instance uses and, given the NodeClasses that
+        exist, the instance profiles of the others. Returns what was deleted, by kind."""
+        in_use = {i.tags[LT_ID_TAG] for i in self.instances.list_owned() if LT_ID_TAG in i.tags}
+        out = {"launchTemplates": self.templates.garbage_collect(in_use)}
+        if live_nodeclasses is not None and self.profiles is not None:
+            out["instanceProfiles"] = self.profiles.garbage_collect(live_nodeclasses)
+        return out

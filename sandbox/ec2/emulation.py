@@ -11,6 +11,7 @@ to a ThreadedMotoServer) so that:
 * pools marked with :meth:`Emulation.inject_insufficient_capacity` are skipped and reported in
   ``Errors`` with ``InsufficientInstanceCapacity``, as EC2 does;
 * a repeated ``ClientToken`` returns the first call's answer (EC2's idempotency);
+* launched instances carry ``aws:ec2launchtemplate:id`` / ``:version`` tags, as EC2 adds;
 * DescribeSpotPriceHistory returns a per-(type, zone) price (a stable fraction of on-demand).
 
 The provider code never knows; it only sees an EC2 endpoint that behaves more like EC2.
@@ -186,6 +187,7 @@ class Emulation:
                 tag_specifications=response._get_param("TagSpecifications", []),
             )
             result = {"FleetId": fleet.id, "Instances": fleet.instances or []}
+            _tag_with_template(backend, cfg["LaunchTemplateSpecification"], result["Instances"])
             if errors:
                 result["Errors"] = errors
         if token:
@@ -214,6 +216,18 @@ class Emulation:
                 }
             )
         return ActionResult({"SpotPriceHistory": history})
+
+
+def _tag_with_template(backend: Any, spec: Mapping[str, Any], launched: list[Any]) -> None:
+    """EC2 tags every instance with the template it came from; moto's CreateFleet does not."""
+    version = backend._get_template_from_args(dict(spec))
+    tags = {
+        "aws:ec2launchtemplate:id": version.template.id,
+        "aws:ec2launchtemplate:version": str(version.number),
+    }
+    for entry in launched:
+        for instance_id in entry.get("InstanceIds", []):
+            backend.get_instance(instance_id).add_tags(tags)
 
 
 def _clean_spec(spec: Mapping[str, Any]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -124,7 +125,9 @@ def test_garbage_collection_deletes_profiles_of_gone_nodeclasses(
         managed.resolve_nodeclass(make_nodeclass.build(name, role=ROLE))
     env.clients.iam.create_instance_profile(InstanceProfileName="not-ours")
     assert managed.profiles is not None
-    deleted = managed.profiles.garbage_collect(["keep"])
+    assert managed.profiles.garbage_collect(["keep"]) == []  # too young: maybe just created
+    later = datetime.now(UTC) + timedelta(minutes=10)
+    deleted = managed.profiles.garbage_collect(["keep"], now=later)
     assert deleted == [profile_name(CLUSTER, REGION, "gone")]
     left = {
         p["InstanceProfileName"]

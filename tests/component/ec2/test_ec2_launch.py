@@ -242,3 +242,34 @@ def test_bottlerocket_and_gpu_pick_matching_amis(env: Any, make_nodeclass: Any) 
     toml = base64.b64decode(data["UserData"]).decode()
     assert "[settings.kubernetes]" in toml and 'cluster-name = "test-cluster"' in toml
     assert [m["DeviceName"] for m in data["BlockDeviceMappings"]] == ["/dev/xvda", "/dev/xvdb"]
+
+
+def test_launch_templates_are_reused_by_content_and_collected_when_unused(
+    env: Any, make_nodeclass: Any
+) -> None:
+    nc = make_nodeclass.build()
+    first = env.provider.launch(request("claim-a"), nc)
+    env.provider.launch(request("claim-b"), nc)  # same content: the same two templates
+    lts = env.clients.ec2.describe_launch_templates()["LaunchTemplates"]
+    assert len(lts) == 2
+    # young templates are kept even if unused (a launch may be about to use them)
+    assert env.provider.garbage_collect()["launchTemplates"] == []
+    later = datetime.now(UTC) + timedelta(minutes=10)
+    ids = {
+        t["Value"]
+        for i in instances(env)
+        for t in i["Tags"]
+        if t["Key"] == "aws:ec2launchtemplate:id"
+    }
+    deleted = env.provider.templates.garbage_collect(ids, now=later)
+    left = env.clients.ec2.describe_launch_templates()["LaunchTemplates"]
+    assert len(deleted) == 1 and [t["LaunchTemplateId"] for t in left] == sorted(ids)
+    # once no NodeClaim's instance uses it, the last one goes too
+    for i in instances(env):
+        env.provider.delete(i["InstanceId"])
+    assert env.provider.templates.garbage_collect(set(), now=later) == [
+        t["LaunchTemplateName"] for t in left
+    ]
+    assert env.clients.ec2.describe_launch_templates()["LaunchTemplates"] == []
+    # and a launch after that recreates what it needs
+    assert env.provider.launch(request("claim-c"), nc).instance_id != first.instance_id
