@@ -88,12 +88,27 @@ class NodeClassResolver:
         self._amis = AMIResolver(ec2, ssm, kubernetes_version)
 
     def resolve(self, nodeclass: EC2NodeClass) -> ResolvedNodeClass:
-        """Never raises for bad selectors; AWS failures (throttling...) propagate, typed."""
+        """Never raises for bad selectors or for AWS refusals another try will not change
+        (access denied...): those become the condition's message. Failures a retry may fix
+        (throttling, 5xx, timeouts that outlived boto3's retries) propagate, typed."""
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         spec = nodeclass.spec
         out = ResolvedNodeClass(nodeclass.name)
-        out.subnets = resolve_subnets(self._ec2, spec.subnet_selector_terms)
-        out.security_groups = resolve_security_groups(self._ec2, spec.security_group_selector_terms)
+        subnet_problem = sg_problem = ""
+        try:
+            out.subnets = resolve_subnets(self._ec2, spec.subnet_selector_terms)
+        except EC2Error as exc:
+            if exc.retryable:
+                raise
+            subnet_problem = f"subnetSelectorTerms: {exc}"
+        try:
+            out.security_groups = resolve_security_groups(
+                self._ec2, spec.security_group_selector_terms
+            )
+        except EC2Error as exc:
+            if exc.retryable:
+                raise
+            sg_problem = f"securityGroupSelectorTerms: {exc}"
         ami_problem = ""
         try:
             out.amis = self._amis.resolve(spec.ami_selector_terms)
@@ -112,13 +127,15 @@ class NodeClassResolver:
                 SUBNETS_READY,
                 bool(out.subnets),
                 "SubnetsNotFound",
-                f"subnetSelectorTerms matched no subnets: {_terms(spec.subnet_selector_terms)}",
+                subnet_problem
+                or f"subnetSelectorTerms matched no subnets: {_terms(spec.subnet_selector_terms)}",
             ),
             (
                 SECURITY_GROUPS_READY,
                 bool(out.security_groups),
                 "SecurityGroupsNotFound",
-                "securityGroupSelectorTerms matched no security groups: "
+                sg_problem
+                or "securityGroupSelectorTerms matched no security groups: "
                 f"{_terms(spec.security_group_selector_terms)}",
             ),
             (AMIS_READY, not ami_problem, "AMINotFound", ami_problem),
@@ -138,6 +155,11 @@ class NodeClassResolver:
         if self._profiles is None:
             out.instance_profile = nodeclass.spec.instance_profile
             return (INSTANCE_PROFILE_READY, True, "", "")
-        state = self._profiles.ensure(nodeclass)
+        try:
+            state = self._profiles.ensure(nodeclass)
+        except EC2Error as exc:
+            if exc.retryable:
+                raise
+            return (INSTANCE_PROFILE_READY, False, "InstanceProfileError", f"IAM: {exc}")
         out.instance_profile = state.name
         return (INSTANCE_PROFILE_READY, state.ready, state.reason, state.message)
