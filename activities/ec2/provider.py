@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from activities.ec2.capacity_cache import UnavailableOfferings
 from activities.ec2.catalog import InstanceTypeProvider
@@ -107,11 +108,13 @@ class EC2Provider:
             return None
         return InterruptionQueue(self.clients.sqs, self.settings.interruption_queue)
 
-    def garbage_collect(self, live_nodeclasses: list[str] | None = None) -> dict[str, list[str]]:
+    def garbage_collect(
+        self, live_nodeclasses: list[str] | None = None, now: datetime | None = None
+    ) -> dict[str, list[str]]:
         """Delete launch templates no live instance uses and, given the NodeClasses that
         exist, the instance profiles of the others. Returns what was deleted, by kind."""
         in_use = {i.tags[LT_ID_TAG] for i in self.instances.list_owned() if LT_ID_TAG in i.tags}
-        out = {"launchTemplates": self.templates.garbage_collect(in_use)}
+        out = {"launchTemplates": self.templates.garbage_collect(in_use, now=now)}
         if live_nodeclasses is not None and self.profiles is not None:
-            out["instanceProfiles"] = self.profiles.garbage_collect(live_nodeclasses)
+            out["instanceProfiles"] = self.profiles.garbage_collect(live_nodeclasses, now=now)
         return out

@@ -12,7 +12,9 @@ to a ThreadedMotoServer) so that:
   ``Errors`` with ``InsufficientInstanceCapacity``, as EC2 does;
 * a repeated ``ClientToken`` returns the first call's answer (EC2's idempotency);
 * launched instances carry ``aws:ec2launchtemplate:id`` / ``:version`` tags, as EC2 adds;
-* DescribeSpotPriceHistory returns a per-(type, zone) price (a stable fraction of on-demand).
+* DescribeSpotPriceHistory returns a per-(type, zone) price (a stable fraction of on-demand);
+* IAM RemoveRoleFromInstanceProfile of a role the profile lacks answers NoSuchEntity, as IAM
+  does (moto fails with an internal error).
 
 The provider code never knows; it only sees an EC2 endpoint that behaves more like EC2.
 """
@@ -28,6 +30,8 @@ from typing import Any
 from moto.core.responses import ActionResult
 from moto.ec2.responses import EC2Response
 from moto.ec2.utils import random_fleet_id
+from moto.iam.exceptions import NoSuchEntity
+from moto.iam.models import IAMBackend
 
 from activities.ec2.pricing import offline_table
 
@@ -264,15 +268,29 @@ def install(emulation: Emulation | None = None) -> Emulation:
 
         EC2Response.create_fleet = create_fleet  # type: ignore[method-assign]
         EC2Response.describe_spot_price_history = describe_spot_price_history  # type: ignore[method-assign]
+        _originals["iam:remove_role_from_instance_profile"] = (
+            IAMBackend.remove_role_from_instance_profile
+        )
+        IAMBackend.remove_role_from_instance_profile = _remove_role  # type: ignore[method-assign]
     _installed = emu
     return emu
+
+
+def _remove_role(self: Any, profile_name: str, role_name: str) -> None:
+    """IAM answers NoSuchEntity for a role the profile does not hold; moto fails with a 500."""
+    profile = self.get_instance_profile(profile_name)
+    if not any(r.name == role_name for r in profile.roles):
+        raise NoSuchEntity(f"role {role_name} is not in instance profile {profile_name}")
+    _originals["iam:remove_role_from_instance_profile"](self, profile_name, role_name)
 
 
 def uninstall() -> None:
     """Restore moto's own handlers."""
     global _installed
     for name, original in _originals.items():
-        if original is None:
+        if name.startswith("iam:"):
+            setattr(IAMBackend, name.removeprefix("iam:"), original)
+        elif original is None:
             delattr(EC2Response, name)
         else:
             setattr(EC2Response, name, original)

@@ -81,6 +81,8 @@ class FaultInjector:
     kinds: tuple[str, ...] = KINDS
     seed: int = 0
     only: frozenset[str] = frozenset()  # operation names eligible for random faults; all if empty
+    # When set, the first attempt of every call fails with this fault (its retries do not).
+    every_first_attempt: str | None = None
     attempts: Counter[str] = field(default_factory=Counter)
     injected: list[tuple[str, str]] = field(default_factory=list)
     _queued: dict[str, deque[str]] = field(default_factory=lambda: defaultdict(deque))
@@ -146,6 +148,9 @@ class FaultInjector:
         with self._lock:
             self.attempts[key] += 1
         fault = self._next_fault(operation)
+        first = "attempt=1;" in str(request.headers.get("amz-sdk-request", ""))
+        if fault is None and first and self.every_first_attempt:
+            fault = self.every_first_attempt
         if fault is None:
             return None
         with self._lock:
