@@ -32,6 +32,7 @@ from activities.ec2 import garbage
 from activities.ec2.clients import AWSClients
 from activities.ec2.provider import EC2Provider
 from activities.ec2.settings import ClusterInfo, ProviderSettings
+from activities.ec2.shared_offerings import ConfigMapRecord
 from activities.kubernetes import nodeclasses
 from activities.kubernetes.client import Kube, connect
 from activities.lifecycle.common import Deps
@@ -141,6 +142,8 @@ async def run_worker(
         client = await connection.connect(
             settings.temporal, telemetry.plugins(settings.otlp_endpoint)
         )
+    # Replicas share what EC2 refused through a ConfigMap (activities/ec2/shared_offerings.py).
+    ec2.unavailable.share(ConfigMapRecord(kube.core))
     deps = Deps(kube=kube, ec2=ec2, counters=PrometheusCounters(), cluster=settings.cluster)
     worker = build_worker(client, deps, settings.temporal.task_queue, settings.activity_threads)
     watchers: Watchers | None = None

@@ -154,6 +154,7 @@ class Launcher:
             return self._result_for_existing(existing, nodeclass)
         resolved = self._resolver.resolve(nodeclass)
         resolved.require_ready()
+        self._unavailable.sync()  # other replicas' refusals, before choosing pools
         zones = {s.zone for s in resolved.subnets}
         types = self._catalog.list(nodeclass, zones)
         reqs = request.requirement_set()
