@@ -16,7 +16,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -91,6 +91,22 @@ class InstanceProfiles:
             with self._lock:
                 self._ready[key] = (self._clock(), state)
         return state
+
+    def check(self, nodeclass: EC2NodeClass) -> ProfileState:
+        """Read-only: would :meth:`ensure` succeed? (``joinery doctor``; creates nothing.)"""
+        spec = nodeclass.spec
+        if spec.instance_profile:
+            state = self._existing(spec.instance_profile)
+            return replace(state, message=state.message or f"instance profile {state.name}")
+        if not spec.role:
+            return ProfileState(None, False, "NoRole", "neither role nor instanceProfile is set")
+        role_name = spec.role.rsplit("/", 1)[-1]
+        if not self._role_exists(role_name):
+            return ProfileState(
+                None, False, "RoleNotFound", f"role {role_name!r} does not exist in IAM"
+            )
+        name = profile_name(self._cluster, self._region, nodeclass.name)
+        return ProfileState(name, True, message=f"role {role_name} (instance profile {name})")
 
     def forget(self, nodeclass_name: str) -> None:
         with self._lock:
