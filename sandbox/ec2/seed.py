@@ -139,7 +139,7 @@ def seed_eks_amis(
     releases: tuple[str, ...] = ("v20241011", "v20241024"),
     bottlerocket_releases: tuple[str, ...] = ("1.25.0", "1.26.1"),
 ) -> SeededAMIs:
-    """AL2023 (standard, nvidia) and Bottlerocket (standard, nvidia) AMIs with SSM parameters.
+    """AL2023, AL2, Bottlerocket (standard, nvidia) and Windows AMIs with SSM parameters.
 
     The last release of each list is "recommended"/"latest"; older ones get versioned
     parameters only, as in the real public namespace.
@@ -148,58 +148,67 @@ def seed_eks_amis(
     base = datetime(2024, 10, 1, tzinfo=UTC)
     k8s = kubernetes_version
     for i, release in enumerate(releases):
+        last = i == len(releases) - 1
         for arch in ARCHES:
             for variant in ("standard", "nvidia"):
                 name = f"amazon-eks-node-al2023-{arch}-{variant}-{k8s}-{release}"
-                image = add_image(region, name, arch, base + timedelta(days=i))
                 prefix = f"/aws/service/eks/optimized-ami/{k8s}/amazon-linux-2023/{arch}/{variant}"
-                params = {f"{prefix}/{name}/image_id": image}
-                if i == len(releases) - 1:
-                    params[f"{prefix}/recommended/image_id"] = image
-                    out.images[("al2023", variant, arch)] = image
-                for p, v in params.items():
-                    put_public_parameter(region, p, v)
-                    out.parameters[p] = v
+                latest = f"{prefix}/recommended/image_id" if last else None
+                release_ami = (name, base + timedelta(days=i))
+                _publish(out, region, ("al2023", variant, arch), release_ami, prefix, latest)
+        for path, kind, arch, variant in (
+            ("amazon-linux-2", "node", "x86_64", "standard"),
+            ("amazon-linux-2-arm64", "arm64-node", "arm64", "standard"),
+            ("amazon-linux-2-gpu", "gpu-node", "x86_64", "nvidia"),
+        ):
+            name = f"amazon-eks-{kind}-{k8s}-{release}"
+            prefix = f"/aws/service/eks/optimized-ami/{k8s}/{path}"
+            latest = f"{prefix}/recommended/image_id" if last else None
+            release_ami = (name, base + timedelta(days=i))
+            _publish(out, region, ("al2", variant, arch), release_ami, prefix, latest)
     for i, release in enumerate(bottlerocket_releases):
+        last = i == len(bottlerocket_releases) - 1
         for arch in ARCHES:
             for flavor, variant in (
                 (f"aws-k8s-{k8s}", "standard"),
                 (f"aws-k8s-{k8s}-nvidia", "nvidia"),
             ):
                 name = f"bottlerocket-{flavor}-{arch}-v{release}"
-                image = add_image(region, name, arch, base + timedelta(days=i))
                 prefix = f"/aws/service/bottlerocket/{flavor}/{arch}"
-                params = {f"{prefix}/{release}/image_id": image}
-                if i == len(bottlerocket_releases) - 1:
-                    params[f"{prefix}/latest/image_id"] = image
-                    out.images[("bottlerocket", variant, arch)] = image
-                for p, v in params.items():
-                    put_public_parameter(region, p, v)
-                    out.parameters[p] = v
-    for i, release in enumerate(releases):
-        for path, name, arch, variant in (
-            ("amazon-linux-2", "node", "x86_64", "standard"),
-            ("amazon-linux-2-arm64", "arm64-node", "arm64", "standard"),
-            ("amazon-linux-2-gpu", "gpu-node", "x86_64", "nvidia"),
-        ):
-            ami_name = f"amazon-eks-{name}-{k8s}-{release}"
-            image = add_image(region, ami_name, arch, base + timedelta(days=i))
-            prefix = f"/aws/service/eks/optimized-ami/{k8s}/{path}"
-            params = {f"{prefix}/{ami_name}/image_id": image}
-            if i == len(releases) - 1:
-                params[f"{prefix}/recommended/image_id"] = image
-                out.images[("al2", variant, arch)] = image
-            for p, v in params.items():
-                put_public_parameter(region, p, v)
-                out.parameters[p] = v
-    for release in ("2019", "2022", "2025"):
-        ami_name = f"Windows_Server-{release}-English-Core-EKS_Optimized-{k8s}"
-        image = add_image(region, f"{ami_name}-2024.10.08", "x86_64", base, owner=WINDOWS_OWNER)
-        param = f"/aws/service/ami-windows-latest/{ami_name}/image_id"
-        put_public_parameter(region, param, image)
-        out.parameters[param] = image
-        out.images[(f"windows{release}", "standard", "x86_64")] = image
+                latest = f"{prefix}/latest/image_id" if last else None
+                release_ami = (name, base + timedelta(days=i))
+                key = ("bottlerocket", variant, arch)
+                _publish(out, region, key, release_ami, prefix, latest, leaf=release)
+    for year in ("2019", "2022", "2025"):
+        name = f"Windows_Server-{year}-English-Core-EKS_Optimized-{k8s}"
+        param = f"/aws/service/ami-windows-latest/{name}/image_id"
+        key = (f"windows{year}", "standard", "x86_64")
+        ami = (f"{name}-2024.10.08", base)
+        _publish(out, region, key, ami, None, param, owner=WINDOWS_OWNER)
     return out
+
+
+def _publish(
+    out: SeededAMIs,
+    region: str,
+    key: tuple[str, str, str],
+    ami: tuple[str, datetime],
+    prefix: str | None,
+    latest: str | None,
+    leaf: str | None = None,
+    owner: str = EKS_OWNER,
+) -> None:
+    """One image, its versioned parameter ``prefix/<leaf or name>/image_id`` and, for the
+    newest release, the ``latest`` parameter (``out.images[key]`` then names it)."""
+    name, created = ami
+    image = add_image(region, name, key[2], created, owner=owner)
+    params = [f"{prefix}/{leaf or name}/image_id"] if prefix else []
+    if latest:
+        params.append(latest)
+        out.images[key] = image
+    for p in params:
+        put_public_parameter(region, p, image)
+        out.parameters[p] = image
 
 
 def seed_eks_cluster(

@@ -22,7 +22,7 @@ import pytest
 
 from activities.ec2.clients import AWSClients
 from activities.ec2.errors import EC2Error, Throttled, TransientError
-from activities.ec2.launch_types import LaunchRequest, LaunchResult
+from activities.ec2.launch_types import LaunchResult
 from activities.ec2.permissions import CALLS
 from activities.ec2.provider import EC2Provider
 from activities.ec2.settings import ClusterInfo, ProviderSettings
@@ -91,21 +91,6 @@ def _provider(env: Any, catalog: Any, injector: FaultInjector, queue: str = "") 
     return provider
 
 
-def _request(name: str) -> LaunchRequest:
-    return LaunchRequest(
-        nodeclaim_name=name,
-        nodeclaim_uid=f"uid-{name}",
-        nodepool_name="default",
-        nodeclass_name="default",
-        requirements=[
-            {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]},
-            {"key": "karpenter.k8s.aws/instance-size", "operator": "In", "values": ["large"]},
-            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
-        ],
-        resources={"cpu": "1"},
-    )
-
-
 def _interruption(instance_id: str) -> str:
     return json.dumps(
         {
@@ -127,7 +112,7 @@ def _live_instances(env: Any) -> Counter[str]:
     return out
 
 
-def every_call(env: Any, provider: EC2Provider, make_nodeclass: Any) -> None:
+def every_call(env: Any, provider: EC2Provider, make_nodeclass: Any, make_request: Any) -> None:
     """One pass through every AWS call Joinery makes, asserting each outcome."""
     assert provider.cluster.current().kubernetes_version == "1.31"  # eks:DescribeCluster
     nc = make_nodeclass.build(role=ROLE)
@@ -135,7 +120,7 @@ def every_call(env: Any, provider: EC2Provider, make_nodeclass: Any) -> None:
     assert any(t.name == "m5.large" for t in types)
     resolved = provider.resolve_nodeclass(nc)
     assert resolved.ready, resolved.not_ready_reason()
-    result = provider.launch(_request("claim-a"), nc)
+    result = provider.launch(make_request.build("claim-a"), nc)
     assert _live_instances(env)["claim-a"] == 1
     env.clients.iam.create_role(RoleName="OtherRole", AssumeRolePolicyDocument="{}")
     assert provider.resolve_nodeclass(make_nodeclass.build(role="OtherRole")).ready
@@ -172,11 +157,16 @@ def queue_url(env: Any) -> str:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_call_survives_a_fault_on_its_first_attempt(
-    env: Any, session_catalog: Any, make_nodeclass: Any, queue_url: str, kind: str
+    env: Any,
+    session_catalog: Any,
+    make_nodeclass: Any,
+    make_request: Any,
+    queue_url: str,
+    kind: str,
 ) -> None:
     injector = FaultInjector(every_first_attempt=kind)
     provider = _provider(env, session_catalog, injector, "faults")  # by name: GetQueueUrl
-    every_call(env, provider, make_nodeclass)
+    every_call(env, provider, make_nodeclass, make_request)
     faulted = {op for op, k in injector.injected if k == kind}
     assert faulted >= set(CALLS) - NOT_IN_MOTO, sorted(set(CALLS) - NOT_IN_MOTO - faulted)
     # each faulted call was retried: more attempts than calls
@@ -184,7 +174,7 @@ def test_every_call_survives_a_fault_on_its_first_attempt(
 
 
 def test_persistent_faults_are_reported_typed_and_the_retry_launches_once(
-    env: Any, session_catalog: Any, make_nodeclass: Any
+    env: Any, session_catalog: Any, make_nodeclass: Any, make_request: Any
 ) -> None:
     injector = FaultInjector()
     provider = _provider(env, session_catalog, injector)
@@ -194,9 +184,9 @@ def test_persistent_faults_are_reported_typed_and_the_retry_launches_once(
     # the call, and Temporal's retry of the activity launches exactly once.
     injector.inject("CreateFleet", LOST, *["throttle"] * 5)
     with pytest.raises(Throttled, match="CreateFleet") as throttled:
-        provider.launch(_request("claim-p"), nc)
+        provider.launch(make_request.build("claim-p"), nc)
     assert throttled.value.retryable
-    result = provider.launch(_request("claim-p"), nc)
+    result = provider.launch(make_request.build("claim-p"), nc)
     assert result.reused  # found by its NodeClaim tag: the lost call had launched it
     assert _live_instances(env)["claim-p"] == 1
     injector.inject("DescribeSubnets", *["5xx"] * 6)
@@ -226,7 +216,7 @@ def test_a_refusal_no_retry_fixes_becomes_a_condition(
 
 
 def test_hundred_launches_with_30_percent_of_calls_failing_never_double_launch(
-    env: Any, session_catalog: Any, make_nodeclass: Any
+    env: Any, session_catalog: Any, make_nodeclass: Any, make_request: Any
 ) -> None:
     injector = FaultInjector(rate=0.3, seed=11)
     provider = _provider(env, session_catalog, injector)
@@ -238,7 +228,7 @@ def test_hundred_launches_with_30_percent_of_calls_failing_never_double_launch(
         """What the NodeClaim workflow does: retry the activity while the error is retryable."""
         for _ in range(40):
             try:
-                return provider.launch(_request(name), nc)
+                return provider.launch(make_request.build(name), nc)
             except EC2Error as exc:
                 if not exc.retryable:
                     raise

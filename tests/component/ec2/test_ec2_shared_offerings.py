@@ -15,7 +15,6 @@ import pytest
 
 from activities.ec2.clients import AWSClients
 from activities.ec2.errors import Pool
-from activities.ec2.launch_types import LaunchRequest
 from activities.ec2.provider import EC2Provider
 from activities.ec2.shared_offerings import CONFIGMAP, ConfigMapRecord, key_pool, pool_key
 from activities.kubernetes.client import Kube, from_kubeconfig
@@ -43,28 +42,13 @@ def replica(env: Any, catalog: Any, kube: Kube, name: str) -> EC2Provider:
     return provider
 
 
-def request(name: str) -> LaunchRequest:
-    return LaunchRequest(
-        nodeclaim_name=name,
-        nodeclaim_uid=f"uid-{name}",
-        nodepool_name="default",
-        nodeclass_name="default",
-        requirements=[
-            {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]},
-            {"key": "karpenter.k8s.aws/instance-size", "operator": "In", "values": ["large"]},
-            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
-        ],
-        resources={"cpu": "1"},
-    )
-
-
 def test_pool_keys_round_trip() -> None:
     for pool in (Pool("spot", "m5.large", "us-east-1a"), Pool("spot", "*", "*")):
         assert key_pool(pool_key(pool)) == pool
 
 
 def test_a_replica_never_retries_a_pool_another_found_exhausted(
-    env: Any, session_catalog: Any, make_nodeclass: Any, kube: Kube
+    env: Any, session_catalog: Any, make_nodeclass: Any, make_request: Any, kube: Kube
 ) -> None:
     name = f"{CONFIGMAP}-{env.clock.now:.0f}"
     a = replica(env, session_catalog, kube, name)
@@ -73,14 +57,14 @@ def test_a_replica_never_retries_a_pool_another_found_exhausted(
     zones = sorted(env.seeded.network.subnets)
     for zone in zones[:-1]:  # m5.large on-demand is left in the last zone only
         env.emulation.inject_insufficient_capacity("on-demand", "m5.large", zone)
-    first = a.launch(request("claim-a"), nc)
+    first = a.launch(make_request.build("claim-a"), nc)
     assert first.zone == zones[-1]
     refused = env.emulation.fleet_calls[-1]["errors"]
     assert refused >= 2  # A learnt the hard way, pool by pool
     record = kube.core.read_namespaced_config_map(name, NAMESPACE).data
     assert {key_pool(k) for k in record} == set(a.unavailable.entries())
     assert len(record) == refused
-    second = b.launch(request("claim-b"), nc)
+    second = b.launch(make_request.build("claim-b"), nc)
     assert second.zone == zones[-1]
     assert env.emulation.fleet_calls[-1]["errors"] == 0  # B asked for the good pool only
     assert b.unavailable.is_unavailable("on-demand", "m5.large", zones[0])

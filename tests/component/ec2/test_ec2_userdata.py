@@ -19,7 +19,6 @@ import pytest
 import yaml
 
 from activities.ec2.clients import AWSClients
-from activities.ec2.launch_types import LaunchRequest
 from activities.ec2.provider import EC2Provider
 from activities.ec2.settings import ClusterInfo, ProviderSettings
 from sandbox.ec2.seed import seed_eks_amis, seed_eks_cluster
@@ -71,15 +70,17 @@ class Discovered:
     provider: EC2Provider
     cluster: dict[str, Any]
     images: dict[tuple[str, str, str], str]
+    make_request: Any  # conftest.RequestFactory
 
 
 @pytest.fixture
-def discovered(env: Env, session_catalog: SessionCatalog) -> Discovered:
+def discovered(env: Env, session_catalog: SessionCatalog, make_request: Any) -> Discovered:
     cluster = seed_eks_cluster(env.clients.ec2, CLUSTER, VERSION, SERVICE_CIDR)
     amis = seed_eks_amis(
         REGION, VERSION, releases=("v20240920",), bottlerocket_releases=("1.24.0",)
     )
-    return Discovered(_provider(env, session_catalog, ClusterInfo(CLUSTER)), cluster, amis.images)
+    provider = _provider(env, session_catalog, ClusterInfo(CLUSTER))
+    return Discovered(provider, cluster, amis.images, make_request)
 
 
 def _provider(env: Env, catalog: SessionCatalog, cluster: ClusterInfo) -> EC2Provider:
@@ -91,26 +92,17 @@ def _provider(env: Env, catalog: SessionCatalog, cluster: ClusterInfo) -> EC2Pro
     return provider
 
 
-def _request(name: str) -> LaunchRequest:
-    return LaunchRequest(
-        nodeclaim_name=name,
-        nodeclaim_uid=f"uid-{name}",
-        nodepool_name="default",
-        nodeclass_name="default",
-        requirements=[
-            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]},
-            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
-        ],
-        resources={"cpu": "1", "memory": "1Gi", "pods": "3"},
-        labels={"team": "web", "kubernetes.io/not-allowed": "x"},
-        taints=[{"key": "dedicated", "value": "web", "effect": "NoSchedule"}],
-    )
-
-
 def _launch(d: Discovered, env: Env, make_nodeclass: Any, alias: str, **spec: Any) -> str:
     """Launch one m5.large; return its image id and leave its template's user data readable."""
     nc = make_nodeclass.build(amiSelectorTerms=[{"alias": alias}], **spec)
-    result = d.provider.launch(_request(f"claim-{alias.split('@')[0]}"), nc)
+    name = f"claim-{alias.split('@')[0]}"
+    request = d.make_request.build(
+        name,
+        labels={"team": "web", "kubernetes.io/not-allowed": "x"},
+        taints=[{"key": "dedicated", "value": "web", "effect": "NoSchedule"}],
+        resources={"cpu": "1", "memory": "1Gi", "pods": "3"},
+    )
+    result = d.provider.launch(request, nc)
     return result.image_id
 
 
@@ -123,6 +115,14 @@ def _user_data(env: Env) -> str:
     data = env.clients.ec2.describe_launch_template_versions(LaunchTemplateName=names[0])
     raw = data["LaunchTemplateVersions"][0]["LaunchTemplateData"]["UserData"]
     return base64.b64decode(raw).decode()
+
+
+def _raid0_with(d: Discovered, env: Env, make_nodeclass: Any, alias: str, own: str) -> str:
+    """The user data of a RAID0 NodeClass with its own user data (earlier templates removed)."""
+    for t in env.clients.ec2.describe_launch_templates()["LaunchTemplates"]:
+        env.clients.ec2.delete_launch_template(LaunchTemplateName=t["LaunchTemplateName"])
+    _launch(d, env, make_nodeclass, alias, userData=own, instanceStorePolicy="RAID0")
+    return _user_data(env)
 
 
 def _mime_parts(text: str) -> list[tuple[str, str]]:
@@ -269,15 +269,7 @@ def test_al2023_merges_the_users_nodeconfig_and_raid0(
         "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\n"
         "spec:\n  kubelet:\n    config:\n      shutdownGracePeriod: 30s\n"
     )
-    _launch(
-        discovered,
-        env,
-        make_nodeclass,
-        "al2023@latest",
-        userData=own,
-        instanceStorePolicy="RAID0",
-    )
-    parts = _mime_parts(_user_data(env))
+    parts = _mime_parts(_raid0_with(discovered, env, make_nodeclass, "al2023@latest", own))
     assert [t for t, _ in parts] == ["application/node.eks.aws", "application/node.eks.aws"]
     ours, theirs = (yaml.safe_load(body) for _, body in parts)
     assert ours["spec"]["instance"]["localStorage"]["strategy"] == "RAID0"
@@ -287,32 +279,15 @@ def test_al2023_merges_the_users_nodeconfig_and_raid0(
 def test_al2_and_bottlerocket_raid0_and_user_data_merge(
     env: Env, discovered: Discovered, make_nodeclass: Any
 ) -> None:
-    _launch(
-        discovered,
-        env,
-        make_nodeclass,
-        "al2@latest",
-        userData="#!/bin/bash\necho hello",
-        instanceStorePolicy="RAID0",
-    )
-    parts = _mime_parts(_user_data(env))
+    script = "#!/bin/bash\necho hello"
+    parts = _mime_parts(_raid0_with(discovered, env, make_nodeclass, "al2@latest", script))
     assert parts[0] == ("text/x-shellscript", "#!/bin/bash\necho hello\n")
     assert _arg(_bootstrap_args(parts[-1][1]), "--local-disks") == "raid0"
-    for t in env.clients.ec2.describe_launch_templates()["LaunchTemplates"]:
-        env.clients.ec2.delete_launch_template(LaunchTemplateName=t["LaunchTemplateName"])
     own = (
         "[settings.host-containers.admin]\nenabled = true\n"
         '[settings.kubernetes]\ncluster-name = "wrong"\n'
     )
-    _launch(
-        discovered,
-        env,
-        make_nodeclass,
-        "bottlerocket@latest",
-        userData=own,
-        instanceStorePolicy="RAID0",
-    )
-    doc = tomllib.loads(_user_data(env))
+    doc = tomllib.loads(_raid0_with(discovered, env, make_nodeclass, "bottlerocket@latest", own))
     assert doc["settings"]["host-containers"]["admin"]["enabled"] is True
     assert doc["settings"]["kubernetes"]["cluster-name"] == CLUSTER
     mount = doc["settings"]["bootstrap-commands"]["000-mount-instance-storage"]
