@@ -53,6 +53,7 @@ class EC2Provider:
             settings.cluster,
             clients.eks if settings.discover_cluster else None,
             settings.cluster_refresh_seconds,
+            clock,
         )
         profiles = (
             InstanceProfiles(clients.iam, settings.cluster_name, settings.region)

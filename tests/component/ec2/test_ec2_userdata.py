@@ -323,3 +323,23 @@ def test_launch_template_honours_network_monitoring_metadata_and_disks(
     assert data["MetadataOptions"]["HttpPutResponseHopLimit"] == 2
     assert data["BlockDeviceMappings"][0]["Ebs"]["VolumeSize"] == 100
     assert re.fullmatch(r"karpenter\.k8s\.aws/[0-9a-f]{32}", names[0])
+
+
+def test_discovery_follows_an_upgrade_and_survives_an_outage(
+    env: Env, discovered: Discovered, make_nodeclass: Any
+) -> None:
+    """Re-read after the TTL: a control-plane upgrade moves aliases to the new version; an EKS
+    outage afterwards keeps the last good answer instead of failing launches."""
+    source = discovered.provider.cluster
+    assert source.current().kubernetes_version == VERSION
+    eks = env.clients.eks
+    eks.delete_cluster(name=CLUSTER)
+    seed_eks_cluster(env.clients.ec2, CLUSTER, "1.31", SERVICE_CIDR)
+    assert source.current().kubernetes_version == VERSION  # still cached
+    env.clock.advance(301)
+    assert source.current().kubernetes_version == "1.31"
+    amis = discovered.provider.resolve_nodeclass(make_nodeclass.build()).amis
+    assert amis and all("-1.31-" in a.name for a in amis)  # the alias follows the upgrade
+    eks.delete_cluster(name=CLUSTER)  # DescribeCluster now fails: ResourceNotFound
+    env.clock.advance(301)
+    assert source.current().kubernetes_version == "1.31"
