@@ -21,13 +21,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from activities.ec2.errors import EC2Error, aws_errors, error_code
-from activities.ec2.instances import cluster_tag
+from activities.ec2.instances import TAG_NODECLASS, cluster_tag
 from models.ec2nodeclass import EC2NodeClass
 
 log = logging.getLogger(__name__)
 
 TAG_MANAGED_BY = "karpenter.sh/managed-by"
-TAG_NODECLASS = "karpenter.k8s.aws/ec2nodeclass"
 TAG_REGION = "topology.kubernetes.io/region"
 NOT_FOUND = "NoSuchEntity"
 GC_GRACE = timedelta(minutes=5)

@@ -16,13 +16,13 @@ from typing import Any
 
 from activities.ec2.errors import LaunchTemplateNotFound, aws_errors, error_code
 from activities.ec2.families import BOTTLEROCKET, AMIFamily
+from activities.ec2.instances import TAG_NODECLASS
 from activities.ec2.userdata import encode
 from models.ec2nodeclass import BlockDeviceMapping, EC2NodeClass
 from models.quantity import parse_quantity
 
 NAME_PREFIX = "karpenter.k8s.aws/"
 TAG_CLUSTER = "karpenter.k8s.aws/cluster"
-TAG_NODECLASS = "karpenter.k8s.aws/ec2nodeclass"
 GIB = 2**30
 LT_ID_TAG = "aws:ec2launchtemplate:id"  # EC2 tags every instance with its template's id
 GC_GRACE = timedelta(minutes=5)
