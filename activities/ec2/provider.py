@@ -13,7 +13,7 @@ from activities.ec2.clients import AWSClients
 from activities.ec2.cluster import ClusterSource
 from activities.ec2.fleet import Launcher
 from activities.ec2.instance_profiles import InstanceProfiles
-from activities.ec2.instances import Instance, InstanceProvider
+from activities.ec2.instances import TAG_NODECLASS, Instance, InstanceProvider
 from activities.ec2.interruption import InterruptionQueue
 from activities.ec2.launch_templates import LT_ID_TAG, LaunchTemplateProvider
 from activities.ec2.launch_types import LaunchRequest, LaunchResult
@@ -113,9 +113,14 @@ class EC2Provider:
         self, live_nodeclasses: list[str] | None = None, now: datetime | None = None
     ) -> dict[str, list[str]]:
         """Delete launch templates no live instance uses and, given the NodeClasses that
-        exist, the instance profiles of the others. Returns what was deleted, by kind."""
-        in_use = {i.tags[LT_ID_TAG] for i in self.instances.list_owned() if LT_ID_TAG in i.tags}
+        exist, the instance profiles of the others once none of their instances runs.
+        Returns what was deleted, by kind."""
+        owned = self.instances.list_owned()
+        in_use = {i.tags[LT_ID_TAG] for i in owned if LT_ID_TAG in i.tags}
         out = {"launchTemplates": self.templates.garbage_collect(in_use, now=now)}
         if live_nodeclasses is not None and self.profiles is not None:
-            out["instanceProfiles"] = self.profiles.garbage_collect(live_nodeclasses, now=now)
+            # A deleted NodeClass's profile stays while its instances run: they use its role.
+            running = {i.tags[TAG_NODECLASS] for i in owned if TAG_NODECLASS in i.tags}
+            keep = [*live_nodeclasses, *running]
+            out["instanceProfiles"] = self.profiles.garbage_collect(keep, now=now)
         return out

@@ -134,5 +134,23 @@ def test_garbage_collection_deletes_profiles_of_gone_nodeclasses(
         for p in env.clients.iam.list_instance_profiles()["InstanceProfiles"]
     }
     assert left == {profile_name(CLUSTER, REGION, "keep"), "not-ours"}
+    # a gone NodeClass whose instance still runs keeps its profile until the instance ends
+    nc = make_nodeclass.build("draining", role=ROLE)
+    request = LaunchRequest(
+        nodeclaim_name="claim-d",
+        nodeclaim_uid="uid-d",
+        nodepool_name="default",
+        nodeclass_name="draining",
+        requirements=[
+            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]}
+        ],
+        resources={"cpu": "1"},
+    )
+    instance = managed.launch(request, nc).instance_id
+    assert managed.garbage_collect(["keep"], now=later)["instanceProfiles"] == []
+    managed.delete(instance)
+    assert managed.garbage_collect(["keep"], now=later)["instanceProfiles"] == [
+        profile_name(CLUSTER, REGION, "draining")
+    ]
     # the role itself is the user's: never deleted
     assert env.clients.iam.get_role(RoleName=ROLE)["Role"]["RoleName"] == ROLE
