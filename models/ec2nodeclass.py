@@ -62,7 +62,16 @@ class KubeletConfiguration(KubeModel):
     kube_reserved: dict[str, str] | None = None
     eviction_hard: dict[str, str] | None = None
     eviction_soft: dict[str, str] | None = None
-    cluster_dns: list[str] | None = None
+    eviction_soft_grace_period: dict[str, str] | None = None
+    eviction_max_pod_grace_period: int | None = None
+    image_gc_high_threshold_percent: int | None = Field(
+        default=None, ge=0, le=100, alias="imageGCHighThresholdPercent"
+    )
+    image_gc_low_threshold_percent: int | None = Field(
+        default=None, ge=0, le=100, alias="imageGCLowThresholdPercent"
+    )
+    cpu_cfs_quota: bool | None = Field(default=None, alias="cpuCFSQuota")
+    cluster_dns: list[str] | None = Field(default=None, alias="clusterDNS")
 
 
 class MetadataOptions(KubeModel):

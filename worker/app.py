@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -27,9 +28,12 @@ from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.worker import Worker
 
+from activities.ec2 import garbage
 from activities.ec2.clients import AWSClients
 from activities.ec2.provider import EC2Provider
 from activities.ec2.settings import ClusterInfo, ProviderSettings
+from activities.ec2.shared_offerings import ConfigMapRecord
+from activities.kubernetes import nodeclasses
 from activities.kubernetes.client import Kube, connect
 from activities.lifecycle.common import Deps
 from activities.lifecycle.defs import NodeClaimActivities
@@ -54,15 +58,47 @@ def activities_for(deps: Deps) -> list[Callable[..., Any]]:
     return [*NodeClaimActivities(deps).all(), *PlanningActivities(deps).all()]
 
 
+def cluster_info(settings: Settings) -> tuple[ClusterInfo, bool]:
+    """The cluster facts settings give, and whether EKS must be asked for the rest."""
+    given = {
+        "endpoint": settings.cluster_endpoint,
+        "certificate_authority": settings.cluster_ca_bundle,
+        "service_cidr": settings.service_cidr,
+        "kubernetes_version": settings.kubernetes_version,
+    }
+    info = ClusterInfo(settings.cluster, **{k: v for k, v in given.items() if v})
+    return info, not all(given.values())
+
+
 def ec2_provider(settings: Settings) -> EC2Provider:
     clients = AWSClients.create(settings.region, settings.aws_endpoint_url or None)
+    cluster, discover = cluster_info(settings)
     provider_settings = ProviderSettings(
         region=settings.region,
-        cluster=ClusterInfo(settings.cluster, settings.cluster_endpoint),
+        cluster=cluster,
         interruption_queue=settings.interruption_queue or None,
+        discover_cluster=discover,
+        manage_instance_profiles=True,
     )
     return EC2Provider.create(
         provider_settings, clients, use_pricing_api=not settings.aws_endpoint_url
+    )
+
+
+def discover_cluster(ec2: EC2Provider) -> None:
+    """Learn the cluster now so a wrong name or a missing permission shows at start, in one
+    line; launches retry discovery themselves."""
+    try:
+        info = ec2.cluster.current()
+    except Exception as exc:
+        log.error("EKS cluster %s: discovery failed: %s", ec2.settings.cluster_name, exc)
+        return
+    log.info(
+        "EKS cluster %s: Kubernetes %s, service CIDR %s, endpoint %s",
+        info.name,
+        info.kubernetes_version,
+        info.service_cidr,
+        info.endpoint,
     )
 
 
@@ -106,6 +142,8 @@ async def run_worker(
         client = await connection.connect(
             settings.temporal, telemetry.plugins(settings.otlp_endpoint)
         )
+    # Replicas share what EC2 refused through a ConfigMap (activities/ec2/shared_offerings.py).
+    ec2.unavailable.share(ConfigMapRecord(kube.core))
     deps = Deps(kube=kube, ec2=ec2, counters=PrometheusCounters(), cluster=settings.cluster)
     worker = build_worker(client, deps, settings.temporal.task_queue, settings.activity_threads)
     watchers: Watchers | None = None
@@ -119,10 +157,12 @@ async def run_worker(
         health = HealthServer(settings.health_port, ready, host=settings.health_host).start()
         log.info("health and metrics on :%d", health.port)
     stopper = stop or asyncio.Event()
+    gc_stop = threading.Event()
     cache = Path(settings.catalog_cache) if settings.catalog_cache else None
     # Load the catalog now, so the first plan or launch after a (re)start does not pay for it
     # inside an activity (it overlaps the wait for a dead worker's lost activities).
     warming = asyncio.create_task(asyncio.to_thread(catalog_cache.warm, ec2, cache))
+    discovery = asyncio.create_task(asyncio.to_thread(discover_cluster, ec2))
     try:
         async with worker:
             running = True
@@ -139,6 +179,13 @@ async def run_worker(
                     ec2=ec2,
                     status=StatusReporter(kube, ec2).start(),
                 ).start()
+            threading.Thread(
+                target=garbage.run,
+                args=(ec2, lambda: [n["metadata"]["name"] for n in nodeclasses.list_(kube)[0]]),
+                kwargs={"stop": gc_stop},
+                name="aws-gc",
+                daemon=True,
+            ).start()
             log.info(
                 "worker up: task queue %s, namespace %s",
                 settings.temporal.task_queue,
@@ -147,7 +194,9 @@ async def run_worker(
             await stopper.wait()
     finally:
         running = False
+        gc_stop.set()
         warming.cancel()
+        discovery.cancel()
         if watchers is not None:
             watchers.close()
             if watchers.status is not None:

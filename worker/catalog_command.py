@@ -17,7 +17,7 @@ from activities.ec2.catalog import fetch_raw_catalog
 from activities.ec2.clients import AWSClients
 from activities.ec2.errors import EC2Error
 from activities.ec2.provider import EC2Provider
-from activities.ec2.settings import ProviderSettings
+from activities.ec2.settings import ClusterInfo, ProviderSettings
 from models.catalog import dump_catalog
 from models.ec2nodeclass import EC2NodeClass
 from models.instancetype import InstanceType
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     nodeclass = _load_nodeclass(args.nodeclass) if args.nodeclass else None
     settings = ProviderSettings(
         region=args.region,
-        kubernetes_version=args.kubernetes_version,
+        cluster=ClusterInfo("joinery", kubernetes_version=args.kubernetes_version),
         vm_memory_overhead_percent=args.vm_memory_overhead_percent,
     )
     clients = AWSClients.create(args.region, args.endpoint_url)

@@ -14,6 +14,7 @@ COMMAND_MODULES = (
     "worker.worker_command",
     "worker.control_commands",
     "worker.dev_command",
+    "worker.doctor_command",
 )
 
 

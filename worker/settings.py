@@ -36,6 +36,11 @@ class Settings:
     aws_endpoint_url: str = ""
     interruption_queue: str = ""
     cluster_endpoint: str = ""
+    # Karpenter's clusterCABundle; with the service CIDR and version, what EKS DescribeCluster
+    # would tell (each one given here overrides discovery; discovery is skipped when all are).
+    cluster_ca_bundle: str = ""
+    service_cidr: str = ""
+    kubernetes_version: str = ""
     health_port: int = 8081
     health_host: str = "0.0.0.0"  # probes reach a pod on its IP; the sandbox uses loopback
     search_attributes: bool = False
@@ -59,6 +64,15 @@ def add_temporal_args(p: argparse.ArgumentParser) -> None:
         "--api-key", default=_env("TEMPORAL_API_KEY"), help="API key (or $TEMPORAL_API_KEY)"
     )
     g.add_argument("--cluster", default=_env("JOINERY_CLUSTER", "joinery"))
+
+
+def add_cluster_args(p: argparse.ArgumentParser) -> None:
+    """The EKS cluster facts; empty means "ask DescribeCluster" (see activities/ec2/cluster.py)."""
+    g = p.add_argument_group("EKS cluster (discovered through DescribeCluster when empty)")
+    g.add_argument("--cluster-endpoint", default=_env("JOINERY_CLUSTER_ENDPOINT"))
+    g.add_argument("--cluster-ca-bundle", default=_env("JOINERY_CLUSTER_CA_BUNDLE"))
+    g.add_argument("--service-cidr", default=_env("JOINERY_SERVICE_CIDR"))
+    g.add_argument("--kubernetes-version", default=_env("JOINERY_KUBERNETES_VERSION"))
 
 
 def temporal_from(args: argparse.Namespace) -> TemporalSettings:

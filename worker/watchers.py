@@ -329,10 +329,12 @@ class Watchers:
             self._last_hint[name] = now
             self.signal_claim(claim, "node_changed")
 
-    def on_interruption(self, event: InterruptionEvent) -> None:
+    def on_interruption(self, event: InterruptionEvent) -> bool:
+        """False while an instance has no known NodeClaim: the queue keeps the message."""
         # Like Karpenter, a rebalance recommendation is news, not a reason to drain.
         if event.kind not in DRAINING_EVENTS:
-            return
+            return True
+        known = True
         for instance_id in event.instance_ids:
             claim = next(
                 (c for p, c in self._claims_by_provider.items() if p.endswith("/" + instance_id)),
@@ -340,6 +342,9 @@ class Watchers:
             )
             if claim is not None:
                 self.signal_claim(claim, "interrupted", event.kind)
+            else:
+                known = False
+        return known
 
     def _resync(self) -> None:
         """Pods that stay unschedulable (e.g. after a claim hit insufficient capacity) are

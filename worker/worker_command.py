@@ -11,7 +11,12 @@ from typing import Any
 
 from worker.app import run_worker
 from worker.cli import UsageError
-from worker.settings import Settings, add_temporal_args, temporal_from
+from worker.settings import (
+    Settings,
+    add_cluster_args,
+    add_temporal_args,
+    temporal_from,
+)
 
 
 def register(sub: Any) -> None:
@@ -22,7 +27,7 @@ def register(sub: Any) -> None:
     p.add_argument("--region", default=env("AWS_REGION", env("AWS_DEFAULT_REGION", "us-east-1")))
     p.add_argument("--aws-endpoint-url", default=env("JOINERY_AWS_ENDPOINT_URL", ""))
     p.add_argument("--interruption-queue", default=env("JOINERY_INTERRUPTION_QUEUE", ""))
-    p.add_argument("--cluster-endpoint", default=env("JOINERY_CLUSTER_ENDPOINT", ""))
+    add_cluster_args(p)
     p.add_argument("--health-port", type=int, default=int(env("JOINERY_HEALTH_PORT", "8081")))
     p.add_argument(
         "--health-host",
@@ -64,6 +69,9 @@ def settings_from(args: argparse.Namespace) -> Settings:
         aws_endpoint_url=args.aws_endpoint_url,
         interruption_queue=args.interruption_queue,
         cluster_endpoint=args.cluster_endpoint,
+        cluster_ca_bundle=args.cluster_ca_bundle,
+        service_cidr=args.service_cidr,
+        kubernetes_version=args.kubernetes_version,
         health_port=args.health_port,
         health_host=args.health_host,
         search_attributes=args.search_attributes,

@@ -7,12 +7,13 @@ the list, which is ordered newest non-deprecated first.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from activities.ec2.errors import NodeClassNotReady, aws_errors
+from activities.ec2.families import FAMILIES
 from activities.ec2.selectors import tag_filters
 from activities.ec2.type_labels import ACCEL_COUNT, GPU_COUNT, KUBE_ARCH
 from models import labels as L
@@ -21,7 +22,7 @@ from models.requirements import DOES_NOT_EXIST, EXISTS, IN, Requirement, Require
 
 STANDARD, NVIDIA, NEURON = "standard", "nvidia", "neuron"
 ARCHES = ("x86_64", "arm64")
-SUPPORTED_ALIASES = ("al2023", "bottlerocket", "al2")
+SUPPORTED_ALIASES = ("al2023", "bottlerocket", "al2", "windows2019", "windows2022", "windows2025")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +48,10 @@ class ResolvedAMI:
 def variant_requirements(arch: str, variant: str) -> tuple[dict[str, object], ...]:
     """Standard images refuse GPU/accelerator types so the specialised image wins there."""
     reqs = [Requirement.create(L.ARCH, IN, [KUBE_ARCH.get(arch, arch)])]
-    if variant == NVIDIA:
+    if variant.startswith("windows"):
+        reqs.append(Requirement.create(L.OS, IN, ["windows"]))
+        reqs.append(Requirement.create(L.WINDOWS_BUILD, IN, [WINDOWS_BUILDS[variant[7:]]]))
+    elif variant == NVIDIA:
         reqs.append(Requirement.create(GPU_COUNT, EXISTS))
     elif variant == NEURON:
         reqs.append(Requirement.create(ACCEL_COUNT, EXISTS))
@@ -57,25 +61,44 @@ def variant_requirements(arch: str, variant: str) -> tuple[dict[str, object], ..
     return tuple(r.to_dict() for r in reqs)
 
 
+# Windows Server release → the build label Karpenter puts on its nodes.
+WINDOWS_BUILDS = {
+    w.name.removeprefix("Windows"): w.windows_build for w in FAMILIES.values() if w.windows_build
+}
+# EKS publishes no AL2 AMIs from this Kubernetes version on.
+AL2_LAST_MINOR = 32
+
+
+def _minor(kubernetes_version: str) -> int:
+    try:
+        return int(kubernetes_version.split(".")[1])
+    except (IndexError, ValueError):
+        return 0
+
+
 def alias_parameters(alias: str, kubernetes_version: str) -> dict[str, tuple[str, str]]:
     """SSM parameter name → (arch, variant) for an alias ``family@version``.
 
-    Raises NodeClassNotReady for a family Joinery does not launch (the Windows families).
+    The names are the public ones Karpenter reads for the cluster's Kubernetes version.
+    Raises NodeClassNotReady for an alias no AMI can exist for (AL2 on 1.33+, a pinned
+    Windows version).
     """
     family, _, version = alias.partition("@")
     k8s = kubernetes_version
+    latest = version == "latest"
     out: dict[str, tuple[str, str]] = {}
     if family == "al2023":
         for arch in ARCHES:
             for variant in (STANDARD, NVIDIA, NEURON):
-                if version == "latest":
-                    leaf = "recommended"
-                else:
-                    leaf = f"amazon-eks-node-al2023-{arch}-{variant}-{k8s}-{version}"
+                leaf = (
+                    "recommended"
+                    if latest
+                    else f"amazon-eks-node-al2023-{arch}-{variant}-{k8s}-{version}"
+                )
                 base = f"/aws/service/eks/optimized-ami/{k8s}/amazon-linux-2023/{arch}/{variant}"
                 out[f"{base}/{leaf}/image_id"] = (arch, variant)
     elif family == "bottlerocket":
-        release = "latest" if version == "latest" else version.removeprefix("v")
+        release = "latest" if latest else version.removeprefix("v")
         for arch in ARCHES:
             for flavor, variant in (
                 (f"aws-k8s-{k8s}", STANDARD),
@@ -86,13 +109,28 @@ def alias_parameters(alias: str, kubernetes_version: str) -> dict[str, tuple[str
                     variant,
                 )
     elif family == "al2":
-        for path, arch, variant in (
-            ("amazon-linux-2", "x86_64", STANDARD),
-            ("amazon-linux-2-arm64", "arm64", STANDARD),
-            ("amazon-linux-2-gpu", "x86_64", NVIDIA),
+        if _minor(k8s) > AL2_LAST_MINOR:
+            raise NodeClassNotReady(
+                f"amiSelectorTerms alias {alias!r}: EKS publishes no AL2 AMIs for Kubernetes "
+                f"{k8s}; use al2023@latest or bottlerocket@latest",
+                "AMINotFound",
+            )
+        for path, name, arch, variant in (
+            ("amazon-linux-2", "node", "x86_64", STANDARD),
+            ("amazon-linux-2-arm64", "arm64-node", "arm64", STANDARD),
+            ("amazon-linux-2-gpu", "gpu-node", "x86_64", NVIDIA),
         ):
-            leaf = "recommended" if version == "latest" else f"amazon-eks-node-{k8s}-{version}"
+            leaf = "recommended" if latest else f"amazon-eks-{name}-{k8s}-{version}"
             out[f"/aws/service/eks/optimized-ami/{k8s}/{path}/{leaf}/image_id"] = (arch, variant)
+    elif family.startswith("windows") and family[7:] in WINDOWS_BUILDS:
+        if not latest:
+            raise NodeClassNotReady(
+                f"amiSelectorTerms alias {alias!r}: Windows aliases take only @latest",
+                "AMINotFound",
+            )
+        release = family[7:]
+        name = f"Windows_Server-{release}-English-Core-EKS_Optimized-{k8s}"
+        out[f"/aws/service/ami-windows-latest/{name}/image_id"] = ("x86_64", f"windows{release}")
     else:
         raise NodeClassNotReady(
             f"amiSelectorTerms alias {alias!r}: family {family!r} is not supported "
@@ -139,7 +177,8 @@ def _neg(date: str) -> tuple[int, ...]:
 
 
 class AMIResolver:
-    def __init__(self, ec2: Any, ssm: Any, kubernetes_version: str) -> None:
+    def __init__(self, ec2: Any, ssm: Any, kubernetes_version: Callable[[], str]) -> None:
+        """``kubernetes_version`` is asked at every resolution: it follows cluster upgrades."""
         self._ec2 = ec2
         self._ssm = ssm
         self._k8s = kubernetes_version
@@ -181,7 +220,7 @@ class AMIResolver:
         return newest_per_requirements(found)
 
     def _from_alias(self, alias: str, now: datetime) -> list[ResolvedAMI]:
-        params = alias_parameters(alias, self._k8s)
+        params = alias_parameters(alias, self._k8s())
         values = self._parameters(list(params))
         by_id = {
             img["ImageId"]: img for img in self._describe(image_ids=sorted(set(values.values())))

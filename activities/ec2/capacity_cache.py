@@ -2,18 +2,31 @@
 
 Karpenter keeps such pools out of scheduling for three minutes so the next launch goes to a
 different pool instead of hitting the same wall. The clock is injectable so tests can move
-time without sleeping.
+time without sleeping. With a shared record (activities/ec2/shared_offerings.py), every
+replica's refusals are merged in before each launch, so replicas never retry a pool another
+replica found exhausted; the record failing degrades to the local cache, with a warning.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 from activities.ec2.errors import Pool
 
 ANY = "*"
+log = logging.getLogger(__name__)
+
+
+class SharedRecord(Protocol):
+    """Where replicas meet: publish an entry with its wall-clock expiry, read them all."""
+
+    def publish(self, pool: Pool, expires_at: float) -> None: ...
+
+    def read(self) -> dict[Pool, float]: ...
 
 
 class UnavailableOfferings:
@@ -27,6 +40,30 @@ class UnavailableOfferings:
         self._expiry: dict[Pool, float] = {}
         self._lock = threading.Lock()
         self._seq = 0
+        self._record: SharedRecord | None = None
+        self._wall: Callable[[], float] = time.time
+
+    def share(self, record: SharedRecord, wall_clock: Callable[[], float] = time.time) -> None:
+        """Publish to and merge from ``record`` from now on."""
+        self._record = record
+        self._wall = wall_clock
+
+    def sync(self) -> None:
+        """Merge the shared record into this cache (a no-op without one)."""
+        if self._record is None:
+            return
+        try:
+            remote = self._record.read()
+        except Exception as exc:
+            log.warning("unavailable-offerings record unreadable, using the local cache: %s", exc)
+            return
+        wall, mono = self._wall(), self._clock()
+        with self._lock:
+            for pool, expires_at in remote.items():
+                local = mono + (expires_at - wall)
+                if local > self._expiry.get(pool, float("-inf")) + 1.0:
+                    self._expiry[pool] = local
+                    self._seq += 1
 
     @property
     def seq_num(self) -> int:
@@ -36,9 +73,15 @@ class UnavailableOfferings:
             return self._seq
 
     def mark_unavailable(self, capacity_type: str, instance_type: str, zone: str) -> None:
+        pool = Pool(capacity_type, instance_type, zone)
         with self._lock:
-            self._expiry[Pool(capacity_type, instance_type, zone)] = self._clock() + self._ttl
+            self._expiry[pool] = self._clock() + self._ttl
             self._seq += 1
+        if self._record is not None:
+            try:
+                self._record.publish(pool, self._wall() + self._ttl)
+            except Exception as exc:
+                log.warning("could not share unavailable offering %s: %s", pool, exc)
 
     def mark_capacity_type_unavailable(self, capacity_type: str) -> None:
         self.mark_unavailable(capacity_type, ANY, ANY)

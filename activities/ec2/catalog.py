@@ -174,7 +174,9 @@ def static_parts(info: dict[str, Any], opts: CatalogOptions) -> StaticParts:
         opts.vm_memory_overhead_percent,
         opts.reserved_enis,
     )
-    return StaticParts(capacity, overhead, requirements_for(info, opts.region))
+    build = opts.family.windows_build
+    os = "windows" if build else "linux"
+    return StaticParts(capacity, overhead, requirements_for(info, opts.region, os, build))
 
 
 def build_catalog(

@@ -10,9 +10,14 @@ from botocore.config import Config
 
 # The Pricing API lives in a few regions only; us-east-1 serves every commercial region.
 PRICING_REGION = "us-east-1"
+IAM_REGION = "us-east-1"
 
-# Standard retry mode already backs off on throttling; we classify what is left (errors.py).
-_DEFAULT_CONFIG = Config(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=5)
+# Standard retry mode retries throttling, 5xx, timeouts and connection resets with exponential
+# backoff and full jitter; we classify what is left (errors.py). Every call Joinery makes is
+# safe to repeat: reads, idempotent writes, or CreateFleet with the NodeClaim UID as its token.
+_DEFAULT_CONFIG = Config(
+    retries={"max_attempts": 5, "mode": "standard"}, connect_timeout=5, read_timeout=30
+)
 # Pricing is optional (an offline table exists), so fail fast rather than stall a catalog load.
 _PRICING_CONFIG = Config(
     retries={"max_attempts": 1, "mode": "standard"}, connect_timeout=2, read_timeout=10
@@ -28,18 +33,21 @@ class AWSClients:
     pricing: Any
     sqs: Any
     region: str
+    eks: Any = None
+    iam: Any = None
 
     @staticmethod
     def create(
         region: str,
         endpoint_url: str | None = None,
         session: boto3.session.Session | None = None,
+        config: Config | None = None,
     ) -> AWSClients:
+        """``config`` replaces the default retry and timeout settings (tests shorten them)."""
         sess = session or boto3.session.Session()
+        default = config or _DEFAULT_CONFIG
 
-        def client(
-            service: str, region_name: str = region, config: Config = _DEFAULT_CONFIG
-        ) -> Any:
+        def client(service: str, region_name: str = region, config: Config = default) -> Any:
             return sess.client(
                 service, region_name=region_name, endpoint_url=endpoint_url, config=config
             )
@@ -50,4 +58,7 @@ class AWSClients:
             pricing=client("pricing", PRICING_REGION, _PRICING_CONFIG),
             sqs=client("sqs"),
             region=region,
+            eks=client("eks"),
+            # IAM is global: one endpoint whatever the region (us-east-1 signs for it).
+            iam=client("iam", IAM_REGION),
         )

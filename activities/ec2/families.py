@@ -15,8 +15,19 @@ AL2023 = "AL2023"
 BOTTLEROCKET = "Bottlerocket"
 AL2 = "AL2"
 CUSTOM = "Custom"
+WINDOWS2019 = "Windows2019"
+WINDOWS2022 = "Windows2022"
+WINDOWS2025 = "Windows2025"
+WINDOWS = (WINDOWS2019, WINDOWS2022, WINDOWS2025)
 
-_ALIAS_FAMILY = {"al2023": AL2023, "bottlerocket": BOTTLEROCKET, "al2": AL2}
+_ALIAS_FAMILY = {
+    "al2023": AL2023,
+    "bottlerocket": BOTTLEROCKET,
+    "al2": AL2,
+    "windows2019": WINDOWS2019,
+    "windows2022": WINDOWS2022,
+    "windows2025": WINDOWS2025,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +42,8 @@ class AMIFamily:
     eni_limited_memory_overhead: bool = False
     pods_per_core_enabled: bool = True
     eviction_soft_enabled: bool = True
+    # Windows families: the build their nodes report (node.kubernetes.io/windows-build).
+    windows_build: str = ""
 
 
 FAMILIES = {
@@ -38,6 +51,11 @@ FAMILIES = {
     BOTTLEROCKET: AMIFamily(BOTTLEROCKET, "/dev/xvdb", 20 * GIB),
     AL2: AMIFamily(AL2, "/dev/xvda", 20 * GIB, eni_limited_memory_overhead=True),
     CUSTOM: AMIFamily(CUSTOM, "/dev/xvda", 20 * GIB),
+    # Windows nodes get a fixed pod limit (the VPC CNI's Windows IPAM), and a 50 GiB C: drive.
+    **{
+        w: AMIFamily(w, "/dev/sda1", 50 * GIB, eni_limited_pod_density=False, windows_build=b)
+        for w, b in zip(WINDOWS, ("10.0.17763", "10.0.20348", "10.0.26100"), strict=True)
+    },
 }
 
 

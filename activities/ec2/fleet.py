@@ -17,6 +17,7 @@ from botocore.exceptions import ClientError
 from activities.ec2.amis import ResolvedAMI
 from activities.ec2.capacity_cache import UnavailableOfferings
 from activities.ec2.catalog import InstanceTypeProvider
+from activities.ec2.cluster import ClusterSource
 from activities.ec2.errors import (
     CAPACITY_TYPE_WIDE_CODES,
     LAUNCH_TEMPLATE_NOT_FOUND_CODES,
@@ -136,6 +137,7 @@ class Launcher:
         templates: LaunchTemplateProvider,
         instances: InstanceProvider,
         unavailable: UnavailableOfferings,
+        cluster: ClusterSource,
     ) -> None:
         self._ec2 = ec2
         self._settings = settings
@@ -144,6 +146,7 @@ class Launcher:
         self._templates = templates
         self._instances = instances
         self._unavailable = unavailable
+        self._cluster = cluster
 
     def launch(self, request: LaunchRequest, nodeclass: EC2NodeClass) -> LaunchResult:
         existing = self._instances.find_by_nodeclaim(request.nodeclaim_name)
@@ -151,6 +154,7 @@ class Launcher:
             return self._result_for_existing(existing, nodeclass)
         resolved = self._resolver.resolve(nodeclass)
         resolved.require_ready()
+        self._unavailable.sync()  # other replicas' refusals, before choosing pools
         zones = {s.zone for s in resolved.subnets}
         types = self._catalog.list(nodeclass, zones)
         reqs = request.requirement_set()
@@ -221,14 +225,16 @@ class Launcher:
         taints = (*request.taints, *request.startup_taints, UNREGISTERED_TAINT)
         configs: list[dict[str, Any]] = []
         images: dict[str, str] = {}
+        cluster = self._cluster.current()
         for (image_id, pods), cands in groups.items():
             bootstrap = Bootstrap(
-                cluster=self._settings.cluster,
+                cluster=cluster,
                 labels=labels,
                 taints=tuple(taints),
                 max_pods=pods,
                 kubelet=kubelet_wire,
                 custom=nodeclass.spec.user_data,
+                instance_store_policy=nodeclass.spec.instance_store_policy,
             )
             spec = LaunchTemplateInput.build(
                 nodeclass,
@@ -236,6 +242,7 @@ class Launcher:
                 image_id,
                 render_user_data(family.name, bootstrap),
                 [g.id for g in resolved.security_groups],
+                resolved.instance_profile,
             )
             name = self._templates.ensure(spec)
             images[name] = image_id
@@ -295,6 +302,9 @@ class Launcher:
                 {"ResourceType": r, "Tags": tags} for r in ("instance", "volume", "fleet")
             ],
         }
+        if nodeclass.spec.context:
+            # EC2NodeClass.spec.context: the reserved-capacity context EC2 Fleet launches in.
+            params["Context"] = nodeclass.spec.context
         if capacity_type == L.CAPACITY_TYPE_SPOT:
             params["SpotOptions"] = {"AllocationStrategy": "price-capacity-optimized"}
         else:

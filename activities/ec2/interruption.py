@@ -1,8 +1,11 @@
 """The interruption queue: EventBridge messages about our instances, read from SQS.
 
 Each message becomes a typed event. A message we cannot parse is logged and deleted (leaving it
-would make it come back forever); a handler failure leaves the message for redelivery. Nothing
-a message contains can stop the loop.
+would make it come back forever); a handler failure leaves the message for redelivery. A
+message the handler could not match to a NodeClaim yet (the handler returns False: just after
+a restart the worker has not listed its claims, or a launch has not recorded its instance) is
+kept and comes back after ``retry_seconds``, up to ``max_receives`` deliveries, so an
+interruption is never lost to a restart. Nothing a message contains can stop the loop.
 """
 
 from __future__ import annotations
@@ -27,6 +30,10 @@ NOOP = "NoOp"
 STOPPING_STATES = frozenset({"stopping", "stopped", "shutting-down", "terminated"})
 
 
+# Returns False when the event's instance is not known yet (keep the message), else None/True.
+Handler = Callable[["InterruptionEvent"], bool | None]
+
+
 class UnparseableMessage(ValueError):
     """The body is not an EventBridge event we understand."""
 
@@ -49,6 +56,7 @@ class QueueMessage:
     event: InterruptionEvent
     receipt_handle: str
     message_id: str
+    receives: int = 1
 
 
 def parse_event(body: str) -> InterruptionEvent:
@@ -106,7 +114,17 @@ def _instance(detail: dict[str, Any]) -> str:
 
 
 class InterruptionQueue:
-    def __init__(self, sqs: Any, queue: str, wait_seconds: int = 20, batch: int = 10) -> None:
+    def __init__(
+        self,
+        sqs: Any,
+        queue: str,
+        wait_seconds: int = 20,
+        batch: int = 10,
+        retry_seconds: int = 10,
+        max_receives: int = 30,
+    ) -> None:
+        self._retry = retry_seconds
+        self._max_receives = max_receives
         self._sqs = sqs
         self._queue = queue
         self._url: str | None = queue if queue.startswith(("http://", "https://")) else None
@@ -124,7 +142,10 @@ class InterruptionQueue:
         """One long poll; malformed messages are logged, deleted and not returned."""
         with aws_errors("ReceiveMessage"):
             resp = self._sqs.receive_message(
-                QueueUrl=self.url, MaxNumberOfMessages=self._batch, WaitTimeSeconds=self._wait
+                QueueUrl=self.url,
+                MaxNumberOfMessages=self._batch,
+                WaitTimeSeconds=self._wait,
+                AttributeNames=["ApproximateReceiveCount"],
             )
         out: list[QueueMessage] = []
         for msg in resp.get("Messages", []):
@@ -136,32 +157,54 @@ class InterruptionQueue:
                 )
                 self.delete(msg["ReceiptHandle"])
                 continue
-            out.append(QueueMessage(event, msg["ReceiptHandle"], msg.get("MessageId", "")))
+            receives = int((msg.get("Attributes") or {}).get("ApproximateReceiveCount", 1))
+            out.append(
+                QueueMessage(event, msg["ReceiptHandle"], msg.get("MessageId", ""), receives)
+            )
         return out
 
     def delete(self, receipt_handle: str) -> None:
         with aws_errors("DeleteMessage"):
             self._sqs.delete_message(QueueUrl=self.url, ReceiptHandle=receipt_handle)
 
-    def poll_once(self, handle: Callable[[InterruptionEvent], None]) -> int:
+    def retry_later(self, msg: QueueMessage) -> None:
+        """Make a kept message visible again after ``retry_seconds`` (not the queue's own,
+        possibly long, visibility timeout)."""
+        with aws_errors("ChangeMessageVisibility"):
+            self._sqs.change_message_visibility(
+                QueueUrl=self.url, ReceiptHandle=msg.receipt_handle, VisibilityTimeout=self._retry
+            )
+
+    def poll_once(self, handle: Handler) -> int:
         """Receive, hand each actionable event to ``handle``, delete what was handled.
 
         Returns how many messages were deleted. Handler errors are logged and the message
-        is kept (SQS redelivers it after the visibility timeout).
+        is kept (SQS redelivers it after the visibility timeout). A handler that returns
+        False has not found the instance yet: the message is kept and retried soon.
         """
         done = 0
         for msg in self.receive():
             if msg.event.actionable:
                 try:
-                    handle(msg.event)
+                    handled = handle(msg.event)
                 except Exception:
                     log.exception("interruption handler failed for %s", msg.message_id)
                     continue
+                if handled is False:
+                    if msg.receives < self._max_receives:
+                        self.retry_later(msg)
+                        continue
+                    log.warning(
+                        "interruption %s for %s: no NodeClaim after %d deliveries, dropped",
+                        msg.event.kind,
+                        ", ".join(msg.event.instance_ids),
+                        msg.receives,
+                    )
             self.delete(msg.receipt_handle)
             done += 1
         return done
 
-    def run(self, handle: Callable[[InterruptionEvent], None], stop: threading.Event) -> None:
+    def run(self, handle: Handler, stop: threading.Event) -> None:
         """Poll until ``stop`` is set; AWS errors are logged and retried after a pause."""
         while not stop.is_set():
             try:

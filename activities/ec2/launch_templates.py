@@ -11,18 +11,21 @@ import json
 import math
 import threading
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from activities.ec2.errors import aws_errors, error_code
+from activities.ec2.errors import LaunchTemplateNotFound, aws_errors, error_code
 from activities.ec2.families import BOTTLEROCKET, AMIFamily
+from activities.ec2.instances import TAG_NODECLASS
 from activities.ec2.userdata import encode
 from models.ec2nodeclass import BlockDeviceMapping, EC2NodeClass
 from models.quantity import parse_quantity
 
 NAME_PREFIX = "karpenter.k8s.aws/"
 TAG_CLUSTER = "karpenter.k8s.aws/cluster"
-TAG_NODECLASS = "karpenter.k8s.aws/ec2nodeclass"
 GIB = 2**30
+LT_ID_TAG = "aws:ec2launchtemplate:id"  # EC2 tags every instance with its template's id
+GC_GRACE = timedelta(minutes=5)
 
 
 def _ebs(mapping: BlockDeviceMapping) -> dict[str, Any]:
@@ -86,6 +89,7 @@ class LaunchTemplateInput:
         image_id: str,
         user_data: str,
         security_group_ids: list[str],
+        instance_profile: str | None,
     ) -> LaunchTemplateInput:
         spec = nodeclass.spec
         mo = spec.metadata_options
@@ -104,9 +108,7 @@ class LaunchTemplateInput:
             block_device_mappings=json.dumps(
                 block_device_mappings(nodeclass, family), sort_keys=True
             ),
-            instance_profile=spec.instance_profile
-            or (spec.role and f"{spec.role}-profile")
-            or None,
+            instance_profile=instance_profile,
             detailed_monitoring=bool(spec.detailed_monitoring),
             associate_public_ip=spec.associate_public_ip_address,
         )
@@ -205,3 +207,35 @@ class LaunchTemplateProvider:
                 self._ec2.delete_launch_template(LaunchTemplateName=name)
             self.invalidate(name)
         return len(names)
+
+    def garbage_collect(
+        self, in_use_ids: set[str], now: datetime | None = None, grace: timedelta = GC_GRACE
+    ) -> list[str]:
+        """Delete this cluster's templates no live instance was launched from.
+
+        ``in_use_ids`` are the ``aws:ec2launchtemplate:id`` tags EC2 puts on instances. A
+        template younger than ``grace`` is kept: a launch may be about to use it. One that a
+        launch still holds in its cache and finds gone is recreated (LaunchTemplateNotFound
+        is retryable).
+        """
+        cutoff = (now or datetime.now(UTC)) - grace
+        with aws_errors("DescribeLaunchTemplates"):
+            pages = self._ec2.get_paginator("describe_launch_templates").paginate(
+                Filters=[{"Name": f"tag:{TAG_CLUSTER}", "Values": [self._cluster]}]
+            )
+            templates = [t for page in pages for t in page.get("LaunchTemplates", [])]
+        deleted = []
+        for t in templates:
+            created = t.get("CreateTime")
+            if t["LaunchTemplateId"] in in_use_ids:
+                continue
+            if isinstance(created, datetime) and created > cutoff:
+                continue
+            try:
+                with aws_errors("DeleteLaunchTemplate"):
+                    self._ec2.delete_launch_template(LaunchTemplateId=t["LaunchTemplateId"])
+            except LaunchTemplateNotFound:
+                pass  # deleted by another worker: done
+            self.invalidate(t["LaunchTemplateName"])
+            deleted.append(t["LaunchTemplateName"])
+        return deleted

@@ -7,12 +7,14 @@ False with the first failing reason, so a NodeClass that matches nothing is visi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from activities.ec2.amis import AMIResolver, ResolvedAMI
 from activities.ec2.errors import EC2Error, NodeClassNotReady
+from activities.ec2.instance_profiles import InstanceProfiles
 from activities.ec2.securitygroups import SecurityGroup, resolve_security_groups
 from activities.ec2.selectors import describe_term
 from activities.ec2.subnets import Subnet, resolve_subnets
@@ -22,6 +24,7 @@ from models.nodeclaim import Condition
 SUBNETS_READY = "SubnetsReady"
 SECURITY_GROUPS_READY = "SecurityGroupsReady"
 AMIS_READY = "AMIsReady"
+INSTANCE_PROFILE_READY = "InstanceProfileReady"
 READY = "Ready"
 
 
@@ -31,6 +34,7 @@ class ResolvedNodeClass:
     subnets: list[Subnet] = field(default_factory=list)
     security_groups: list[SecurityGroup] = field(default_factory=list)
     amis: list[ResolvedAMI] = field(default_factory=list)
+    instance_profile: str | None = None
     conditions: list[Condition] = field(default_factory=list)
 
     @property
@@ -50,6 +54,7 @@ class ResolvedNodeClass:
             subnets=[s.to_status() for s in self.subnets],
             security_groups=[g.to_status() for g in self.security_groups],
             amis=[a.to_status() for a in self.amis],
+            instance_profile=self.instance_profile,
             conditions=self.conditions,
         )
 
@@ -69,17 +74,41 @@ def _terms(terms: list[Any]) -> str:
 
 
 class NodeClassResolver:
-    def __init__(self, ec2: Any, ssm: Any, kubernetes_version: str) -> None:
+    def __init__(
+        self,
+        ec2: Any,
+        ssm: Any,
+        kubernetes_version: Callable[[], str],
+        profiles: InstanceProfiles | None = None,
+    ) -> None:
+        """Without ``profiles`` (the offline catalog), the profile is taken as named."""
+        self._profiles = profiles
         self._ec2 = ec2
+        self._version = kubernetes_version
         self._amis = AMIResolver(ec2, ssm, kubernetes_version)
 
     def resolve(self, nodeclass: EC2NodeClass) -> ResolvedNodeClass:
-        """Never raises for bad selectors; AWS failures (throttling...) propagate, typed."""
+        """Never raises for bad selectors or for AWS refusals another try will not change
+        (access denied...): those become the condition's message. Failures a retry may fix
+        (throttling, 5xx, timeouts that outlived boto3's retries) propagate, typed."""
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         spec = nodeclass.spec
         out = ResolvedNodeClass(nodeclass.name)
-        out.subnets = resolve_subnets(self._ec2, spec.subnet_selector_terms)
-        out.security_groups = resolve_security_groups(self._ec2, spec.security_group_selector_terms)
+        subnet_problem = sg_problem = ""
+        try:
+            out.subnets = resolve_subnets(self._ec2, spec.subnet_selector_terms)
+        except EC2Error as exc:
+            if exc.retryable:
+                raise
+            subnet_problem = f"subnetSelectorTerms: {exc}"
+        try:
+            out.security_groups = resolve_security_groups(
+                self._ec2, spec.security_group_selector_terms
+            )
+        except EC2Error as exc:
+            if exc.retryable:
+                raise
+            sg_problem = f"securityGroupSelectorTerms: {exc}"
         ami_problem = ""
         try:
             out.amis = self._amis.resolve(spec.ami_selector_terms)
@@ -91,21 +120,26 @@ class NodeClassResolver:
             ami_problem = f"amiSelectorTerms: {exc}"
         if not out.amis and not ami_problem:
             ami_problem = f"amiSelectorTerms matched no AMIs: {_terms(spec.ami_selector_terms)}"
+            if any(t.alias for t in spec.ami_selector_terms):
+                ami_problem += f" (none published for Kubernetes {self._version()})"
         checks = [
             (
                 SUBNETS_READY,
                 bool(out.subnets),
                 "SubnetsNotFound",
-                f"subnetSelectorTerms matched no subnets: {_terms(spec.subnet_selector_terms)}",
+                subnet_problem
+                or f"subnetSelectorTerms matched no subnets: {_terms(spec.subnet_selector_terms)}",
             ),
             (
                 SECURITY_GROUPS_READY,
                 bool(out.security_groups),
                 "SecurityGroupsNotFound",
-                "securityGroupSelectorTerms matched no security groups: "
+                sg_problem
+                or "securityGroupSelectorTerms matched no security groups: "
                 f"{_terms(spec.security_group_selector_terms)}",
             ),
             (AMIS_READY, not ami_problem, "AMINotFound", ami_problem),
+            self._instance_profile(nodeclass, out),
         ]
         out.conditions = [_condition(t, ok, r, m, now) for t, ok, r, m in checks]
         failed = [c for c in out.conditions if c.status != "True"]
@@ -114,3 +148,18 @@ class NodeClassResolver:
             _condition(READY, not failed, failed[0].reason if failed else "", ready_message, now)
         )
         return out
+
+    def _instance_profile(
+        self, nodeclass: EC2NodeClass, out: ResolvedNodeClass
+    ) -> tuple[str, bool, str, str]:
+        if self._profiles is None:
+            out.instance_profile = nodeclass.spec.instance_profile
+            return (INSTANCE_PROFILE_READY, True, "", "")
+        try:
+            state = self._profiles.ensure(nodeclass)
+        except EC2Error as exc:
+            if exc.retryable:
+                raise
+            return (INSTANCE_PROFILE_READY, False, "InstanceProfileError", f"IAM: {exc}")
+        out.instance_profile = state.name
+        return (INSTANCE_PROFILE_READY, state.ready, state.reason, state.message)

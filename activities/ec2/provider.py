@@ -5,14 +5,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from activities.ec2.capacity_cache import UnavailableOfferings
 from activities.ec2.catalog import InstanceTypeProvider
 from activities.ec2.clients import AWSClients
+from activities.ec2.cluster import ClusterSource
 from activities.ec2.fleet import Launcher
-from activities.ec2.instances import Instance, InstanceProvider
+from activities.ec2.instance_profiles import InstanceProfiles
+from activities.ec2.instances import TAG_NODECLASS, Instance, InstanceProvider
 from activities.ec2.interruption import InterruptionQueue
-from activities.ec2.launch_templates import LaunchTemplateProvider
+from activities.ec2.launch_templates import LT_ID_TAG, LaunchTemplateProvider
 from activities.ec2.launch_types import LaunchRequest, LaunchResult
 from activities.ec2.nodeclass import NodeClassResolver, ResolvedNodeClass
 from activities.ec2.pricing import PricingProvider
@@ -32,6 +35,8 @@ class EC2Provider:
     templates: LaunchTemplateProvider
     instances: InstanceProvider
     launcher: Launcher
+    cluster: ClusterSource
+    profiles: InstanceProfiles | None
 
     @staticmethod
     def create(
@@ -44,11 +49,24 @@ class EC2Provider:
         pricing_client = clients.pricing if use_pricing_api and not settings.isolated_vpc else None
         pricing = PricingProvider(settings.region, clients.ec2, pricing_client)
         catalog = InstanceTypeProvider(clients.ec2, settings, pricing, unavailable, clock)
-        resolver = NodeClassResolver(clients.ec2, clients.ssm, settings.kubernetes_version)
+        cluster = ClusterSource(
+            settings.cluster,
+            clients.eks if settings.discover_cluster else None,
+            settings.cluster_refresh_seconds,
+            clock,
+        )
+        profiles = (
+            InstanceProfiles(clients.iam, settings.cluster_name, settings.region)
+            if settings.manage_instance_profiles and clients.iam is not None
+            else None
+        )
+        resolver = NodeClassResolver(
+            clients.ec2, clients.ssm, lambda: cluster.current().kubernetes_version, profiles
+        )
         templates = LaunchTemplateProvider(clients.ec2, settings.cluster_name)
         instances = InstanceProvider(clients.ec2, settings.cluster_name)
         launcher = Launcher(
-            clients.ec2, settings, catalog, resolver, templates, instances, unavailable
+            clients.ec2, settings, catalog, resolver, templates, instances, unavailable, cluster
         )
         return EC2Provider(
             settings,
@@ -60,6 +78,8 @@ class EC2Provider:
             templates,
             instances,
             launcher,
+            cluster,
+            profiles,
         )
 
     def resolve_nodeclass(self, nodeclass: EC2NodeClass) -> ResolvedNodeClass:
@@ -88,3 +108,19 @@ class EC2Provider:
         if not self.settings.interruption_queue:
             return None
         return InterruptionQueue(self.clients.sqs, self.settings.interruption_queue)
+
+    def garbage_collect(
+        self, live_nodeclasses: list[str] | None = None, now: datetime | None = None
+    ) -> dict[str, list[str]]:
+        """Delete launch templates no live instance uses and, given the NodeClasses that
+        exist, the instance profiles of the others once none of their instances runs.
+        Returns what was deleted, by kind."""
+        owned = self.instances.list_owned()
+        in_use = {i.tags[LT_ID_TAG] for i in owned if LT_ID_TAG in i.tags}
+        out = {"launchTemplates": self.templates.garbage_collect(in_use, now=now)}
+        if live_nodeclasses is not None and self.profiles is not None:
+            # A deleted NodeClass's profile stays while its instances run: they use its role.
+            running = {i.tags[TAG_NODECLASS] for i in owned if TAG_NODECLASS in i.tags}
+            keep = [*live_nodeclasses, *running]
+            out["instanceProfiles"] = self.profiles.garbage_collect(keep, now=now)
+        return out

@@ -2,17 +2,34 @@
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
+
+IPV4, IPV6 = "ipv4", "ipv6"
+DEFAULT_KUBERNETES_VERSION = "1.31"
 
 
 @dataclass(frozen=True, slots=True)
 class ClusterInfo:
-    """What a node needs to join the cluster; written into user data."""
+    """What a node needs to join the cluster; written into user data.
+
+    Filled from EKS ``DescribeCluster`` (activities/ec2/cluster.py) unless every field is given
+    in settings; ``kubernetes_version`` also selects the AMI an alias resolves to.
+    """
 
     name: str
     endpoint: str = ""
-    certificate_authority: str = ""
+    certificate_authority: str = ""  # base64 PEM bundle, as EKS returns it
     service_cidr: str = "10.100.0.0/16"
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
+    ip_family: str = IPV4
+
+    @property
+    def dns_ip(self) -> str:
+        """The cluster DNS service address EKS uses: the service range's tenth address
+        (``.10`` for IPv4, ``::a`` for IPv6)."""
+        net = ipaddress.ip_network(self.service_cidr, strict=False)
+        return str(net.network_address + 10)
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,18 +38,23 @@ class ProviderSettings:
 
     ``vm_memory_overhead_percent`` is Karpenter's VM_MEMORY_OVERHEAD_PERCENT (the hypervisor
     keeps part of the advertised memory); ``reserved_enis`` is RESERVED_ENIS (ENIs kept out of
-    the pod-density formula); ``kubernetes_version`` selects the EKS AMI SSM parameters.
+    the pod-density formula). ``cluster`` holds the static facts; with ``discover_cluster``
+    the provider asks EKS for the rest and refreshes them every ``cluster_refresh_seconds``.
     """
 
     region: str
     cluster: ClusterInfo = field(default_factory=lambda: ClusterInfo(name="joinery"))
-    kubernetes_version: str = "1.31"
     vm_memory_overhead_percent: float = 0.075
     reserved_enis: int = 0
     interruption_queue: str | None = None
     isolated_vpc: bool = False
     max_fleet_instance_types: int = 60
     unavailable_offerings_ttl_seconds: float = 180.0
+    discover_cluster: bool = False
+    # Create and reconcile the instance profile of a NodeClass's ``role`` through IAM (the
+    # worker does; offline tools leave IAM alone and take ``instanceProfile`` as named).
+    manage_instance_profiles: bool = False
+    cluster_refresh_seconds: float = 300.0
 
     @property
     def cluster_name(self) -> str:

@@ -132,14 +132,18 @@ def label_values(info: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def requirements_for(info: Mapping[str, Any], region: str, os: str = "linux") -> list[Requirement]:
+def requirements_for(
+    info: Mapping[str, Any], region: str, os: str = "linux", windows_build: str = ""
+) -> list[Requirement]:
     """Labels as requirements, minus zone and capacity type (those come from the offerings)."""
     values = label_values(info)
     reqs = [
         Requirement.create(L.ARCH, IN, [KUBE_ARCH.get(architecture(info), architecture(info))]),
         Requirement.create(L.OS, IN, [os]),
         Requirement.create(L.REGION, IN, [region]),
-        Requirement.create(L.WINDOWS_BUILD, DOES_NOT_EXIST),
+        Requirement.create(L.WINDOWS_BUILD, IN, [windows_build])
+        if windows_build
+        else Requirement.create(L.WINDOWS_BUILD, DOES_NOT_EXIST),
     ]
     for key, value in values.items():
         reqs.append(Requirement.create(key, IN, [value]))

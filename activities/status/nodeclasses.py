@@ -44,12 +44,6 @@ def desired(
         for c in resolved.conditions
         if c.type != cond.READY
     ]
-    # Joinery launches with the role's or profile's name as given; it manages no IAM itself.
-    out.append(
-        cond.Condition(
-            nodeclasses.INSTANCE_PROFILE_READY, "True", nodeclasses.INSTANCE_PROFILE_READY
-        )
-    )
     out.append(
         cond.Condition(nodeclasses.VALIDATION_SUCCEEDED, "True", nodeclasses.VALIDATION_SUCCEEDED)
     )
@@ -59,8 +53,8 @@ def desired(
         "securityGroups": status.security_groups,
         "amis": status.amis,
     }
-    if nodeclass.spec.instance_profile:
-        fields["instanceProfile"] = nodeclass.spec.instance_profile
+    if status.instance_profile:
+        fields["instanceProfile"] = status.instance_profile
     return out, fields
 
 

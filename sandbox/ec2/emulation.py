@@ -11,7 +11,10 @@ to a ThreadedMotoServer) so that:
 * pools marked with :meth:`Emulation.inject_insufficient_capacity` are skipped and reported in
   ``Errors`` with ``InsufficientInstanceCapacity``, as EC2 does;
 * a repeated ``ClientToken`` returns the first call's answer (EC2's idempotency);
-* DescribeSpotPriceHistory returns a per-(type, zone) price (a stable fraction of on-demand).
+* launched instances carry ``aws:ec2launchtemplate:id`` / ``:version`` tags, as EC2 adds;
+* DescribeSpotPriceHistory returns a per-(type, zone) price (a stable fraction of on-demand);
+* IAM RemoveRoleFromInstanceProfile of a role the profile lacks answers NoSuchEntity, as IAM
+  does (moto fails with an internal error).
 
 The provider code never knows; it only sees an EC2 endpoint that behaves more like EC2.
 """
@@ -27,6 +30,8 @@ from typing import Any
 from moto.core.responses import ActionResult
 from moto.ec2.responses import EC2Response
 from moto.ec2.utils import random_fleet_id
+from moto.iam.exceptions import NoSuchEntity
+from moto.iam.models import IAMBackend
 
 from activities.ec2.pricing import offline_table
 
@@ -186,6 +191,7 @@ class Emulation:
                 tag_specifications=response._get_param("TagSpecifications", []),
             )
             result = {"FleetId": fleet.id, "Instances": fleet.instances or []}
+            _tag_with_template(backend, cfg["LaunchTemplateSpecification"], result["Instances"])
             if errors:
                 result["Errors"] = errors
         if token:
@@ -214,6 +220,18 @@ class Emulation:
                 }
             )
         return ActionResult({"SpotPriceHistory": history})
+
+
+def _tag_with_template(backend: Any, spec: Mapping[str, Any], launched: list[Any]) -> None:
+    """EC2 tags every instance with the template it came from; moto's CreateFleet does not."""
+    version = backend._get_template_from_args(dict(spec))
+    tags = {
+        "aws:ec2launchtemplate:id": version.template.id,
+        "aws:ec2launchtemplate:version": str(version.number),
+    }
+    for entry in launched:
+        for instance_id in entry.get("InstanceIds", []):
+            backend.get_instance(instance_id).add_tags(tags)
 
 
 def _clean_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -250,15 +268,29 @@ def install(emulation: Emulation | None = None) -> Emulation:
 
         EC2Response.create_fleet = create_fleet  # type: ignore[method-assign]
         EC2Response.describe_spot_price_history = describe_spot_price_history  # type: ignore[method-assign]
+        _originals["iam:remove_role_from_instance_profile"] = (
+            IAMBackend.remove_role_from_instance_profile
+        )
+        IAMBackend.remove_role_from_instance_profile = _remove_role  # type: ignore[method-assign]
     _installed = emu
     return emu
+
+
+def _remove_role(self: Any, profile_name: str, role_name: str) -> None:
+    """IAM answers NoSuchEntity for a role the profile does not hold; moto fails with a 500."""
+    profile = self.get_instance_profile(profile_name)
+    if not any(r.name == role_name for r in profile.roles):
+        raise NoSuchEntity(f"role {role_name} is not in instance profile {profile_name}")
+    _originals["iam:remove_role_from_instance_profile"](self, profile_name, role_name)
 
 
 def uninstall() -> None:
     """Restore moto's own handlers."""
     global _installed
     for name, original in _originals.items():
-        if original is None:
+        if name.startswith("iam:"):
+            setattr(IAMBackend, name.removeprefix("iam:"), original)
+        elif original is None:
             delattr(EC2Response, name)
         else:
             setattr(EC2Response, name, original)

@@ -1,18 +1,22 @@
 """Seed an emulated region with what a real EKS account already has.
 
 A VPC with one subnet per zone and a security group, all carrying Karpenter's discovery tag;
-EKS-optimized AL2023 and Bottlerocket AMIs and the public SSM parameters that point at them.
+an EKS cluster (moto's EKS) with a service CIDR and version; EKS-optimized AL2023, AL2,
+Bottlerocket and Windows AMIs and the public SSM parameters that point at them.
 moto refuses ``PutParameter`` under ``/aws/`` and registers AMIs without architecture or date,
 so both are written into moto's in-process backends directly.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
+import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import boto3
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ec2.models import ec2_backends
 from moto.ec2.models.amis import Ami
@@ -21,6 +25,7 @@ from moto.ssm.models import Parameter, ssm_backends
 
 DISCOVERY_TAG = "karpenter.sh/discovery"
 EKS_OWNER = "602401143452"
+WINDOWS_OWNER = "801119661308"
 ARCHES = ("x86_64", "arm64")
 
 
@@ -114,7 +119,7 @@ def add_image(
         ami_id,
         name=name,
         owner_id=owner,
-        owner_alias="amazon" if owner == EKS_OWNER else None,
+        owner_alias="amazon" if owner in (EKS_OWNER, WINDOWS_OWNER) else None,
         public=True,
         virtualization_type="hvm",
         architecture=architecture,
@@ -134,7 +139,7 @@ def seed_eks_amis(
     releases: tuple[str, ...] = ("v20241011", "v20241024"),
     bottlerocket_releases: tuple[str, ...] = ("1.25.0", "1.26.1"),
 ) -> SeededAMIs:
-    """AL2023 (standard, nvidia) and Bottlerocket (standard, nvidia) AMIs with SSM parameters.
+    """AL2023, AL2, Bottlerocket (standard, nvidia) and Windows AMIs with SSM parameters.
 
     The last release of each list is "recommended"/"latest"; older ones get versioned
     parameters only, as in the real public namespace.
@@ -143,35 +148,91 @@ def seed_eks_amis(
     base = datetime(2024, 10, 1, tzinfo=UTC)
     k8s = kubernetes_version
     for i, release in enumerate(releases):
+        last = i == len(releases) - 1
         for arch in ARCHES:
             for variant in ("standard", "nvidia"):
                 name = f"amazon-eks-node-al2023-{arch}-{variant}-{k8s}-{release}"
-                image = add_image(region, name, arch, base + timedelta(days=i))
                 prefix = f"/aws/service/eks/optimized-ami/{k8s}/amazon-linux-2023/{arch}/{variant}"
-                params = {f"{prefix}/{name}/image_id": image}
-                if i == len(releases) - 1:
-                    params[f"{prefix}/recommended/image_id"] = image
-                    out.images[("al2023", variant, arch)] = image
-                for p, v in params.items():
-                    put_public_parameter(region, p, v)
-                    out.parameters[p] = v
+                latest = f"{prefix}/recommended/image_id" if last else None
+                release_ami = (name, base + timedelta(days=i))
+                _publish(out, region, ("al2023", variant, arch), release_ami, prefix, latest)
+        for path, kind, arch, variant in (
+            ("amazon-linux-2", "node", "x86_64", "standard"),
+            ("amazon-linux-2-arm64", "arm64-node", "arm64", "standard"),
+            ("amazon-linux-2-gpu", "gpu-node", "x86_64", "nvidia"),
+        ):
+            name = f"amazon-eks-{kind}-{k8s}-{release}"
+            prefix = f"/aws/service/eks/optimized-ami/{k8s}/{path}"
+            latest = f"{prefix}/recommended/image_id" if last else None
+            release_ami = (name, base + timedelta(days=i))
+            _publish(out, region, ("al2", variant, arch), release_ami, prefix, latest)
     for i, release in enumerate(bottlerocket_releases):
+        last = i == len(bottlerocket_releases) - 1
         for arch in ARCHES:
             for flavor, variant in (
                 (f"aws-k8s-{k8s}", "standard"),
                 (f"aws-k8s-{k8s}-nvidia", "nvidia"),
             ):
                 name = f"bottlerocket-{flavor}-{arch}-v{release}"
-                image = add_image(region, name, arch, base + timedelta(days=i))
                 prefix = f"/aws/service/bottlerocket/{flavor}/{arch}"
-                params = {f"{prefix}/{release}/image_id": image}
-                if i == len(bottlerocket_releases) - 1:
-                    params[f"{prefix}/latest/image_id"] = image
-                    out.images[("bottlerocket", variant, arch)] = image
-                for p, v in params.items():
-                    put_public_parameter(region, p, v)
-                    out.parameters[p] = v
+                latest = f"{prefix}/latest/image_id" if last else None
+                release_ami = (name, base + timedelta(days=i))
+                key = ("bottlerocket", variant, arch)
+                _publish(out, region, key, release_ami, prefix, latest, leaf=release)
+    for year in ("2019", "2022", "2025"):
+        name = f"Windows_Server-{year}-English-Core-EKS_Optimized-{k8s}"
+        param = f"/aws/service/ami-windows-latest/{name}/image_id"
+        key = (f"windows{year}", "standard", "x86_64")
+        ami = (f"{name}-2024.10.08", base)
+        _publish(out, region, key, ami, None, param, owner=WINDOWS_OWNER)
     return out
+
+
+def _publish(
+    out: SeededAMIs,
+    region: str,
+    key: tuple[str, str, str],
+    ami: tuple[str, datetime],
+    prefix: str | None,
+    latest: str | None,
+    leaf: str | None = None,
+    owner: str = EKS_OWNER,
+) -> None:
+    """One image, its versioned parameter ``prefix/<leaf or name>/image_id`` and, for the
+    newest release, the ``latest`` parameter (``out.images[key]`` then names it)."""
+    name, created = ami
+    image = add_image(region, name, key[2], created, owner=owner)
+    params = [f"{prefix}/{leaf or name}/image_id"] if prefix else []
+    if latest:
+        params.append(latest)
+        out.images[key] = image
+    for p in params:
+        put_public_parameter(region, p, image)
+        out.parameters[p] = image
+
+
+def seed_eks_cluster(
+    ec2: Any,
+    cluster_name: str,
+    kubernetes_version: str = "1.31",
+    service_cidr: str = "172.20.0.0/16",
+    subnet_ids: list[str] | None = None,
+) -> dict[str, Any]:
+    """An ACTIVE EKS cluster in moto (same endpoint as ``ec2``); returns DescribeCluster's
+    ``cluster``. An existing one of that name is left as it is."""
+    eks = boto3.session.Session(
+        aws_access_key_id="testing", aws_secret_access_key="testing"
+    ).client("eks", region_name=ec2.meta.region_name, endpoint_url=ec2.meta.endpoint_url)
+    with contextlib.suppress(eks.exceptions.ResourceInUseException):
+        eks.create_cluster(
+            name=cluster_name,
+            version=kubernetes_version,
+            roleArn=f"arn:aws:iam::{DEFAULT_ACCOUNT_ID}:role/{cluster_name}-cluster",
+            resourcesVpcConfig={"subnetIds": subnet_ids or []},
+            kubernetesNetworkConfig={"serviceIpv4Cidr": service_cidr, "ipFamily": "ipv4"},
+        )
+    cluster: dict[str, Any] = eks.describe_cluster(name=cluster_name)["cluster"]
+    return cluster
 
 
 @dataclass
@@ -179,12 +240,37 @@ class SeededRegion:
     region: str
     network: SeededNetwork
     amis: SeededAMIs
+    cluster: dict[str, Any] = field(default_factory=dict)
 
 
 def seed_region(
     ec2: Any, region: str, cluster_name: str, kubernetes_version: str = "1.31"
 ) -> SeededRegion:
-    """Everything a NodeClass with discovery-tag selectors and an alias needs to be Ready."""
-    return SeededRegion(
-        region, seed_network(ec2, cluster_name), seed_eks_amis(region, kubernetes_version)
+    """Everything a NodeClass with discovery-tag selectors and an alias needs to be Ready,
+    and the EKS cluster that discovery reads."""
+    network = seed_network(ec2, cluster_name)
+    amis = seed_eks_amis(region, kubernetes_version)
+    cluster = seed_eks_cluster(
+        ec2, cluster_name, kubernetes_version, subnet_ids=list(network.subnets.values())
     )
+    seed_node_role(ec2, f"KarpenterNodeRole-{cluster_name}")
+    return SeededRegion(region, network, amis, cluster)
+
+
+def seed_node_role(ec2: Any, role: str) -> None:
+    """The node IAM role Karpenter's getting-started stack creates (EC2 may assume it)."""
+    iam = boto3.session.Session(
+        aws_access_key_id="testing", aws_secret_access_key="testing"
+    ).client("iam", region_name="us-east-1", endpoint_url=ec2.meta.endpoint_url)
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "ec2.amazonaws.com"},
+                "Action": "sts:AssumeRole",
+            }
+        ],
+    }
+    with contextlib.suppress(iam.exceptions.EntityAlreadyExistsException):
+        iam.create_role(RoleName=role, AssumeRolePolicyDocument=json.dumps(trust))

@@ -233,7 +233,7 @@ def setup_cluster(admin: Kube, namespace: str) -> None:
                 "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": CLUSTER}}],
                 "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": CLUSTER}}],
                 "amiSelectorTerms": [{"alias": "al2023@latest"}],
-                "role": "KarpenterNodeRole",
+                "role": f"KarpenterNodeRole-{CLUSTER}",  # seeded by sandbox.ec2.seed
             },
         },
     )

@@ -15,11 +15,13 @@ os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
 from activities.ec2.catalog import RawCatalog, fetch_raw_catalog
 from activities.ec2.clients import AWSClients
+from activities.ec2.launch_types import LaunchRequest
 from activities.ec2.pricing import PricingProvider
 from activities.ec2.provider import EC2Provider
 from activities.ec2.settings import ClusterInfo, ProviderSettings
@@ -136,3 +138,31 @@ class NodeClassFactory:
     @staticmethod
     def build(name: str = "default", **spec: object) -> EC2NodeClass:
         return nodeclass(name, **spec)
+
+
+M5_LARGE_ON_DEMAND = (
+    {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]},
+    {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+)
+
+
+class RequestFactory:
+    """``make_request.build(name, **fields)``: a LaunchRequest for one on-demand m5.large."""
+
+    @staticmethod
+    def build(name: str, **fields: Any) -> LaunchRequest:
+        body: dict[str, Any] = {
+            "nodeclaim_name": name,
+            "nodeclaim_uid": f"uid-{name}",
+            "nodepool_name": "default",
+            "nodeclass_name": "default",
+            "requirements": list(M5_LARGE_ON_DEMAND),
+            "resources": {"cpu": "1"},
+        }
+        body.update(fields)
+        return LaunchRequest(**body)
+
+
+@pytest.fixture
+def make_request() -> type[RequestFactory]:
+    return RequestFactory

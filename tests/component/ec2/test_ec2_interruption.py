@@ -101,3 +101,35 @@ def test_handler_failure_keeps_the_message(env: Any) -> None:
     assert queue.poll_once(seen.append) == 1
     assert seen[0].kind == SPOT_INTERRUPTION and seen[0].actionable
     assert InterruptionEvent(NOOP, ()).actionable is False
+
+
+def test_message_for_an_instance_not_known_yet_is_kept_then_handled(env: Any) -> None:
+    """Just after a restart the worker knows no claims: the warning must wait, not vanish."""
+    sqs = env.clients.sqs
+    url = sqs.create_queue(QueueName="q3", Attributes={"VisibilityTimeout": "300"})["QueueUrl"]
+    sqs.send_message(QueueUrl=url, MessageBody=MESSAGES[0])
+    queue = InterruptionQueue(sqs, url, wait_seconds=0, retry_seconds=0, max_receives=3)
+    known: set[str] = set()
+    handled: list[str] = []
+
+    def handle(e: InterruptionEvent) -> bool:
+        if not known.issuperset(e.instance_ids):
+            return False
+        handled.extend(e.instance_ids)
+        return True
+
+    assert queue.poll_once(handle) == 0  # kept, and visible again at once (retry_seconds=0)
+    attrs = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    assert attrs["ApproximateNumberOfMessages"] == "1"
+    known.add("i-spot")  # the watchers have listed the claims
+    assert queue.poll_once(handle) == 1 and handled == ["i-spot"]
+
+
+def test_message_never_matched_is_dropped_after_max_receives(env: Any) -> None:
+    sqs = env.clients.sqs
+    url = sqs.create_queue(QueueName="q4")["QueueUrl"]
+    sqs.send_message(QueueUrl=url, MessageBody=MESSAGES[0])
+    queue = InterruptionQueue(sqs, url, wait_seconds=0, retry_seconds=0, max_receives=2)
+    assert queue.poll_once(lambda e: False) == 0
+    assert queue.poll_once(lambda e: False) == 1  # second delivery: given up, deleted
+    assert queue.poll_once(lambda e: False) == 0

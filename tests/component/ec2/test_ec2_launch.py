@@ -242,3 +242,76 @@ def test_bottlerocket_and_gpu_pick_matching_amis(env: Any, make_nodeclass: Any) 
     toml = base64.b64decode(data["UserData"]).decode()
     assert "[settings.kubernetes]" in toml and 'cluster-name = "test-cluster"' in toml
     assert [m["DeviceName"] for m in data["BlockDeviceMappings"]] == ["/dev/xvda", "/dev/xvdb"]
+
+
+def test_launch_templates_are_reused_by_content_and_collected_when_unused(
+    env: Any, make_nodeclass: Any
+) -> None:
+    nc = make_nodeclass.build()
+    first = env.provider.launch(request("claim-a"), nc)
+    env.provider.launch(request("claim-b"), nc)  # same content: the same two templates
+    lts = env.clients.ec2.describe_launch_templates()["LaunchTemplates"]
+    assert len(lts) == 2
+    # young templates are kept even if unused (a launch may be about to use them)
+    assert env.provider.garbage_collect()["launchTemplates"] == []
+    later = datetime.now(UTC) + timedelta(minutes=10)
+    ids = {
+        t["Value"]
+        for i in instances(env)
+        for t in i["Tags"]
+        if t["Key"] == "aws:ec2launchtemplate:id"
+    }
+    deleted = env.provider.templates.garbage_collect(ids, now=later)
+    left = env.clients.ec2.describe_launch_templates()["LaunchTemplates"]
+    assert len(deleted) == 1 and [t["LaunchTemplateId"] for t in left] == sorted(ids)
+    # once no NodeClaim's instance uses it, the last one goes too
+    for i in instances(env):
+        env.provider.delete(i["InstanceId"])
+    assert env.provider.templates.garbage_collect(set(), now=later) == [
+        t["LaunchTemplateName"] for t in left
+    ]
+    assert env.clients.ec2.describe_launch_templates()["LaunchTemplates"] == []
+    # and a launch after that recreates what it needs
+    assert env.provider.launch(request("claim-c"), nc).instance_id != first.instance_id
+
+
+def test_the_cleanup_loop_runs_until_stopped_and_survives_failures(
+    env: Any, make_nodeclass: Any
+) -> None:
+    import threading
+
+    from activities.ec2 import garbage
+
+    stop = threading.Event()
+    rounds: list[int] = []
+
+    def live() -> list[str]:
+        rounds.append(1)
+        if len(rounds) == 1:
+            raise RuntimeError("API server away")  # logged; the next round runs anyway
+        if len(rounds) == 3:
+            stop.set()
+        return ["default"]
+
+    garbage.run(env.provider, live, stop, period=0.01)
+    assert len(rounds) == 3
+
+
+def test_worker_cluster_settings_decide_discovery() -> None:
+    from worker.app import cluster_info
+    from worker.settings import Settings, TemporalSettings
+
+    info, discover = cluster_info(
+        Settings(TemporalSettings(), cluster="c", cluster_endpoint="https://e")
+    )
+    assert (info.name, info.endpoint, discover) == ("c", "https://e", True)
+    full = Settings(
+        TemporalSettings(),
+        cluster="c",
+        cluster_endpoint="https://e",
+        cluster_ca_bundle="Q0E=",
+        service_cidr="172.20.0.0/16",
+        kubernetes_version="1.30",
+    )
+    info, discover = cluster_info(full)
+    assert discover is False and info.dns_ip == "172.20.0.10" and info.kubernetes_version == "1.30"

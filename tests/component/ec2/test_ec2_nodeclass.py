@@ -95,12 +95,12 @@ def test_selectors_matching_nothing_give_reasons(env: Any, make_nodeclass: Any) 
         resolved.require_ready()
 
 
-def test_unsupported_alias_family_and_missing_ami_id(env: Any, make_nodeclass: Any) -> None:
+def test_unsupported_alias_version_and_missing_ami_id(env: Any, make_nodeclass: Any) -> None:
     resolved = env.provider.resolve_nodeclass(
-        make_nodeclass.build(amiSelectorTerms=[{"alias": "windows2022@latest"}])
+        make_nodeclass.build(amiSelectorTerms=[{"alias": "windows2022@v20241011"}])
     )
     assert cond(resolved, "AMIsReady").reason == "AMINotFound"
-    assert "not supported" in cond(resolved, "AMIsReady").message
+    assert "only @latest" in cond(resolved, "AMIsReady").message
     resolved = env.provider.resolve_nodeclass(
         make_nodeclass.build(amiSelectorTerms=[{"id": "ami-0123456789abcdef0"}])
     )

@@ -1,0 +1,70 @@
+"""Two worker replicas share the insufficient-capacity record through a real API server.
+
+Replica A hits InsufficientInstanceCapacity (moto + emulation) and records the pools; replica B,
+with its own process-local cache, launches next and never sends a request to those pools.
+The ConfigMap is written with Joinery's own service-account token (deploy/rbac).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from activities.ec2.clients import AWSClients
+from activities.ec2.errors import Pool
+from activities.ec2.provider import EC2Provider
+from activities.ec2.shared_offerings import CONFIGMAP, ConfigMapRecord, key_pool, pool_key
+from activities.kubernetes.client import Kube, from_kubeconfig
+from sandbox.cluster import Cluster
+
+REGION = "us-east-1"
+NAMESPACE = "joinery"  # the worker's namespace in deploy/rbac
+
+
+@pytest.fixture(scope="module")
+def kube(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kube]:
+    workdir: Path = tmp_path_factory.mktemp("k8s-offerings")
+    with Cluster.start(workdir) as cluster:
+        client = from_kubeconfig(cluster.kubeconfig_path)
+        yield client
+        client.close()
+
+
+def replica(env: Any, catalog: Any, kube: Kube, name: str) -> EC2Provider:
+    clients = AWSClients.create(REGION, env.server.endpoint_url, env.server.session())
+    provider = EC2Provider.create(env.settings, clients, clock=env.clock)
+    provider.catalog.use_raw(catalog.raw)
+    provider.pricing.load(catalog.on_demand, catalog.spot, catalog.source)
+    provider.unavailable.share(ConfigMapRecord(kube.core, NAMESPACE, name))
+    return provider
+
+
+def test_pool_keys_round_trip() -> None:
+    for pool in (Pool("spot", "m5.large", "us-east-1a"), Pool("spot", "*", "*")):
+        assert key_pool(pool_key(pool)) == pool
+
+
+def test_a_replica_never_retries_a_pool_another_found_exhausted(
+    env: Any, session_catalog: Any, make_nodeclass: Any, make_request: Any, kube: Kube
+) -> None:
+    name = f"{CONFIGMAP}-{env.clock.now:.0f}"
+    a = replica(env, session_catalog, kube, name)
+    b = replica(env, session_catalog, kube, name)
+    nc = make_nodeclass.build()
+    zones = sorted(env.seeded.network.subnets)
+    for zone in zones[:-1]:  # m5.large on-demand is left in the last zone only
+        env.emulation.inject_insufficient_capacity("on-demand", "m5.large", zone)
+    first = a.launch(make_request.build("claim-a"), nc)
+    assert first.zone == zones[-1]
+    refused = env.emulation.fleet_calls[-1]["errors"]
+    assert refused >= 2  # A learnt the hard way, pool by pool
+    record = kube.core.read_namespaced_config_map(name, NAMESPACE).data
+    assert {key_pool(k) for k in record} == set(a.unavailable.entries())
+    assert len(record) == refused
+    second = b.launch(make_request.build("claim-b"), nc)
+    assert second.zone == zones[-1]
+    assert env.emulation.fleet_calls[-1]["errors"] == 0  # B asked for the good pool only
+    assert b.unavailable.is_unavailable("on-demand", "m5.large", zones[0])
