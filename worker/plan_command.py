@@ -19,6 +19,7 @@ from scheduling.inputs import Document, InputError, build_problem
 from scheduling.lowerbound import lower_bound
 from scheduling.report import plan_to_dict, plan_to_table
 from scheduling.solver import Solver
+from worker import manifest_yaml
 from worker.cli import UsageError
 
 
@@ -37,10 +38,6 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--now", help="with --disruption: the RFC 3339 time to evaluate at")
     p.set_defaults(func=run)
-
-
-# libyaml's loader is ~10x faster than PyYAML's pure-Python one and builds the same objects.
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _read_text(path: str) -> str:
@@ -70,7 +67,7 @@ def _read_yaml(path: str) -> Iterator[tuple[int, Any]]:
         except (ValueError, RecursionError):
             pass
     try:
-        yield from enumerate(yaml.load_all(text, Loader=_LOADER), 1)
+        yield from enumerate(manifest_yaml.load_all(text), 1)
     except RecursionError:
         raise UsageError(f"{path}: malformed YAML: nested too deeply") from None
     except yaml.YAMLError as exc:
