@@ -21,6 +21,7 @@ from models.requirements import IN, Requirement, Requirements
 from models.resources import Resources, parse_resources
 from scheduling.pods import Pod, PodError, parse_pod
 from scheduling.problem import NodeInfo, Problem
+from scheduling.shapes import shape_error
 from scheduling.taints import Taint
 
 
@@ -63,6 +64,9 @@ def flatten(docs: Iterable[Document]) -> list[Document]:
                     raise InputError(f"{d.where}: items[{i}] must be a mapping")
                 out.extend(flatten([Document(item, f"{d.where} items[{i}]")]))
         else:
+            err = shape_error(d.body)
+            if err:
+                raise InputError(f"{d.label()}: {err}")
             out.append(d)
     return out
 

@@ -34,6 +34,16 @@ class UsageError(Exception):
     """Bad input: printed as one line on stderr, exit code 2."""
 
 
+# Every character str.splitlines() breaks on, written as an escape so a message stays one line
+# whatever the input's names and values contain.
+_LINE_BREAKS = {c: repr(chr(c))[1:-1] for c in (10, 11, 12, 13, 28, 29, 30, 133, 0x2028, 0x2029)}
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks escaped (messages quote user input)."""
+    return text.translate(_LINE_BREAKS)
+
+
 def _command_in(argv: Sequence[str]) -> str | None:
     """The sub-command named on the command line (the first word; the root takes no options)."""
     for arg in argv:
@@ -72,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.func(args)
     except UsageError as exc:
-        print(f"joinery {args.command}: {exc}", file=sys.stderr)
+        print(one_line(f"joinery {args.command}: {exc}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -20,7 +20,7 @@ from scheduling.lowerbound import lower_bound
 from scheduling.report import plan_to_dict, plan_to_table
 from scheduling.solver import Solver
 from worker import manifest_yaml
-from worker.cli import UsageError
+from worker.cli import UsageError, one_line
 
 
 def register(sub: Any) -> None:
@@ -85,6 +85,9 @@ def load_documents(paths: list[str]) -> list[Document]:
                 continue
             if not isinstance(body, dict):
                 raise UsageError(f"{path} document {i}: expected a mapping (a Kubernetes object)")
+            for field in ("kind", "apiVersion"):
+                if not isinstance(body.get(field, ""), str):
+                    raise UsageError(f"{path} document {i}: {field}: expected a string")
             docs.append(Document(body, f"{path} document {i}"))
     return docs
 
@@ -126,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     except InputError as exc:
         raise UsageError(str(exc)) from None
     for w in parsed.warnings:
-        print(f"warning: {w}", file=sys.stderr)
+        print(one_line(f"warning: {w}"), file=sys.stderr)
     solver = Solver(parsed.problem)
     plan = solver.solve()
     doc = plan_to_dict(plan, lower_bound(solver, plan.scheduled))
