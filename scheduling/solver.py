@@ -294,6 +294,9 @@ class Solver:
                 remaining,
                 min_values,
                 other if np.spec.limits else {},
+                daemon_ports=frozenset(
+                    port for ds in self._daemons_on(reqs, taints) for port in ds.host_ports
+                ),
             )
             pools.append(pv)
             for key, values in self.catalog.type_labels(np, types).items():
@@ -303,8 +306,9 @@ class Solver:
                     self.universe.setdefault(key, set()).update(r.values)
         return pools
 
-    def _daemon_overhead(self, reqs: Requirements, taints: Sequence[object]) -> Resources:
-        total: Resources = {}
+    def _daemons_on(self, reqs: Requirements, taints: Sequence[object]) -> list[Pod]:
+        """The DaemonSet pods that will run on a new node with these requirements and taints."""
+        out: list[Pod] = []
         for ds in self.problem.daemonsets:
             if untolerated(taints, ds.tolerations) is not None:  # type: ignore[arg-type]
                 continue
@@ -317,6 +321,12 @@ class Solver:
                     continue
             elif reqs.compatible(ds_reqs, self.allow_undefined) is not None:
                 continue
+            out.append(ds)
+        return out
+
+    def _daemon_overhead(self, reqs: Requirements, taints: Sequence[object]) -> Resources:
+        total: Resources = {}
+        for ds in self._daemons_on(reqs, taints):
             total = add(total, ds.requests)
         return total
 
@@ -877,6 +887,7 @@ class Solver:
             requirements=pool.requirements,
             taints=pool.taints,
             used=list(pool.daemon_overhead),
+            host_ports=set(pool.daemon_ports),
             pool=pool,
             types=fitting,
             index=self._claim_seq,
