@@ -200,6 +200,7 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
     pvs: dict[str, Mapping[str, Any]] = {}
     classes: dict[str, Mapping[str, Any]] = {}
     runtime_overheads: dict[str, Resources] = {}
+    namespace_labels: dict[str, dict[str, str]] = {}
     docs = flatten(documents)
     for d in docs:
         if d.body.get("kind") == "RuntimeClass":
@@ -246,6 +247,10 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
                 pvs[str((d.body.get("metadata") or {}).get("name"))] = d.body
             elif kind == "StorageClass":
                 classes[str((d.body.get("metadata") or {}).get("name"))] = d.body
+            elif kind == "Namespace":
+                meta = d.body.get("metadata") or {}
+                labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+                namespace_labels[str(meta.get("name"))] = labels
             elif kind in ("RuntimeClass",):
                 pass
             else:
@@ -323,5 +328,6 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
         daemonsets=daemonsets,
         volume_requirements=volume_reqs,
         rejected=rejected,
+        namespace_labels=namespace_labels,
     )
     return Parsed(problem, warnings)

@@ -183,7 +183,7 @@ class Solver:
         self.catalog = catalog if catalog is not None else CatalogCache()
         self.problem = problem
         self.order = order
-        self.topology = Topology()
+        self.topology = Topology(self._namespace_labels())
         self.dims = self._dimensions()
         self.dim_index = {d: i for i, d in enumerate(self.dims)}
         self.instance_keys = self._instance_keys()
@@ -305,6 +305,18 @@ class Solver:
                 if not r.complement:
                     self.universe.setdefault(key, set()).update(r.values)
         return pools
+
+    def _namespace_labels(self) -> dict[str, dict[str, str]]:
+        """Every namespace this run knows (given as a Namespace, or holding a pod) with its
+        labels; the API server labels each with ``kubernetes.io/metadata.name``."""
+        problem = self.problem
+        names = {p.namespace for p in problem.pending}
+        names.update(p.namespace for n in problem.nodes for p in n.pods)
+        names.update(problem.namespace_labels)
+        return {
+            ns: {**problem.namespace_labels.get(ns, {}), "kubernetes.io/metadata.name": ns}
+            for ns in names
+        }
 
     def _daemons_on(self, reqs: Requirements, taints: Sequence[object]) -> list[Pod]:
         """The DaemonSet pods that will run on a new node with these requirements and taints."""

@@ -63,3 +63,62 @@ def test_a_custom_label_nothing_defines(
     assert where(out)["default/p"].startswith("claim") is schedules
     if not schedules:
         assert "example.com/team" in reason(out, "default/p")
+
+
+def _namespace(name: str, **labels: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
+
+
+def _anti_to_db(**term_extra: Any) -> dict[str, Any]:
+    term = {
+        "labelSelector": {"matchLabels": {"app": "db"}},
+        "topologyKey": "kubernetes.io/hostname",
+        **term_extra,
+    }
+    return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+
+
+def _claims_shared(out: dict[str, Any], a: str, b: str) -> bool:
+    return where(out)[a] == where(out)[b]
+
+
+@pytest.mark.parametrize(
+    ("term_extra", "apart"),
+    [
+        ({}, False),  # own namespace only: the db in "data" is not selected
+        ({"namespaces": ["data"]}, True),
+        ({"namespaceSelector": {"matchLabels": {"team": "storage"}}}, True),
+        ({"namespaceSelector": {"matchLabels": {"team": "web"}}}, False),
+        ({"namespaceSelector": {}}, True),  # every namespace
+        (
+            {
+                "namespaceSelector": {
+                    "matchExpressions": [
+                        {
+                            "key": "kubernetes.io/metadata.name",
+                            "operator": "In",
+                            "values": ["data"],
+                        }
+                    ]
+                }
+            },
+            True,
+        ),
+    ],
+)
+def test_pod_anti_affinity_namespaces_and_namespace_selector(
+    term_extra: dict[str, Any], apart: bool
+) -> None:
+    """The kube-scheduler's rule: ``namespaces`` and ``namespaceSelector`` add up; neither
+    means the pod's own namespace; ``{}`` means every namespace. Namespace labels come from
+    Namespace documents, plus ``kubernetes.io/metadata.name`` on every namespace."""
+    out = plan(
+        [
+            nodepool(),
+            _namespace("data", team="storage"),
+            _namespace("default", team="web"),
+            pod("db", "100m", "128Mi", labels={"app": "db"}, namespace="data"),
+            pod("web", "100m", "128Mi", affinity=_anti_to_db(**term_extra)),
+        ]
+    )
+    assert _claims_shared(out, "data/db", "default/web") is not apart
