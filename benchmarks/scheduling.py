@@ -43,6 +43,7 @@ from benchmarks.workloads import (  # noqa: E402
     diverse_pods,
     fake_instance_types,
     nodepool,
+    nodepool_manifest,
     pod,
 )
 from models.catalog import dump_catalog  # noqa: E402
@@ -101,24 +102,6 @@ CLI_CASES: list[tuple[str, str, Any]] = [
     ("deployments", "ec2-catalog.yaml", deployments),
 ]
 
-_NODEPOOL = {
-    "apiVersion": "karpenter.sh/v1",
-    "kind": "NodePool",
-    "metadata": {"name": "default"},
-    "spec": {
-        "template": {
-            "spec": {
-                "nodeClassRef": {
-                    "group": "karpenter.k8s.aws",
-                    "kind": "EC2NodeClass",
-                    "name": "default",
-                },
-                "requirements": [],
-            }
-        }
-    },
-}
-
 
 def _dump(path: Path, docs: list[Any]) -> None:
     with path.open("w") as fh:
@@ -133,7 +116,7 @@ def write_cli_inputs(out: Path) -> list[tuple[str, Path, Path]]:
     cases = []
     for name, catalog, build in CLI_CASES:
         manifests = out / f"{name}.yaml"
-        _dump(manifests, [_NODEPOOL, *build()])
+        _dump(manifests, [nodepool_manifest(), *build()])
         cases.append((name, manifests, out / catalog))
     return cases
 
