@@ -47,7 +47,14 @@ def fake_instance_types(count: int = 400) -> list[InstanceType]:
 
 
 def nodepool(name: str = "default", **spec: Any) -> NodePool:
-    body: dict[str, Any] = {
+    return NodePool.model_validate(nodepool_manifest(name, **spec))
+
+
+def nodepool_manifest(name: str = "default", **spec: Any) -> dict[str, Any]:
+    """The NodePool document the benchmarks use (as written in a manifest file)."""
+    return {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
         "metadata": {"name": name},
         "spec": {
             "template": {
@@ -64,7 +71,6 @@ def nodepool(name: str = "default", **spec: Any) -> NodePool:
             **spec,
         },
     }
-    return NodePool.model_validate(body)
 
 
 def pod(

@@ -9,7 +9,7 @@ than a milli-unit round up, as Kubernetes does when it reads a request as a mill
 from __future__ import annotations
 
 import re
-from decimal import ROUND_CEILING, Decimal, InvalidOperation
+from decimal import ROUND_CEILING, Context, Decimal, InvalidOperation
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {
@@ -29,8 +29,25 @@ _PATTERN = re.compile(
 )
 
 
+# Kubernetes reads requests as 64-bit milli values; anything larger is refused, not wrapped.
+MAX_MILLI = 2**63 - 1
+# Room for any exponent that can still land in range, whatever the mantissa's length.
+_WIDE = Context(prec=60, Emax=999_999, Emin=-999_999)
+
+
 class QuantityError(ValueError):
     """A string that is not a Kubernetes quantity."""
+
+
+def _to_milli(number: Decimal, value: object) -> int:
+    if not number.is_finite():
+        raise QuantityError(f"quantity {value!r} is not a finite number")
+    if number < 0:
+        raise QuantityError(f"quantity {value!r} must not be negative")
+    milli = (number * 1000).to_integral_value(ROUND_CEILING, context=_WIDE)
+    if milli > MAX_MILLI:
+        raise QuantityError(f"quantity {value!r} is too large")
+    return int(milli)
 
 
 def parse_quantity(value: str | int | float) -> int:
@@ -38,9 +55,9 @@ def parse_quantity(value: str | int | float) -> int:
     if isinstance(value, bool):
         raise QuantityError(f"quantity {value!r} is not a number")
     if isinstance(value, int):
-        return value * 1000
+        return _to_milli(Decimal(value), value)
     if isinstance(value, float):
-        return int((Decimal(repr(value)) * 1000).to_integral_value(ROUND_CEILING))
+        return _to_milli(Decimal(repr(value)), value)
     text = str(value).strip()
     match = _PATTERN.match(text)
     if not match:
@@ -49,14 +66,18 @@ def parse_quantity(value: str | int | float) -> int:
         number = Decimal(match.group("num"))
     except InvalidOperation as exc:  # pragma: no cover - the regex already filters
         raise QuantityError(f"quantity {value!r} is not a valid Kubernetes quantity") from exc
-    if match.group("exp"):
-        number = number * (Decimal(10) ** int(match.group("exp")[1:]))
+    exp = match.group("exp")
+    if exp:
+        digits = exp[1:].lstrip("+-").lstrip("0")
+        if len(digits) > 5:  # |exponent| >= 100000: far outside any quantity
+            if number == 0 or exp[1] == "-":
+                return _to_milli(Decimal("1e-9").copy_sign(number) if number else number, value)
+            raise QuantityError(f"quantity {value!r} is too large")
+        number = number.scaleb(int(exp[1:]), context=_WIDE)
     else:
         suffix = match.group("suffix") or ""
         number = number * (_BINARY[suffix] if suffix in _BINARY else _DECIMAL[suffix])
-    if number < 0:
-        raise QuantityError(f"quantity {value!r} must not be negative")
-    return int((number * 1000).to_integral_value(ROUND_CEILING))
+    return _to_milli(number, value)
 
 
 def format_quantity(milli: int, resource: str = "") -> str:

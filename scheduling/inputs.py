@@ -21,6 +21,7 @@ from models.requirements import IN, Requirement, Requirements
 from models.resources import Resources, parse_resources
 from scheduling.pods import Pod, PodError, parse_pod
 from scheduling.problem import NodeInfo, Problem
+from scheduling.shapes import shape_error
 from scheduling.taints import Taint
 
 
@@ -63,6 +64,9 @@ def flatten(docs: Iterable[Document]) -> list[Document]:
                     raise InputError(f"{d.where}: items[{i}] must be a mapping")
                 out.extend(flatten([Document(item, f"{d.where} items[{i}]")]))
         else:
+            err = shape_error(d.body)
+            if err:
+                raise InputError(f"{d.label()}: {err}")
             out.append(d)
     return out
 
@@ -196,6 +200,7 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
     pvs: dict[str, Mapping[str, Any]] = {}
     classes: dict[str, Mapping[str, Any]] = {}
     runtime_overheads: dict[str, Resources] = {}
+    namespace_labels: dict[str, dict[str, str]] = {}
     docs = flatten(documents)
     for d in docs:
         if d.body.get("kind") == "RuntimeClass":
@@ -242,6 +247,10 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
                 pvs[str((d.body.get("metadata") or {}).get("name"))] = d.body
             elif kind == "StorageClass":
                 classes[str((d.body.get("metadata") or {}).get("name"))] = d.body
+            elif kind == "Namespace":
+                meta = d.body.get("metadata") or {}
+                labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+                namespace_labels[str(meta.get("name"))] = labels
             elif kind in ("RuntimeClass",):
                 pass
             else:
@@ -327,5 +336,6 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
         daemonsets=daemonsets,
         volume_requirements=volume_reqs,
         rejected=rejected,
+        namespace_labels=namespace_labels,
     )
     return Parsed(problem, warnings)

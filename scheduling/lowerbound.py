@@ -30,33 +30,72 @@ def _grid(step: int = 10) -> list[tuple[float, float, float]]:
     return out
 
 
-def _rates(solver: Solver, cls: PodClass) -> list[tuple[float, float, float]]:
-    """Price per unit of each resource, for every (pool, type) this pod class could use."""
-    rates: set[tuple[float, float, float]] = set()
-    idx = [solver.dim_index[d] for d in _DIMS]
-    for pool in solver.pools:
-        if untolerated(pool.taints, cls.tolerations) is not None:
-            continue
-        if pool.requirements.compatible(cls.reqs, solver.allow_undefined) is not None:
-            continue
-        reqs = pool.requirements.with_requirements(cls.reqs)
-        need = vec_add(pool.daemon_overhead, cls.vec)
-        for it in pool.instance_types:
-            if not instance_type_compatible(it, reqs, solver.instance_keys):
+# (pool position, requirement set, tolerations) -> [(allocatable, room rates)], the types of
+# that pool a class with those requirements could use, sorted by rate.
+_Candidates = list[tuple[list[int], tuple[float, float, float]]]
+
+
+class _RateTable:
+    """Memoised rate vectors, so the bound costs O(pod classes x instance types) plain steps.
+
+    What a type offers a class (is it compatible, its cheapest allowed offering, its rate per
+    unit of room) depends only on the class's requirements and tolerations, which most classes
+    share; only the fit test depends on the class's requests. Both levels are cached.
+    """
+
+    def __init__(self, solver: Solver) -> None:
+        self.solver = solver
+        self.idx = [solver.dim_index[d] for d in _DIMS]
+        self._by_reqs: dict[object, list[tuple[list[int], _Candidates]]] = {}
+        self._fronts: dict[object, list[tuple[float, float, float]]] = {}
+
+    def _pool_candidates(self, cls: PodClass) -> list[tuple[list[int], _Candidates]]:
+        key = (frozenset(cls.reqs.values()), cls.tolerations)
+        cached = self._by_reqs.get(key)
+        if cached is not None:
+            return cached
+        solver = self.solver
+        out = []
+        for pool in solver.pools:
+            if untolerated(pool.taints, cls.tolerations) is not None:
                 continue
-            alloc = solver.vec(it.allocatable)
-            if not vec_fits(need, alloc):
+            if pool.requirements.compatible(cls.reqs, solver.allow_undefined) is not None:
                 continue
-            offering = it.cheapest_offering(reqs)
-            if offering is None:
-                continue
-            room = [alloc[i] - pool.daemon_overhead[i] for i in idx]
-            rates.add(tuple(offering.price / r if r > 0 else 0.0 for r in room))  # type: ignore[arg-type]
-    # Drop rate vectors another one beats in every resource: they can never be the minimum.
-    pruned = [
-        r for r in rates if not any(o != r and all(o[i] <= r[i] for i in range(3)) for o in rates)
-    ]
-    return pruned
+            reqs = pool.requirements.with_requirements(cls.reqs)
+            cands: _Candidates = []
+            for it in pool.instance_types:
+                if not instance_type_compatible(it, reqs, solver.instance_keys):
+                    continue
+                offering = it.cheapest_offering(reqs)
+                if offering is None:
+                    continue
+                alloc = solver.vec(it.allocatable)
+                room = [alloc[i] - pool.daemon_overhead[i] for i in self.idx]
+                rate = tuple(offering.price / r if r > 0 else 0.0 for r in room)
+                cands.append((alloc, rate))  # type: ignore[arg-type]
+            cands.sort(key=lambda c: c[1])
+            out.append((pool.daemon_overhead, cands))
+        self._by_reqs[key] = out
+        return out
+
+    def rates(self, cls: PodClass) -> list[tuple[float, float, float]]:
+        """The rate vectors no other usable type beats in every resource (the Pareto front)."""
+        key = (frozenset(cls.reqs.values()), cls.tolerations, tuple(cls.vec))
+        front = self._fronts.get(key)
+        if front is not None:
+            return front
+        fitting: list[tuple[float, float, float]] = []
+        for overhead, cands in self._pool_candidates(cls):
+            need = vec_add(overhead, cls.vec)
+            fitting.extend(rate for alloc, rate in cands if vec_fits(need, alloc))
+        fitting.sort()
+        front = []
+        # Sorted lexicographically, a vector's dominators all come before it.
+        for r in fitting:
+            if not any(f[0] <= r[0] and f[1] <= r[1] and f[2] <= r[2] for f in front):
+                front.append(r)
+        self._fronts[key] = front
+        return front
 
 
 def lower_bound(solver: Solver, pods: Sequence[Pod]) -> float:
@@ -76,9 +115,10 @@ def lower_bound(solver: Solver, pods: Sequence[Pod]) -> float:
     if not classes:
         return 0.0
     idx = [solver.dim_index[d] for d in _DIMS]
+    table = _RateTable(solver)
     prepared = []
     for cls, count in classes.values():
-        rates = _rates(solver, cls)
+        rates = table.rates(cls)
         if not rates:
             continue
         req = [cls.vec[i] for i in idx]

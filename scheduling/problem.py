@@ -39,3 +39,5 @@ class Problem:
     volume_requirements: dict[str, Requirements] = field(default_factory=dict)
     # Pods rejected before solving (pod key → reason), reported as unschedulable.
     rejected: dict[str, str] = field(default_factory=dict)
+    # Labels of the Namespace documents given (namespace name → labels).
+    namespace_labels: dict[str, dict[str, str]] = field(default_factory=dict)

@@ -65,6 +65,8 @@ class PoolView:
     other_limits: dict[str, int] = field(
         default_factory=dict
     )  # limits on resources no pod asks for
+    # Host ports the DaemonSets that run on every new node of this pool already hold.
+    daemon_ports: frozenset[tuple[str, int, str]] = frozenset()
 
 
 @dataclass(eq=False)

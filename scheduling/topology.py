@@ -52,16 +52,29 @@ class TopologyGroup:
         return f"pod {self.kind} on {self.key} (selector {{{sel}}})"
 
 
-def _term_namespaces(term: AffinityTerm, pod: Pod) -> frozenset[str] | None:
-    if term.all_namespaces or term.namespace_selector is not None:
+def _term_namespaces(
+    term: AffinityTerm, pod: Pod, namespace_labels: Mapping[str, Mapping[str, str]]
+) -> frozenset[str] | None:
+    """The namespaces a pod (anti-)affinity term selects pods in (None: every namespace).
+
+    As the kube-scheduler: ``namespaces`` and ``namespaceSelector`` add up; an empty selector
+    (``{}``) means every namespace; with neither, the pod's own namespace."""
+    if term.all_namespaces:
         return None
+    if term.namespace_selector is not None:
+        selected = (
+            ns for ns, labels in namespace_labels.items() if term.namespace_selector.matches(labels)
+        )
+        return term.namespaces | frozenset(selected)
     return term.namespaces or frozenset((pod.namespace,))
 
 
 class Topology:
     """All topology groups of one scheduling run, interned by identity."""
 
-    def __init__(self) -> None:
+    def __init__(self, namespace_labels: Mapping[str, Mapping[str, str]] | None = None) -> None:
+        # Every namespace the run knows of, with its labels (for namespaceSelector).
+        self.namespace_labels = namespace_labels or {}
         self._groups: dict[tuple[object, ...], TopologyGroup] = {}
         self.anti_groups: list[TopologyGroup] = []
 
@@ -103,7 +116,10 @@ class Topology:
     def affinity_group(self, pod: Pod, term: AffinityTerm, anti: bool) -> TopologyGroup:
         return self._intern(
             TopologyGroup(
-                ANTI if anti else AFFINITY, term.key, term.selector, _term_namespaces(term, pod)
+                ANTI if anti else AFFINITY,
+                term.key,
+                term.selector,
+                _term_namespaces(term, pod, self.namespace_labels),
             )
         )
 

@@ -17,17 +17,54 @@ COMMAND_MODULES = (
     "worker.doctor_command",
 )
 
+# Which module registers each sub-command, so a run imports only the module it uses (the
+# worker's Temporal and Kubernetes clients cost seconds to import; `joinery plan` needs none).
+COMMANDS = {
+    "plan": "worker.plan_command",
+    "catalog": "worker.catalog_command",
+    "worker": "worker.worker_command",
+    "pause": "worker.control_commands",
+    "resume": "worker.control_commands",
+    "disrupt": "worker.control_commands",
+    "status": "worker.control_commands",
+    "dev": "worker.dev_command",
+}
+
 
 class UsageError(Exception):
     """Bad input: printed as one line on stderr, exit code 2."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Every character str.splitlines() breaks on, written as an escape so a message stays one line
+# whatever the input's names and values contain.
+_LINE_BREAKS = {c: repr(chr(c))[1:-1] for c in (10, 11, 12, 13, 28, 29, 30, 133, 0x2028, 0x2029)}
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks escaped (messages quote user input)."""
+    return text.translate(_LINE_BREAKS)
+
+
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The sub-command named on the command line (the first word; the root takes no options)."""
+    for arg in argv:
+        if not arg.startswith("-"):
+            return arg if arg in COMMANDS else None
+        if arg in ("-h", "--help"):
+            return None
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; given ``argv`` naming a sub-command, only that sub-command's module is loaded
+    (the full parser, for help and unknown commands, otherwise)."""
     parser = argparse.ArgumentParser(
         prog="joinery", description="Karpenter-compatible node autoscaling on Temporal."
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in COMMAND_MODULES:
+    command = _command_in(argv) if argv is not None else None
+    modules = (COMMANDS[command],) if command is not None else COMMAND_MODULES
+    for name in modules:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -39,12 +76,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:
         code: int = args.func(args)
     except UsageError as exc:
-        print(f"joinery {args.command}: {exc}", file=sys.stderr)
+        print(one_line(f"joinery {args.command}: {exc}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

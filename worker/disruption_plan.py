@@ -20,7 +20,7 @@ from scheduling.disruption.round import run_round
 from scheduling.inputs import Document, InputError
 from scheduling.lowerbound import lower_bound
 from scheduling.report import plan_to_dict, plan_to_table
-from worker.cli import UsageError
+from worker.cli import UsageError, one_line
 
 
 def parse_now(text: str | None) -> datetime:
@@ -45,7 +45,7 @@ def run_disruption(
     except InputError as exc:
         raise UsageError(str(exc)) from None
     for w in result.parsed.warnings:
-        print(f"warning: {w}", file=sys.stderr)
+        print(one_line(f"warning: {w}"), file=sys.stderr)
     doc: dict[str, Any] = plan_to_dict(
         result.plan, lower_bound(result.solver, result.plan.scheduled)
     )

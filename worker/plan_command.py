@@ -19,7 +19,8 @@ from scheduling.inputs import Document, InputError, build_problem
 from scheduling.lowerbound import lower_bound
 from scheduling.report import plan_to_dict, plan_to_table
 from scheduling.solver import Solver
-from worker.cli import UsageError
+from worker import manifest_yaml
+from worker.cli import UsageError, one_line
 
 
 def register(sub: Any) -> None:
@@ -39,13 +40,36 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _read_yaml(path: str) -> Iterator[tuple[int, Any]]:
+def _read_text(path: str) -> str:
     try:
-        text = Path(path).read_text() if path != "-" else sys.stdin.read()
+        data = Path(path).read_bytes() if path != "-" else sys.stdin.buffer.read()
     except OSError as exc:
         raise UsageError(f"{path}: {exc.strerror}") from None
     try:
-        yield from enumerate(yaml.safe_load_all(text), 1)
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 text (invalid byte at offset {exc.start})") from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _read_yaml(path: str) -> Iterator[tuple[int, Any]]:
+    """The documents of a YAML (or JSON) file, numbered from 1."""
+    text = _read_text(path)
+    if text.lstrip()[:1] in ("{", "["):
+        # JSON is YAML too, but the json module reads it far faster; anything it rejects
+        # falls through to the YAML parser, which gives the usual error.
+        try:
+            yield 1, json.loads(text, parse_constant=_no_constant)
+            return
+        except (ValueError, RecursionError):
+            pass
+    try:
+        yield from enumerate(manifest_yaml.load_all(text), 1)
+    except RecursionError:
+        raise UsageError(f"{path}: malformed YAML: nested too deeply") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
@@ -61,6 +85,9 @@ def load_documents(paths: list[str]) -> list[Document]:
                 continue
             if not isinstance(body, dict):
                 raise UsageError(f"{path} document {i}: expected a mapping (a Kubernetes object)")
+            for field in ("kind", "apiVersion"):
+                if not isinstance(body.get(field, ""), str):
+                    raise UsageError(f"{path} document {i}: {field}: expected a string")
             docs.append(Document(body, f"{path} document {i}"))
     return docs
 
@@ -102,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     except InputError as exc:
         raise UsageError(str(exc)) from None
     for w in parsed.warnings:
-        print(f"warning: {w}", file=sys.stderr)
+        print(one_line(f"warning: {w}"), file=sys.stderr)
     solver = Solver(parsed.problem)
     plan = solver.solve()
     doc = plan_to_dict(plan, lower_bound(solver, plan.scheduled))

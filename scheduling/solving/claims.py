@@ -254,6 +254,7 @@ class ClaimPlacement(PodClasses):
             requirements=pool.requirements,
             taints=pool.taints,
             used=list(pool.daemon_overhead),
+            host_ports=set(pool.daemon_ports),
             pool=pool,
             types=fitting,
             index=self._claim_seq,

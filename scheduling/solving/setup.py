@@ -49,7 +49,7 @@ class SolverSetup:
         self.catalog = catalog if catalog is not None else CatalogCache()
         self.problem = problem
         self.order = order
-        self.topology = Topology()
+        self.topology = Topology(self._namespace_labels())
         self.dims = self._dimensions()
         self.dim_index = {d: i for i, d in enumerate(self.dims)}
         self.instance_keys = self._instance_keys()
@@ -158,6 +158,9 @@ class SolverSetup:
                 remaining,
                 min_values,
                 other if np.spec.limits else {},
+                daemon_ports=frozenset(
+                    port for ds in self._daemons_on(reqs, taints) for port in ds.host_ports
+                ),
             )
             pools.append(pv)
             for key, values in self.catalog.type_labels(np, types).items():
@@ -167,8 +170,21 @@ class SolverSetup:
                     self.universe.setdefault(key, set()).update(r.values)
         return pools
 
-    def _daemon_overhead(self, reqs: Requirements, taints: Sequence[object]) -> Resources:
-        total: Resources = {}
+    def _namespace_labels(self) -> dict[str, dict[str, str]]:
+        """Every namespace this run knows (given as a Namespace, or holding a pod) with its
+        labels; the API server labels each with ``kubernetes.io/metadata.name``."""
+        problem = self.problem
+        names = {p.namespace for p in problem.pending}
+        names.update(p.namespace for n in problem.nodes for p in n.pods)
+        names.update(problem.namespace_labels)
+        return {
+            ns: {**problem.namespace_labels.get(ns, {}), "kubernetes.io/metadata.name": ns}
+            for ns in names
+        }
+
+    def _daemons_on(self, reqs: Requirements, taints: Sequence[object]) -> list[Pod]:
+        """The DaemonSet pods that will run on a new node with these requirements and taints."""
+        out: list[Pod] = []
         for ds in self.problem.daemonsets:
             if untolerated(taints, ds.tolerations) is not None:  # type: ignore[arg-type]
                 continue
@@ -181,6 +197,12 @@ class SolverSetup:
                     continue
             elif reqs.compatible(ds_reqs, self.allow_undefined) is not None:
                 continue
+            out.append(ds)
+        return out
+
+    def _daemon_overhead(self, reqs: Requirements, taints: Sequence[object]) -> Resources:
+        total: Resources = {}
+        for ds in self._daemons_on(reqs, taints):
             total = add(total, ds.requests)
         return total
 
