@@ -34,6 +34,7 @@ from activities.kubernetes.client import Kube, connect
 from activities.lifecycle.common import Deps
 from activities.lifecycle.defs import NodeClaimActivities
 from activities.planning.defs import PlanningActivities
+from models import contract
 from worker import catalog_cache, connection, telemetry
 from worker.health import HealthServer
 from worker.metrics import PrometheusCounters
@@ -42,7 +43,6 @@ from worker.status_reporter import StatusReporter
 from worker.watchers import Watchers
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 from workflows.provisioner import ProvisionerInput, ProvisionerWorkflow
-from workflows.provisioner import workflow_id as provisioner_id
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ async def ensure_provisioner(client: Client, settings: Settings) -> None:
     await client.start_workflow(
         ProvisionerWorkflow.run,
         ProvisionerInput(settings.cluster, settings.search_attributes),
-        id=provisioner_id(settings.cluster),
+        id=contract.provisioner_id(settings.cluster),
         task_queue=settings.temporal.task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         static_summary=f"provisioner · cluster {settings.cluster}",

@@ -13,14 +13,13 @@ from typing import Any
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from models import contract
 from worker.cli import UsageError
 from worker.connection import connect
 from worker.settings import add_temporal_args, temporal_from
 from workflows.nodeclaim.state import DisruptRequest, NodeClaimStatus
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
-from workflows.nodeclaim.workflow import workflow_id as nodeclaim_id
 from workflows.provisioner import PauseRequest, ProvisionerStatus, ProvisionerWorkflow
-from workflows.provisioner import workflow_id as provisioner_id
 
 
 def register(sub: Any) -> None:
@@ -60,7 +59,7 @@ async def _client(args: argparse.Namespace) -> Client:
 
 async def _pause(args: argparse.Namespace, resume: bool) -> str:
     client = await _client(args)
-    handle = client.get_workflow_handle(provisioner_id(args.cluster))
+    handle = client.get_workflow_handle(contract.provisioner_id(args.cluster))
     update = ProvisionerWorkflow.resume if resume else ProvisionerWorkflow.pause
     try:
         return await handle.execute_update(update, PauseRequest(args.nodepool))
@@ -86,7 +85,7 @@ def run_resume(args: argparse.Namespace) -> int:
 
 async def _disrupt(args: argparse.Namespace) -> str:
     client = await _client(args)
-    handle = client.get_workflow_handle(nodeclaim_id(args.nodeclaim))
+    handle = client.get_workflow_handle(contract.nodeclaim_id(args.cluster, args.nodeclaim))
     try:
         return await handle.execute_update(
             NodeClaimWorkflow.disrupt, DisruptRequest(args.reason, args.message)
@@ -133,16 +132,18 @@ async def _status(args: argparse.Namespace) -> str:
     client = await _client(args)
     try:
         if args.nodeclaim:
-            handle = client.get_workflow_handle(nodeclaim_id(args.nodeclaim))
+            handle = client.get_workflow_handle(contract.nodeclaim_id(args.cluster, args.nodeclaim))
             claim = await handle.query(NodeClaimWorkflow.status)
             return json.dumps(asdict(claim)) if args.output == "json" else format_claim(claim)
-        prov = await client.get_workflow_handle(provisioner_id(args.cluster)).query(
+        prov = await client.get_workflow_handle(contract.provisioner_id(args.cluster)).query(
             ProvisionerWorkflow.status
         )
         claims: list[NodeClaimStatus] = []
-        async for wf in client.list_workflows(
-            "WorkflowType = 'NodeClaim' AND ExecutionStatus = 'Running'"
-        ):
+        query = (
+            f"WorkflowType = '{contract.NODECLAIM_WORKFLOW}' AND ExecutionStatus = 'Running'"
+            f" AND TaskQueue = '{temporal_from(args).task_queue}'"
+        )
+        async for wf in client.list_workflows(query):
             claims.append(await client.get_workflow_handle(wf.id).query(NodeClaimWorkflow.status))
     except RPCError as exc:
         if _missing(exc):

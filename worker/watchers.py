@@ -19,7 +19,6 @@ events to the asyncio loop that owns the Temporal client. Every action is idempo
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 import time
@@ -29,8 +28,6 @@ from typing import Any
 
 from kubernetes import watch as k8s_watch
 from temporalio.client import Client
-from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from activities.ec2.interruption import (
@@ -43,32 +40,18 @@ from activities.ec2.provider import EC2Provider
 from activities.kubernetes import raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import Expired, translate
-from activities.kubernetes.resources import (
-    EC2NODECLASS,
-    INITIALIZED_LABEL,
-    NODECLAIM,
-    NODEPOOL,
-    NODEPOOL_LABEL,
-)
+from activities.kubernetes.resources import EC2NODECLASS, NODECLAIM, NODEPOOL
+from activities.lifecycle.start import start_lifecycle
 from activities.planning.cluster_state import unschedulable
 from activities.planning.summary import summary_of_claim
+from models import contract
+from models import labels as L
 from worker.metrics import PROVISIONING_SIGNALS, PodStates
 from worker.status_reporter import StatusReporter
-from workflows.nodeclaim.state import NodeClaimInput
-from workflows.nodeclaim.workflow import NodeClaimWorkflow
-from workflows.nodeclaim.workflow import workflow_id as nodeclaim_id
-from workflows.provisioner import ProvisionerWorkflow
-from workflows.provisioner import workflow_id as provisioner_id
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 DRAINING_EVENTS = frozenset({SPOT_INTERRUPTION, SCHEDULED_CHANGE, STATE_CHANGE})
-# A claim being deleted whose lifecycle already completed is not adopted again: a re-list
-# still shows it while its finalizer goes, and a second run would only find it gone and
-# hide the real one in the UI (a failed or terminated run is adopted). A live claim always
-# gets a lifecycle: a completed run under its name belonged to an earlier claim of that name.
-ADOPT_DELETING = WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY
-ADOPT_LIVE = WorkflowIDReusePolicy.ALLOW_DUPLICATE
 
 
 @dataclass
@@ -208,8 +191,8 @@ class Watchers:
     # -- actions -----------------------------------------------------------------------------
     def trigger_provisioning(self) -> None:
         PROVISIONING_SIGNALS.inc()
-        handle = self.client.get_workflow_handle(provisioner_id(self.cluster))
-        self._submit(handle.signal(ProvisionerWorkflow.pods_pending, 1))
+        handle = self.client.get_workflow_handle(contract.provisioner_id(self.cluster))
+        self._submit(handle.signal(contract.SIGNAL_PODS_PENDING, 1))
 
     def start_lifecycle(
         self, name: str, summary: str, delay: float = 0.0, *, deleting: bool = False
@@ -220,21 +203,20 @@ class Watchers:
         async def start() -> None:
             if delay:
                 await asyncio.sleep(delay)
-            with contextlib.suppress(WorkflowAlreadyStartedError):  # completed: not adopted
-                await self.client.start_workflow(
-                    NodeClaimWorkflow.run,
-                    NodeClaimInput(name, self.search_attributes),
-                    id=nodeclaim_id(name),
-                    task_queue=self.task_queue,
-                    id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-                    id_reuse_policy=ADOPT_DELETING if deleting else ADOPT_LIVE,
-                    static_summary=summary,
-                )
+            await start_lifecycle(
+                self.client,
+                cluster=self.cluster,
+                task_queue=self.task_queue,
+                name=name,
+                summary=summary,
+                search_attributes=self.search_attributes,
+                rerun_completed=not deleting,
+            )
 
         self._submit(start())
 
     def signal_claim(self, name: str, signal: str, *args: Any) -> None:
-        handle = self.client.get_workflow_handle(nodeclaim_id(name))
+        handle = self.client.get_workflow_handle(contract.nodeclaim_id(self.cluster, name))
         self._submit(
             _ignore_missing(handle.signal(signal, *args) if args else handle.signal(signal))
         )
@@ -276,7 +258,7 @@ class Watchers:
         meta = claim.get("metadata") or {}
         name = str(meta.get("name"))
         provider_id = (claim.get("status") or {}).get("providerID")
-        pool = (meta.get("labels") or {}).get(NODEPOOL_LABEL)
+        pool = (meta.get("labels") or {}).get(L.NODEPOOL)
         if pool and self.status is not None:  # its usage changed, maybe; bursts coalesce
             self.status.nodepool(str(pool), delay=2.0)
         if kind == "DELETED":
@@ -295,7 +277,7 @@ class Watchers:
             )
         if meta.get("deletionTimestamp") and name not in self._deleting:
             self._deleting.add(name)
-            self.signal_claim(name, "deleted", "NodeClaim")
+            self.signal_claim(name, contract.SIGNAL_DELETED, "NodeClaim")
 
     def _claim_of_node(self, node: Obj) -> str | None:
         provider_id = (node.get("spec") or {}).get("providerID")
@@ -320,14 +302,14 @@ class Watchers:
             key = f"node/{name}"
             if key not in self._deleting:
                 self._deleting.add(key)
-                self.signal_claim(claim, "deleted", "Node")
+                self.signal_claim(claim, contract.SIGNAL_DELETED, "Node")
             return
-        if (meta.get("labels") or {}).get(INITIALIZED_LABEL) == "true":
+        if (meta.get("labels") or {}).get(L.NODE_INITIALIZED) == "true":
             return
         now = time.monotonic()
         if now - self._last_hint.get(name, 0.0) >= 2.0:
             self._last_hint[name] = now
-            self.signal_claim(claim, "node_changed")
+            self.signal_claim(claim, contract.SIGNAL_NODE_CHANGED)
 
     def on_interruption(self, event: InterruptionEvent) -> None:
         # Like Karpenter, a rebalance recommendation is news, not a reason to drain.
@@ -339,7 +321,7 @@ class Watchers:
                 None,
             )
             if claim is not None:
-                self.signal_claim(claim, "interrupted", event.kind)
+                self.signal_claim(claim, contract.SIGNAL_INTERRUPTED, event.kind)
 
     def _resync(self) -> None:
         """Pods that stay unschedulable (e.g. after a claim hit insufficient capacity) are

@@ -14,12 +14,7 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-PROVISIONER_QUERY = "status"
-
-
-def provisioner_id(cluster: str) -> str:
-    """``workflows.provisioner.workflow_id``, by its documented form."""
-    return f"provisioner-{cluster}"
+from models import contract
 
 
 def hold_reason(status: dict[str, Any], nodepool: str) -> str:
@@ -34,9 +29,9 @@ def hold_reason(status: dict[str, Any], nodepool: str) -> str:
 
 async def hold(client: Client, cluster: str, nodepool: str) -> str:
     """Why the pool's nodes must not be disrupted now, or "" when they may be."""
-    handle = client.get_workflow_handle(provisioner_id(cluster))
+    handle = client.get_workflow_handle(contract.provisioner_id(cluster))
     try:
-        status = await handle.query(PROVISIONER_QUERY, result_type=dict)
+        status = await handle.query(contract.QUERY_STATUS, result_type=dict)
     except RPCError as exc:
         if exc.status == RPCStatusCode.NOT_FOUND:
             return ""  # no provisioner, so nothing was paused

@@ -12,9 +12,9 @@ from typing import Any
 
 from activities.ec2.provider import EC2Provider
 from activities.kubernetes.client import Kube
-from activities.kubernetes.resources import NODEPOOL_LABEL
 from activities.planning import cluster_state
 from activities.planning.types import PlannedNodeClaim, PlanOutcome
+from models import labels as L
 from models.ec2nodeclass import EC2NodeClass
 from models.instancetype import InstanceType
 from models.nodepool import NodePool
@@ -62,7 +62,7 @@ def body_for(claim: PlannedClaim, pool: NodePool, name: str) -> dict[str, Any]:
     return {
         "metadata": {
             "name": name,
-            "labels": {**tmpl.metadata.labels, NODEPOOL_LABEL: pool.name},
+            "labels": {**tmpl.metadata.labels, L.NODEPOOL: pool.name},
             "annotations": dict(tmpl.metadata.annotations),
         },
         "spec": spec,

@@ -25,6 +25,7 @@ from test_provisioner import FakePlanner  # noqa: E402
 from workflow_fakes import FakeCloud, blocked, spec  # noqa: E402
 
 from activities.lifecycle.types import DrainStatus  # noqa: E402
+from models import contract  # noqa: E402
 from workflows.nodeclaim.state import DisruptRequest, NodeClaimInput  # noqa: E402
 from workflows.nodeclaim.workflow import NodeClaimWorkflow  # noqa: E402
 from workflows.provisioner import PauseRequest, ProvisionerInput, ProvisionerWorkflow  # noqa: E402
@@ -89,7 +90,10 @@ async def record_nodeclaim(env: WorkflowEnvironment, name: str) -> str:
         env.client, task_queue=queue, workflows=[NodeClaimWorkflow], activities=cloud.activities()
     ):
         handle = await env.client.start_workflow(
-            NodeClaimWorkflow.run, NodeClaimInput(name), id=f"nodeclaim-{name}", task_queue=queue
+            NodeClaimWorkflow.run,
+            NodeClaimInput(name),
+            id=contract.nodeclaim_id("record", name),
+            task_queue=queue,
         )
         await scenario(env, handle)
         await handle.result()
@@ -105,7 +109,7 @@ async def record_provisioner(env: WorkflowEnvironment) -> str:
         handle = await env.client.start_workflow(
             ProvisionerWorkflow.run,
             ProvisionerInput("record"),
-            id="provisioner-record",
+            id=contract.provisioner_id("record"),
             task_queue=queue,
         )
         for _ in range(3):

@@ -30,13 +30,13 @@ from activities.kubernetes import custom_objects, nodeclaims, nodes, pods, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.resources import NODEPOOL
+from models import contract
 from sandbox.nodes import NodeSimulator
 from worker.app import run_worker
 from worker.settings import Settings, TemporalSettings
 from workflows.nodeclaim.state import DisruptRequest
-from workflows.nodeclaim.workflow import NodeClaimWorkflow, workflow_id
+from workflows.nodeclaim.workflow import NodeClaimWorkflow
 from workflows.provisioner import ProvisionerWorkflow
-from workflows.provisioner import workflow_id as provisioner_id
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 T = TypeVar("T")
@@ -123,12 +123,12 @@ async def test_unschedulable_pods_get_a_node(
     assert len(claims_of_pool) == 1
     name = claims_of_pool[0]["metadata"]["name"]
     await until(lambda: _ready(admin, name), what="claim Ready")
-    prov = await client.get_workflow_handle(provisioner_id(cluster)).query(
+    prov = await client.get_workflow_handle(contract.provisioner_id(cluster)).query(
         ProvisionerWorkflow.status
     )
     assert prov.created >= 1
 
-    handle = client.get_workflow_handle(workflow_id(name))
+    handle = client.get_workflow_handle(contract.nodeclaim_id(cluster, name))
     status = await handle.query(NodeClaimWorkflow.status)
     assert status.phase == "Ready" and status.nodepool == pool
     # search attributes make it findable in the UI
@@ -137,7 +137,9 @@ async def test_unschedulable_pods_get_a_node(
     async def listed() -> list[str]:
         return [wf.id async for wf in client.list_workflows(query)]
 
-    assert await until(listed, what="visible by search attributes") == [workflow_id(name)]
+    assert await until(listed, what="visible by search attributes") == [
+        contract.nodeclaim_id(cluster, name)
+    ]
     described = await handle.describe()
     summary = await described.static_summary()
     assert summary is not None and f"pool {pool}" in summary and len(summary.encode()) <= 200
@@ -212,12 +214,12 @@ async def test_an_invalid_nodepool_is_reported_and_left_out(
 async def test_deleting_a_claim_drains_through_a_pdb(
     running_worker: tuple[Client, str, str], admin: Kube, cloud: Cloud
 ) -> None:
-    client, _cluster, _queue = running_worker
+    client, cluster, _queue = running_worker
     pool = f"pool-{uuid.uuid4().hex[:6]}"
     ensure_nodepool(admin, pool)
     name = f"{pool}-manual"
     create_claim(admin, name, pool)  # made outside the provisioner: the watcher adopts it
-    handle = client.get_workflow_handle(workflow_id(name))
+    handle = client.get_workflow_handle(contract.nodeclaim_id(cluster, name))
     try:
         await until(lambda: _ready(admin, name), timeout=60, what="claim Ready")
     except AssertionError:
@@ -239,7 +241,7 @@ async def test_deleting_a_claim_drains_through_a_pdb(
     )
 
     raw.call(admin.custom.delete_cluster_custom_object, "karpenter.sh", "v1", "nodeclaims", name)
-    handle = client.get_workflow_handle(workflow_id(name))
+    handle = client.get_workflow_handle(contract.nodeclaim_id(cluster, name))
 
     async def blocked() -> list[str]:
         return (await handle.query(NodeClaimWorkflow.status)).blocked
