@@ -102,6 +102,7 @@ class ProvisioningActivity:
 class DisruptionActivity:
     """The disruption workflow's activities."""
 
+    PAUSE_STATE = "disruption.pause_state"
     COMPUTE = "disruption.compute"
     MARK = "disruption.mark"
     UNMARK = "disruption.unmark"

@@ -27,6 +27,7 @@ from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.worker import Worker
 
+from activities.disruption.defs import DisruptionActivities
 from activities.ec2.clients import AWSClients
 from activities.ec2.provider import EC2Provider
 from activities.ec2.settings import ClusterInfo, ProviderSettings
@@ -41,17 +42,23 @@ from worker.metrics import PrometheusCounters
 from worker.settings import Settings
 from worker.status_reporter import StatusReporter
 from worker.watchers import Watchers
+from workflows.disruption.state import DisruptionInput
+from workflows.disruption.workflow import DisruptionWorkflow
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 from workflows.provisioner import ProvisionerInput, ProvisionerWorkflow
 
 log = logging.getLogger(__name__)
 
-WORKFLOWS: Sequence[type] = (NodeClaimWorkflow, ProvisionerWorkflow)
+WORKFLOWS: Sequence[type] = (NodeClaimWorkflow, ProvisionerWorkflow, DisruptionWorkflow)
 STICKY_TIMEOUT = timedelta(seconds=5)
 
 
 def activities_for(deps: Deps) -> list[Callable[..., Any]]:
-    return [*NodeClaimActivities(deps).all(), *PlanningActivities(deps).all()]
+    return [
+        *NodeClaimActivities(deps).all(),
+        *PlanningActivities(deps).all(),
+        *DisruptionActivities(deps).all(),
+    ]
 
 
 def ec2_provider(settings: Settings) -> EC2Provider:
@@ -88,6 +95,17 @@ async def ensure_provisioner(client: Client, settings: Settings) -> None:
         task_queue=settings.temporal.task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         static_summary=f"provisioner · cluster {settings.cluster}",
+    )
+
+
+async def ensure_disruption(client: Client, settings: Settings) -> None:
+    await client.start_workflow(
+        DisruptionWorkflow.run,
+        DisruptionInput(settings.cluster, settings.search_attributes),
+        id=contract.disruption_id(settings.cluster),
+        task_queue=settings.temporal.task_queue,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        static_summary=f"disruption rounds · cluster {settings.cluster}",
     )
 
 
@@ -128,6 +146,8 @@ async def run_worker(
             running = True
             if settings.provisioner:
                 await ensure_provisioner(client, settings)
+            if settings.disruption:
+                await ensure_disruption(client, settings)
             if settings.watchers:
                 watchers = Watchers(
                     kube=kube,

@@ -46,6 +46,8 @@ class Settings:
     activity_threads: int = 32
     watchers: bool = True
     provisioner: bool = True
+    # Run the cluster's DisruptionWorkflow (consolidation, emptiness, drift).
+    disruption: bool = True
     catalog_cache: str = ""
 
     def __post_init__(self) -> None:

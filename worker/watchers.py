@@ -14,6 +14,9 @@ events to the asyncio loop that owns the Temporal client. Every action is idempo
   pods); every change → the status reporter. EC2NodeClasses and NodeClaims → the status
   reporter (NodeClass resolution; a pool's readiness and usage).
 - Interruption queue (when configured): events → ``interrupted`` on the claim's workflow.
+- Disruption: a pod bound to, moved from or deleted off a node, a node added, initialized
+  or deleted, a NodePool spec change → ``cluster_changed`` to the cluster's disruption
+  workflow, coalesced to one signal per ``DISRUPTION_COALESCE`` (the workflow debounces too).
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from worker.status_reporter import StatusReporter
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 DRAINING_EVENTS = frozenset({SPOT_INTERRUPTION, SCHEDULED_CHANGE, STATE_CHANGE})
+DISRUPTION_COALESCE = 1.0
 
 
 @dataclass
@@ -82,6 +86,10 @@ class Watchers:
     _threads: list[threading.Thread] = field(default_factory=list)
     _pending_on_list: bool = False
     _pool_generations: dict[str, int] = field(default_factory=dict)
+    _bound: dict[str, str] = field(default_factory=dict)  # "ns/name" -> node
+    _initialized: set[str] = field(default_factory=set)
+    _disruption_pending: bool = False
+    _disruption_lock: threading.Lock = field(default_factory=threading.Lock)
 
     # -- plumbing ----------------------------------------------------------------------------
     def _submit(self, coro: Coroutine[Any, Any, Any]) -> None:
@@ -194,6 +202,22 @@ class Watchers:
         handle = self.client.get_workflow_handle(contract.provisioner_id(self.cluster))
         self._submit(handle.signal(contract.SIGNAL_PODS_PENDING, 1))
 
+    def trigger_disruption(self) -> None:
+        """Tell the disruption workflow the cluster changed; one signal per second at most."""
+        with self._disruption_lock:
+            if self._disruption_pending:
+                return
+            self._disruption_pending = True
+        handle = self.client.get_workflow_handle(contract.disruption_id(self.cluster))
+
+        async def send() -> None:
+            await asyncio.sleep(DISRUPTION_COALESCE)
+            with self._disruption_lock:
+                self._disruption_pending = False
+            await _ignore_missing(handle.signal(contract.SIGNAL_CLUSTER_CHANGED))
+
+        self._submit(send())
+
     def start_lifecycle(
         self, name: str, summary: str, delay: float = 0.0, *, deleting: bool = False
     ) -> None:
@@ -225,11 +249,17 @@ class Watchers:
     def on_pod(self, kind: str, pod: Obj) -> None:
         meta = pod.get("metadata") or {}
         ns, name = str(meta.get("namespace")), str(meta.get("name"))
+        key = f"{ns}/{name}"
         if kind == "DELETED":
             self._pods.delete(ns, name)
+            if self._bound.pop(key, None):
+                self.trigger_disruption()
             return
         status = pod.get("status") or {}
         node = str((pod.get("spec") or {}).get("nodeName") or "")
+        if node and self._bound.get(key) != node:
+            self._bound[key] = node
+            self.trigger_disruption()
         self._pods.set(ns, name, node, str(status.get("phase") or "Unknown"))
         if unschedulable(pod) and kind != "ADDED":
             self.trigger_provisioning()
@@ -249,6 +279,7 @@ class Watchers:
         if self._pool_generations.get(name) != generation:
             self._pool_generations[name] = generation
             self.trigger_provisioning()
+            self.trigger_disruption()  # drift
 
     def on_nodeclass(self, kind: str, nodeclass: Obj) -> None:
         if kind != "DELETED" and self.status is not None:
@@ -294,7 +325,13 @@ class Watchers:
         if kind == "DELETED":
             self._deleting.discard(f"node/{name}")
             self._last_hint.pop(name, None)
+            self._initialized.discard(name)
+            self.trigger_disruption()
             return
+        initialized = (meta.get("labels") or {}).get(L.NODE_INITIALIZED) == "true"
+        if initialized and name not in self._initialized:
+            self._initialized.add(name)
+            self.trigger_disruption()
         claim = self._claim_of_node(node)
         if claim is None:
             return

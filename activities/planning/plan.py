@@ -18,6 +18,7 @@ from models import labels as L
 from models.ec2nodeclass import EC2NodeClass
 from models.instancetype import InstanceType
 from models.nodepool import NodePool
+from models.nodepool_hash import hash_annotations
 from models.resources import render
 from scheduling.inputs import InputError, build_problem
 from scheduling.solver import PlannedClaim, Solver
@@ -63,7 +64,8 @@ def body_for(claim: PlannedClaim, pool: NodePool, name: str) -> dict[str, Any]:
         "metadata": {
             "name": name,
             "labels": {**tmpl.metadata.labels, L.NODEPOOL: pool.name},
-            "annotations": dict(tmpl.metadata.annotations),
+            # The template hash Karpenter stamps, so drift is told from a pool change.
+            "annotations": {**tmpl.metadata.annotations, **hash_annotations(pool)},
         },
         "spec": spec,
     }
