@@ -49,8 +49,12 @@ def compute(deps: Deps, inp: ComputeInput, now: datetime | None = None) -> Decis
     )
     for command in result.decision.commands:
         spec = _spec(command, managed, pools)
-        if inp.paused_all or paused & set(spec.pools):
-            out.held.append(spec.summary)
+        if inp.paused_all:
+            out.held.append(f"{spec.summary} (disruption paused for every NodePool)")
+            continue
+        if paused & set(spec.pools):
+            which = ", ".join(sorted(paused & set(spec.pools)))
+            out.held.append(f"{spec.summary} (NodePool {which} paused)")
             continue
         out.commands.append(spec)
     return out

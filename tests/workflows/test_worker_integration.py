@@ -34,6 +34,7 @@ from models import contract
 from sandbox.nodes import NodeSimulator
 from worker.app import run_worker
 from worker.settings import Settings, TemporalSettings
+from workflows.disruption.workflow import DisruptionWorkflow
 from workflows.nodeclaim.state import DisruptRequest
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 from workflows.provisioner import ProvisionerWorkflow
@@ -255,3 +256,29 @@ async def test_deleting_a_claim_drains_through_a_pdb(
     with pytest.raises(NotFound):
         nodes.get(admin, node)
     assert cloud.instances_of(name) == []
+
+
+async def test_an_empty_node_is_removed_by_a_disruption_round(
+    running_worker: tuple[Client, str, str], admin: Kube, cloud: Cloud
+) -> None:
+    """The worker's DisruptionWorkflow finds an initialized node without pods, marks it,
+    waits out the validation delay and deletes its claim; the lifecycle then terminates it."""
+    client, cluster, _queue = running_worker
+    pool = f"pool-{uuid.uuid4().hex[:6]}"
+    ensure_nodepool(admin, pool)
+    name = f"{pool}-empty"
+    create_claim(admin, name, pool)
+    await until(lambda: _ready(admin, name), timeout=60, what="claim Ready")
+    handle = client.get_workflow_handle(contract.disruption_id(cluster))
+
+    async def gone() -> bool:
+        try:
+            nodeclaims.get(admin, name)
+        except NotFound:
+            return True
+        return False
+
+    await until(gone, timeout=150, what="the empty node's claim removed")
+    status = await handle.query(DisruptionWorkflow.status)
+    assert status.commands_done >= 1 and "empty node" in status.last_action
+    assert cloud.instances_of(name) == []  # the claim's finalizer waited for termination
