@@ -14,6 +14,9 @@ events to the asyncio loop that owns the Temporal client. Every action is idempo
   pods); every change → the status reporter. EC2NodeClasses and NodeClaims → the status
   reporter (NodeClass resolution; a pool's readiness and usage).
 - Interruption queue (when configured): events → ``interrupted`` on the claim's workflow.
+- NodeClaim status: a claim stamped with another template-hash version is re-stamped with
+  its pool's hash (never drift); a pod bound to or leaving a node moves its claim's
+  ``status.lastPodEventTime`` (deduplicated). Writes go through one writer thread.
 - Disruption: a pod bound to, moved from or deleted off a node, a node added, initialized
   or deleted, a NodePool spec change → ``cluster_changed`` to the cluster's disruption
   workflow, coalesced to one signal per ``DISRUPTION_COALESCE`` (the workflow debounces too).
@@ -26,7 +29,9 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from kubernetes import watch as k8s_watch
@@ -47,6 +52,7 @@ from activities.kubernetes.resources import EC2NODECLASS, NODECLAIM, NODEPOOL
 from activities.lifecycle.start import start_lifecycle
 from activities.planning.cluster_state import unschedulable
 from activities.planning.summary import summary_of_claim
+from activities.status import claims as claim_status
 from models import contract
 from models import labels as L
 from worker.metrics import PROVISIONING_SIGNALS, PodStates
@@ -90,6 +96,12 @@ class Watchers:
     _initialized: set[str] = field(default_factory=set)
     _disruption_pending: bool = False
     _disruption_lock: threading.Lock = field(default_factory=threading.Lock)
+    _pools: dict[str, Obj] = field(default_factory=dict)
+    _claim_by_node: dict[str, str] = field(default_factory=dict)
+    _pod_event_sent: dict[str, float] = field(default_factory=dict)
+    _writer: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="claim-status")
+    )
 
     # -- plumbing ----------------------------------------------------------------------------
     def _submit(self, coro: Coroutine[Any, Any, Any]) -> None:
@@ -191,6 +203,34 @@ class Watchers:
 
     def close(self) -> None:
         self.stop.set()
+        self._writer.shutdown(wait=False, cancel_futures=True)
+
+    def _write(self, what: str, fn: Callable[[], Any]) -> None:
+        """Run a status write on the writer thread; a failure is logged, never fatal."""
+
+        def run() -> None:
+            try:
+                fn()
+            except Exception as exc:  # a gone claim, a conflict: the next event retries
+                log.debug("%s: %s", what, exc)
+
+        if not self.stop.is_set():
+            self._writer.submit(run)
+
+    def pod_event(self, node: str) -> None:
+        """A pod was bound to or left ``node``: move its claim's lastPodEventTime."""
+        claim = self._claim_by_node.get(node)
+        if claim is None:
+            return
+        now = time.monotonic()
+        if now - self._pod_event_sent.get(claim, -1e9) < claim_status.POD_EVENT_DEDUPE:
+            return
+        self._pod_event_sent[claim] = now
+        at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        self._write(
+            f"lastPodEventTime of {claim}",
+            lambda: claim_status.record_pod_event(self.kube, claim, at),
+        )
 
     @property
     def ready(self) -> bool:
@@ -252,13 +292,17 @@ class Watchers:
         key = f"{ns}/{name}"
         if kind == "DELETED":
             self._pods.delete(ns, name)
-            if self._bound.pop(key, None):
+            left = self._bound.pop(key, None)
+            if left:
+                self.pod_event(left)
                 self.trigger_disruption()
             return
         status = pod.get("status") or {}
         node = str((pod.get("spec") or {}).get("nodeName") or "")
         if node and self._bound.get(key) != node:
             self._bound[key] = node
+            if kind != "ADDED":  # a re-list is not news
+                self.pod_event(node)
             self.trigger_disruption()
         self._pods.set(ns, name, node, str(status.get("phase") or "Unknown"))
         if unschedulable(pod) and kind != "ADDED":
@@ -271,7 +315,9 @@ class Watchers:
         name = str(meta.get("name"))
         if kind == "DELETED":
             self._pool_generations.pop(name, None)
+            self._pools.pop(name, None)
             return
+        self._pools[name] = pool
         if self.status is not None:
             self.status.nodepool(name)
         # Status writes (ours included) do not change the generation; only spec edits do.
@@ -292,11 +338,22 @@ class Watchers:
         pool = (meta.get("labels") or {}).get(L.NODEPOOL)
         if pool and self.status is not None:  # its usage changed, maybe; bursts coalesce
             self.status.nodepool(str(pool), delay=2.0)
+        node_name = (claim.get("status") or {}).get("nodeName")
         if kind == "DELETED":
             self._deleting.discard(name)
+            self._pod_event_sent.pop(name, None)
             if provider_id:
                 self._claims_by_provider.pop(provider_id, None)
+            if node_name:
+                self._claim_by_node.pop(str(node_name), None)
             return
+        if node_name:
+            self._claim_by_node[str(node_name)] = name
+        pool_obj = self._pools.get(str(pool)) if pool else None
+        if pool_obj is not None and claim_status.needs_stamp(claim):
+            self._write(
+                f"re-stamp {name}", lambda: claim_status.restamp(self.kube, claim, pool_obj)
+            )
         if provider_id:
             self._claims_by_provider[str(provider_id)] = name
         if kind == "ADDED" and not (meta.get("deletionTimestamp") and not meta.get("finalizers")):

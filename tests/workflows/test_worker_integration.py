@@ -19,6 +19,7 @@ from k8s_objects import (
     create_pod,
     ensure_nodeclass,
     ensure_nodepool,
+    nodeclaim,
     pod,
 )
 from kubernetes import client as k8s
@@ -29,8 +30,10 @@ from workflow_realparts import Cloud
 from activities.kubernetes import custom_objects, nodeclaims, nodes, pods, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
-from activities.kubernetes.resources import NODEPOOL
+from activities.kubernetes.resources import NODECLAIM, NODEPOOL
 from models import contract
+from models.nodepool import NodePool
+from models.nodepool_hash import hash_annotations
 from sandbox.nodes import NodeSimulator
 from worker.app import run_worker
 from worker.settings import Settings, TemporalSettings
@@ -282,3 +285,38 @@ async def test_an_empty_node_is_removed_by_a_disruption_round(
     status = await handle.query(DisruptionWorkflow.status)
     assert status.commands_done >= 1 and "empty node" in status.last_action
     assert cloud.instances_of(name) == []  # the claim's finalizer waited for termination
+
+
+async def test_claim_status_hash_stamp_and_last_pod_event(
+    running_worker: tuple[Client, str, str], admin: Kube
+) -> None:
+    """A claim made without Joinery's hash version is re-stamped with its pool's hash (never
+    drift); a pod bound to its node moves ``status.lastPodEventTime``."""
+    _client, _cluster, _queue = running_worker
+    pool = f"pool-{uuid.uuid4().hex[:6]}"
+    ensure_nodepool(admin, pool)
+    name = f"{pool}-stamped"
+    body = nodeclaim(name, pool)
+    body["metadata"]["annotations"] = {
+        "karpenter.sh/nodepool-hash": "123",
+        "karpenter.sh/nodepool-hash-version": "v3",  # as Karpenter stamps it
+    }
+    custom_objects.create(admin, NODECLAIM, body)
+    live = NodePool.model_validate(custom_objects.get(admin, NODEPOOL, pool))
+
+    def stamped() -> bool:
+        annotations = nodeclaims.get(admin, name)["metadata"].get("annotations") or {}
+        return annotations == hash_annotations(live)
+
+    await until(stamped, timeout=30, what="re-stamped with the pool's hash")
+    await until(lambda: _ready(admin, name), timeout=60, what="claim Ready")
+    node = nodeclaims.get(admin, name)["status"]["nodeName"]
+    ns = f"t-{uuid.uuid4().hex[:8]}"
+    create_namespace(admin, ns)
+    create_pod(admin, pod("web-0", ns, node=node))
+    at = await until(
+        lambda: nodeclaims.get(admin, name)["status"].get("lastPodEventTime"),
+        timeout=30,
+        what="lastPodEventTime",
+    )
+    assert at.endswith("Z")
