@@ -17,6 +17,8 @@ from models import contract
 from worker.cli import UsageError
 from worker.connection import connect
 from worker.settings import add_temporal_args, temporal_from
+from workflows.disruption.state import DisruptionStatus
+from workflows.disruption.workflow import DisruptionWorkflow
 from workflows.nodeclaim.state import DisruptRequest, NodeClaimStatus
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 from workflows.provisioner import PauseRequest, ProvisionerStatus, ProvisionerWorkflow
@@ -122,6 +124,27 @@ def format_claim(s: NodeClaimStatus) -> str:
     return "\n".join(lines)
 
 
+def format_disruption(s: DisruptionStatus | None) -> str:
+    if s is None:
+        return "Disruption: no workflow"
+    text = (
+        f"Disruption {s.cluster}: {s.phase}; {s.rounds} round(s), {s.commands_done} command(s)"
+        f" done, {s.commands_failed} undone"
+    )
+    text += f"\n  last: {s.last_summary}" if s.last_summary else ""
+    return text + (f"\n  last acted: {s.last_action}" if s.last_action else "")
+
+
+async def _disruption_status(client: Client, cluster: str) -> DisruptionStatus | None:
+    try:
+        handle = client.get_workflow_handle(contract.disruption_id(cluster))
+        return await handle.query(DisruptionWorkflow.status)
+    except RPCError as exc:
+        if _missing(exc):
+            return None
+        raise
+
+
 def format_provisioner(s: ProvisionerStatus) -> str:
     paused = "all NodePools" if s.paused_all else (", ".join(s.paused_pools) or "none")
     text = f"Provisioner {s.cluster}: paused: {paused}; {s.rounds} round(s), {s.created} created"
@@ -138,6 +161,7 @@ async def _status(args: argparse.Namespace) -> str:
         prov = await client.get_workflow_handle(contract.provisioner_id(args.cluster)).query(
             ProvisionerWorkflow.status
         )
+        disruption = await _disruption_status(client, args.cluster)
         claims: list[NodeClaimStatus] = []
         query = (
             f"WorkflowType = '{contract.NODECLAIM_WORKFLOW}' AND ExecutionStatus = 'Running'"
@@ -151,8 +175,14 @@ async def _status(args: argparse.Namespace) -> str:
             raise UsageError(f"no workflow for {what}") from None
         raise UsageError(str(exc)) from None
     if args.output == "json":
-        return json.dumps({"provisioner": asdict(prov), "nodeClaims": [asdict(c) for c in claims]})
-    rows = [format_provisioner(prov), ""]
+        return json.dumps(
+            {
+                "provisioner": asdict(prov),
+                "disruption": asdict(disruption) if disruption else None,
+                "nodeClaims": [asdict(c) for c in claims],
+            }
+        )
+    rows = [format_provisioner(prov), format_disruption(disruption), ""]
     rows.append(f"{'NODECLAIM':<28} {'PHASE':<26} {'TYPE':<14} {'CAPACITY':<10} {'ZONE':<12} NODE")
     for c in sorted(claims, key=lambda c: c.name):
         rows.append(

@@ -122,6 +122,7 @@ async def test_search_attributes_and_cli(
         assert code == 2 and "not paused" in err and "--nodepool" in err
         code, out, _ = await joinery(capsys, dev_env, "status", extra=where)
         assert code == 0 and "paused: gpu" in out and name in out
+        assert "Disruption: no workflow" in out  # this test runs no disruption workflow
         # what a NodeClaim's expiry asks before disrupting (activities/lifecycle/disruption)
         held = await disruption.hold(client, cluster, "gpu")
         assert held == "disruption is paused for NodePool gpu (`joinery resume --nodepool gpu`)"
