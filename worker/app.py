@@ -87,26 +87,37 @@ def build_worker(client: Client, deps: Deps, task_queue: str, threads: int = 32)
     )
 
 
-async def ensure_provisioner(client: Client, settings: Settings) -> None:
-    await client.start_workflow(
-        ProvisionerWorkflow.run,
-        ProvisionerInput(settings.cluster, settings.search_attributes),
-        id=contract.provisioner_id(settings.cluster),
-        task_queue=settings.temporal.task_queue,
-        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        static_summary=f"provisioner · cluster {settings.cluster}",
-    )
-
-
-async def ensure_disruption(client: Client, settings: Settings) -> None:
-    await client.start_workflow(
-        DisruptionWorkflow.run,
-        DisruptionInput(settings.cluster, settings.search_attributes),
-        id=contract.disruption_id(settings.cluster),
-        task_queue=settings.temporal.task_queue,
-        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        static_summary=f"disruption rounds · cluster {settings.cluster}",
-    )
+async def ensure_cluster_workflows(client: Client, settings: Settings) -> None:
+    """Start (or find running) the cluster's provisioner and disruption workflows."""
+    cluster, sa = settings.cluster, settings.search_attributes
+    wanted: list[tuple[Any, Any, str, str]] = []
+    if settings.provisioner:
+        wanted.append(
+            (
+                ProvisionerWorkflow.run,
+                ProvisionerInput(cluster, sa),
+                contract.provisioner_id(cluster),
+                f"provisioner · cluster {cluster}",
+            )
+        )
+    if settings.disruption:
+        wanted.append(
+            (
+                DisruptionWorkflow.run,
+                DisruptionInput(cluster, sa),
+                contract.disruption_id(cluster),
+                f"disruption rounds · cluster {cluster}",
+            )
+        )
+    for run, inp, workflow_id, summary in wanted:
+        await client.start_workflow(
+            run,
+            inp,
+            id=workflow_id,
+            task_queue=settings.temporal.task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            static_summary=summary,
+        )
 
 
 async def run_worker(
@@ -144,10 +155,7 @@ async def run_worker(
     try:
         async with worker:
             running = True
-            if settings.provisioner:
-                await ensure_provisioner(client, settings)
-            if settings.disruption:
-                await ensure_disruption(client, settings)
+            await ensure_cluster_workflows(client, settings)
             if settings.watchers:
                 watchers = Watchers(
                     kube=kube,

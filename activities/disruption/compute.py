@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from activities.disruption.types import CommandSpec, ComputeInput, Decision, Replacement
+from activities.disruption.types import CommandSpec, ComputeInput, Decision
 from activities.lifecycle.common import Deps
 from activities.planning import disruption_state
-from activities.planning.plan import body_for, claim_name, instance_types
+from activities.planning.plan import instance_types, planned_nodeclaim
 from models.nodepool import NodePool
 from scheduling.disruption.round import run_round
 from scheduling.disruption.types import Command, ManagedNode
@@ -63,18 +63,7 @@ def compute(deps: Deps, inp: ComputeInput, now: datetime | None = None) -> Decis
 def _spec(
     command: Command, managed: dict[str, ManagedNode], pools: dict[str, NodePool]
 ) -> CommandSpec:
-    replacements = []
-    for planned in command.replacements:
-        name = claim_name(planned.nodepool)
-        replacements.append(
-            Replacement(
-                name=name,
-                nodepool=planned.nodepool,
-                body=body_for(planned, pools[planned.nodepool], name),
-                instance_types=[it.name for it in planned.instance_types[:20]],
-                price=planned.price,
-            )
-        )
+    replacements = [planned_nodeclaim(c, pools[c.nodepool]) for c in command.replacements]
     nodes = list(command.nodes)
     return CommandSpec(
         reason=command.reason,

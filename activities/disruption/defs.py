@@ -3,7 +3,6 @@ each concern (``compute``, ``marking``, ``replacements``)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -47,9 +46,9 @@ class DisruptionActivities:
     @activity.defn(name=names.LAUNCH_REPLACEMENTS)
     async def launch_replacements(self, inp: LaunchInput) -> list[str]:
         with typed_failures():
-            made = await asyncio.to_thread(replacements.create, self.deps, inp)
-        await replacements.start(activity.client(), self.deps, activity.info().task_queue, inp)
-        return made
+            return await replacements.launch(
+                activity.client(), self.deps, activity.info().task_queue, inp
+            )
 
     @activity.defn(name=names.REPLACEMENTS_INITIALIZED)
     def replacements_initialized(self, names_: list[str]) -> Readiness:

@@ -9,6 +9,7 @@ whose ``Launched`` is False (insufficient capacity) has failed.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 
 from temporalio.client import Client
@@ -16,32 +17,27 @@ from temporalio.client import Client
 from activities.disruption.types import LaunchInput, Readiness
 from activities.kubernetes import conditions as cond
 from activities.kubernetes import nodeclaims
-from activities.kubernetes.errors import AlreadyExists, NotFound
+from activities.kubernetes.errors import NotFound
 from activities.lifecycle.common import Deps
 from activities.lifecycle.start import start_lifecycle
+from activities.planning import create
 from models import conditions
 
 
-def create(deps: Deps, inp: LaunchInput) -> list[str]:
-    """Create the replacement NodeClaims (AlreadyExists: a retry found its own)."""
-    for r in inp.replacements:
-        with contextlib.suppress(AlreadyExists):
-            nodeclaims.create(deps.kube, r.body)
-            deps.counters.nodeclaim_created(r.nodepool)
-    return [r.name for r in inp.replacements]
-
-
-async def start(client: Client, deps: Deps, task_queue: str, inp: LaunchInput) -> None:
-    for r in inp.replacements:
-        types = ", ".join(r.instance_types[:3]) or "?"
+async def launch(client: Client, deps: Deps, task_queue: str, inp: LaunchInput) -> list[str]:
+    """Create the replacement NodeClaims as the provisioner does (a retry finds the claims it
+    made) and start their lifecycles."""
+    made = await asyncio.to_thread(create.create, deps, inp.replacements)
+    for claim in made:
         await start_lifecycle(
             client,
             cluster=deps.cluster,
             task_queue=task_queue,
-            name=r.name,
-            summary=f"replacement · {types} · pool {r.nodepool}",
+            name=claim.name,
+            summary=f"replacement · {claim.summary}",
             search_attributes=inp.search_attributes,
         )
+    return [c.name for c in made]
 
 
 def readiness(deps: Deps, names: list[str]) -> Readiness:

@@ -4,18 +4,8 @@ snapshot (the workflow history records every one of them)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-
-@dataclass
-class Replacement:
-    """One NodeClaim to launch before a command's candidates go: its full body."""
-
-    name: str
-    nodepool: str
-    body: dict[str, Any]
-    instance_types: list[str] = field(default_factory=list)
-    price: float = 0.0
+from activities.planning.types import PlannedNodeClaim
 
 
 @dataclass
@@ -26,7 +16,7 @@ class CommandSpec:
     nodes: list[str]
     claims: list[str]  # the candidates' NodeClaim names, in the order of ``nodes``
     pools: list[str]  # the candidates' NodePools
-    replacements: list[Replacement] = field(default_factory=list)
+    replacements: list[PlannedNodeClaim] = field(default_factory=list)
     savings_per_hour: float = 0.0
     summary: str = ""
 
@@ -61,7 +51,7 @@ class MarkInput:
 
 @dataclass
 class LaunchInput:
-    replacements: list[Replacement]
+    replacements: list[PlannedNodeClaim]
     search_attributes: bool = False
 
 

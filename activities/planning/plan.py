@@ -71,6 +71,21 @@ def body_for(claim: PlannedClaim, pool: NodePool, name: str) -> dict[str, Any]:
     }
 
 
+def planned_nodeclaim(claim: PlannedClaim, pool: NodePool) -> PlannedNodeClaim:
+    """A solver claim as the NodeClaim to create, named now (so the history records it)."""
+    name = claim_name(claim.nodepool)
+    return PlannedNodeClaim(
+        name=name,
+        nodepool=claim.nodepool,
+        body=body_for(claim, pool, name),
+        instance_types=[it.name for it in claim.instance_types[:20]],
+        capacity_types=list(claim.capacity_types),
+        zones=list(claim.zones),
+        price=claim.price,
+        pods=len(claim.pods),
+    )
+
+
 def plan(
     kube: Kube,
     ec2: EC2Provider,
@@ -99,21 +114,7 @@ def plan(
         )
     result = Solver(parsed.problem).solve()
     pools = {p.name: p for p in state.nodepools}
-    claims = []
-    for c in result.claims:
-        name = claim_name(c.nodepool)
-        claims.append(
-            PlannedNodeClaim(
-                name=name,
-                nodepool=c.nodepool,
-                body=body_for(c, pools[c.nodepool], name),
-                instance_types=[it.name for it in c.instance_types[:20]],
-                capacity_types=list(c.capacity_types),
-                zones=list(c.zones),
-                price=c.price,
-                pods=len(c.pods),
-            )
-        )
+    claims = [planned_nodeclaim(c, pools[c.nodepool]) for c in result.claims]
     told = [*result.unschedulable, *state.invalid_pods]
     return PlanOutcome(
         pod_uids={pod: state.uids[pod] for pod in told if pod in state.uids},

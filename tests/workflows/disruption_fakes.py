@@ -18,8 +18,8 @@ from activities.disruption.types import (
     LaunchInput,
     MarkInput,
     Readiness,
-    Replacement,
 )
+from activities.planning.types import PlannedNodeClaim
 from models.contract import DisruptionActivity as names
 
 
@@ -30,7 +30,9 @@ def command(nodes: list[str], replacements: int = 1, reason: str = "Underutilize
         claims=[f"claim-{n}" for n in nodes],
         pools=["default"],
         replacements=[
-            Replacement(f"default-r{i}{''.join(nodes)}", "default", {}, ["m5.large"], 0.1)
+            PlannedNodeClaim(
+                f"default-r{i}{''.join(nodes)}", "default", {}, ["m5.large"], price=0.1
+            )
             for i in range(replacements)
         ],
         savings_per_hour=0.2,

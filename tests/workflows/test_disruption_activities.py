@@ -14,10 +14,11 @@ from k8s_objects import (
     ensure_nodepool,
     eventually,
 )
+from temporalio.testing import WorkflowEnvironment
 from workflow_realparts import Cloud
 
 from activities.disruption import compute, marking, replacements
-from activities.disruption.types import ComputeInput, LaunchInput, MarkInput, Replacement
+from activities.disruption.types import ComputeInput, LaunchInput, MarkInput
 from activities.kubernetes import custom_objects, nodeclaims, nodes
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
@@ -25,6 +26,8 @@ from activities.kubernetes.resources import NODEPOOL
 from activities.lifecycle import claims, initialization, launch, registration
 from activities.lifecycle.common import Deps
 from activities.lifecycle.types import InitializeInput, RegisterInput
+from activities.planning.types import PlannedNodeClaim
+from models import contract
 from models import labels as L
 from models.nodepool import NodePool
 from models.nodepool_hash import hash_annotations
@@ -94,7 +97,10 @@ def test_an_empty_node_is_decided_and_a_pause_holds_it(deps: Deps, admin: Kube) 
     assert not held.commands and held.held
 
 
-def test_replacements_launch_and_report_readiness(deps: Deps, admin: Kube) -> None:
+@pytest.mark.asyncio(loop_scope="session")
+async def test_replacements_launch_and_report_readiness(
+    deps: Deps, admin: Kube, dev_env: WorkflowEnvironment
+) -> None:
     pool = NodePool.model_validate(custom_objects.get(admin, NODEPOOL, "acts"))
     name = f"acts-{uuid.uuid4().hex[:6]}"
     body = {
@@ -115,9 +121,15 @@ def test_replacements_launch_and_report_readiness(deps: Deps, admin: Kube) -> No
             "resources": {"requests": {"cpu": "1"}},
         },
     }
-    inp = LaunchInput([Replacement(name, "acts", body, ["m5.large"], 0.1)])
-    assert replacements.create(deps, inp) == [name]
-    assert replacements.create(deps, inp) == [name]  # a retry finds its own claim
+    inp = LaunchInput([PlannedNodeClaim(name, "acts", body, ["m5.large"], price=0.1)])
+    queue = f"nobody-{name}"  # no worker: the lifecycle is started, not run
+    assert await replacements.launch(dev_env.client, deps, queue, inp) == [name]
+    # a retry finds its own claim and the lifecycle it started
+    assert await replacements.launch(dev_env.client, deps, queue, inp) == [name]
+    lifecycle = dev_env.client.get_workflow_handle(contract.nodeclaim_id(deps.cluster, name))
+    described = await lifecycle.describe()
+    assert described.task_queue == queue and described.workflow_type == "NodeClaim"
+    await lifecycle.terminate("test over")
     made = nodeclaims.get(admin, name)
     assert made["metadata"]["annotations"] == hash_annotations(pool)
     state = replacements.readiness(deps, [name, "no-such-claim"])

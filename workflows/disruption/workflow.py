@@ -27,6 +27,9 @@ from workflows.disruption.state import (
 )
 
 with workflow.unsafe.imports_passed_through():
+    # The replacements in a Decision are planning payloads; their module must be in the
+    # sandbox's own module table too, or decoding them cannot resolve their annotations.
+    import activities.planning.types  # noqa: F401
     from activities.disruption.types import CommandSpec, Decision
     from models import contract
 
