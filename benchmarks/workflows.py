@@ -28,7 +28,6 @@ from temporalio import activity  # noqa: E402
 from temporalio.testing import WorkflowEnvironment  # noqa: E402
 from temporalio.worker import Worker  # noqa: E402
 
-from activities.lifecycle import names  # noqa: E402
 from activities.lifecycle.types import (  # noqa: E402
     BeginTerminationInput,
     ClaimSpec,
@@ -43,8 +42,10 @@ from activities.lifecycle.types import (  # noqa: E402
     TerminationStart,
     VolumesInput,
 )
+from models import contract  # noqa: E402
+from models.contract import NodeClaimActivity as names  # noqa: E402
 from workflows.nodeclaim.state import NodeClaimInput  # noqa: E402
-from workflows.nodeclaim.workflow import NodeClaimWorkflow, workflow_id  # noqa: E402
+from workflows.nodeclaim.workflow import NodeClaimWorkflow  # noqa: E402
 
 
 @activity.defn(name=names.PREPARE)
@@ -125,7 +126,10 @@ async def run(count: int, concurrency: int) -> dict[str, Any]:
             t0 = time.perf_counter()
             name = f"bench-{i}"
             result = await env.client.execute_workflow(
-                NodeClaimWorkflow.run, NodeClaimInput(name), id=workflow_id(name), task_queue=queue
+                NodeClaimWorkflow.run,
+                NodeClaimInput(name),
+                id=contract.nodeclaim_id("bench", name),
+                task_queue=queue,
             )
             assert result == "Terminated", result
             latencies.append(time.perf_counter() - t0)

@@ -1,4 +1,5 @@
-"""Label keys Karpenter gives meaning to, and the rules about which keys may be selected."""
+"""Karpenter's label, taint, annotation and finalizer keys, and the rules about which label
+keys may be selected (condition types are in ``models.conditions``)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ OS = "kubernetes.io/os"
 WINDOWS_BUILD = "node.kubernetes.io/windows-build"
 CAPACITY_TYPE = "karpenter.sh/capacity-type"
 NODEPOOL = "karpenter.sh/nodepool"
+NODECLAIM = "karpenter.sh/nodeclaim"
 NODE_INITIALIZED = "karpenter.sh/initialized"
 NODE_REGISTERED = "karpenter.sh/registered"
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
 TERMINATION_FINALIZER = "karpenter.sh/termination"
+# Put on a node once Joinery has decided to take it away, so nothing new lands there.
 DISRUPTED_TAINT_KEY = "karpenter.sh/disrupted"
+# Put on a node launched but not yet initialized.
 UNREGISTERED_TAINT_KEY = "karpenter.sh/unregistered"
 # Taints a booting node carries until the kubelet, cloud provider or Karpenter lifts them.
 EPHEMERAL_TAINT_KEYS = frozenset(

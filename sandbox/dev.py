@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from models import contract
 from sandbox.processes import ChildProcess, free_ports, wait_for
 
 if TYPE_CHECKING:
@@ -66,15 +67,8 @@ DEFAULT_CLUSTER_NAME = "joinery-dev"
 DEFAULT_TEMPORAL_PORT = 7233
 DEFAULT_NAMESPACE = "default"
 INTERRUPTION_QUEUE = "joinery-dev-interruption"
-# The six search attributes every NodeClaim workflow upserts (DESIGN.md, "Visible").
-SEARCH_ATTRIBUTES: Mapping[str, str] = {
-    "NodePool": "Keyword",
-    "NodeClaim": "Keyword",
-    "InstanceType": "Keyword",
-    "CapacityType": "Keyword",
-    "Zone": "Keyword",
-    "Phase": "Keyword",
-}
+# The search attributes Joinery's workflows upsert (DESIGN.md, "Visible"), all Keywords.
+SEARCH_ATTRIBUTES: Mapping[str, str] = dict.fromkeys(contract.SEARCH_ATTRIBUTES, "Keyword")
 FAKE_AWS_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 
 Log = Callable[[str], None]

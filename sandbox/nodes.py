@@ -21,7 +21,7 @@ from typing import Any
 from activities.kubernetes import nodeclaims, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import AlreadyExists, KubernetesError
-from activities.kubernetes.resources import UNREGISTERED_TAINT_KEY
+from models import labels as L
 from sandbox.cluster import KWOK_NODE_ANNOTATION, KWOK_NODE_ANNOTATION_VALUE
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ def node_for(claim: Mapping[str, Any]) -> Obj:
     taints = [
         *(spec.get("taints") or []),
         *(spec.get("startupTaints") or []),
-        {"key": UNREGISTERED_TAINT_KEY, "effect": "NoExecute"},
+        {"key": L.UNREGISTERED_TAINT_KEY, "effect": "NoExecute"},
     ]
     capacity = dict(status.get("capacity") or DEFAULT_CAPACITY)
     allocatable = dict(status.get("allocatable") or capacity)

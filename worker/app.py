@@ -28,6 +28,7 @@ from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.worker import Worker
 
+from activities.disruption.defs import DisruptionActivities
 from activities.ec2 import garbage
 from activities.ec2.clients import AWSClients
 from activities.ec2.provider import EC2Provider
@@ -38,24 +39,30 @@ from activities.kubernetes.client import Kube, connect
 from activities.lifecycle.common import Deps
 from activities.lifecycle.defs import NodeClaimActivities
 from activities.planning.defs import PlanningActivities
+from models import contract
 from worker import catalog_cache, connection, telemetry
 from worker.health import HealthServer
 from worker.metrics import PrometheusCounters
 from worker.settings import Settings
 from worker.status_reporter import StatusReporter
 from worker.watchers import Watchers
+from workflows.disruption.state import DisruptionInput
+from workflows.disruption.workflow import DisruptionWorkflow
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 from workflows.provisioner import ProvisionerInput, ProvisionerWorkflow
-from workflows.provisioner import workflow_id as provisioner_id
 
 log = logging.getLogger(__name__)
 
-WORKFLOWS: Sequence[type] = (NodeClaimWorkflow, ProvisionerWorkflow)
+WORKFLOWS: Sequence[type] = (NodeClaimWorkflow, ProvisionerWorkflow, DisruptionWorkflow)
 STICKY_TIMEOUT = timedelta(seconds=5)
 
 
 def activities_for(deps: Deps) -> list[Callable[..., Any]]:
-    return [*NodeClaimActivities(deps).all(), *PlanningActivities(deps).all()]
+    return [
+        *NodeClaimActivities(deps).all(),
+        *PlanningActivities(deps).all(),
+        *DisruptionActivities(deps).all(),
+    ]
 
 
 def cluster_info(settings: Settings) -> tuple[ClusterInfo, bool]:
@@ -116,15 +123,37 @@ def build_worker(client: Client, deps: Deps, task_queue: str, threads: int = 32)
     )
 
 
-async def ensure_provisioner(client: Client, settings: Settings) -> None:
-    await client.start_workflow(
-        ProvisionerWorkflow.run,
-        ProvisionerInput(settings.cluster, settings.search_attributes),
-        id=provisioner_id(settings.cluster),
-        task_queue=settings.temporal.task_queue,
-        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        static_summary=f"provisioner · cluster {settings.cluster}",
-    )
+async def ensure_cluster_workflows(client: Client, settings: Settings) -> None:
+    """Start (or find running) the cluster's provisioner and disruption workflows."""
+    cluster, sa = settings.cluster, settings.search_attributes
+    wanted: list[tuple[Any, Any, str, str]] = []
+    if settings.provisioner:
+        wanted.append(
+            (
+                ProvisionerWorkflow.run,
+                ProvisionerInput(cluster, sa),
+                contract.provisioner_id(cluster),
+                f"provisioner · cluster {cluster}",
+            )
+        )
+    if settings.disruption:
+        wanted.append(
+            (
+                DisruptionWorkflow.run,
+                DisruptionInput(cluster, sa),
+                contract.disruption_id(cluster),
+                f"disruption rounds · cluster {cluster}",
+            )
+        )
+    for run, inp, workflow_id, summary in wanted:
+        await client.start_workflow(
+            run,
+            inp,
+            id=workflow_id,
+            task_queue=settings.temporal.task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            static_summary=summary,
+        )
 
 
 async def run_worker(
@@ -166,8 +195,7 @@ async def run_worker(
     try:
         async with worker:
             running = True
-            if settings.provisioner:
-                await ensure_provisioner(client, settings)
+            await ensure_cluster_workflows(client, settings)
             if settings.watchers:
                 watchers = Watchers(
                     kube=kube,

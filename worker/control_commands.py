@@ -13,14 +13,15 @@ from typing import Any
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from models import contract
 from worker.cli import UsageError
 from worker.connection import connect
 from worker.settings import add_temporal_args, temporal_from
+from workflows.disruption.state import DisruptionStatus
+from workflows.disruption.workflow import DisruptionWorkflow
 from workflows.nodeclaim.state import DisruptRequest, NodeClaimStatus
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
-from workflows.nodeclaim.workflow import workflow_id as nodeclaim_id
 from workflows.provisioner import PauseRequest, ProvisionerStatus, ProvisionerWorkflow
-from workflows.provisioner import workflow_id as provisioner_id
 
 
 def register(sub: Any) -> None:
@@ -60,7 +61,7 @@ async def _client(args: argparse.Namespace) -> Client:
 
 async def _pause(args: argparse.Namespace, resume: bool) -> str:
     client = await _client(args)
-    handle = client.get_workflow_handle(provisioner_id(args.cluster))
+    handle = client.get_workflow_handle(contract.provisioner_id(args.cluster))
     update = ProvisionerWorkflow.resume if resume else ProvisionerWorkflow.pause
     try:
         return await handle.execute_update(update, PauseRequest(args.nodepool))
@@ -86,7 +87,7 @@ def run_resume(args: argparse.Namespace) -> int:
 
 async def _disrupt(args: argparse.Namespace) -> str:
     client = await _client(args)
-    handle = client.get_workflow_handle(nodeclaim_id(args.nodeclaim))
+    handle = client.get_workflow_handle(contract.nodeclaim_id(args.cluster, args.nodeclaim))
     try:
         return await handle.execute_update(
             NodeClaimWorkflow.disrupt, DisruptRequest(args.reason, args.message)
@@ -123,6 +124,27 @@ def format_claim(s: NodeClaimStatus) -> str:
     return "\n".join(lines)
 
 
+def format_disruption(s: DisruptionStatus | None) -> str:
+    if s is None:
+        return "Disruption: no workflow"
+    text = (
+        f"Disruption {s.cluster}: {s.phase}; {s.rounds} round(s), {s.commands_done} command(s)"
+        f" done, {s.commands_failed} undone"
+    )
+    text += f"\n  last: {s.last_summary}" if s.last_summary else ""
+    return text + (f"\n  last acted: {s.last_action}" if s.last_action else "")
+
+
+async def _disruption_status(client: Client, cluster: str) -> DisruptionStatus | None:
+    try:
+        handle = client.get_workflow_handle(contract.disruption_id(cluster))
+        return await handle.query(DisruptionWorkflow.status)
+    except RPCError as exc:
+        if _missing(exc):
+            return None
+        raise
+
+
 def format_provisioner(s: ProvisionerStatus) -> str:
     paused = "all NodePools" if s.paused_all else (", ".join(s.paused_pools) or "none")
     text = f"Provisioner {s.cluster}: paused: {paused}; {s.rounds} round(s), {s.created} created"
@@ -133,16 +155,19 @@ async def _status(args: argparse.Namespace) -> str:
     client = await _client(args)
     try:
         if args.nodeclaim:
-            handle = client.get_workflow_handle(nodeclaim_id(args.nodeclaim))
+            handle = client.get_workflow_handle(contract.nodeclaim_id(args.cluster, args.nodeclaim))
             claim = await handle.query(NodeClaimWorkflow.status)
             return json.dumps(asdict(claim)) if args.output == "json" else format_claim(claim)
-        prov = await client.get_workflow_handle(provisioner_id(args.cluster)).query(
+        prov = await client.get_workflow_handle(contract.provisioner_id(args.cluster)).query(
             ProvisionerWorkflow.status
         )
+        disruption = await _disruption_status(client, args.cluster)
         claims: list[NodeClaimStatus] = []
-        async for wf in client.list_workflows(
-            "WorkflowType = 'NodeClaim' AND ExecutionStatus = 'Running'"
-        ):
+        query = (
+            f"WorkflowType = '{contract.NODECLAIM_WORKFLOW}' AND ExecutionStatus = 'Running'"
+            f" AND TaskQueue = '{temporal_from(args).task_queue}'"
+        )
+        async for wf in client.list_workflows(query):
             claims.append(await client.get_workflow_handle(wf.id).query(NodeClaimWorkflow.status))
     except RPCError as exc:
         if _missing(exc):
@@ -150,8 +175,14 @@ async def _status(args: argparse.Namespace) -> str:
             raise UsageError(f"no workflow for {what}") from None
         raise UsageError(str(exc)) from None
     if args.output == "json":
-        return json.dumps({"provisioner": asdict(prov), "nodeClaims": [asdict(c) for c in claims]})
-    rows = [format_provisioner(prov), ""]
+        return json.dumps(
+            {
+                "provisioner": asdict(prov),
+                "disruption": asdict(disruption) if disruption else None,
+                "nodeClaims": [asdict(c) for c in claims],
+            }
+        )
+    rows = [format_provisioner(prov), format_disruption(disruption), ""]
     rows.append(f"{'NODECLAIM':<28} {'PHASE':<26} {'TYPE':<14} {'CAPACITY':<10} {'ZONE':<12} NODE")
     for c in sorted(claims, key=lambda c: c.name):
         rows.append(

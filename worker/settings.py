@@ -6,6 +6,8 @@ import argparse
 import os
 from dataclasses import dataclass
 
+from models import contract
+
 
 def _env(name: str, default: str = "") -> str:
     return os.environ.get(name, default)
@@ -19,7 +21,8 @@ def _flag(name: str) -> bool:
 class TemporalSettings:
     address: str = "localhost:7233"
     namespace: str = "default"
-    task_queue: str = "joinery"
+    # "" means the cluster's own queue, ``joinery@<cluster>`` (models.contract.task_queue).
+    task_queue: str = ""
     tls: bool = False
     tls_cert: str = ""
     tls_key: str = ""
@@ -48,14 +51,24 @@ class Settings:
     activity_threads: int = 32
     watchers: bool = True
     provisioner: bool = True
+    # Run the cluster's DisruptionWorkflow (consolidation, emptiness, drift).
+    disruption: bool = True
     catalog_cache: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.temporal.task_queue:
+            self.temporal.task_queue = contract.task_queue(self.cluster)
 
 
 def add_temporal_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("Temporal connection")
     g.add_argument("--address", default=_env("TEMPORAL_ADDRESS", "localhost:7233"))
     g.add_argument("--namespace", default=_env("TEMPORAL_NAMESPACE", "default"))
-    g.add_argument("--task-queue", default=_env("JOINERY_TASK_QUEUE", "joinery"))
+    g.add_argument(
+        "--task-queue",
+        default=_env("JOINERY_TASK_QUEUE"),
+        help="default: joinery@<cluster>",
+    )
     g.add_argument("--tls", action="store_true", default=_flag("TEMPORAL_TLS"))
     g.add_argument("--tls-cert", default=_env("TEMPORAL_TLS_CERT"), help="client cert (PEM)")
     g.add_argument("--tls-key", default=_env("TEMPORAL_TLS_KEY"), help="client key (PEM)")
@@ -79,7 +92,7 @@ def temporal_from(args: argparse.Namespace) -> TemporalSettings:
     return TemporalSettings(
         address=args.address,
         namespace=args.namespace,
-        task_queue=args.task_queue,
+        task_queue=args.task_queue or contract.task_queue(args.cluster),
         tls=bool(args.tls or args.tls_cert or args.api_key),
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,

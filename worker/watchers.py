@@ -14,23 +14,28 @@ events to the asyncio loop that owns the Temporal client. Every action is idempo
   pods); every change → the status reporter. EC2NodeClasses and NodeClaims → the status
   reporter (NodeClass resolution; a pool's readiness and usage).
 - Interruption queue (when configured): events → ``interrupted`` on the claim's workflow.
+- NodeClaim status: a claim stamped with another template-hash version is re-stamped with
+  its pool's hash (never drift); a pod bound to or leaving a node moves its claim's
+  ``status.lastPodEventTime`` (deduplicated). Writes go through one writer thread.
+- Disruption: a pod bound to, moved from or deleted off a node, a node added, initialized
+  or deleted, a NodePool spec change → ``cluster_changed`` to the cluster's disruption
+  workflow, coalesced to one signal per ``DISRUPTION_COALESCE`` (the workflow debounces too).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from kubernetes import watch as k8s_watch
 from temporalio.client import Client
-from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
-from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from activities.ec2.interruption import (
@@ -43,32 +48,20 @@ from activities.ec2.provider import EC2Provider
 from activities.kubernetes import raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import Expired, translate
-from activities.kubernetes.resources import (
-    EC2NODECLASS,
-    INITIALIZED_LABEL,
-    NODECLAIM,
-    NODEPOOL,
-    NODEPOOL_LABEL,
-)
+from activities.kubernetes.resources import EC2NODECLASS, NODECLAIM, NODEPOOL
+from activities.lifecycle.start import start_lifecycle
 from activities.planning.cluster_state import unschedulable
 from activities.planning.summary import summary_of_claim
+from activities.status import claims as claim_status
+from models import contract
+from models import labels as L
 from worker.metrics import PROVISIONING_SIGNALS, PodStates
 from worker.status_reporter import StatusReporter
-from workflows.nodeclaim.state import NodeClaimInput
-from workflows.nodeclaim.workflow import NodeClaimWorkflow
-from workflows.nodeclaim.workflow import workflow_id as nodeclaim_id
-from workflows.provisioner import ProvisionerWorkflow
-from workflows.provisioner import workflow_id as provisioner_id
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 DRAINING_EVENTS = frozenset({SPOT_INTERRUPTION, SCHEDULED_CHANGE, STATE_CHANGE})
-# A claim being deleted whose lifecycle already completed is not adopted again: a re-list
-# still shows it while its finalizer goes, and a second run would only find it gone and
-# hide the real one in the UI (a failed or terminated run is adopted). A live claim always
-# gets a lifecycle: a completed run under its name belonged to an earlier claim of that name.
-ADOPT_DELETING = WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY
-ADOPT_LIVE = WorkflowIDReusePolicy.ALLOW_DUPLICATE
+DISRUPTION_COALESCE = 1.0
 
 
 @dataclass
@@ -99,6 +92,16 @@ class Watchers:
     _threads: list[threading.Thread] = field(default_factory=list)
     _pending_on_list: bool = False
     _pool_generations: dict[str, int] = field(default_factory=dict)
+    _bound: dict[str, str] = field(default_factory=dict)  # "ns/name" -> node
+    _initialized: set[str] = field(default_factory=set)
+    _disruption_pending: bool = False
+    _disruption_lock: threading.Lock = field(default_factory=threading.Lock)
+    _pools: dict[str, Obj] = field(default_factory=dict)
+    _claim_by_node: dict[str, str] = field(default_factory=dict)
+    _pod_event_sent: dict[str, float] = field(default_factory=dict)
+    _writer: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="claim-status")
+    )
 
     # -- plumbing ----------------------------------------------------------------------------
     def _submit(self, coro: Coroutine[Any, Any, Any]) -> None:
@@ -200,6 +203,34 @@ class Watchers:
 
     def close(self) -> None:
         self.stop.set()
+        self._writer.shutdown(wait=False, cancel_futures=True)
+
+    def _write(self, what: str, fn: Callable[[], Any]) -> None:
+        """Run a status write on the writer thread; a failure is logged, never fatal."""
+
+        def run() -> None:
+            try:
+                fn()
+            except Exception as exc:  # a gone claim, a conflict: the next event retries
+                log.debug("%s: %s", what, exc)
+
+        if not self.stop.is_set():
+            self._writer.submit(run)
+
+    def pod_event(self, node: str) -> None:
+        """A pod was bound to or left ``node``: move its claim's lastPodEventTime."""
+        claim = self._claim_by_node.get(node)
+        if claim is None:
+            return
+        now = time.monotonic()
+        if now - self._pod_event_sent.get(claim, -1e9) < claim_status.POD_EVENT_DEDUPE:
+            return
+        self._pod_event_sent[claim] = now
+        at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        self._write(
+            f"lastPodEventTime of {claim}",
+            lambda: claim_status.record_pod_event(self.kube, claim, at),
+        )
 
     @property
     def ready(self) -> bool:
@@ -208,8 +239,24 @@ class Watchers:
     # -- actions -----------------------------------------------------------------------------
     def trigger_provisioning(self) -> None:
         PROVISIONING_SIGNALS.inc()
-        handle = self.client.get_workflow_handle(provisioner_id(self.cluster))
-        self._submit(handle.signal(ProvisionerWorkflow.pods_pending, 1))
+        handle = self.client.get_workflow_handle(contract.provisioner_id(self.cluster))
+        self._submit(handle.signal(contract.SIGNAL_PODS_PENDING, 1))
+
+    def trigger_disruption(self) -> None:
+        """Tell the disruption workflow the cluster changed; one signal per second at most."""
+        with self._disruption_lock:
+            if self._disruption_pending:
+                return
+            self._disruption_pending = True
+        handle = self.client.get_workflow_handle(contract.disruption_id(self.cluster))
+
+        async def send() -> None:
+            await asyncio.sleep(DISRUPTION_COALESCE)
+            with self._disruption_lock:
+                self._disruption_pending = False
+            await _ignore_missing(handle.signal(contract.SIGNAL_CLUSTER_CHANGED))
+
+        self._submit(send())
 
     def start_lifecycle(
         self, name: str, summary: str, delay: float = 0.0, *, deleting: bool = False
@@ -220,21 +267,20 @@ class Watchers:
         async def start() -> None:
             if delay:
                 await asyncio.sleep(delay)
-            with contextlib.suppress(WorkflowAlreadyStartedError):  # completed: not adopted
-                await self.client.start_workflow(
-                    NodeClaimWorkflow.run,
-                    NodeClaimInput(name, self.search_attributes),
-                    id=nodeclaim_id(name),
-                    task_queue=self.task_queue,
-                    id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-                    id_reuse_policy=ADOPT_DELETING if deleting else ADOPT_LIVE,
-                    static_summary=summary,
-                )
+            await start_lifecycle(
+                self.client,
+                cluster=self.cluster,
+                task_queue=self.task_queue,
+                name=name,
+                summary=summary,
+                search_attributes=self.search_attributes,
+                rerun_completed=not deleting,
+            )
 
         self._submit(start())
 
     def signal_claim(self, name: str, signal: str, *args: Any) -> None:
-        handle = self.client.get_workflow_handle(nodeclaim_id(name))
+        handle = self.client.get_workflow_handle(contract.nodeclaim_id(self.cluster, name))
         self._submit(
             _ignore_missing(handle.signal(signal, *args) if args else handle.signal(signal))
         )
@@ -243,11 +289,21 @@ class Watchers:
     def on_pod(self, kind: str, pod: Obj) -> None:
         meta = pod.get("metadata") or {}
         ns, name = str(meta.get("namespace")), str(meta.get("name"))
+        key = f"{ns}/{name}"
         if kind == "DELETED":
             self._pods.delete(ns, name)
+            left = self._bound.pop(key, None)
+            if left:
+                self.pod_event(left)
+                self.trigger_disruption()
             return
         status = pod.get("status") or {}
         node = str((pod.get("spec") or {}).get("nodeName") or "")
+        if node and self._bound.get(key) != node:
+            self._bound[key] = node
+            if kind != "ADDED":  # a re-list is not news
+                self.pod_event(node)
+            self.trigger_disruption()
         self._pods.set(ns, name, node, str(status.get("phase") or "Unknown"))
         if unschedulable(pod) and kind != "ADDED":
             self.trigger_provisioning()
@@ -259,7 +315,9 @@ class Watchers:
         name = str(meta.get("name"))
         if kind == "DELETED":
             self._pool_generations.pop(name, None)
+            self._pools.pop(name, None)
             return
+        self._pools[name] = pool
         if self.status is not None:
             self.status.nodepool(name)
         # Status writes (ours included) do not change the generation; only spec edits do.
@@ -267,6 +325,7 @@ class Watchers:
         if self._pool_generations.get(name) != generation:
             self._pool_generations[name] = generation
             self.trigger_provisioning()
+            self.trigger_disruption()  # drift
 
     def on_nodeclass(self, kind: str, nodeclass: Obj) -> None:
         if kind != "DELETED" and self.status is not None:
@@ -276,14 +335,25 @@ class Watchers:
         meta = claim.get("metadata") or {}
         name = str(meta.get("name"))
         provider_id = (claim.get("status") or {}).get("providerID")
-        pool = (meta.get("labels") or {}).get(NODEPOOL_LABEL)
+        pool = (meta.get("labels") or {}).get(L.NODEPOOL)
         if pool and self.status is not None:  # its usage changed, maybe; bursts coalesce
             self.status.nodepool(str(pool), delay=2.0)
+        node_name = (claim.get("status") or {}).get("nodeName")
         if kind == "DELETED":
             self._deleting.discard(name)
+            self._pod_event_sent.pop(name, None)
             if provider_id:
                 self._claims_by_provider.pop(provider_id, None)
+            if node_name:
+                self._claim_by_node.pop(str(node_name), None)
             return
+        if node_name:
+            self._claim_by_node[str(node_name)] = name
+        pool_obj = self._pools.get(str(pool)) if pool else None
+        if pool_obj is not None and claim_status.needs_stamp(claim):
+            self._write(
+                f"re-stamp {name}", lambda: claim_status.restamp(self.kube, claim, pool_obj)
+            )
         if provider_id:
             self._claims_by_provider[str(provider_id)] = name
         if kind == "ADDED" and not (meta.get("deletionTimestamp") and not meta.get("finalizers")):
@@ -295,7 +365,7 @@ class Watchers:
             )
         if meta.get("deletionTimestamp") and name not in self._deleting:
             self._deleting.add(name)
-            self.signal_claim(name, "deleted", "NodeClaim")
+            self.signal_claim(name, contract.SIGNAL_DELETED, "NodeClaim")
 
     def _claim_of_node(self, node: Obj) -> str | None:
         provider_id = (node.get("spec") or {}).get("providerID")
@@ -312,7 +382,13 @@ class Watchers:
         if kind == "DELETED":
             self._deleting.discard(f"node/{name}")
             self._last_hint.pop(name, None)
+            self._initialized.discard(name)
+            self.trigger_disruption()
             return
+        initialized = (meta.get("labels") or {}).get(L.NODE_INITIALIZED) == "true"
+        if initialized and name not in self._initialized:
+            self._initialized.add(name)
+            self.trigger_disruption()
         claim = self._claim_of_node(node)
         if claim is None:
             return
@@ -320,14 +396,14 @@ class Watchers:
             key = f"node/{name}"
             if key not in self._deleting:
                 self._deleting.add(key)
-                self.signal_claim(claim, "deleted", "Node")
+                self.signal_claim(claim, contract.SIGNAL_DELETED, "Node")
             return
-        if (meta.get("labels") or {}).get(INITIALIZED_LABEL) == "true":
+        if (meta.get("labels") or {}).get(L.NODE_INITIALIZED) == "true":
             return
         now = time.monotonic()
         if now - self._last_hint.get(name, 0.0) >= 2.0:
             self._last_hint[name] = now
-            self.signal_claim(claim, "node_changed")
+            self.signal_claim(claim, contract.SIGNAL_NODE_CHANGED)
 
     def on_interruption(self, event: InterruptionEvent) -> bool:
         """False while an instance has no known NodeClaim: the queue keeps the message."""
@@ -341,7 +417,7 @@ class Watchers:
                 None,
             )
             if claim is not None:
-                self.signal_claim(claim, "interrupted", event.kind)
+                self.signal_claim(claim, contract.SIGNAL_INTERRUPTED, event.kind)
             else:
                 known = False
         return known

@@ -1,4 +1,4 @@
-"""``ProvisionerWorkflow``: one per cluster (id ``provisioner-<cluster>``), forever.
+"""``ProvisionerWorkflow``: one per cluster (id ``provisioner@<cluster>``), forever.
 
 The worker's pod watcher signals ``pods_pending`` whenever pods become unschedulable. Signals
 are batched like Karpenter's provisioner (a round starts once 1 s passes without a new signal,
@@ -23,24 +23,20 @@ from temporalio.exceptions import ActivityError, ApplicationError
 from workflows.nodeclaim import calls
 
 with workflow.unsafe.imports_passed_through():
-    from activities.planning.defs import CREATE, PLAN, START
     from activities.planning.types import (
         CreatedNodeClaim,
         PlanInput,
         PlanOutcome,
         StartInput,
     )
+    from models import contract
+    from models.contract import ProvisioningActivity
 
-WORKFLOW_NAME = "Provisioner"
 BATCH_IDLE = timedelta(seconds=1)
 BATCH_MAX = timedelta(seconds=10)
 # How long a failed round waits before trying again (pods stay pending meanwhile).
 RETRY_ROUND = timedelta(seconds=30)
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
-
-
-def workflow_id(cluster: str) -> str:
-    return f"provisioner-{cluster}"
 
 
 @dataclass
@@ -72,7 +68,7 @@ class ProvisionerStatus:
     last_result: str = ""
 
 
-@workflow.defn(name=WORKFLOW_NAME)
+@workflow.defn(name=contract.PROVISIONER_WORKFLOW)
 class ProvisionerWorkflow:
     @workflow.init
     def __init__(self, inp: ProvisionerInput) -> None:
@@ -121,7 +117,7 @@ class ProvisionerWorkflow:
         self._last_round = workflow.now().isoformat()
         try:
             outcome = await calls.call(
-                PLAN,
+                ProvisioningActivity.PLAN,
                 PlanInput(self.inp.cluster, sorted(self.inp.paused_pools)),
                 PlanOutcome,
                 summary="plan: read cluster, solve",
@@ -136,14 +132,14 @@ class ProvisionerWorkflow:
                 )
                 return
             created = await calls.call(
-                CREATE,
+                ProvisioningActivity.CREATE,
                 outcome.claims,
                 list[CreatedNodeClaim],
                 summary=f"create {len(outcome.claims)} NodeClaim(s)",
                 attempts=10,
             )
             await calls.call(
-                START,
+                ProvisioningActivity.START,
                 StartInput(created, self.inp.search_attributes),
                 int,
                 summary=f"start {len(created)} NodeClaim workflow(s)",
@@ -186,11 +182,11 @@ class ProvisionerWorkflow:
         )
 
     # -- signals, updates, queries -----------------------------------------------------------
-    @workflow.signal
+    @workflow.signal(name=contract.SIGNAL_PODS_PENDING)
     def pods_pending(self, count: int = 1) -> None:
         self._trigger()
 
-    @workflow.update
+    @workflow.update(name=contract.UPDATE_PAUSE)
     def pause(self, request: PauseRequest) -> str:
         if request.nodepool:
             self.inp.paused_pools = sorted({*self.inp.paused_pools, request.nodepool})
@@ -205,16 +201,19 @@ class ProvisionerWorkflow:
     def _validate_pause(self, request: PauseRequest) -> None:
         if request.nodepool is not None and not DNS_LABEL.match(request.nodepool):
             raise ApplicationError(
-                f"{request.nodepool!r} is not a valid NodePool name", type="InvalidArgument"
+                f"{request.nodepool!r} is not a valid NodePool name",
+                type=contract.ERR_INVALID_ARGUMENT,
             )
         if request.nodepool is None and self.inp.paused_all:
-            raise ApplicationError("provisioning is already paused", type="AlreadyPaused")
+            raise ApplicationError(
+                "provisioning is already paused", type=contract.ERR_ALREADY_PAUSED
+            )
         if request.nodepool and request.nodepool in self.inp.paused_pools:
             raise ApplicationError(
-                f"NodePool {request.nodepool} is already paused", type="AlreadyPaused"
+                f"NodePool {request.nodepool} is already paused", type=contract.ERR_ALREADY_PAUSED
             )
 
-    @workflow.update
+    @workflow.update(name=contract.UPDATE_RESUME)
     def resume(self, request: PauseRequest) -> str:
         if request.nodepool:
             self.inp.paused_pools = [p for p in self.inp.paused_pools if p != request.nodepool]
@@ -238,12 +237,14 @@ class ProvisionerWorkflow:
                     if self.inp.paused_pools
                     else ""
                 ),
-                type="NotPaused",
+                type=contract.ERR_NOT_PAUSED,
             )
         if request.nodepool and request.nodepool not in self.inp.paused_pools:
-            raise ApplicationError(f"NodePool {request.nodepool} is not paused", type="NotPaused")
+            raise ApplicationError(
+                f"NodePool {request.nodepool} is not paused", type=contract.ERR_NOT_PAUSED
+            )
 
-    @workflow.query
+    @workflow.query(name=contract.QUERY_STATUS)
     def status(self) -> ProvisionerStatus:
         return ProvisionerStatus(
             cluster=self.inp.cluster,

@@ -12,12 +12,16 @@ from collections.abc import Sequence
 from temporalio import workflow
 from temporalio.common import SearchAttributeKey, SearchAttributeUpdate
 
-NODEPOOL = SearchAttributeKey.for_keyword("NodePool")
-NODECLAIM = SearchAttributeKey.for_keyword("NodeClaim")
-INSTANCE_TYPE = SearchAttributeKey.for_keyword("InstanceType")
-CAPACITY_TYPE = SearchAttributeKey.for_keyword("CapacityType")
-ZONE = SearchAttributeKey.for_keyword("Zone")
-PHASE = SearchAttributeKey.for_keyword("Phase")
+with workflow.unsafe.imports_passed_through():
+    from models import contract
+
+NODEPOOL = SearchAttributeKey.for_keyword(contract.SA_NODEPOOL)
+NODECLAIM = SearchAttributeKey.for_keyword(contract.SA_NODECLAIM)
+INSTANCE_TYPE = SearchAttributeKey.for_keyword(contract.SA_INSTANCE_TYPE)
+CAPACITY_TYPE = SearchAttributeKey.for_keyword(contract.SA_CAPACITY_TYPE)
+ZONE = SearchAttributeKey.for_keyword(contract.SA_ZONE)
+PHASE = SearchAttributeKey.for_keyword(contract.SA_PHASE)
+DISRUPTION_REASON = SearchAttributeKey.for_keyword(contract.SA_DISRUPTION_REASON)
 
 ALL: tuple[SearchAttributeKey[str], ...] = (
     NODEPOOL,
@@ -26,6 +30,7 @@ ALL: tuple[SearchAttributeKey[str], ...] = (
     CAPACITY_TYPE,
     ZONE,
     PHASE,
+    DISRUPTION_REASON,
 )
 
 

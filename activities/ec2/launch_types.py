@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from models.provider_id import parse_provider_id, provider_id
 from models.requirements import Requirements
+
+__all__ = ["LaunchRequest", "LaunchResult", "parse_provider_id", "provider_id"]
 
 
 @dataclass
@@ -46,18 +49,3 @@ class LaunchResult:
     labels: dict[str, str] = field(default_factory=dict)
     # True when an earlier attempt had already launched this instance.
     reused: bool = False
-
-
-def provider_id(zone: str, instance_id: str) -> str:
-    return f"aws:///{zone}/{instance_id}"
-
-
-def parse_provider_id(value: str) -> tuple[str, str]:
-    """``aws:///us-east-1a/i-0123`` → (zone, instance id); raises ValueError otherwise."""
-    prefix = "aws:///"
-    if not value.startswith(prefix) or value.count("/") != 4:
-        raise ValueError(f"not an AWS provider id: {value!r}")
-    zone, instance_id = value[len(prefix) :].split("/")
-    if not zone or not instance_id.startswith("i-"):
-        raise ValueError(f"not an AWS provider id: {value!r}")
-    return zone, instance_id

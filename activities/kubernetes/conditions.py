@@ -12,23 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-# NodeClaim lifecycle, in the order a healthy claim gains them.
-LAUNCHED = "Launched"
-REGISTERED = "Registered"
-INITIALIZED = "Initialized"
-READY = "Ready"
-# Disruption and termination.
-DRIFTED = "Drifted"
-EMPTY = "Empty"
-CONSOLIDATABLE = "Consolidatable"
-DISRUPTION_REASON = "DisruptionReason"
-DRAINED = "Drained"
-VOLUMES_DETACHED = "VolumesDetached"
-INSTANCE_TERMINATING = "InstanceTerminating"
-CONSISTENT_STATE_FOUND = "ConsistentStateFound"
-
-# Conditions whose all being True makes a NodeClaim Ready.
-NODECLAIM_READINESS = (LAUNCHED, REGISTERED, INITIALIZED)
+from models.conditions import READY
 
 Status = Literal["True", "False", "Unknown"]
 

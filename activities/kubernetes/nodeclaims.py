@@ -9,7 +9,9 @@ from activities.kubernetes import conditions as cond
 from activities.kubernetes import custom_objects, finalizers, status
 from activities.kubernetes.client import Kube
 from activities.kubernetes.custom_objects import Obj, WatchEvent
-from activities.kubernetes.resources import NODECLAIM, NODEPOOL_LABEL, TERMINATION_FINALIZER
+from activities.kubernetes.resources import NODECLAIM
+from models import conditions
+from models import labels as L
 
 
 def get(kube: Kube, name: str) -> Obj:
@@ -18,7 +20,7 @@ def get(kube: Kube, name: str) -> Obj:
 
 def list_(kube: Kube, *, nodepool: str | None = None) -> tuple[list[Obj], str]:
     """NodeClaims (of one NodePool when given) and the resourceVersion to watch from."""
-    selector = f"{NODEPOOL_LABEL}={nodepool}" if nodepool else ""
+    selector = f"{L.NODEPOOL}={nodepool}" if nodepool else ""
     return custom_objects.list_(kube, NODECLAIM, label_selector=selector)
 
 
@@ -53,13 +55,13 @@ def _write_finalizers(kube: Kube) -> finalizers.Write:
 
 
 def add_finalizer(
-    kube: Kube, claim: Mapping[str, Any], finalizer: str = TERMINATION_FINALIZER
+    kube: Kube, claim: Mapping[str, Any], finalizer: str = L.TERMINATION_FINALIZER
 ) -> Obj:
     return finalizers.add(claim, finalizer, _write_finalizers(kube))
 
 
 def remove_finalizer(
-    kube: Kube, claim: Mapping[str, Any], finalizer: str = TERMINATION_FINALIZER
+    kube: Kube, claim: Mapping[str, Any], finalizer: str = L.TERMINATION_FINALIZER
 ) -> Obj | None:
     """Drop ``finalizer``; returns None when that let the API server delete the claim."""
     return finalizers.remove(claim, finalizer, _write_finalizers(kube))
@@ -74,7 +76,7 @@ def set_conditions(
 ) -> Obj:
     """Record lifecycle conditions; ``Ready`` follows Launched, Registered and Initialized."""
     return status.set_conditions(
-        kube, NODECLAIM, claim, updates, ready_dependents=cond.NODECLAIM_READINESS, at=at
+        kube, NODECLAIM, claim, updates, ready_dependents=conditions.NODECLAIM_READINESS, at=at
     )
 
 

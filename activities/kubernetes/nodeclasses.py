@@ -10,19 +10,15 @@ from activities.kubernetes import custom_objects, status
 from activities.kubernetes.client import Kube
 from activities.kubernetes.custom_objects import Obj, WatchEvent
 from activities.kubernetes.resources import EC2NODECLASS
+from models import conditions
 
 # Each resolved selector is a condition; Ready needs them all.
-SUBNETS_READY = "SubnetsReady"
-SECURITY_GROUPS_READY = "SecurityGroupsReady"
-AMIS_READY = "AMIsReady"
-INSTANCE_PROFILE_READY = "InstanceProfileReady"
-VALIDATION_SUCCEEDED = "ValidationSucceeded"
 EC2NODECLASS_READINESS = (
-    AMIS_READY,
-    SUBNETS_READY,
-    SECURITY_GROUPS_READY,
-    INSTANCE_PROFILE_READY,
-    VALIDATION_SUCCEEDED,
+    conditions.AMIS_READY,
+    conditions.SUBNETS_READY,
+    conditions.SECURITY_GROUPS_READY,
+    conditions.INSTANCE_PROFILE_READY,
+    conditions.VALIDATION_SUCCEEDED,
 )
 
 

@@ -10,11 +10,7 @@ from activities.kubernetes import custom_objects, status
 from activities.kubernetes.client import Kube
 from activities.kubernetes.custom_objects import Obj, WatchEvent
 from activities.kubernetes.resources import NODEPOOL
-
-# A NodePool is Ready when its NodeClass is and its spec validated.
-VALIDATION_SUCCEEDED = "ValidationSucceeded"
-NODECLASS_READY = "NodeClassReady"
-NODEPOOL_READINESS = (VALIDATION_SUCCEEDED, NODECLASS_READY)
+from models import conditions
 
 
 def get(kube: Kube, name: str) -> Obj:
@@ -35,7 +31,7 @@ def set_conditions(
     kube: Kube, pool: Mapping[str, Any], updates: Iterable[cond.Condition], *, at: str | None = None
 ) -> Obj:
     return status.set_conditions(
-        kube, NODEPOOL, pool, updates, ready_dependents=NODEPOOL_READINESS, at=at
+        kube, NODEPOOL, pool, updates, ready_dependents=conditions.NODEPOOL_READINESS, at=at
     )
 
 

@@ -9,7 +9,7 @@ from activities.kubernetes import finalizers, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.raw import Obj
-from activities.kubernetes.resources import TERMINATION_FINALIZER
+from models import labels as L
 
 PATCH_TYPE = "application/merge-patch+json"
 
@@ -101,13 +101,13 @@ def _write_finalizers(kube: Kube) -> finalizers.Write:
 
 
 def add_finalizer(
-    kube: Kube, node: Mapping[str, Any], finalizer: str = TERMINATION_FINALIZER
+    kube: Kube, node: Mapping[str, Any], finalizer: str = L.TERMINATION_FINALIZER
 ) -> Obj:
     return finalizers.add(node, finalizer, _write_finalizers(kube))
 
 
 def remove_finalizer(
-    kube: Kube, node: Mapping[str, Any], finalizer: str = TERMINATION_FINALIZER
+    kube: Kube, node: Mapping[str, Any], finalizer: str = L.TERMINATION_FINALIZER
 ) -> Obj | None:
     """Drop ``finalizer``; None when the node is gone (or went with it)."""
     return finalizers.remove(node, finalizer, _write_finalizers(kube))

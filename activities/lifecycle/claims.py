@@ -7,10 +7,10 @@ from typing import Any
 
 from activities.kubernetes import finalizers, nodeclaims
 from activities.kubernetes.errors import NotFound
-from activities.kubernetes.resources import NODEPOOL_LABEL, TERMINATION_FINALIZER
 from activities.kubernetes.retries import retry_conflicts
 from activities.lifecycle.common import Deps
 from activities.lifecycle.types import ClaimSpec
+from models import labels as L
 from models.duration import parse_optional_duration
 
 
@@ -23,7 +23,7 @@ def spec_of(claim: dict[str, Any]) -> ClaimSpec:
     return ClaimSpec(
         name=str(meta["name"]),
         uid=str(meta.get("uid") or ""),
-        nodepool=labels.get(NODEPOOL_LABEL, ""),
+        nodepool=labels.get(L.NODEPOOL, ""),
         nodeclass=str((spec.get("nodeClassRef") or {}).get("name") or ""),
         requirements=list(spec.get("requirements") or []),
         resources=dict((spec.get("resources") or {}).get("requests") or {}),
@@ -45,7 +45,7 @@ def prepare(deps: Deps, name: str) -> ClaimSpec | None:
     def write() -> dict[str, Any]:
         claim = nodeclaims.get(deps.kube, name)
         meta = claim["metadata"]
-        if meta.get("deletionTimestamp") or finalizers.has(claim, TERMINATION_FINALIZER):
+        if meta.get("deletionTimestamp") or finalizers.has(claim, L.TERMINATION_FINALIZER):
             return claim
         return nodeclaims.add_finalizer(deps.kube, claim)
 

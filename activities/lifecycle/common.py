@@ -17,6 +17,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import KubernetesError
+from models import contract
 
 if TYPE_CHECKING:
     from activities.ec2.provider import EC2Provider
@@ -50,7 +51,9 @@ class Deps:
     def provider(self) -> EC2Provider:
         if self.ec2 is None:
             raise ApplicationError(
-                "this worker has no EC2 provider configured", type="NoProvider", non_retryable=True
+                "this worker has no EC2 provider configured",
+                type=contract.ERR_NO_PROVIDER,
+                non_retryable=True,
             )
         return self.ec2
 

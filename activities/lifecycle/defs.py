@@ -17,7 +17,6 @@ from activities.lifecycle import (
     drain,
     initialization,
     launch,
-    names,
     registration,
 )
 from activities.lifecycle import termination as term
@@ -36,6 +35,7 @@ from activities.lifecycle.types import (
     TerminationStart,
     VolumesInput,
 )
+from models.contract import NodeClaimActivity as names
 
 
 class NodeClaimActivities:

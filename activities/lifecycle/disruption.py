@@ -3,8 +3,9 @@
 The operator's pause lives in the cluster's provisioner workflow, so this asks it, through
 the Temporal client, by names rather than imports (activities must not depend on
 workflows). Only disruptions Joinery decides by itself wait for a resume (``expireAfter``
-today, consolidation and drift when they come); a deleted NodeClaim or Node, a spot
-interruption and ``joinery disrupt`` are somebody's explicit request, and proceed.
+and the disruption workflow's consolidation, emptiness and drift); a deleted NodeClaim or
+Node, a spot interruption and ``joinery disrupt`` are somebody's explicit request, and
+proceed.
 """
 
 from __future__ import annotations
@@ -14,12 +15,7 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-PROVISIONER_QUERY = "status"
-
-
-def provisioner_id(cluster: str) -> str:
-    """``workflows.provisioner.workflow_id``, by its documented form."""
-    return f"provisioner-{cluster}"
+from models import contract
 
 
 def hold_reason(status: dict[str, Any], nodepool: str) -> str:
@@ -32,13 +28,19 @@ def hold_reason(status: dict[str, Any], nodepool: str) -> str:
     return ""
 
 
-async def hold(client: Client, cluster: str, nodepool: str) -> str:
-    """Why the pool's nodes must not be disrupted now, or "" when they may be."""
-    handle = client.get_workflow_handle(provisioner_id(cluster))
+async def pause_state(client: Client, cluster: str) -> dict[str, Any]:
+    """The provisioner's status (``paused_all``, ``paused_pools``); empty when there is no
+    provisioner, so nothing was paused."""
+    handle = client.get_workflow_handle(contract.provisioner_id(cluster))
     try:
-        status = await handle.query(PROVISIONER_QUERY, result_type=dict)
+        status: dict[str, Any] = await handle.query(contract.QUERY_STATUS, result_type=dict)
     except RPCError as exc:
         if exc.status == RPCStatusCode.NOT_FOUND:
-            return ""  # no provisioner, so nothing was paused
+            return {}
         raise
-    return hold_reason(status, nodepool)
+    return status
+
+
+async def hold(client: Client, cluster: str, nodepool: str) -> str:
+    """Why the pool's nodes must not be disrupted now, or "" when they may be."""
+    return hold_reason(await pause_state(client, cluster), nodepool)

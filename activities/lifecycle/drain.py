@@ -20,10 +20,11 @@ from typing import Any
 from activities.kubernetes import conditions as cond
 from activities.kubernetes import events, eviction, nodeclaims, pods
 from activities.kubernetes.errors import EvictionBlocked, NotFound
-from activities.kubernetes.resources import DISRUPTED_TAINT_KEY, DO_NOT_DISRUPT_ANNOTATION
 from activities.kubernetes.retries import retry_conflicts
 from activities.lifecycle.common import Deps, parse_iso, utc_now
 from activities.lifecycle.types import BlockedPod, DrainInput, DrainStatus
+from models import conditions
+from models import labels as L
 
 CRITICAL_PRIORITY_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
 PDB_VIOLATION = "PDBViolation"
@@ -41,7 +42,7 @@ def tolerates_disrupted(pod: dict[str, Any]) -> bool:
             continue
         if t.get("operator") == "Exists" and not t.get("key"):
             return True
-        if t.get("key") == DISRUPTED_TAINT_KEY:
+        if t.get("key") == L.DISRUPTED_TAINT_KEY:
             return True
     return False
 
@@ -59,7 +60,7 @@ def grace_seconds(pod: dict[str, Any]) -> float:
 
 def held(pod: dict[str, Any]) -> bool:
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
-    return annotations.get(DO_NOT_DISRUPT_ANNOTATION) == "true"
+    return annotations.get(L.DO_NOT_DISRUPT) == "true"
 
 
 def drain_pass(
@@ -123,28 +124,31 @@ def drain_pass(
 def _report(deps: Deps, inp: DrainInput, status: DrainStatus) -> None:
     """Drained condition on the claim; an event when a PDB blocks."""
     if status.done:
-        c = cond.Condition(cond.DRAINED, "True", cond.DRAINED)
+        c = cond.Condition(conditions.DRAINED, "True", conditions.DRAINED)
     elif status.blocked:
         first = status.blocked[0]
         budgets = ", ".join(first.pdbs) or "a PodDisruptionBudget"
         more = f" (+{len(status.blocked) - 1} more)" if len(status.blocked) > 1 else ""
         c = cond.Condition(
-            cond.DRAINED, "False", PDB_VIOLATION, f"evicting {first.pod} violates {budgets}{more}"
+            conditions.DRAINED,
+            "False",
+            PDB_VIOLATION,
+            f"evicting {first.pod} violates {budgets}{more}",
         )
     elif status.held:
         c = cond.Condition(
-            cond.DRAINED,
+            conditions.DRAINED,
             "False",
             "DoNotDisrupt",
-            f"{len(status.held)} pod(s) with {DO_NOT_DISRUPT_ANNOTATION}, e.g. {status.held[0]}",
+            f"{len(status.held)} pod(s) with {L.DO_NOT_DISRUPT}, e.g. {status.held[0]}",
         )
     else:
         left = len(status.evicted) + len(status.waiting) + len(status.deleted)
-        c = cond.Condition(cond.DRAINED, "False", "Draining", f"{left} pod(s) leaving")
+        c = cond.Condition(conditions.DRAINED, "False", "Draining", f"{left} pod(s) leaving")
 
     def write() -> bool:
         claim = nodeclaims.get(deps.kube, inp.nodeclaim)
-        current = cond.find((claim.get("status") or {}).get("conditions") or [], cond.DRAINED)
+        current = cond.find((claim.get("status") or {}).get("conditions") or [], conditions.DRAINED)
         if current is not None and (current.get("reason"), current.get("message")) == (
             c.reason,
             c.message,

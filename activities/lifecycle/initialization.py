@@ -13,10 +13,11 @@ from typing import Any
 from activities.kubernetes import conditions as cond
 from activities.kubernetes import nodeclaims, nodes
 from activities.kubernetes.errors import NotFound
-from activities.kubernetes.resources import INITIALIZED_LABEL, UNREGISTERED_TAINT_KEY
 from activities.kubernetes.retries import retry_conflicts
 from activities.lifecycle.common import Deps
 from activities.lifecycle.types import ClaimSpec, InitializeInput, InitializeOutcome
+from models import conditions
+from models import labels as L
 from models.quantity import parse_quantity
 
 KNOWN_EPHEMERAL_TAINTS = (
@@ -25,7 +26,7 @@ KNOWN_EPHEMERAL_TAINTS = (
     ("node.kubernetes.io/unreachable", "NoSchedule"),
     ("node.kubernetes.io/unreachable", "NoExecute"),
     ("node.cloudprovider.kubernetes.io/uninitialized", "NoSchedule"),
-    (UNREGISTERED_TAINT_KEY, "NoExecute"),
+    (L.UNREGISTERED_TAINT_KEY, "NoExecute"),
 )
 STANDARD_RESOURCES = frozenset({"cpu", "memory", "pods", "ephemeral-storage"})
 
@@ -77,13 +78,15 @@ def initialize(deps: Deps, inp: InitializeInput) -> InitializeOutcome:
         if reason:
             short = reason.split(" ", 1)[0]
             retry_conflicts(
-                lambda: mark_claim(cond.Condition(cond.INITIALIZED, "Unknown", short, reason))
+                lambda: mark_claim(cond.Condition(conditions.INITIALIZED, "Unknown", short, reason))
             )
             return InitializeOutcome(False, reason)
-        if (node["metadata"].get("labels") or {}).get(INITIALIZED_LABEL) != "true":
-            nodes.patch_metadata(deps.kube, inp.node_name, labels={INITIALIZED_LABEL: "true"})
+        if (node["metadata"].get("labels") or {}).get(L.NODE_INITIALIZED) != "true":
+            nodes.patch_metadata(deps.kube, inp.node_name, labels={L.NODE_INITIALIZED: "true"})
         retry_conflicts(
-            lambda: mark_claim(cond.Condition(cond.INITIALIZED, "True", cond.INITIALIZED))
+            lambda: mark_claim(
+                cond.Condition(conditions.INITIALIZED, "True", conditions.INITIALIZED)
+            )
         )
     except NotFound:
         return InitializeOutcome(False, "NotFound")

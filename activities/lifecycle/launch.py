@@ -19,9 +19,10 @@ from activities.kubernetes.errors import NotFound
 from activities.kubernetes.retries import retry_conflicts
 from activities.lifecycle.common import Deps
 from activities.lifecycle.types import ClaimSpec, LaunchOutcome
+from models import conditions, contract
 from models.ec2nodeclass import EC2NodeClass
 
-INSUFFICIENT_CAPACITY = "InsufficientCapacity"
+INSUFFICIENT_CAPACITY = contract.ERR_INSUFFICIENT_CAPACITY
 NODECLASS_NOT_FOUND = "NodeClassNotFound"
 
 
@@ -76,7 +77,7 @@ def record(deps: Deps, claim: ClaimSpec, result: LaunchResult) -> None:
 
     retry_conflicts(write_status)
     nodeclaims.patch_metadata(deps.kube, claim.name, labels=labels)
-    _condition(deps, claim.name, cond.Condition(cond.LAUNCHED, "True", cond.LAUNCHED))
+    _condition(deps, claim.name, cond.Condition(conditions.LAUNCHED, "True", conditions.LAUNCHED))
 
 
 def launch(deps: Deps, claim: ClaimSpec) -> LaunchOutcome:
@@ -88,12 +89,12 @@ def launch(deps: Deps, claim: ClaimSpec) -> LaunchOutcome:
         _condition(
             deps,
             claim.name,
-            cond.Condition(cond.LAUNCHED, "False", INSUFFICIENT_CAPACITY, str(exc)),
+            cond.Condition(conditions.LAUNCHED, "False", INSUFFICIENT_CAPACITY, str(exc)),
         )
         raise ApplicationError(str(exc), type=INSUFFICIENT_CAPACITY, non_retryable=True) from exc
     except EC2Error as exc:
         reason = type(exc).__name__
-        _condition(deps, claim.name, cond.Condition(cond.LAUNCHED, "False", reason, str(exc)))
+        _condition(deps, claim.name, cond.Condition(conditions.LAUNCHED, "False", reason, str(exc)))
         # A NodeClass that is not ready yet may become ready: keep trying until launch times out.
         final = not exc.retryable and not isinstance(exc, NodeClassNotReady)
         raise ApplicationError(str(exc), type=reason, non_retryable=final) from exc

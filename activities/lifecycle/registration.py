@@ -14,15 +14,11 @@ from typing import Any
 from activities.kubernetes import conditions as cond
 from activities.kubernetes import finalizers, nodeclaims, nodes, raw
 from activities.kubernetes.errors import NotFound
-from activities.kubernetes.resources import (
-    NODEPOOL_LABEL,
-    REGISTERED_LABEL,
-    TERMINATION_FINALIZER,
-    UNREGISTERED_TAINT_KEY,
-)
 from activities.kubernetes.retries import retry_conflicts
 from activities.lifecycle.common import Deps
 from activities.lifecycle.types import RegisterInput
+from models import conditions
+from models import labels as L
 
 PATCH = "application/merge-patch+json"
 
@@ -37,10 +33,10 @@ def node_patch(node: dict[str, Any], claim: dict[str, Any]) -> dict[str, Any] | 
     labels = dict(meta.get("labels") or {})
     claim_meta = claim["metadata"]
     claim_spec = claim.get("spec") or {}
-    registered = labels.get(REGISTERED_LABEL) == "true"
+    registered = labels.get(L.NODE_REGISTERED) == "true"
     wanted_labels = {
         **{str(k): str(v) for k, v in (claim_meta.get("labels") or {}).items()},
-        REGISTERED_LABEL: "true",
+        L.NODE_REGISTERED: "true",
     }
     for requirement in claim_spec.get("requirements") or []:
         values = requirement.get("values") or []
@@ -50,7 +46,7 @@ def node_patch(node: dict[str, Any], claim: dict[str, Any]) -> dict[str, Any] | 
     new_labels = {k: v for k, v in wanted_labels.items() if labels.get(k) != v}
     if new_labels:
         patch_meta["labels"] = new_labels
-    added = finalizers.with_added(node, TERMINATION_FINALIZER)
+    added = finalizers.with_added(node, L.TERMINATION_FINALIZER)
     if added is not None and not meta.get("deletionTimestamp"):
         patch_meta["finalizers"] = added
     owners = list(meta.get("ownerReferences") or [])
@@ -66,7 +62,7 @@ def node_patch(node: dict[str, Any], claim: dict[str, Any]) -> dict[str, Any] | 
         )
         patch_meta["ownerReferences"] = owners
     taints = list((node.get("spec") or {}).get("taints") or [])
-    new_taints = [t for t in taints if t.get("key") != UNREGISTERED_TAINT_KEY]
+    new_taints = [t for t in taints if t.get("key") != L.UNREGISTERED_TAINT_KEY]
     if not registered:
         for t in [*(claim_spec.get("taints") or []), *(claim_spec.get("startupTaints") or [])]:
             if not any(_same(t, existing) for existing in new_taints):
@@ -85,14 +81,14 @@ def node_patch(node: dict[str, Any], claim: dict[str, Any]) -> dict[str, Any] | 
 def register(deps: Deps, inp: RegisterInput) -> str | None:
     """The registered Node's name, or None while no Node carries the providerID yet."""
     pool = inp.claim.nodepool
-    selector = f"{NODEPOOL_LABEL}={pool}" if pool else ""
+    selector = f"{L.NODEPOOL}={pool}" if pool else ""
     node = nodes.by_provider_id(deps.kube, inp.provider_id, label_selector=selector)
     if node is None and selector:
         node = nodes.by_provider_id(deps.kube, inp.provider_id)
     if node is None:
         return None
     name = str(node["metadata"]["name"])
-    first_time = (node["metadata"].get("labels") or {}).get(REGISTERED_LABEL) != "true"
+    first_time = (node["metadata"].get("labels") or {}).get(L.NODE_REGISTERED) != "true"
 
     def sync_node() -> None:
         current = nodes.get(deps.kube, name)
@@ -105,9 +101,11 @@ def register(deps: Deps, inp: RegisterInput) -> str | None:
         claim = nodeclaims.get(deps.kube, inp.claim.name)
         if (claim.get("status") or {}).get("nodeName") != name:
             claim = nodeclaims.record_node(deps.kube, claim, name)
-        if not cond.is_true(claim, cond.REGISTERED):
+        if not cond.is_true(claim, conditions.REGISTERED):
             nodeclaims.set_conditions(
-                deps.kube, claim, [cond.Condition(cond.REGISTERED, "True", cond.REGISTERED)]
+                deps.kube,
+                claim,
+                [cond.Condition(conditions.REGISTERED, "True", conditions.REGISTERED)],
             )
 
     try:

@@ -8,11 +8,9 @@ from datetime import timedelta
 from typing import Any
 
 from activities.ec2.errors import InstanceNotFound
-from activities.ec2.launch_types import parse_provider_id
 from activities.kubernetes import conditions as cond
 from activities.kubernetes import events, nodeclaims, nodes, volumes
 from activities.kubernetes.errors import NotFound
-from activities.kubernetes.resources import DISRUPTED_TAINT_KEY, NODEPOOL_LABEL
 from activities.kubernetes.retries import retry_conflicts
 from activities.lifecycle.common import Deps, iso, parse_iso, utc_now
 from activities.lifecycle.types import (
@@ -22,9 +20,12 @@ from activities.lifecycle.types import (
     TerminationStart,
     VolumesInput,
 )
+from models import conditions
+from models import labels as L
 from models.duration import parse_optional_duration
+from models.provider_id import parse_provider_id
 
-DISRUPTED_TAINT = {"key": DISRUPTED_TAINT_KEY, "effect": "NoSchedule"}
+DISRUPTED_TAINT = {"key": L.DISRUPTED_TAINT_KEY, "effect": "NoSchedule"}
 
 
 def _node_of(deps: Deps, claim: dict[str, Any], provider_id: str | None) -> str | None:
@@ -59,7 +60,7 @@ def begin(deps: Deps, inp: BeginTerminationInput) -> TerminationStart:
                 nodeclaims.set_conditions(
                     deps.kube,
                     current,
-                    [cond.Condition(cond.DISRUPTION_REASON, "True", inp.reason, message)],
+                    [cond.Condition(conditions.DISRUPTION_REASON, "True", inp.reason, message)],
                 )
 
             retry_conflicts(mark)
@@ -102,10 +103,10 @@ def volumes_attached(deps: Deps, inp: VolumesInput) -> int:
     """VolumeAttachments still bound to the node; sets VolumesDetached accordingly."""
     count = len(volumes.attachments(deps.kube, inp.node_name))
     c = (
-        cond.Condition(cond.VOLUMES_DETACHED, "True", cond.VOLUMES_DETACHED)
+        cond.Condition(conditions.VOLUMES_DETACHED, "True", conditions.VOLUMES_DETACHED)
         if count == 0
         else cond.Condition(
-            cond.VOLUMES_DETACHED, "False", "AwaitingVolumeDetachment", f"{count} attached"
+            conditions.VOLUMES_DETACHED, "False", "AwaitingVolumeDetachment", f"{count} attached"
         )
     )
 
@@ -146,11 +147,15 @@ def terminate_instance(deps: Deps, inp: InstanceInput) -> bool:
 
         def mark() -> None:
             claim = nodeclaims.get(deps.kube, inp.nodeclaim)
-            if not cond.is_true(claim, cond.INSTANCE_TERMINATING):
+            if not cond.is_true(claim, conditions.INSTANCE_TERMINATING):
                 nodeclaims.set_conditions(
                     deps.kube,
                     claim,
-                    [cond.Condition(cond.INSTANCE_TERMINATING, "True", cond.INSTANCE_TERMINATING)],
+                    [
+                        cond.Condition(
+                            conditions.INSTANCE_TERMINATING, "True", conditions.INSTANCE_TERMINATING
+                        )
+                    ],
                 )
 
         with contextlib.suppress(NotFound):
@@ -173,7 +178,7 @@ def finalize(deps: Deps, inp: FinalizeInput) -> bool:
     def release_claim() -> bool:
         nonlocal pool
         claim = nodeclaims.get(deps.kube, inp.nodeclaim)
-        pool = str((claim["metadata"].get("labels") or {}).get(NODEPOOL_LABEL) or "")
+        pool = str((claim["metadata"].get("labels") or {}).get(L.NODEPOOL) or "")
         nodeclaims.remove_finalizer(deps.kube, claim)
         return True
 

@@ -8,7 +8,8 @@ from typing import Any
 from temporalio import activity
 
 from activities.lifecycle.common import Deps, heartbeating, typed_failures
-from activities.planning import create, plan, pod_events, start
+from activities.lifecycle.start import start_lifecycle
+from activities.planning import create, plan, pod_events
 from activities.planning.types import (
     CreatedNodeClaim,
     PlanInput,
@@ -16,17 +17,14 @@ from activities.planning.types import (
     PlanOutcome,
     StartInput,
 )
-
-PLAN = "provisioning.plan"
-CREATE = "provisioning.create_nodeclaims"
-START = "provisioning.start_lifecycles"
+from models.contract import ProvisioningActivity as names
 
 
 class PlanningActivities:
     def __init__(self, deps: Deps) -> None:
         self.deps = deps
 
-    @activity.defn(name=PLAN)
+    @activity.defn(name=names.PLAN)
     def plan(self, inp: PlanInput) -> PlanOutcome:
         with typed_failures():
             outcome = heartbeating(
@@ -38,18 +36,23 @@ class PlanningActivities:
         pod_events.publish(self.deps.kube, outcome)
         return outcome.for_history()
 
-    @activity.defn(name=CREATE)
+    @activity.defn(name=names.CREATE)
     def create(self, planned: list[PlannedNodeClaim]) -> list[CreatedNodeClaim]:
         with typed_failures():
             return create.create(self.deps, planned)
 
-    @activity.defn(name=START)
+    @activity.defn(name=names.START)
     async def start(self, inp: StartInput) -> int:
         client = activity.client()
         queue = activity.info().task_queue
         for claim in inp.claims:
-            await start.start_lifecycle(
-                client, queue, claim, search_attributes=inp.search_attributes
+            await start_lifecycle(
+                client,
+                cluster=self.deps.cluster,
+                task_queue=queue,
+                name=claim.name,
+                summary=claim.summary,
+                search_attributes=inp.search_attributes,
             )
         return len(inp.claims)
 

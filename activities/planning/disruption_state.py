@@ -6,12 +6,20 @@ from __future__ import annotations
 
 from activities.kubernetes import nodeclaims, raw
 from activities.kubernetes.client import Kube
+from activities.planning.cluster_state import ClusterState
 from activities.planning.cluster_state import read as read_cluster_state
 from scheduling.inputs import Document
 
 
 def read(kube: Kube) -> list[Document]:
-    docs = list(read_cluster_state(kube).documents)
+    return read_state(kube).documents
+
+
+def read_state(kube: Kube) -> ClusterState:
+    """The cluster state (NodePools and NodeClasses parsed, for the catalog) whose
+    ``documents`` are what the disruption engine reads."""
+    state = read_cluster_state(kube)
+    docs = state.documents
     claims, _ = nodeclaims.list_(kube)
     for claim in claims:
         if claim["metadata"].get("deletionTimestamp"):
@@ -22,4 +30,4 @@ def read(kube: Kube) -> list[Document]:
         docs.append(
             Document(body, f"PodDisruptionBudget {meta.get('namespace')}/{meta.get('name')}")
         )
-    return docs
+    return state

@@ -12,12 +12,13 @@ from typing import Any
 
 from activities.ec2.provider import EC2Provider
 from activities.kubernetes.client import Kube
-from activities.kubernetes.resources import NODEPOOL_LABEL
 from activities.planning import cluster_state
 from activities.planning.types import PlannedNodeClaim, PlanOutcome
+from models import labels as L
 from models.ec2nodeclass import EC2NodeClass
 from models.instancetype import InstanceType
 from models.nodepool import NodePool
+from models.nodepool_hash import hash_annotations
 from models.resources import render
 from scheduling.inputs import InputError, build_problem
 from scheduling.solver import PlannedClaim, Solver
@@ -62,11 +63,27 @@ def body_for(claim: PlannedClaim, pool: NodePool, name: str) -> dict[str, Any]:
     return {
         "metadata": {
             "name": name,
-            "labels": {**tmpl.metadata.labels, NODEPOOL_LABEL: pool.name},
-            "annotations": dict(tmpl.metadata.annotations),
+            "labels": {**tmpl.metadata.labels, L.NODEPOOL: pool.name},
+            # The template hash Karpenter stamps, so drift is told from a pool change.
+            "annotations": {**tmpl.metadata.annotations, **hash_annotations(pool)},
         },
         "spec": spec,
     }
+
+
+def planned_nodeclaim(claim: PlannedClaim, pool: NodePool) -> PlannedNodeClaim:
+    """A solver claim as the NodeClaim to create, named now (so the history records it)."""
+    name = claim_name(claim.nodepool)
+    return PlannedNodeClaim(
+        name=name,
+        nodepool=claim.nodepool,
+        body=body_for(claim, pool, name),
+        instance_types=[it.name for it in claim.instance_types[:20]],
+        capacity_types=list(claim.capacity_types),
+        zones=list(claim.zones),
+        price=claim.price,
+        pods=len(claim.pods),
+    )
 
 
 def plan(
@@ -97,21 +114,7 @@ def plan(
         )
     result = Solver(parsed.problem).solve()
     pools = {p.name: p for p in state.nodepools}
-    claims = []
-    for c in result.claims:
-        name = claim_name(c.nodepool)
-        claims.append(
-            PlannedNodeClaim(
-                name=name,
-                nodepool=c.nodepool,
-                body=body_for(c, pools[c.nodepool], name),
-                instance_types=[it.name for it in c.instance_types[:20]],
-                capacity_types=list(c.capacity_types),
-                zones=list(c.zones),
-                price=c.price,
-                pods=len(c.pods),
-            )
-        )
+    claims = [planned_nodeclaim(c, pools[c.nodepool]) for c in result.claims]
     told = [*result.unschedulable, *state.invalid_pods]
     return PlanOutcome(
         pod_uids={pod: state.uids[pod] for pod in told if pod in state.uids},

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from activities.planning.types import PlannedNodeClaim
+from models import labels as L
 
 SUMMARY_LIMIT = 200
 
@@ -40,11 +41,11 @@ def summary_of_claim(claim: dict[str, Any]) -> str:
     return summary_for(
         PlannedNodeClaim(
             name=str((claim.get("metadata") or {}).get("name")),
-            nodepool=str(labels.get("karpenter.sh/nodepool", "?")),
+            nodepool=str(labels.get(L.NODEPOOL, "?")),
             body={},
-            instance_types=values.get("node.kubernetes.io/instance-type", []),
-            capacity_types=values.get("karpenter.sh/capacity-type", []),
-            zones=values.get("topology.kubernetes.io/zone", []),
+            instance_types=values.get(L.INSTANCE_TYPE, []),
+            capacity_types=values.get(L.CAPACITY_TYPE, []),
+            zones=values.get(L.ZONE, []),
             pods=0,
         )
     ).removesuffix(" · 0 pods")

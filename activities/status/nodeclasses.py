@@ -21,6 +21,7 @@ from activities.kubernetes.client import Kube
 from activities.kubernetes.resources import EC2NODECLASS
 from activities.kubernetes.retries import retry_conflicts
 from activities.status import reporting
+from models import conditions
 from models.ec2nodeclass import EC2NodeClass
 from models.errors import field_error
 
@@ -35,17 +36,17 @@ def desired(
         nodeclass = EC2NodeClass.model_validate(body)
     except ValidationError as exc:
         invalid = cond.Condition(
-            nodeclasses.VALIDATION_SUCCEEDED, "False", "Invalid", field_error(exc)
+            conditions.VALIDATION_SUCCEEDED, "False", "Invalid", field_error(exc)
         )
         return [invalid], {}
     resolved = ec2.resolve_nodeclass(nodeclass)
     out = [
         cond.Condition(c.type, c.status, c.reason, c.message or "")
         for c in resolved.conditions
-        if c.type != cond.READY
+        if c.type != conditions.READY
     ]
     out.append(
-        cond.Condition(nodeclasses.VALIDATION_SUCCEEDED, "True", nodeclasses.VALIDATION_SUCCEEDED)
+        cond.Condition(conditions.VALIDATION_SUCCEEDED, "True", conditions.VALIDATION_SUCCEEDED)
     )
     status = resolved.status()
     fields: dict[str, Any] = {

@@ -23,12 +23,13 @@ from activities.kubernetes.errors import NotFound
 from activities.kubernetes.resources import EC2NODECLASS
 from activities.kubernetes.retries import retry_conflicts
 from activities.status import reporting
+from models import conditions
 from models.errors import field_error
 from models.nodepool import NodePool
 from models.resources import add, parse_resources, render
 
 Obj = dict[str, Any]
-NODECLASS = nodepools.NODECLASS_READY
+NODECLASS = conditions.NODECLASS_READY
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,8 @@ def validation(body: Mapping[str, Any]) -> cond.Condition:
     try:
         NodePool.model_validate(body)
     except ValidationError as exc:
-        return cond.Condition(nodepools.VALIDATION_SUCCEEDED, "False", "Invalid", field_error(exc))
-    return cond.Condition(nodepools.VALIDATION_SUCCEEDED, "True", nodepools.VALIDATION_SUCCEEDED)
+        return cond.Condition(conditions.VALIDATION_SUCCEEDED, "False", "Invalid", field_error(exc))
+    return cond.Condition(conditions.VALIDATION_SUCCEEDED, "True", conditions.VALIDATION_SUCCEEDED)
 
 
 def nodeclass_readiness(
@@ -71,7 +72,7 @@ def nodeclass_readiness(
         return cond.Condition(
             NODECLASS, "False", "NodeClassNotFound", f"EC2NodeClass {name} does not exist"
         )
-    ready = cond.find((nodeclass.get("status") or {}).get("conditions") or [], cond.READY)
+    ready = cond.find((nodeclass.get("status") or {}).get("conditions") or [], conditions.READY)
     if ready is None:
         return cond.Condition(
             NODECLASS, "Unknown", "AwaitingReconciliation", f"EC2NodeClass {name} has no status yet"

@@ -10,6 +10,7 @@ from activities.kubernetes import conditions as cond
 from activities.kubernetes import events
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
+from models import conditions
 
 Obj = dict[str, Any]
 
@@ -25,7 +26,7 @@ def live(read: Callable[[], Obj]) -> Obj | None:
 
 def needs_write(existing: Sequence[Mapping[str, Any]], wanted: Sequence[cond.Condition]) -> bool:
     """A write only when something a user sees changes (status writes wake every watcher)."""
-    if cond.find(existing, cond.READY) is None:
+    if cond.find(existing, conditions.READY) is None:
         return True
     return any(
         (found := cond.find(existing, c.type)) is None

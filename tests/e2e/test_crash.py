@@ -407,6 +407,7 @@ def _run(
 
 def _temporal_view(stack: dict[str, Any]) -> str:
     """What the workflows say, for a failure message."""
+    from models import contract
     from workflows.nodeclaim.workflow import NodeClaimWorkflow
     from workflows.provisioner import ProvisionerWorkflow
 
@@ -415,7 +416,7 @@ def _temporal_view(stack: dict[str, Any]) -> str:
     async def view() -> str:
         lines = [
             str(
-                await env.client.get_workflow_handle("provisioner-crash").query(
+                await env.client.get_workflow_handle(contract.provisioner_id("crash")).query(
                     ProvisionerWorkflow.status
                 )
             )

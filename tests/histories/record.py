@@ -18,13 +18,18 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent.parent), str(HERE.parent / "workflows")]
 
+from disruption_fakes import FakeDisruption, command  # noqa: E402
 from temporalio.client import Client, WorkflowHandle  # noqa: E402
 from temporalio.testing import WorkflowEnvironment  # noqa: E402
 from temporalio.worker import Worker  # noqa: E402
 from test_provisioner import FakePlanner  # noqa: E402
 from workflow_fakes import FakeCloud, blocked, spec  # noqa: E402
 
+from activities.disruption.types import Decision, Readiness  # noqa: E402
 from activities.lifecycle.types import DrainStatus  # noqa: E402
+from models import contract  # noqa: E402
+from workflows.disruption.state import DisruptionInput  # noqa: E402
+from workflows.disruption.workflow import DisruptionWorkflow  # noqa: E402
 from workflows.nodeclaim.state import DisruptRequest, NodeClaimInput  # noqa: E402
 from workflows.nodeclaim.workflow import NodeClaimWorkflow  # noqa: E402
 from workflows.provisioner import PauseRequest, ProvisionerInput, ProvisionerWorkflow  # noqa: E402
@@ -89,7 +94,10 @@ async def record_nodeclaim(env: WorkflowEnvironment, name: str) -> str:
         env.client, task_queue=queue, workflows=[NodeClaimWorkflow], activities=cloud.activities()
     ):
         handle = await env.client.start_workflow(
-            NodeClaimWorkflow.run, NodeClaimInput(name), id=f"nodeclaim-{name}", task_queue=queue
+            NodeClaimWorkflow.run,
+            NodeClaimInput(name),
+            id=contract.nodeclaim_id("record", name),
+            task_queue=queue,
         )
         await scenario(env, handle)
         await handle.result()
@@ -105,7 +113,7 @@ async def record_provisioner(env: WorkflowEnvironment) -> str:
         handle = await env.client.start_workflow(
             ProvisionerWorkflow.run,
             ProvisionerInput("record"),
-            id="provisioner-record",
+            id=contract.provisioner_id("record"),
             task_queue=queue,
         )
         for _ in range(3):
@@ -118,6 +126,43 @@ async def record_provisioner(env: WorkflowEnvironment) -> str:
         await env.sleep(5)
         await handle.execute_update(ProvisionerWorkflow.resume, PauseRequest())
         await env.sleep(5)
+        await handle.terminate("recorded")
+        return (await handle.fetch_history()).to_json()
+
+
+async def record_disruption(env: WorkflowEnvironment) -> str:
+    """Two rounds: one command kept through validation and carried out (a replacement polled
+    until Initialized), one whose replacement fails and is undone; then a quiet slow-timer
+    round."""
+    ok, bad = command(["a", "b"]), command(["c"])
+    fake = FakeDisruption(
+        decisions=[Decision(commands=[ok]), Decision(commands=[ok])],
+        readiness=lambda claims, n: (
+            Readiness(pending=list(claims)) if n < 1 else Readiness(initialized=list(claims))
+        ),
+    )
+    queue = "record-disruption"
+    async with Worker(
+        env.client,
+        task_queue=queue,
+        workflows=[DisruptionWorkflow],
+        activities=fake.activities(),
+    ):
+        handle = await env.client.start_workflow(
+            DisruptionWorkflow.run,
+            DisruptionInput("record"),
+            id=contract.disruption_id("record"),
+            task_queue=queue,
+        )
+        while contract.DisruptionActivity.DELETE_NODECLAIMS not in fake.names():
+            await env.sleep(1)
+        await env.sleep(30)
+        fake.decisions = [Decision(commands=[bad]), Decision(commands=[bad])]
+        fake.readiness = lambda claims, n: Readiness(failed={claims[0]: "launch failed"})
+        await handle.signal(DisruptionWorkflow.cluster_changed)
+        while contract.DisruptionActivity.UNMARK not in fake.names():
+            await env.sleep(1)
+        await env.sleep(200)
         await handle.terminate("recorded")
         return (await handle.fetch_history()).to_json()
 
@@ -138,6 +183,9 @@ async def main(only: list[str]) -> None:
             history = await record_provisioner(env)
             (HERE / "provisioner_rounds_pause_resume.json").write_text(history)
             print("recorded provisioner_rounds_pause_resume")
+        if not only or "disruption_rounds" in only:
+            (HERE / "disruption_rounds.json").write_text(await record_disruption(env))
+            print("recorded disruption_rounds")
     finally:
         await env.shutdown()
 

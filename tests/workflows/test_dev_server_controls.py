@@ -12,24 +12,27 @@ from temporalio.worker import Worker
 from test_provisioner import FakePlanner
 from workflow_fakes import FakeCloud, blocked, spec
 
-from activities.lifecycle import disruption, names
-from activities.planning.start import start_lifecycle
-from activities.planning.types import CreatedNodeClaim
+from activities.lifecycle import disruption
+from activities.lifecycle.start import start_lifecycle
+from models import contract
+from models.contract import NodeClaimActivity as names
 from worker.cli import main
 from worker.watchers import Watchers
 from workflows.nodeclaim.state import NodeClaimInput
-from workflows.nodeclaim.workflow import NodeClaimWorkflow, workflow_id
+from workflows.nodeclaim.workflow import NodeClaimWorkflow
 from workflows.provisioner import ProvisionerInput, ProvisionerWorkflow
-from workflows.provisioner import workflow_id as provisioner_id
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
 async def joinery(
-    capsys: pytest.CaptureFixture[str], env: WorkflowEnvironment, *argv: str
+    capsys: pytest.CaptureFixture[str],
+    env: WorkflowEnvironment,
+    *argv: str,
+    extra: tuple[str, ...] = (),
 ) -> tuple[int, str, str]:
     address = env.client.service_client.config.target_host
-    code = await asyncio.to_thread(main, [*argv, "--address", address])
+    code = await asyncio.to_thread(main, [*argv, "--address", address, *extra])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -39,6 +42,7 @@ async def test_search_attributes_and_cli(
 ) -> None:
     cluster = f"c-{uuid.uuid4().hex[:6]}"
     name = f"claim-{uuid.uuid4().hex[:6]}"
+    where = ("--cluster", cluster, "--task-queue", task_queue)
     cloud = FakeCloud(claim=spec(name), drain_forever=blocked())
     planner = FakePlanner()
     client = dev_env.client
@@ -51,13 +55,13 @@ async def test_search_attributes_and_cli(
         await client.start_workflow(
             ProvisionerWorkflow.run,
             ProvisionerInput(cluster, search_attributes=True),
-            id=provisioner_id(cluster),
+            id=contract.provisioner_id(cluster),
             task_queue=task_queue,
         )
         handle = await client.start_workflow(
             NodeClaimWorkflow.run,
             NodeClaimInput(name, search_attributes=True),
-            id=workflow_id(name),
+            id=contract.nodeclaim_id(cluster, name),
             task_queue=task_queue,
             static_summary="m5.large spot us-east-1a · pool default",
         )
@@ -70,18 +74,22 @@ async def test_search_attributes_and_cli(
             if found:
                 break
             await asyncio.sleep(0.2)
-        assert found == [workflow_id(name)]
+        assert found == [contract.nodeclaim_id(cluster, name)]
         description = await handle.describe()
         assert await description.static_summary() == "m5.large spot us-east-1a · pool default"
 
-        code, out, _ = await joinery(capsys, dev_env, "status", name)
+        code, out, _ = await joinery(capsys, dev_env, "status", name, extra=where)
         assert code == 0 and f"NodeClaim {name}: Ready" in out and "m5.large spot" in out
 
-        code, _, err = await joinery(capsys, dev_env, "disrupt", name, "--reason", "not ok!")
+        code, _, err = await joinery(
+            capsys, dev_env, "disrupt", name, "--reason", "not ok!", extra=where
+        )
         assert code == 2 and "must be a word" in err and err.count("\n") == 1
-        code, _, err = await joinery(capsys, dev_env, "disrupt", "no-such-claim")
+        code, _, err = await joinery(capsys, dev_env, "disrupt", "no-such-claim", extra=where)
         assert code == 2 and "no running workflow for NodeClaim no-such-claim" in err
-        code, out, _ = await joinery(capsys, dev_env, "disrupt", name, "--reason", "Maintenance")
+        code, out, _ = await joinery(
+            capsys, dev_env, "disrupt", name, "--reason", "Maintenance", extra=where
+        )
         assert code == 0 and "will be drained" in out
 
         for _ in range(100):
@@ -94,9 +102,9 @@ async def test_search_attributes_and_cli(
             if phases:
                 break
             await asyncio.sleep(0.2)
-        assert phases == [workflow_id(name)]
+        assert phases == [contract.nodeclaim_id(cluster, name)]
         for _ in range(50):
-            code, out, _ = await joinery(capsys, dev_env, "status", name)
+            code, out, _ = await joinery(capsys, dev_env, "status", name, extra=where)
             if "blocked:" in out:
                 break
             await asyncio.sleep(0.2)
@@ -112,8 +120,9 @@ async def test_search_attributes_and_cli(
         assert code == 2 and "already paused" in err
         code, _, err = await joinery(capsys, dev_env, "resume", "--cluster", cluster)
         assert code == 2 and "not paused" in err and "--nodepool" in err
-        code, out, _ = await joinery(capsys, dev_env, "status", "--cluster", cluster)
+        code, out, _ = await joinery(capsys, dev_env, "status", extra=where)
         assert code == 0 and "paused: gpu" in out and name in out
+        assert "Disruption: no workflow" in out  # this test runs no disruption workflow
         # what a NodeClaim's expiry asks before disrupting (activities/lifecycle/disruption)
         held = await disruption.hold(client, cluster, "gpu")
         assert held == "disruption is paused for NodePool gpu (`joinery resume --nodepool gpu`)"
@@ -133,7 +142,7 @@ async def test_continue_as_new_keeps_the_phase(
     This runs on the real server rather than the time-skipping one: the test server can lose
     a signal that races a continue-as-new (its CI run hung on exactly that), which the real
     server prevents by rejecting the continue-as-new completion until the signal is seen."""
-    name = f"claim-{uuid.uuid4().hex[:6]}"
+    cluster, name = "c", f"claim-{uuid.uuid4().hex[:6]}"
     cloud = FakeCloud(register_after=3)
     client = dev_env.client
     async with Worker(
@@ -142,7 +151,7 @@ async def test_continue_as_new_keeps_the_phase(
         handle = await client.start_workflow(
             NodeClaimWorkflow.run,
             NodeClaimInput(name, history_limit=15),
-            id=workflow_id(name),
+            id=contract.nodeclaim_id(cluster, name),
             task_queue=task_queue,
         )
         first = handle.result_run_id
@@ -165,19 +174,24 @@ async def test_a_completed_lifecycle_is_not_started_again(
     """Starting a claim's workflow again (a retried start, the watcher adopting what a
     re-list shows) is a no-op once its lifecycle ran to the end: no second run that would
     only find the claim gone and hide the real one in the UI."""
-    name = f"claim-{uuid.uuid4().hex[:6]}"
+    cluster, name = "c", f"claim-{uuid.uuid4().hex[:6]}"
     cloud = FakeCloud(claim=None)
     client = dev_env.client
-    created = CreatedNodeClaim(name, "uid-1", "m5.large · pool default")
     async with Worker(
         client, task_queue=task_queue, workflows=[NodeClaimWorkflow], activities=cloud.activities()
     ):
-        await start_lifecycle(client, task_queue, created, search_attributes=False)
-        assert await client.get_workflow_handle(workflow_id(name)).result() == "Gone"
-        await start_lifecycle(client, task_queue, created, search_attributes=False)
+        await start_lifecycle(client, cluster=cluster, task_queue=task_queue, name=name)
+        assert (
+            await client.get_workflow_handle(contract.nodeclaim_id(cluster, name)).result()
+            == "Gone"
+        )
+        await start_lifecycle(client, cluster=cluster, task_queue=task_queue, name=name)
         await asyncio.sleep(1)  # a second run, had one started, would have prepared by now
         runs = [
-            wf.run_id async for wf in client.list_workflows(f"WorkflowId = '{workflow_id(name)}'")
+            wf.run_id
+            async for wf in client.list_workflows(
+                f"WorkflowId = '{contract.nodeclaim_id(cluster, name)}'"
+            )
         ]
     assert len(runs) == 1
     assert cloud.names() == [names.PREPARE]
@@ -188,7 +202,7 @@ async def test_a_completed_lifecycle_is_not_started_again(
         kube=None,  # type: ignore[arg-type]  # starting lifecycles reads nothing from it
         client=client,
         loop=asyncio.get_running_loop(),
-        cluster="c",
+        cluster=cluster,
         task_queue=task_queue,
     )
     async with Worker(

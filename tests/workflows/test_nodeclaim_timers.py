@@ -16,10 +16,11 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 from workflow_fakes import FakeCloud, blocked, spec
 
-from activities.lifecycle import names
 from activities.lifecycle.types import DrainStatus
+from models import contract
+from models.contract import NodeClaimActivity as names
 from workflows.nodeclaim.state import DisruptRequest, NodeClaimInput, NodeClaimStatus
-from workflows.nodeclaim.workflow import NodeClaimWorkflow, workflow_id
+from workflows.nodeclaim.workflow import NodeClaimWorkflow
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 # Deadlines count from the workflow start, a moment before the first activity is scheduled.
@@ -40,7 +41,7 @@ async def lifecycle(
         handle = await env.client.start_workflow(
             NodeClaimWorkflow.run,
             NodeClaimInput(name, **inp),  # type: ignore[arg-type]
-            id=workflow_id(name),
+            id=contract.nodeclaim_id("test", name),
             task_queue=task_queue,
         )
         yield handle

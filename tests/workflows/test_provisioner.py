@@ -15,7 +15,6 @@ from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from activities.planning.defs import CREATE, PLAN, START
 from activities.planning.types import (
     CreatedNodeClaim,
     PlanInput,
@@ -23,6 +22,8 @@ from activities.planning.types import (
     PlanOutcome,
     StartInput,
 )
+from models import contract
+from models.contract import ProvisioningActivity
 from workflows.provisioner import PauseRequest, ProvisionerInput, ProvisionerWorkflow
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -38,7 +39,7 @@ class FakePlanner:
     def activities(self) -> list[Callable[..., Any]]:
         me = self
 
-        @activity.defn(name=PLAN)
+        @activity.defn(name=ProvisioningActivity.PLAN)
         async def plan(inp: PlanInput) -> PlanOutcome:
             me.plans.append((inp, activity.info().current_attempt_scheduled_time))
             n = len(me.plans)
@@ -50,12 +51,12 @@ class FakePlanner:
                 pending_pods=3,
             )
 
-        @activity.defn(name=CREATE)
+        @activity.defn(name=ProvisioningActivity.CREATE)
         async def create(planned: list[PlannedNodeClaim]) -> list[CreatedNodeClaim]:
             me.created.extend(p.name for p in planned)
             return [CreatedNodeClaim(p.name, f"uid-{p.name}", "summary") for p in planned]
 
-        @activity.defn(name=START)
+        @activity.defn(name=ProvisioningActivity.START)
         async def start(inp: StartInput) -> int:
             me.started.extend(c.name for c in inp.claims)
             return len(inp.claims)
@@ -77,7 +78,7 @@ async def provisioner(
         handle = await env.client.start_workflow(
             ProvisionerWorkflow.run,
             ProvisionerInput(cluster, **kw),
-            id=f"provisioner-{cluster}",
+            id=contract.provisioner_id(cluster),
             task_queue=task_queue,
         )
         yield handle

@@ -19,6 +19,7 @@ from k8s_objects import (
     create_pod,
     ensure_nodeclass,
     ensure_nodepool,
+    nodeclaim,
     pod,
 )
 from kubernetes import client as k8s
@@ -29,14 +30,17 @@ from workflow_realparts import Cloud
 from activities.kubernetes import custom_objects, nodeclaims, nodes, pods, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
-from activities.kubernetes.resources import NODEPOOL
+from activities.kubernetes.resources import NODECLAIM, NODEPOOL
+from models import contract
+from models.nodepool import NodePool
+from models.nodepool_hash import hash_annotations
 from sandbox.nodes import NodeSimulator
 from worker.app import run_worker
 from worker.settings import Settings, TemporalSettings
+from workflows.disruption.workflow import DisruptionWorkflow
 from workflows.nodeclaim.state import DisruptRequest
-from workflows.nodeclaim.workflow import NodeClaimWorkflow, workflow_id
+from workflows.nodeclaim.workflow import NodeClaimWorkflow
 from workflows.provisioner import ProvisionerWorkflow
-from workflows.provisioner import workflow_id as provisioner_id
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 T = TypeVar("T")
@@ -123,12 +127,12 @@ async def test_unschedulable_pods_get_a_node(
     assert len(claims_of_pool) == 1
     name = claims_of_pool[0]["metadata"]["name"]
     await until(lambda: _ready(admin, name), what="claim Ready")
-    prov = await client.get_workflow_handle(provisioner_id(cluster)).query(
+    prov = await client.get_workflow_handle(contract.provisioner_id(cluster)).query(
         ProvisionerWorkflow.status
     )
     assert prov.created >= 1
 
-    handle = client.get_workflow_handle(workflow_id(name))
+    handle = client.get_workflow_handle(contract.nodeclaim_id(cluster, name))
     status = await handle.query(NodeClaimWorkflow.status)
     assert status.phase == "Ready" and status.nodepool == pool
     # search attributes make it findable in the UI
@@ -137,7 +141,9 @@ async def test_unschedulable_pods_get_a_node(
     async def listed() -> list[str]:
         return [wf.id async for wf in client.list_workflows(query)]
 
-    assert await until(listed, what="visible by search attributes") == [workflow_id(name)]
+    assert await until(listed, what="visible by search attributes") == [
+        contract.nodeclaim_id(cluster, name)
+    ]
     described = await handle.describe()
     summary = await described.static_summary()
     assert summary is not None and f"pool {pool}" in summary and len(summary.encode()) <= 200
@@ -212,12 +218,12 @@ async def test_an_invalid_nodepool_is_reported_and_left_out(
 async def test_deleting_a_claim_drains_through_a_pdb(
     running_worker: tuple[Client, str, str], admin: Kube, cloud: Cloud
 ) -> None:
-    client, _cluster, _queue = running_worker
+    client, cluster, _queue = running_worker
     pool = f"pool-{uuid.uuid4().hex[:6]}"
     ensure_nodepool(admin, pool)
     name = f"{pool}-manual"
     create_claim(admin, name, pool)  # made outside the provisioner: the watcher adopts it
-    handle = client.get_workflow_handle(workflow_id(name))
+    handle = client.get_workflow_handle(contract.nodeclaim_id(cluster, name))
     try:
         await until(lambda: _ready(admin, name), timeout=60, what="claim Ready")
     except AssertionError:
@@ -239,7 +245,7 @@ async def test_deleting_a_claim_drains_through_a_pdb(
     )
 
     raw.call(admin.custom.delete_cluster_custom_object, "karpenter.sh", "v1", "nodeclaims", name)
-    handle = client.get_workflow_handle(workflow_id(name))
+    handle = client.get_workflow_handle(contract.nodeclaim_id(cluster, name))
 
     async def blocked() -> list[str]:
         return (await handle.query(NodeClaimWorkflow.status)).blocked
@@ -253,3 +259,64 @@ async def test_deleting_a_claim_drains_through_a_pdb(
     with pytest.raises(NotFound):
         nodes.get(admin, node)
     assert cloud.instances_of(name) == []
+
+
+async def test_an_empty_node_is_removed_by_a_disruption_round(
+    running_worker: tuple[Client, str, str], admin: Kube, cloud: Cloud
+) -> None:
+    """The worker's DisruptionWorkflow finds an initialized node without pods, marks it,
+    waits out the validation delay and deletes its claim; the lifecycle then terminates it."""
+    client, cluster, _queue = running_worker
+    pool = f"pool-{uuid.uuid4().hex[:6]}"
+    ensure_nodepool(admin, pool)
+    name = f"{pool}-empty"
+    create_claim(admin, name, pool)
+    await until(lambda: _ready(admin, name), timeout=60, what="claim Ready")
+    handle = client.get_workflow_handle(contract.disruption_id(cluster))
+
+    async def gone() -> bool:
+        try:
+            nodeclaims.get(admin, name)
+        except NotFound:
+            return True
+        return False
+
+    await until(gone, timeout=150, what="the empty node's claim removed")
+    status = await handle.query(DisruptionWorkflow.status)
+    assert status.commands_done >= 1 and "empty node" in status.last_action
+    assert cloud.instances_of(name) == []  # the claim's finalizer waited for termination
+
+
+async def test_claim_status_hash_stamp_and_last_pod_event(
+    running_worker: tuple[Client, str, str], admin: Kube
+) -> None:
+    """A claim made without Joinery's hash version is re-stamped with its pool's hash (never
+    drift); a pod bound to its node moves ``status.lastPodEventTime``."""
+    _client, _cluster, _queue = running_worker
+    pool = f"pool-{uuid.uuid4().hex[:6]}"
+    ensure_nodepool(admin, pool)
+    name = f"{pool}-stamped"
+    body = nodeclaim(name, pool)
+    body["metadata"]["annotations"] = {
+        "karpenter.sh/nodepool-hash": "123",
+        "karpenter.sh/nodepool-hash-version": "v3",  # as Karpenter stamps it
+    }
+    custom_objects.create(admin, NODECLAIM, body)
+    live = NodePool.model_validate(custom_objects.get(admin, NODEPOOL, pool))
+
+    def stamped() -> bool:
+        annotations = nodeclaims.get(admin, name)["metadata"].get("annotations") or {}
+        return annotations == hash_annotations(live)
+
+    await until(stamped, timeout=30, what="re-stamped with the pool's hash")
+    await until(lambda: _ready(admin, name), timeout=60, what="claim Ready")
+    node = nodeclaims.get(admin, name)["status"]["nodeName"]
+    ns = f"t-{uuid.uuid4().hex[:8]}"
+    create_namespace(admin, ns)
+    create_pod(admin, pod("web-0", ns, node=node))
+    at = await until(
+        lambda: nodeclaims.get(admin, name)["status"].get("lastPodEventTime"),
+        timeout=30,
+        what="lastPodEventTime",
+    )
+    assert at.endswith("Z")

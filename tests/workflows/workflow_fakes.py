@@ -15,7 +15,6 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.lifecycle import names
 from activities.lifecycle.types import (
     BeginTerminationInput,
     BlockedPod,
@@ -31,6 +30,7 @@ from activities.lifecycle.types import (
     TerminationStart,
     VolumesInput,
 )
+from models.contract import NodeClaimActivity as names
 
 
 def spec(name: str = "claim-a", **kw: Any) -> ClaimSpec:

@@ -18,7 +18,7 @@ from workflows.nodeclaim.context import Lifecycle
 from workflows.nodeclaim.state import DRAINING, EXPIRED
 
 with workflow.unsafe.imports_passed_through():
-    from activities.lifecycle import names
+    from models.contract import NodeClaimActivity as names
 
 PAUSE_RECHECK = timedelta(seconds=60)
 # Histories recorded before expiry consulted the pause replay without the check.

@@ -12,8 +12,8 @@ from workflows.nodeclaim.context import Lifecycle
 from workflows.nodeclaim.state import DRAINING, READY
 
 with workflow.unsafe.imports_passed_through():
-    from activities.lifecycle import names
     from activities.lifecycle.types import InitializeInput, InitializeOutcome
+    from models.contract import NodeClaimActivity as names
 
 FIRST_POLL = timedelta(seconds=1)
 MAX_POLL = timedelta(seconds=30)

@@ -24,14 +24,15 @@ from workflows.nodeclaim.state import (
 )
 
 with workflow.unsafe.imports_passed_through():
-    from activities.lifecycle import names
     from activities.lifecycle.types import LaunchOutcome
+    from models import contract
+    from models.contract import NodeClaimActivity as names
 
 LAUNCH_TTL = timedelta(minutes=5)
 FIRST_PAUSE = timedelta(seconds=5)
 MAX_PAUSE = timedelta(seconds=60)
 # Non-retryable for one attempt but worth another try later (the NodeClass may get ready).
-RETRY_ANYWAY = ("NodeClassNotFound",)
+RETRY_ANYWAY = (contract.ERR_NODECLASS_NOT_FOUND,)
 
 
 async def run(wf: Lifecycle) -> str:

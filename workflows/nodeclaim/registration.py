@@ -16,8 +16,8 @@ from workflows.nodeclaim.context import Lifecycle
 from workflows.nodeclaim.state import DRAINING, INITIALIZING, REGISTRATION_TIMEOUT
 
 with workflow.unsafe.imports_passed_through():
-    from activities.lifecycle import names
     from activities.lifecycle.types import RegisterInput
+    from models.contract import NodeClaimActivity as names
 
 REGISTRATION_TTL = timedelta(minutes=15)
 FIRST_POLL = timedelta(seconds=1)

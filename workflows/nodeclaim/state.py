@@ -12,6 +12,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from activities.lifecycle.types import ClaimSpec, DrainStatus, LaunchOutcome, TerminationStart
+    from models import contract
 
 # Phases, in order. The value is what the Phase search attribute and `joinery status` show.
 PENDING = "Pending"
@@ -32,7 +33,7 @@ TERMINATION_PHASES = (DRAINING, DETACHING, TERMINATING, FINALIZING, TERMINATED)
 DELETED = "Deleted"
 EXPIRED = "Expired"
 INTERRUPTED = "Interrupted"
-INSUFFICIENT_CAPACITY = "InsufficientCapacity"
+INSUFFICIENT_CAPACITY = contract.ERR_INSUFFICIENT_CAPACITY
 LAUNCH_TIMEOUT = "LaunchTimeout"
 LAUNCH_FAILED = "LaunchFailed"
 REGISTRATION_TIMEOUT = "RegistrationTimeout"

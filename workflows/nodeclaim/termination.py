@@ -16,7 +16,6 @@ from workflows.nodeclaim.context import Lifecycle
 from workflows.nodeclaim.state import DELETED, DETACHING, FINALIZING, TERMINATED, TERMINATING
 
 with workflow.unsafe.imports_passed_through():
-    from activities.lifecycle import names
     from activities.lifecycle.types import (
         BeginTerminationInput,
         DrainInput,
@@ -26,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
         TerminationStart,
         VolumesInput,
     )
+    from models.contract import NodeClaimActivity as names
 
 DRAIN_POLL = timedelta(seconds=2)
 BLOCKED_FIRST = timedelta(seconds=1)

@@ -48,16 +48,13 @@ from workflows.nodeclaim.state import (
 )
 
 with workflow.unsafe.imports_passed_through():
-    from activities.lifecycle import names
     from activities.lifecycle.types import ClaimSpec, LaunchOutcome
+    from models import contract, labels
+    from models.contract import NodeClaimActivity as names
+    from models.provider_id import instance_id
 
-WORKFLOW_NAME = "NodeClaim"
 # Kubernetes condition-reason syntax: the reason lands in the DisruptionReason condition.
 REASON = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
-
-
-def workflow_id(nodeclaim: str) -> str:
-    return f"nodeclaim-{nodeclaim}"
 
 
 def _parse(text: str) -> datetime:
@@ -68,17 +65,16 @@ def _adopted(spec: ClaimSpec) -> LaunchOutcome | None:
     """A claim launched before this workflow existed (or before continue-as-new lost it)."""
     if not spec.provider_id:
         return None
-    instance_id = spec.provider_id.rstrip("/").rsplit("/", 1)[-1]
     return LaunchOutcome(
         provider_id=spec.provider_id,
-        instance_id=instance_id,
-        instance_type=spec.labels.get("node.kubernetes.io/instance-type", ""),
-        zone=spec.labels.get("topology.kubernetes.io/zone", ""),
-        capacity_type=spec.labels.get("karpenter.sh/capacity-type", ""),
+        instance_id=instance_id(spec.provider_id),
+        instance_type=spec.labels.get(labels.INSTANCE_TYPE, ""),
+        zone=spec.labels.get(labels.ZONE, ""),
+        capacity_type=spec.labels.get(labels.CAPACITY_TYPE, ""),
     )
 
 
-@workflow.defn(name=WORKFLOW_NAME)
+@workflow.defn(name=contract.NODECLAIM_WORKFLOW)
 class NodeClaimWorkflow:
     @workflow.init
     def __init__(self, inp: NodeClaimInput) -> None:
@@ -192,19 +188,19 @@ class NodeClaimWorkflow:
         workflow.set_current_details(f"**{self.state.phase}**")
 
     # -- signals, updates, queries -----------------------------------------------------------
-    @workflow.signal
+    @workflow.signal(name=contract.SIGNAL_DELETED)
     def deleted(self, source: str = "NodeClaim") -> None:
         self.end(DELETED, f"{source} deleted")
 
-    @workflow.signal
+    @workflow.signal(name=contract.SIGNAL_INTERRUPTED)
     def interrupted(self, kind: str) -> None:
         self.end(INTERRUPTED, kind)
 
-    @workflow.signal
+    @workflow.signal(name=contract.SIGNAL_NODE_CHANGED)
     def node_changed(self) -> None:
         self._hint = True
 
-    @workflow.update
+    @workflow.update(name=contract.UPDATE_DISRUPT)
     def disrupt(self, request: DisruptRequest) -> str:
         self.end(request.reason, request.message or f"operator asked: {request.reason}")
         return f"NodeClaim {self.name} will be drained and terminated ({request.reason})"
@@ -215,18 +211,20 @@ class NodeClaimWorkflow:
             raise ApplicationError(
                 f"reason {request.reason!r} must be a word like Drifted or Maintenance "
                 "(letters, digits, _ , :; at most 63 characters)",
-                type="InvalidArgument",
+                type=contract.ERR_INVALID_ARGUMENT,
             )
         if self.state.ending is not None or self.state.phase in TERMINATION_PHASES:
             reason = self.state.ending.reason if self.state.ending else self.state.phase
             raise ApplicationError(
                 f"NodeClaim {self.name} is already terminating ({reason})",
-                type="AlreadyTerminating",
+                type=contract.ERR_ALREADY_TERMINATING,
             )
         if self.state.phase == GONE:
-            raise ApplicationError(f"NodeClaim {self.name} does not exist", type="NotFound")
+            raise ApplicationError(
+                f"NodeClaim {self.name} does not exist", type=contract.ERR_NOT_FOUND
+            )
 
-    @workflow.query
+    @workflow.query(name=contract.QUERY_STATUS)
     def status(self) -> NodeClaimStatus:
         st = self.state
         spec, launched, ending = st.spec, st.launched, st.ending

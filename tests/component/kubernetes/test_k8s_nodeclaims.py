@@ -12,7 +12,9 @@ from activities.kubernetes import conditions as cond
 from activities.kubernetes import custom_objects, nodeclaims, nodepools
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import AlreadyExists, Conflict, Forbidden, Invalid, NotFound
-from activities.kubernetes.resources import NODECLAIM, NODEPOOL, TERMINATION_FINALIZER
+from activities.kubernetes.resources import NODECLAIM, NODEPOOL
+from models import conditions as ctypes
+from models import labels as L
 
 
 def _claim(name: str) -> dict[str, Any]:
@@ -72,13 +74,13 @@ def test_spec_is_immutable(kube: Kube, claim: dict[str, Any]) -> None:
 def test_finalizer_holds_deletion_until_removed(kube: Kube, claim: dict[str, Any]) -> None:
     name = claim["metadata"]["name"]
     held = nodeclaims.add_finalizer(kube, claim)
-    assert held["metadata"]["finalizers"] == [TERMINATION_FINALIZER]
+    assert held["metadata"]["finalizers"] == [L.TERMINATION_FINALIZER]
     assert nodeclaims.add_finalizer(kube, held) == held  # already there: no write
 
     nodeclaims.delete(kube, name)
     deleting = nodeclaims.get(kube, name)
     assert deleting["metadata"]["deletionTimestamp"]
-    assert deleting["metadata"]["finalizers"] == [TERMINATION_FINALIZER]
+    assert deleting["metadata"]["finalizers"] == [L.TERMINATION_FINALIZER]
 
     assert nodeclaims.remove_finalizer(kube, deleting) is None
     with pytest.raises(NotFound):
@@ -92,14 +94,16 @@ def test_stale_resource_version_is_a_typed_conflict(kube: Kube, claim: dict[str,
         nodeclaims.add_finalizer(kube, stale, "example.com/other")
     assert caught.value.retryable and caught.value.status == 409
     with pytest.raises(Conflict):
-        nodeclaims.set_conditions(kube, stale, [cond.Condition(cond.LAUNCHED, "True", "Launched")])
+        nodeclaims.set_conditions(
+            kube, stale, [cond.Condition(ctypes.LAUNCHED, "True", "Launched")]
+        )
     stale_update = copy.deepcopy(stale)
     stale_update["metadata"]["labels"]["example.com/x"] = "y"
     with pytest.raises(Conflict):
         custom_objects.replace(kube, NODECLAIM, stale_update)
     # the winner's finalizer is intact
     assert nodeclaims.get(kube, claim["metadata"]["name"])["metadata"]["finalizers"] == [
-        TERMINATION_FINALIZER
+        L.TERMINATION_FINALIZER
     ]
 
 
@@ -107,7 +111,7 @@ def test_lifecycle_conditions_and_ready(kube: Kube, claim: dict[str, Any]) -> No
     launched = nodeclaims.set_conditions(
         kube,
         claim,
-        [cond.Condition(cond.LAUNCHED, "True", "Launched", "i-0abc")],
+        [cond.Condition(ctypes.LAUNCHED, "True", "Launched", "i-0abc")],
         at="2026-01-01T00:00:00Z",
     )
     conditions = {c["type"]: c for c in launched["status"]["conditions"]}
@@ -136,9 +140,9 @@ def test_lifecycle_conditions_and_ready(kube: Kube, claim: dict[str, Any]) -> No
         kube,
         launched,
         [
-            cond.Condition(cond.LAUNCHED, "True", "Launched", "i-0abc"),
-            cond.Condition(cond.REGISTERED, "True", "Registered"),
-            cond.Condition(cond.INITIALIZED, "True", "Initialized"),
+            cond.Condition(ctypes.LAUNCHED, "True", "Launched", "i-0abc"),
+            cond.Condition(ctypes.REGISTERED, "True", "Registered"),
+            cond.Condition(ctypes.INITIALIZED, "True", "Initialized"),
         ],
         at="2026-01-01T00:05:00Z",
     )
@@ -147,10 +151,10 @@ def test_lifecycle_conditions_and_ready(kube: Kube, claim: dict[str, Any]) -> No
     assert conditions["Ready"]["lastTransitionTime"] == "2026-01-01T00:05:00Z"
     # unchanged status keeps its transition time
     assert conditions["Launched"]["lastTransitionTime"] == "2026-01-01T00:00:00Z"
-    assert cond.is_true(nodeclaims.get(kube, claim["metadata"]["name"]), cond.READY)
+    assert cond.is_true(nodeclaims.get(kube, claim["metadata"]["name"]), ctypes.READY)
 
     drifted = nodeclaims.set_conditions(
-        kube, ready, [cond.Condition(cond.DRIFTED, "True", "NodeClassDrift", "AMI changed")]
+        kube, ready, [cond.Condition(ctypes.DRIFTED, "True", "NodeClassDrift", "AMI changed")]
     )
     assert {c["type"] for c in drifted["status"]["conditions"]} >= {"Drifted", "Ready"}
     assert ready["spec"] == drifted["spec"]  # status writes never touch spec
@@ -197,11 +201,11 @@ def test_nodepool_status_is_writable_but_pools_are_not_creatable(
             kube,
             pool,
             [
-                cond.Condition(nodepools.VALIDATION_SUCCEEDED, "True", "ValidationSucceeded"),
-                cond.Condition(nodepools.NODECLASS_READY, "True", "NodeClassReady"),
+                cond.Condition(ctypes.VALIDATION_SUCCEEDED, "True", "ValidationSucceeded"),
+                cond.Condition(ctypes.NODECLASS_READY, "True", "NodeClassReady"),
             ],
         )
-        assert cond.is_true(pool, cond.READY)
+        assert cond.is_true(pool, ctypes.READY)
         pool = nodepools.record_usage(kube, pool, nodes=2, resources={"cpu": "4", "memory": "16Gi"})
         assert pool["status"]["nodes"] == 2
         with pytest.raises(Forbidden):

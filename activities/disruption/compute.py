@@ -1,0 +1,76 @@
+"""A round's decision from the live cluster: read it, ask the engine, return names and specs.
+
+The engine (``scheduling.disruption.round``) is pure; this module is the I/O around it, and
+it chooses the replacements' names (``<pool>-<5 chars>``, as the provisioner does) so the
+workflow history records them and a retried launch finds the claims it already made.
+Commands touching a paused NodePool (``joinery pause [--nodepool]``) are dropped here and
+named in ``held``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from activities.disruption.types import CommandSpec, ComputeInput, Decision
+from activities.lifecycle.common import Deps
+from activities.planning import disruption_state
+from activities.planning.plan import instance_types, planned_nodeclaim
+from models.nodepool import NodePool
+from scheduling.disruption.round import run_round
+from scheduling.disruption.types import Command, ManagedNode
+from scheduling.solver import PlannedClaim
+
+
+def summary(reason: str, nodes: int, replacements: list[PlannedClaim], savings: float) -> str:
+    """``replace 3 nodes by 1 m5.xlarge, saves $0.21/h`` (the round's and command's summary)."""
+    noun = "node" if nodes == 1 else "nodes"
+    if not replacements:
+        head = f"delete {nodes} {reason.lower()} {noun}"
+    else:
+        types = sorted({c.instance_types[0].name for c in replacements if c.instance_types})
+        head = f"replace {nodes} {noun} by {len(replacements)} {'/'.join(types) or 'node'}"
+        if reason != "Underutilized":
+            head += f" ({reason.lower()})"
+    return head + (f", saves ${savings:.2f}/h" if savings > 0 else "")
+
+
+def compute(deps: Deps, inp: ComputeInput, now: datetime | None = None) -> Decision:
+    state = disruption_state.read_state(deps.kube)
+    types = instance_types(deps.provider(), state.nodepools, state.nodeclasses)
+    result = run_round(state.documents, types, now or datetime.now(UTC))
+    managed = {m.name: m for m in result.inputs.cluster.managed}
+    pools = result.inputs.cluster.pools
+    paused = set(inp.paused_pools)
+    out = Decision(
+        cost_before=result.decision.cost_before,
+        cost_after=result.decision.cost_after,
+        blocked=len(result.decision.blocked),
+        kept=len(result.decision.kept),
+    )
+    for command in result.decision.commands:
+        spec = _spec(command, managed, pools)
+        if inp.paused_all:
+            out.held.append(f"{spec.summary} (disruption paused for every NodePool)")
+            continue
+        if paused & set(spec.pools):
+            which = ", ".join(sorted(paused & set(spec.pools)))
+            out.held.append(f"{spec.summary} (NodePool {which} paused)")
+            continue
+        out.commands.append(spec)
+    return out
+
+
+def _spec(
+    command: Command, managed: dict[str, ManagedNode], pools: dict[str, NodePool]
+) -> CommandSpec:
+    replacements = [planned_nodeclaim(c, pools[c.nodepool]) for c in command.replacements]
+    nodes = list(command.nodes)
+    return CommandSpec(
+        reason=command.reason,
+        nodes=nodes,
+        claims=[managed[n].claim if n in managed else n for n in nodes],
+        pools=sorted({managed[n].pool for n in nodes if n in managed}),
+        replacements=replacements,
+        savings_per_hour=round(command.savings_per_hour, 4),
+        summary=summary(command.reason, len(nodes), command.replacements, command.savings_per_hour),
+    )

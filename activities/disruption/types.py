@@ -1,0 +1,64 @@
+"""What the disruption activities take and return: names and small specs, never a cluster
+snapshot (the workflow history records every one of them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from activities.planning.types import PlannedNodeClaim
+
+
+@dataclass
+class CommandSpec:
+    """One disruption: delete the NodeClaims of ``nodes`` once ``replacements`` initialized."""
+
+    reason: str  # Empty, Underutilized or Drifted
+    nodes: list[str]
+    claims: list[str]  # the candidates' NodeClaim names, in the order of ``nodes``
+    pools: list[str]  # the candidates' NodePools
+    replacements: list[PlannedNodeClaim] = field(default_factory=list)
+    savings_per_hour: float = 0.0
+    summary: str = ""
+
+    def key(self) -> tuple[str, tuple[str, ...]]:
+        """What must still hold after the validation delay: the reason and the candidates."""
+        return self.reason, tuple(sorted(self.nodes))
+
+
+@dataclass
+class Decision:
+    commands: list[CommandSpec] = field(default_factory=list)
+    cost_before: float = 0.0
+    cost_after: float = 0.0
+    blocked: int = 0
+    kept: int = 0
+    held: list[str] = field(default_factory=list)  # commands dropped because of a pause
+
+
+@dataclass
+class ComputeInput:
+    paused_all: bool = False
+    paused_pools: list[str] = field(default_factory=list)
+
+
+@dataclass
+class MarkInput:
+    reason: str
+    nodes: list[str]
+    claims: list[str]
+    message: str = ""
+
+
+@dataclass
+class LaunchInput:
+    replacements: list[PlannedNodeClaim]
+    search_attributes: bool = False
+
+
+@dataclass
+class Readiness:
+    """Where the replacements stand: ``failed`` ones are gone or could not launch."""
+
+    initialized: list[str] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)  # name -> why

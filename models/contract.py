@@ -1,0 +1,122 @@
+"""The Temporal contract, in one place: workflow types and ids, task queue, activity names,
+signal/update/query names, search attribute names and error types.
+
+Workflows, activities, the worker, the CLI and tests all import these names; none spells
+them again. Renaming a workflow type, an activity, a signal or an update breaks the replay
+of running workflows, so treat every value here as a published interface.
+
+Ids and the task queue carry the cluster name so several clusters can share one Temporal
+namespace: ``nodeclaim-<name>@<cluster>``, ``provisioner@<cluster>``,
+``disruption@<cluster>``, task queue ``joinery@<cluster>``. ``@`` appears neither in a
+Kubernetes object name nor in an EKS cluster name, so an id names one object of one cluster.
+"""
+
+from __future__ import annotations
+
+# -- workflow types ------------------------------------------------------------------------
+NODECLAIM_WORKFLOW = "NodeClaim"
+PROVISIONER_WORKFLOW = "Provisioner"
+DISRUPTION_WORKFLOW = "Disruption"
+
+NODECLAIM_ID_PREFIX = "nodeclaim-"
+
+
+def nodeclaim_id(cluster: str, nodeclaim: str) -> str:
+    """The lifecycle workflow of one NodeClaim."""
+    return f"{NODECLAIM_ID_PREFIX}{nodeclaim}@{cluster}"
+
+
+def provisioner_id(cluster: str) -> str:
+    """The cluster's provisioner, which also holds ``joinery pause`` state."""
+    return f"provisioner@{cluster}"
+
+
+def disruption_id(cluster: str) -> str:
+    """The cluster's disruption workflow (consolidation, emptiness, drift rounds)."""
+    return f"disruption@{cluster}"
+
+
+def task_queue(cluster: str) -> str:
+    """The default task queue of a cluster's workers."""
+    return f"joinery@{cluster}"
+
+
+# -- signals, updates, queries -------------------------------------------------------------
+# NodeClaim workflow
+SIGNAL_DELETED = "deleted"
+SIGNAL_INTERRUPTED = "interrupted"
+SIGNAL_NODE_CHANGED = "node_changed"
+UPDATE_DISRUPT = "disrupt"
+# Provisioner workflow
+SIGNAL_PODS_PENDING = "pods_pending"
+UPDATE_PAUSE = "pause"
+UPDATE_RESUME = "resume"
+# Disruption workflow
+SIGNAL_CLUSTER_CHANGED = "cluster_changed"
+# Every workflow answers this query with its status dataclass.
+QUERY_STATUS = "status"
+
+# -- search attributes (Keyword; registered on the namespace by ``joinery dev``) -----------
+SA_NODEPOOL = "NodePool"
+SA_NODECLAIM = "NodeClaim"
+SA_INSTANCE_TYPE = "InstanceType"
+SA_CAPACITY_TYPE = "CapacityType"
+SA_ZONE = "Zone"
+SA_PHASE = "Phase"
+SA_DISRUPTION_REASON = "DisruptionReason"
+SEARCH_ATTRIBUTES = (
+    SA_NODEPOOL,
+    SA_NODECLAIM,
+    SA_INSTANCE_TYPE,
+    SA_CAPACITY_TYPE,
+    SA_ZONE,
+    SA_PHASE,
+    SA_DISRUPTION_REASON,
+)
+
+
+# -- activity names ------------------------------------------------------------------------
+class NodeClaimActivity:
+    """The NodeClaim lifecycle's activities."""
+
+    PREPARE = "nodeclaim.prepare"
+    LAUNCH = "nodeclaim.launch"
+    REGISTER = "nodeclaim.register"
+    INITIALIZE = "nodeclaim.initialize"
+    BEGIN_TERMINATION = "nodeclaim.begin_termination"
+    DRAIN = "nodeclaim.drain"
+    VOLUMES = "nodeclaim.volumes"
+    TERMINATE_INSTANCE = "nodeclaim.terminate_instance"
+    FINALIZE = "nodeclaim.finalize"
+    DISRUPTION_HOLD = "nodeclaim.disruption_hold"
+
+
+class ProvisioningActivity:
+    """The provisioner's activities."""
+
+    PLAN = "provisioning.plan"
+    CREATE = "provisioning.create_nodeclaims"
+    START = "provisioning.start_lifecycles"
+
+
+class DisruptionActivity:
+    """The disruption workflow's activities."""
+
+    PAUSE_STATE = "disruption.pause_state"
+    COMPUTE = "disruption.compute"
+    MARK = "disruption.mark"
+    UNMARK = "disruption.unmark"
+    LAUNCH_REPLACEMENTS = "disruption.launch_replacements"
+    REPLACEMENTS_INITIALIZED = "disruption.replacements_initialized"
+    DELETE_NODECLAIMS = "disruption.delete_nodeclaims"
+
+
+# -- error types (ApplicationError.type) ---------------------------------------------------
+ERR_INVALID_ARGUMENT = "InvalidArgument"
+ERR_ALREADY_PAUSED = "AlreadyPaused"
+ERR_NOT_PAUSED = "NotPaused"
+ERR_NOT_FOUND = "NotFound"
+ERR_ALREADY_TERMINATING = "AlreadyTerminating"
+ERR_NO_PROVIDER = "NoProvider"
+ERR_INSUFFICIENT_CAPACITY = "InsufficientCapacity"
+ERR_NODECLASS_NOT_FOUND = "NodeClassNotFound"

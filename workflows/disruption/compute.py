@@ -1,0 +1,50 @@
+"""Computing a round: decide, wait the validation delay (a durable timer), decide again and
+keep only the commands whose reason and candidates are in both decisions (Karpenter's
+validation: the candidates are still candidates, still within budget, and a replacement
+still fits; the second decision's replacements are the ones launched)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+
+from workflows.disruption.state import VALIDATION_DELAY
+from workflows.nodeclaim import calls
+
+with workflow.unsafe.imports_passed_through():
+    from activities.disruption.types import CommandSpec, ComputeInput, Decision
+    from models.contract import DisruptionActivity
+
+
+async def decide(cluster: str, summary: str) -> Decision:
+    pause = await calls.call(
+        DisruptionActivity.PAUSE_STATE, cluster, ComputeInput, summary="is disruption paused?"
+    )
+    return await calls.call(
+        DisruptionActivity.COMPUTE,
+        pause,
+        Decision,
+        summary=summary,
+        timeout=timedelta(minutes=5),
+        heartbeat=timedelta(seconds=10),
+        attempts=5,
+    )
+
+
+def still_valid(first: Decision, second: Decision) -> list[CommandSpec]:
+    again = {c.key(): c for c in second.commands}
+    return [again[c.key()] for c in first.commands if c.key() in again]
+
+
+async def validated(cluster: str) -> tuple[Decision, list[CommandSpec]]:
+    """The first decision and the commands that survived validation."""
+    first = await decide(cluster, "compute: read cluster, decide")
+    if not first.commands:
+        return first, []
+    await workflow.sleep(
+        VALIDATION_DELAY,
+        summary=f"validation delay ({len(first.commands)} command(s) proposed)",
+    )
+    second = await decide(cluster, "validate: read cluster, decide again")
+    return first, still_valid(first, second)

@@ -1,0 +1,119 @@
+"""``DisruptionWorkflow``: id ``disruption@<cluster>``, one per cluster, forever.
+
+Each round: compute → validation delay → recompute, keep what still holds → carry out the
+surviving commands concurrently (``execute``). Rounds run one at a time, so the engine's
+budgets (which count NodeClaims already being deleted) hold across rounds too: a round's
+commands have finished launching and deleting before the next round reads the cluster.
+The watchers signal ``cluster_changed`` on pod and node changes; with no change, a slow
+timer still runs a round. ``joinery pause [--nodepool]`` holds commands on paused pools
+(the pause state lives in the provisioner; the compute step asks it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from temporalio import workflow
+
+from workflows import search
+from workflows.disruption import compute, execute, trigger
+from workflows.disruption.state import (
+    COMPUTING,
+    EXECUTING,
+    IDLE,
+    CommandResult,
+    DisruptionInput,
+    DisruptionStatus,
+)
+
+with workflow.unsafe.imports_passed_through():
+    # The replacements in a Decision are planning payloads; their module must be in the
+    # sandbox's own module table too, or decoding them cannot resolve their annotations.
+    import activities.planning.types  # noqa: F401
+    from activities.disruption.types import CommandSpec, Decision
+    from models import contract
+
+
+def round_summary(decision: Decision, kept: list[CommandSpec]) -> str:
+    """One line for the UI and ``joinery status``."""
+    if not decision.commands:
+        held = f"; {len(decision.held)} held by pause" if decision.held else ""
+        return f"nothing to disrupt ({decision.blocked} blocked, {decision.kept} kept{held})"
+    dropped = len(decision.commands) - len(kept)
+    text = "; ".join(c.summary for c in kept) or "no command survived validation"
+    return text + (f" ({dropped} invalidated)" if dropped else "")
+
+
+@workflow.defn(name=contract.DISRUPTION_WORKFLOW)
+class DisruptionWorkflow:
+    @workflow.init
+    def __init__(self, inp: DisruptionInput) -> None:
+        self.inp = inp
+        self.phase = IDLE
+        self.in_flight: list[str] = []
+        self._changes = 0
+
+    @workflow.run
+    async def run(self, inp: DisruptionInput) -> None:
+        while True:
+            if not self.inp.changed:
+                await trigger.wait(lambda: self._changes, lambda: self.inp.changed)
+            self.inp.changed = False
+            await self._round()
+            info = workflow.info()
+            if (
+                info.is_continue_as_new_suggested()
+                or info.get_current_history_length() > self.inp.history_limit
+            ):
+                await workflow.wait_condition(workflow.all_handlers_finished)
+                workflow.continue_as_new(self.inp)
+
+    def _enter(self, phase: str, details: str = "") -> None:
+        self.phase = phase
+        workflow.set_current_details(f"**{phase}**" + (f"\n\n{details}" if details else ""))
+        search.upsert(self.inp.search_attributes, [search.PHASE.value_set(phase)])
+
+    async def _round(self) -> None:
+        self.inp.rounds += 1
+        self._enter(COMPUTING, f"round {self.inp.rounds}")
+        first, kept = await compute.validated(self.inp.cluster)
+        self.inp.last_summary = round_summary(first, kept)
+        if kept:
+            self.in_flight = [c.summary for c in kept]
+            reasons = ",".join(sorted({c.reason for c in kept}))
+            search.upsert(self.inp.search_attributes, [search.DISRUPTION_REASON.value_set(reasons)])
+            self._enter(EXECUTING, self.inp.last_summary)
+            results: list[CommandResult] = await asyncio.gather(
+                *(execute.run(c, len(kept), self.inp.search_attributes) for c in kept)
+            )
+            done = [r for r in results if r.done]
+            failed = [r for r in results if not r.done]
+            self.inp.commands_done += len(done)
+            self.inp.commands_failed += len(failed)
+            if failed:
+                self.inp.last_summary += " · failed: " + "; ".join(
+                    f"{r.summary} ({r.why})" for r in failed
+                )
+            self.in_flight = []
+            self.inp.last_action = f"round {self.inp.rounds}: {self.inp.last_summary}"
+            # what the commands changed is worth another look at once
+            self.inp.changed = True
+        self._enter(IDLE, f"round {self.inp.rounds}: {self.inp.last_summary}")
+
+    @workflow.signal(name=contract.SIGNAL_CLUSTER_CHANGED)
+    def cluster_changed(self) -> None:
+        self._changes += 1
+        self.inp.changed = True
+
+    @workflow.query(name=contract.QUERY_STATUS)
+    def status(self) -> DisruptionStatus:
+        return DisruptionStatus(
+            cluster=self.inp.cluster,
+            phase=self.phase,
+            rounds=self.inp.rounds,
+            commands_done=self.inp.commands_done,
+            commands_failed=self.inp.commands_failed,
+            last_summary=self.inp.last_summary,
+            last_action=self.inp.last_action,
+            in_flight=list(self.in_flight),
+        )
