@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from models import labels as L
+from models.cron import schedule_error
 from models.duration import NEVER, parse_duration, parse_optional_duration
 from models.kube import KubeModel, NodeSelectorRequirementWithMinValues, ObjectMeta, Taint
 from models.quantity import parse_quantity
@@ -47,18 +48,15 @@ class Budget(KubeModel):
     def _schedule_with_duration(self) -> Budget:
         if (self.schedule is None) != (self.duration is None):
             raise ValueError("schedule and duration must be set together")
-        if (
-            self.schedule is not None
-            and len(self.schedule.split()) != 5
-            and not (self.schedule.startswith("@"))
-        ):
-            raise ValueError("schedule must be a cron expression with five fields")
+        if self.schedule is not None and (err := schedule_error(self.schedule)):
+            raise ValueError(f"schedule: {err}")
         return self
 
 
 class Disruption(KubeModel):
     consolidate_after: str = "0s"
-    consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized"] = (
+    # Balanced: Karpenter v1.14's scored consolidation (scheduling/disruption/consolidation.py).
+    consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"] = (
         "WhenEmptyOrUnderutilized"
     )
     budgets: list[Budget] = Field(default_factory=lambda: [Budget(nodes="10%")], max_length=50)

@@ -311,6 +311,14 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
             rejected[pod.key] = vol
         elif vol is not None:
             volume_reqs[pod.key] = vol
+    # Bound pods' volume zones too: a disruption round that moves a pod must keep it in the
+    # zone of its volumes (provisioning reads these for pending pods only).
+    for info in nodes.values():
+        for pod in info.pods:
+            if pod.pvcs and not pod.is_daemonset:
+                vol = _volume_requirements(pod, pvcs, pvs, classes)
+                if vol is not None and not isinstance(vol, str):
+                    volume_reqs[pod.key] = vol
     problem = Problem(
         nodepools=nodepools,
         instance_types=instance_types,

@@ -5,24 +5,25 @@ from __future__ import annotations
 from typing import Any
 
 from models.resources import render
-from scheduling.solver import Plan
+from scheduling.solver import Plan, PlannedClaim
+
+
+def claim_to_dict(c: PlannedClaim) -> dict[str, Any]:
+    """One NodeClaim of the contract's ``nodeClaims[]`` (also a disruption replacement)."""
+    return {
+        "nodePool": c.nodepool,
+        "instanceTypes": [it.name for it in c.instance_types],
+        "capacityTypes": c.capacity_types,
+        "zones": c.zones,
+        "price": round(c.price, 6),
+        "requests": render(c.requests),
+        "requirements": c.requirements.to_list(),
+        "pods": [p.key for p in c.pods],
+    }
 
 
 def plan_to_dict(plan: Plan, lower_bound: float) -> dict[str, Any]:
-    claims = []
-    for c in plan.claims:
-        claims.append(
-            {
-                "nodePool": c.nodepool,
-                "instanceTypes": [it.name for it in c.instance_types],
-                "capacityTypes": c.capacity_types,
-                "zones": c.zones,
-                "price": round(c.price, 6),
-                "requests": render(c.requests),
-                "requirements": c.requirements.to_list(),
-                "pods": [p.key for p in c.pods],
-            }
-        )
+    claims = [claim_to_dict(c) for c in plan.claims]
     per_hour = round(sum(c.price for c in plan.claims), 6)
     return {
         "nodeClaims": claims,

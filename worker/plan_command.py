@@ -24,9 +24,18 @@ from worker.cli import UsageError
 
 def register(sub: Any) -> None:
     p = sub.add_parser("plan", help="what-if provisioning: which nodes would be launched")
-    p.add_argument("-f", "--filename", action="append", required=True, help="manifests (YAML)")
+    p.add_argument("-f", "--filename", action="append", help="manifests (YAML)")
+    p.add_argument(
+        "--kubeconfig", help="read the inputs from this live cluster instead (read-only)"
+    )
     p.add_argument("--catalog", required=True, help="instance-type catalog file (YAML or JSON)")
     p.add_argument("-o", "--output", choices=("json", "yaml", "table"), default="json")
+    p.add_argument(
+        "--disruption",
+        action="store_true",
+        help="also say what one disruption round would do now, and why not more",
+    )
+    p.add_argument("--now", help="with --disruption: the RFC 3339 time to evaluate at")
     p.set_defaults(func=run)
 
 
@@ -68,9 +77,26 @@ def load_instance_types(path: str) -> list[InstanceType]:
         raise UsageError(f"{path}: {exc}") from None
 
 
+def _inputs(args: argparse.Namespace) -> list[Document]:
+    """The manifests from ``-f`` files, or read from a live cluster with ``--kubeconfig``."""
+    if bool(args.filename) == bool(args.kubeconfig):
+        raise UsageError("give the inputs with -f FILE or --kubeconfig PATH (one of them)")
+    if args.filename:
+        return load_documents(args.filename)
+    from worker.live_inputs import read_live
+
+    return read_live(args.kubeconfig, disruption=args.disruption)
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.now is not None and not args.disruption:
+        raise UsageError("--now is only used with --disruption")
     instance_types = load_instance_types(args.catalog)
-    documents = load_documents(args.filename)
+    documents = _inputs(args)
+    if args.disruption:
+        from worker.disruption_plan import run_disruption
+
+        return run_disruption(args, documents, instance_types)
     try:
         parsed = build_problem(documents, instance_types)
     except InputError as exc:

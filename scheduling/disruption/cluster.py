@@ -1,0 +1,219 @@
+"""What a disruption round needs to know about a running cluster, read from its objects.
+
+``scheduling.inputs.build_problem`` already turns the manifests into the scheduling Problem
+(pools, nodes with their bound pods, pending pods). This module reads the rest from the same
+documents: which nodes are managed and by which claim, their prices, timestamps and
+annotations, the pods' annotations and health, and the PodDisruptionBudgets. Errors name the
+document and field in one line (``InputError``), like the rest of the input path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from models import labels as L
+from models.instancetype import InstanceType
+from models.nodepool import NodePool
+from scheduling.disruption.pdb import Pdb, PdbError, parse_pdb
+from scheduling.disruption.types import ManagedNode
+from scheduling.inputs import Document, InputError, flatten
+from scheduling.pods import Pod
+from scheduling.problem import Problem
+
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+
+
+def parse_time(value: Any, where: str) -> datetime | None:
+    """An RFC 3339 timestamp (UTC when it names no zone), None when absent."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    try:
+        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(f"{where}: not an RFC 3339 time: {value!r}") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class PodFacts:
+    """What the scheduling view of a pod leaves out and disruption needs."""
+
+    annotations: Mapping[str, str]
+    started: datetime | None
+    healthy: bool
+    mirror: bool
+
+
+@dataclass(frozen=True)
+class ClaimFacts:
+    """The NodeClaim behind a managed node (or the node itself when it has none)."""
+
+    name: str
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    expire_after: str | None
+
+
+@dataclass
+class ClusterView:
+    pools: dict[str, NodePool]
+    managed: list[ManagedNode]
+    # Node name → the pods the Problem has bound to it (all of them, DaemonSet pods too).
+    node_pods: dict[str, list[Pod]]
+    node_annotations: dict[str, Mapping[str, str]]
+    claims: dict[str, ClaimFacts]  # node name → its claim
+    pods: dict[str, PodFacts]  # pod key → facts
+    pdbs: list[Pdb] = field(default_factory=list)
+
+
+def _meta(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = body.get("metadata") or {}
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _strings(raw: Any) -> dict[str, str]:
+    return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
+
+
+def _ready(body: Mapping[str, Any]) -> bool:
+    """A Node is Ready unless its status says otherwise (hand-written inputs often omit it)."""
+    for cond in (body.get("status") or {}).get("conditions") or []:
+        if isinstance(cond, Mapping) and cond.get("type") == "Ready":
+            return str(cond.get("status")) == "True"
+    return True
+
+
+def _pod_facts(d: Document) -> tuple[str, PodFacts]:
+    meta = _meta(d.body)
+    status = d.body.get("status") or {}
+    status = status if isinstance(status, Mapping) else {}
+    annotations = _strings(meta.get("annotations"))
+    key = f"{meta.get('namespace') or 'default'}/{meta.get('name') or meta.get('generateName')}"
+    phase = status.get("phase")
+    ready = True
+    for cond in status.get("conditions") or []:
+        if isinstance(cond, Mapping) and cond.get("type") == "Ready":
+            ready = str(cond.get("status")) == "True"
+    spec = d.body.get("spec") or {}
+    bound = bool(isinstance(spec, Mapping) and spec.get("nodeName"))
+    healthy = bound and not meta.get("deletionTimestamp") and phase in (None, "Running") and ready
+    owners = meta.get("ownerReferences") or []
+    mirror = MIRROR_ANNOTATION in annotations or any(
+        isinstance(o, Mapping) and o.get("kind") == "Node" for o in owners
+    )
+    started = parse_time(status.get("startTime"), f"{d.label()}: status.startTime")
+    return key, PodFacts(annotations, started, healthy, mirror)
+
+
+def _price(types: Mapping[str, InstanceType], labels: Mapping[str, str]) -> float | None:
+    it = types.get(labels.get(L.INSTANCE_TYPE, ""))
+    if it is None:
+        return None
+    zone, ct = labels.get(L.ZONE), labels.get(L.CAPACITY_TYPE)
+    prices = [
+        o.price
+        for o in it.offerings
+        if (zone is None or o.zone == zone) and (ct is None or o.capacity_type == ct)
+    ]
+    return min(prices) if prices else None
+
+
+def read_cluster(
+    documents: Iterable[Document], problem: Problem, instance_types: list[InstanceType]
+) -> ClusterView:
+    """The disruption view of the cluster the documents describe."""
+    pools = {p.name: p for p in problem.nodepools}
+    types = {it.name: it for it in instance_types}
+    nodes: dict[str, Document] = {}
+    claims: list[Document] = []
+    pods: dict[str, PodFacts] = {}
+    pdbs: list[Pdb] = []
+    for d in flatten(documents):
+        kind = d.body.get("kind")
+        if kind == "Node":
+            nodes[str(_meta(d.body).get("name"))] = d
+        elif kind == "NodeClaim":
+            claims.append(d)
+        elif kind == "Pod":
+            key, facts = _pod_facts(d)
+            pods[key] = facts
+        elif kind == "PodDisruptionBudget":
+            try:
+                pdbs.append(parse_pdb(d.body))
+            except PdbError as exc:
+                raise InputError(f"{d.label()}: {exc}") from None
+
+    by_provider = {
+        str((d.body.get("spec") or {}).get("providerID")): name
+        for name, d in nodes.items()
+        if (d.body.get("spec") or {}).get("providerID")
+    }
+    claim_of: dict[str, Document] = {}
+    for d in claims:
+        status = d.body.get("status") or {}
+        node = status.get("nodeName") if isinstance(status, Mapping) else None
+        if node not in nodes and isinstance(status, Mapping):
+            node = by_provider.get(str(status.get("providerID")))
+        if node in nodes:
+            claim_of[str(node)] = d
+
+    node_pods = {n.name: list(n.pods) for n in problem.nodes if not n.in_flight}
+    managed: list[ManagedNode] = []
+    claim_facts: dict[str, ClaimFacts] = {}
+    annotations: dict[str, Mapping[str, str]] = {}
+    for name in sorted(nodes):
+        d = nodes[name]
+        meta = _meta(d.body)
+        labels = _strings(meta.get("labels"))
+        pool = labels.get(L.NODEPOOL)
+        if pool not in pools:
+            continue
+        claim = claim_of.get(name)
+        cmeta = _meta(claim.body) if claim is not None else meta
+        where = claim.label() if claim is not None else d.label()
+        created = parse_time(cmeta.get("creationTimestamp"), f"{where}: metadata.creationTimestamp")
+        cstatus = (claim.body.get("status") or {}) if claim is not None else {}
+        last_event = parse_time(
+            cstatus.get("lastPodEventTime") if isinstance(cstatus, Mapping) else None,
+            f"{where}: status.lastPodEventTime",
+        )
+        cspec = (claim.body.get("spec") or {}) if claim is not None else {}
+        expire = cspec.get("expireAfter") if isinstance(cspec, Mapping) else None
+        claim_labels = _strings(cmeta.get("labels")) if claim is not None else labels
+        claim_facts[name] = ClaimFacts(
+            name=str(cmeta.get("name") or name),
+            labels={**labels, **claim_labels},
+            annotations=_strings(cmeta.get("annotations")),
+            expire_after=str(expire) if expire is not None else None,
+        )
+        annotations[name] = _strings(meta.get("annotations"))
+        managed.append(
+            ManagedNode(
+                name=name,
+                claim=claim_facts[name].name,
+                pool=str(pool),
+                instance_type=labels.get(L.INSTANCE_TYPE, ""),
+                zone=labels.get(L.ZONE, ""),
+                capacity_type=labels.get(L.CAPACITY_TYPE, ""),
+                price=_price(types, labels),
+                initialized=labels.get(L.NODE_INITIALIZED) == "true",
+                deleting=bool(meta.get("deletionTimestamp") or cmeta.get("deletionTimestamp")),
+                ready=_ready(d.body),
+                created=created,
+                last_pod_event=last_event,
+            )
+        )
+    return ClusterView(
+        pools=pools,
+        managed=managed,
+        node_pods=node_pods,
+        node_annotations=annotations,
+        claims=claim_facts,
+        pods=pods,
+        pdbs=pdbs,
+    )

@@ -1,0 +1,331 @@
+"""Underutilized: delete nodes whose pods fit elsewhere, replace nodes by one cheaper node.
+
+For pools whose ``consolidationPolicy`` is ``WhenEmptyOrUnderutilized`` or ``Balanced``. Three
+passes over the candidates, cheapest to disrupt for what they cost first (Karpenter v1.14's
+order: price over disruption cost, highest first), each on the cluster the previous commands
+leave:
+
+1. **Multi-node**: the largest prefix of the remaining candidates (at most 100, within
+   budget) that one strictly cheaper node, or no node at all, can replace, found by binary
+   search as Karpenter does; repeated while it finds one, so a round can hold several; then
+   the same over the candidates cheapest first, which finds groups of small nodes that one
+   node can hold (Karpenter's order always puts the dearest nodes in the prefix).
+2. **Single-node**: each remaining node deleted when its pods fit on the remaining nodes,
+   else replaced by one strictly cheaper node.
+
+A candidate left in no command is kept with the finding that stopped it: a pod that fits
+nowhere, more than one node needed, or the cheapest replacement's price.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from models.resources import CPU, MEMORY
+from scheduling.disruption.context import RoundContext
+from scheduling.disruption.replacement import cheaper_replacement
+from scheduling.disruption.types import UNDERUTILIZED, Candidate
+from scheduling.pods import Pod
+from scheduling.solver import Plan, PlannedClaim
+
+MAX_MULTI_NODE = 100
+CONSOLIDATING_POLICIES = ("WhenEmptyOrUnderutilized", "Balanced")
+# Balanced approves a command whose share of the pool's savings is at least this fraction of
+# its share of the pool's disruption (Karpenter v1.14's k = 2).
+BALANCED_MIN_SCORE = 0.5
+
+
+def _order_key(c: Candidate) -> tuple[float, str]:
+    return (-(c.node.price or 0.0) / (1.0 + max(0.0, c.disruption_cost)), c.node.name)
+
+
+def _pod_signature(p: Pod) -> tuple[object, ...]:
+    """Everything about a pod a placement depends on (not its name)."""
+    return (
+        p.namespace,
+        tuple(sorted(p.labels.items())),
+        tuple(sorted(p.requests.items())),
+        repr(p.node_selector),
+        repr(p.required_terms),
+        repr(p.preferred_terms),
+        p.tolerations,
+        p.spreads,
+        p.affinity,
+        p.preferred_affinity,
+        p.anti_affinity,
+        p.preferred_anti_affinity,
+        p.host_ports,
+        p.pvcs,
+        p.priority,
+    )
+
+
+def _signature(ctx: RoundContext, cands: Sequence[Candidate]) -> tuple[object, ...]:
+    """Candidates with the same signature have the same outcome on the same cluster state:
+    the nodes' pool, type, zone, capacity type and price, and their pods' constraints."""
+    nodes = tuple(
+        sorted(
+            (c.node.pool, c.node.instance_type, c.node.zone, c.node.capacity_type, c.node.price)
+            for c in cands
+        )
+    )
+    pods = tuple(
+        sorted((ctx.signature(p, _pod_signature) for c in cands for p in c.pods), key=repr)
+    )
+    return (ctx.state.version, nodes, pods)
+
+
+def _outcome(
+    ctx: RoundContext, cands: Sequence[Candidate]
+) -> tuple[Plan, list[PlannedClaim]] | str:
+    """Where the candidates' pods would go, as a valid Underutilized command, or why not.
+    A failure is remembered for candidates alike until the cluster state changes."""
+    key = _signature(ctx, cands)
+    known = ctx.failures.get(key)
+    if known is not None:
+        return known
+    out = _simulate_outcome(ctx, cands)
+    if isinstance(out, str):
+        ctx.failures[key] = out
+    return out
+
+
+def _simulate_outcome(
+    ctx: RoundContext, cands: Sequence[Candidate]
+) -> tuple[Plan, list[PlannedClaim]] | str:
+    names = [c.node.name for c in cands]
+    pods = [p for c in cands for p in c.pods]
+    total = sum(c.node.price or 0.0 for c in cands)
+    floor = ctx.state.cheapest_holding(pods)
+    if floor is None or floor >= total - 1e-9:
+        # No new node could be cheaper: only a delete can save, so solve without pools.
+        plan = ctx.state.simulate(names, pods, new_nodes=False)
+        if not plan.unschedulable:
+            return plan, []
+        key = next(iter(sorted(plan.unschedulable)))
+        cheapest = "no instance type" if floor is None else f"none under ${floor:.4f}/h"
+        return (
+            f"pod {key} fits on no other node, and no new node could be cheaper than "
+            f"${total:.4f}/h ({cheapest} holds its pods)"
+        )
+    plan = ctx.state.simulate(names, pods)
+    if plan.unschedulable:
+        key, reason = next(iter(sorted(plan.unschedulable.items())))
+        return f"pod {key} fits on no other node or new node: {reason}"
+    if not plan.claims:
+        return plan, []
+    if len(plan.claims) > 1:
+        return f"its pods need {len(plan.claims)} new nodes, consolidation launches at most one"
+    narrowed = cheaper_replacement(plan.claims[0], [c.node for c in cands])
+    if isinstance(narrowed, str):
+        return narrowed
+    return plan, [narrowed]
+
+
+def _balanced_refusal(
+    ctx: RoundContext, cands: Sequence[Candidate], saved: float, all_cands: Sequence[Candidate]
+) -> str | None:
+    for pool in sorted({c.node.pool for c in cands}):
+        if ctx.pools[pool].spec.disruption.consolidation_policy != "Balanced":
+            continue
+        mine = [c for c in cands if c.node.pool == pool]
+        members = [c for c in all_cands if c.node.pool == pool]
+        pool_cost = sum(c.node.price or 0.0 for c in members)
+        pool_disruption = sum(max(0.0, c.disruption_cost) for c in members)
+        move = sum(max(0.0, c.disruption_cost) for c in mine)
+        if pool_cost <= 0 or move <= 0 or pool_disruption <= 0:
+            continue
+        share = saved * len(mine) / len(cands)
+        score = (share / pool_cost) / (move / pool_disruption)
+        if score < BALANCED_MIN_SCORE:
+            return (
+                f"nodepool {pool} is Balanced: saving ${share:.4f}/h does not outweigh "
+                f"disrupting its pods (score {score:.2f} < {BALANCED_MIN_SCORE})"
+            )
+    return None
+
+
+def _try(
+    ctx: RoundContext,
+    cands: Sequence[Candidate],
+    all_cands: Sequence[Candidate],
+    *,
+    delete_only: bool = False,
+) -> str | None:
+    """Accept ``cands`` as one command if valid; otherwise say why not."""
+    why = ctx.refusal(cands, UNDERUTILIZED)
+    if why is not None:
+        return why
+    out = _outcome(ctx, cands)
+    if isinstance(out, str):
+        return out
+    plan, replacements = out
+    if delete_only and replacements:
+        return "its pods do not fit on the other nodes"
+    saved = sum(c.node.price or 0.0 for c in cands) - sum(r.price for r in replacements)
+    if saved <= 1e-9:
+        return "replacing it would save nothing"
+    why = _balanced_refusal(ctx, cands, saved, all_cands)
+    if why is not None:
+        return why
+    ctx.accept(UNDERUTILIZED, cands, plan, replacements)
+    return None
+
+
+class _Room:
+    """Requests the other nodes could still take: a quick test before a delete simulation."""
+
+    def __init__(self, ctx: RoundContext) -> None:
+        self.ctx = ctx
+        self.total = (0, 0)
+        self.refresh()
+
+    def refresh(self) -> None:
+        cpu = mem = 0
+        for name in self.ctx.state.nodes:
+            if name not in self.ctx.state.removed:
+                room = self.ctx.state.room(name)
+                cpu += max(0, room[0])
+                mem += max(0, room[1])
+        self.total = (cpu, mem)
+
+    def may_fit(self, c: Candidate) -> bool:
+        own = self.ctx.state.room(c.node.name)
+        cpu = sum(p.requests.get(CPU, 0) for p in c.pods)
+        mem = sum(p.requests.get(MEMORY, 0) for p in c.pods)
+        return cpu <= self.total[0] - max(0, own[0]) and mem <= self.total[1] - max(0, own[1])
+
+
+def consolidatable(ctx: RoundContext, candidates: list[Candidate]) -> list[Candidate]:
+    """The candidates consolidation may take, in the order it tries them; the others of a
+    pool that does not consolidate, or whose price is unknown, are kept with that reason."""
+    out = []
+    for c in candidates:
+        if not c.pods:
+            continue
+        policy = ctx.pools[c.node.pool].spec.disruption.consolidation_policy
+        if policy not in CONSOLIDATING_POLICIES:
+            ctx.kept.setdefault(
+                c.node.name,
+                f"nodepool {c.node.pool} removes only empty nodes (consolidationPolicy: {policy})",
+            )
+        elif c.node.price is None:
+            ctx.kept.setdefault(
+                c.node.name,
+                f"its price is unknown (no {c.node.capacity_type} offering of "
+                f"{c.node.instance_type} in {c.node.zone} in the catalog)",
+            )
+        else:
+            out.append(c)
+    return sorted(out, key=_order_key)
+
+
+def delete_pass(ctx: RoundContext, order: list[Candidate]) -> None:
+    """Delete every node whose pods fit on the others, one at a time."""
+    room = _Room(ctx)
+    for c in order:
+        if not ctx.free(c) or not room.may_fit(c):
+            continue
+        why = _try(ctx, [c], order, delete_only=True)
+        if why is None:
+            room.refresh()
+        elif _is_hold(why):
+            ctx.held[c.node.name] = why
+
+
+def multi_node_pass(ctx: RoundContext, order: list[Candidate], *, repeat: bool = True) -> int:
+    """Replace (or delete) prefixes of several candidates; returns how many commands."""
+    found = 0
+    while True:
+        batch = [c for c in order if ctx.free(c) and ctx.refusal([c], UNDERUTILIZED) is None]
+        batch = _within_budget(ctx, batch)[:MAX_MULTI_NODE]
+        if len(batch) < 2 or not _multi_node(ctx, batch, order):
+            return found
+        found += 1
+        if not repeat:
+            return found
+
+
+def single_node_pass(ctx: RoundContext, order: list[Candidate], *, first_only: bool = False) -> int:
+    """Replace each remaining candidate by one cheaper node; returns how many commands."""
+    found = 0
+    for c in order:
+        if not ctx.free(c):
+            continue
+        why = _try(ctx, [c], order)
+        if why is None:
+            found += 1
+            if first_only:
+                return found
+        elif _is_hold(why):
+            ctx.held[c.node.name] = why
+        else:
+            ctx.kept[c.node.name] = why
+    return found
+
+
+def _is_hold(why: str) -> bool:
+    """A refusal that says "not now" (budget, PDBs) rather than "nothing to gain"."""
+    return ("budget" in why and why.startswith("nodepool")) or "PodDisruptionBudget" in why
+
+
+def consolidate(ctx: RoundContext, candidates: list[Candidate]) -> None:
+    order = consolidatable(ctx, candidates)
+    multi_node_pass(ctx, order)
+    # Karpenter's order puts the dearest nodes first, so its prefixes always include them;
+    # many small nodes whose pods one slightly larger node holds are found cheapest first.
+    multi_node_pass(ctx, sorted(order, key=lambda c: (c.node.price or 0.0, c.node.name)))
+    single_node_pass(ctx, order)
+
+
+def _within_budget(ctx: RoundContext, batch: list[Candidate]) -> list[Candidate]:
+    """The prefix of ``batch`` that the pools' Underutilized budgets allow together."""
+    left: dict[str, int] = {}
+    out = []
+    for c in batch:
+        pool = c.node.pool
+        if pool not in left:
+            left[pool] = ctx.budgets.remaining(pool, UNDERUTILIZED)
+        if left[pool] > 0:
+            left[pool] -= 1
+            out.append(c)
+    return out
+
+
+def _multi_node(ctx: RoundContext, batch: list[Candidate], pool_ok: list[Candidate]) -> bool:
+    """Binary search for the largest valid prefix of at least two; accept it if found."""
+    lo, hi = 2, len(batch)
+    best: int | None = None
+    saved = 0.0
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        out = _outcome(ctx, batch[:mid])
+        if isinstance(out, str):
+            hi = mid - 1
+        else:
+            best = mid
+            saved = sum(c.node.price or 0.0 for c in batch[:mid]) - sum(r.price for r in out[1])
+            lo = mid + 1
+    if best is None:
+        return False
+    if _delete_saves_more(ctx, batch[:best], saved, pool_ok):
+        return True
+    return _try(ctx, batch[:best], pool_ok) is None
+
+
+def _delete_saves_more(
+    ctx: RoundContext, prefix: list[Candidate], saved: float, pool_ok: list[Candidate]
+) -> bool:
+    """Delete one node of ``prefix`` alone when its pods fit on the other nodes and its price
+    exceeds what replacing the whole prefix saves; True if one was deleted.
+
+    Karpenter takes the largest prefix one cheaper node can replace, whatever it saves: with a
+    full node and a nearly empty one, it swaps both for a node costing almost as much as both,
+    where deleting the empty one alone saves more and launches nothing."""
+    room = _Room(ctx)
+    for c in sorted(prefix, key=lambda c: (-(c.node.price or 0.0), c.node.name)):
+        if (c.node.price or 0.0) <= saved + 1e-9:
+            return False
+        if room.may_fit(c) and _try(ctx, [c], pool_ok, delete_only=True) is None:
+            return True
+    return False

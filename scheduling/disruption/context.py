@@ -1,0 +1,104 @@
+"""One round in progress: what it has decided so far and what it may still do.
+
+Every method asks the same questions of a command before it is accepted (are its nodes still
+free to disrupt, does its pool's budget allow this reason, do the PDBs of the pods it evicts
+allow it on top of the round's evictions so far) and records the answer the same way, so a
+round with many commands of several reasons stays within every limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from models.nodepool import NodePool
+from scheduling.disruption.budgets import BudgetLedger
+from scheduling.disruption.pdb import PdbLedger
+from scheduling.disruption.simulate import RoundState
+from scheduling.disruption.types import Candidate, Command
+from scheduling.pods import Pod
+from scheduling.solver import Plan, PlannedClaim
+
+
+@dataclass
+class RoundContext:
+    state: RoundState
+    budgets: BudgetLedger
+    pdbs: PdbLedger
+    pools: Mapping[str, NodePool]
+    commands: list[Command] = field(default_factory=list)
+    taken: set[str] = field(default_factory=set)  # candidate nodes in a command
+    # Candidates held back during the round, with why: budget or PDBs (blocked), or a
+    # method's finding (kept). A later method may still take a node a previous one kept.
+    held: dict[str, str] = field(default_factory=dict)
+    kept: dict[str, str] = field(default_factory=dict)
+    # Outcomes that failed, by candidate signature and state version (see consolidation).
+    failures: dict[tuple[object, ...], str] = field(default_factory=dict)
+    _pod_sigs: dict[int, tuple[Pod, tuple[object, ...]]] = field(default_factory=dict)
+
+    def signature(
+        self, pod: Pod, compute: Callable[[Pod], tuple[object, ...]]
+    ) -> tuple[object, ...]:
+        hit = self._pod_sigs.get(id(pod))
+        if hit is None or hit[0] is not pod:
+            hit = self._pod_sigs[id(pod)] = (pod, compute(pod))
+        return hit[1]
+
+    def free(self, c: Candidate) -> bool:
+        """Still available: in no command and no destination of one."""
+        name = c.node.name
+        return name not in self.taken and name not in self.state.destinations
+
+    def refusal(self, cands: Sequence[Candidate], reason: str) -> str | None:
+        """Why the round may not take ``cands`` for ``reason`` now (budget, PDBs), or None."""
+        per_pool: dict[str, int] = {}
+        for c in cands:
+            per_pool[c.node.pool] = per_pool.get(c.node.pool, 0) + 1
+        for pool, n in sorted(per_pool.items()):
+            if self.budgets.remaining(pool, reason) < n:
+                return self.budgets.describe(pool, reason)
+        pods = [p for c in cands for p in c.pods]
+        if not self.pdbs.can_evict(pods):
+            blocking = next((r for p in pods if (r := self.pdbs.blocking(p))), None)
+            return blocking or (
+                "the PodDisruptionBudgets of its pods allow no more evictions this round"
+            )
+        return None
+
+    def accept(
+        self,
+        reason: str,
+        cands: Sequence[Candidate],
+        plan: Plan,
+        replacements: Sequence[PlannedClaim],
+    ) -> Command:
+        """Record a command whose refusal() was None: take budget and PDB evictions, remove
+        its nodes and place its pods for the rest of the round."""
+        for c in cands:
+            self.budgets.take(c.node.pool, reason)
+        self.pdbs.take([p for c in cands for p in c.pods])
+        names = [c.node.name for c in cands]
+        self.state.apply(names, plan)
+        self.taken.update(names)
+        for name in names:
+            self.held.pop(name, None)
+            self.kept.pop(name, None)
+        where: dict[str, str] = {}
+        for node, pods in plan.existing.items():
+            for p in pods:
+                where[p.key] = node
+        # replacements[i] is plan.claims[i], possibly narrowed to cheaper types.
+        assert len(replacements) == len(plan.claims)
+        for i, claim in enumerate(plan.claims):
+            for p in claim.pods:
+                where[p.key] = f"replacement-{i}"
+        saved = sum(c.node.price or 0.0 for c in cands) - sum(r.price for r in replacements)
+        cmd = Command(
+            reason=reason,
+            nodes=sorted(names),
+            replacements=list(replacements),
+            pods=dict(sorted(where.items())),
+            savings_per_hour=saved,
+        )
+        self.commands.append(cmd)
+        return cmd

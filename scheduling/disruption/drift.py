@@ -1,0 +1,59 @@
+"""Drift: a managed node that no longer matches its NodePool is replaced, whatever it costs.
+
+Three checks, as Karpenter's Drifted condition reasons:
+
+- ``NodePoolDrifted``: the pool's template changed since the claim was launched. The claim's
+  ``karpenter.sh/nodepool-hash`` is compared with the pool's current hash only when the claim
+  carries Joinery's own hash version; a hash written by Karpenter or another Joinery version
+  is never read as drift (the worker re-stamps it), so adopting a fleet never rolls it.
+- ``RequirementsDrifted``: the pool's requirements no longer admit the node's labels.
+- ``InstanceTypeNotFound``: the node's instance type, or its zone and capacity type, is no
+  longer offered in the catalog.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from models.instancetype import InstanceType
+from models.nodepool import NodePool
+from models.nodepool_hash import HASH_ANNOTATION, HASH_VERSION, HASH_VERSION_ANNOTATION
+from models.nodepool_hash import template_hash as pool_hash
+from models.requirements import Requirements
+from scheduling.disruption.cluster import ClaimFacts
+from scheduling.disruption.types import ManagedNode
+
+
+def drift_reason(
+    node: ManagedNode,
+    claim: ClaimFacts,
+    pool: NodePool,
+    types: Mapping[str, InstanceType],
+) -> str | None:
+    """Why ``node`` has drifted from ``pool``, or None."""
+    stamped = claim.annotations.get(HASH_ANNOTATION)
+    if (
+        stamped
+        and claim.annotations.get(HASH_VERSION_ANNOTATION) == HASH_VERSION
+        and stamped != pool_hash(pool)
+    ):
+        return f"NodePoolDrifted: nodepool {pool.name}'s template changed since launch"
+    wanted = Requirements.from_selector_terms(
+        r.to_wire() for r in pool.spec.template.spec.requirements
+    )
+    conflict = Requirements.from_labels(claim.labels).compatible(wanted)
+    if conflict:
+        return f"RequirementsDrifted: nodepool {pool.name} no longer admits it ({conflict})"
+    it = types.get(node.instance_type)
+    if it is None:
+        return f"InstanceTypeNotFound: instance type {node.instance_type!r} is no longer offered"
+    if not any(
+        (not node.zone or o.zone == node.zone)
+        and (not node.capacity_type or o.capacity_type == node.capacity_type)
+        for o in it.offerings
+    ):
+        return (
+            f"InstanceTypeNotFound: {node.instance_type} is no longer offered as "
+            f"{node.capacity_type or 'any capacity type'} in {node.zone or 'any zone'}"
+        )
+    return None

@@ -1,0 +1,83 @@
+"""A whole round: every method in turn on one evolving cluster, within budgets and PDBs.
+
+Karpenter runs one method per pass (the first that finds anything wins) and re-reads the
+cluster between passes. A Joinery round runs all of them, each on the cluster the earlier
+commands leave behind, so one round can remove the empty nodes, roll drifted ones and
+consolidate the rest at once, while budgets and PDBs are counted across all its commands:
+
+1. Empty (every pool), 2. Drifted, 3. Underutilized (delete, multi-node, single-node).
+
+Every candidate ends in a command, in ``blocked`` (budget used up or PDBs exhausted by this
+round) or in ``kept`` with the finding that stopped it; blocked nodes from the candidate
+checks come first, as given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from models.nodepool import NodePool
+from scheduling.disruption.budgets import BudgetLedger
+from scheduling.disruption.consolidation import consolidate
+from scheduling.disruption.context import RoundContext
+from scheduling.disruption.drifted import replace_drifted
+from scheduling.disruption.emptiness import empty_nodes
+from scheduling.disruption.pdb import PdbLedger
+from scheduling.disruption.simulate import RoundState
+from scheduling.disruption.types import (
+    Candidate,
+    ManagedNode,
+    NodeVerdict,
+    RoundDecision,
+)
+from scheduling.problem import Problem
+from scheduling.solver import Plan
+
+
+def decide(
+    problem: Problem,
+    plan: Plan,
+    managed: list[ManagedNode],
+    candidates: list[Candidate],
+    blocked: list[NodeVerdict],
+    budgets: BudgetLedger,
+    pdbs: PdbLedger,
+    pools: Mapping[str, NodePool],
+) -> RoundDecision:
+    ctx = RoundContext(RoundState.after_plan(problem, plan), budgets, pdbs, pools)
+    empty_nodes(ctx, candidates)
+    replace_drifted(ctx, candidates)
+    consolidate(ctx, candidates)
+
+    out_blocked = list(blocked)
+    kept: list[NodeVerdict] = []
+    for c in sorted(candidates, key=lambda c: c.node.name):
+        name = c.node.name
+        if name in ctx.taken:
+            continue
+        if name in ctx.held:
+            out_blocked.append(NodeVerdict(name, ctx.held[name]))
+        elif name in ctx.state.destinations:
+            kept.append(NodeVerdict(name, _receiving(ctx, name)))
+        else:
+            kept.append(NodeVerdict(name, ctx.kept.get(name) or _idle_reason(c)))
+    before = sum(n.price or 0.0 for n in managed) + plan.cost
+    saved = sum(c.savings_per_hour for c in ctx.commands)
+    return RoundDecision(
+        commands=ctx.commands,
+        blocked=sorted(out_blocked, key=lambda v: v.node),
+        kept=kept,
+        cost_before=before,
+        cost_after=before - saved,
+    )
+
+
+def _receiving(ctx: RoundContext, name: str) -> str:
+    sources = sorted(n for cmd in ctx.commands if name in cmd.pods.values() for n in cmd.nodes)
+    return f"receives pods from {', '.join(sources)} this round"
+
+
+def _idle_reason(c: Candidate) -> str:
+    if not c.pods:
+        return "empty, but no method took it"
+    return "no cheaper way to run its pods was found"

@@ -1,0 +1,58 @@
+"""Everything a disruption round decides on, before any method runs: the pending pods'
+plan, the cluster's managed nodes, budgets and PDBs, and the candidates with the blocked
+nodes' reasons. Pure: the caller reads the objects and the clock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from models.instancetype import InstanceType
+from scheduling.disruption.budgets import BudgetLedger
+from scheduling.disruption.candidates import classify
+from scheduling.disruption.cluster import ClusterView, read_cluster
+from scheduling.disruption.pdb import PdbLedger
+from scheduling.disruption.types import Candidate, NodeVerdict
+from scheduling.inputs import Document, Parsed, build_problem
+from scheduling.solver import Plan, Solver
+
+_ROUND_KINDS = frozenset({"PodDisruptionBudget"})
+
+
+@dataclass
+class RoundInputs:
+    """Everything a round decides on, before any method runs."""
+
+    parsed: Parsed
+    solver: Solver
+    plan: Plan
+    cluster: ClusterView
+    budgets: BudgetLedger
+    pdbs: PdbLedger
+    candidates: list[Candidate]
+    blocked: list[NodeVerdict]
+
+
+def prepare_round(
+    documents: Iterable[Document], instance_types: list[InstanceType], now: datetime
+) -> RoundInputs:
+    """Plan the pending pods, read the cluster, count budgets and PDBs, and sort the managed
+    nodes into candidates and blocked ones. Raises ``InputError`` (one line naming the
+    document and field) for invalid input."""
+    docs = list(documents)
+    # PodDisruptionBudgets are the round's, not the planner's (which would warn of them).
+    parsed = build_problem(
+        [d for d in docs if d.body.get("kind") not in _ROUND_KINDS], instance_types
+    )
+    problem = parsed.problem
+    solver = Solver(problem)
+    plan = solver.solve()
+    cluster = read_cluster(docs, problem, instance_types)
+    budgets = BudgetLedger.build(cluster.pools.values(), cluster.managed, now)
+    bound = [p for pods in cluster.node_pods.values() for p in pods]
+    healthy = {key for key, facts in cluster.pods.items() if facts.healthy}
+    pdbs = PdbLedger(cluster.pdbs, bound + problem.pending, healthy)
+    nominated = {name: [p.key for p in pods] for name, pods in plan.existing.items() if pods}
+    candidates, blocked = classify(cluster, nominated, budgets, pdbs, instance_types, now)
+    return RoundInputs(parsed, solver, plan, cluster, budgets, pdbs, candidates, blocked)

@@ -1,0 +1,193 @@
+"""The cluster as a round leaves it, and "where would these pods go without these nodes".
+
+A simulation is the provisioning solver run on the cluster minus some nodes, with their pods
+pending: no code of its own decides placements, so consolidation honours every constraint
+provisioning does (resources, labels, taints, host ports, spread, affinity, volume zones).
+As a round accepts commands, ``RoundState`` removes their nodes and adds the moved pods to
+their destinations, so each later command is simulated on the cluster the earlier ones
+leave behind.
+
+Destinations are the remaining nodes that pods may land on right now: initialized (a pod on a
+node still booting is an error, as in Karpenter), schedulable, and not removed this round.
+In-flight NodeClaims and the pending pods' planned claims are not destinations.
+
+A simulation leaves out nodes that cannot matter, exactly: when no pod that moves has a
+constraint that counts pods beyond its own node (its spread and anti-affinity terms are all
+per hostname, it has no pod affinity, and no running pod's required anti-affinity across a
+wider domain selects it), a node with no room for even one of the pods can change nothing,
+so only the nodes with room are solved over. In a consolidated cluster that is a small part.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from models import labels as L
+from models.resources import CPU, MEMORY, PODS
+from scheduling.pods import AffinityTerm, Pod
+from scheduling.problem import NodeInfo, Problem
+from scheduling.solver import CatalogCache, Plan, Solver
+
+
+def _usable(node: NodeInfo) -> bool:
+    if node.in_flight or not node.schedulable:
+        return False
+    return node.nodepool is None or node.labels.get(L.NODE_INITIALIZED) == "true"
+
+
+def _local_only(pod: Pod) -> bool:
+    """The pod's own constraints look at no node but the one it lands on."""
+    if pod.affinity or pod.preferred_affinity:
+        return False
+    terms = [*pod.anti_affinity, *(t for _, t in pod.preferred_anti_affinity)]
+    return all(t.key == L.HOSTNAME for t in terms) and all(s.key == L.HOSTNAME for s in pod.spreads)
+
+
+def _room(node: NodeInfo) -> tuple[int, int, int]:
+    """Free cpu, memory and pod slots (milli-units, as Resources are)."""
+    cpu = node.allocatable.get(CPU, 0) - sum(p.requests.get(CPU, 0) for p in node.pods)
+    mem = node.allocatable.get(MEMORY, 0) - sum(p.requests.get(MEMORY, 0) for p in node.pods)
+    slots = node.allocatable.get(PODS, 0) - 1000 * len(node.pods)
+    return cpu, mem, slots
+
+
+def _smallest(pods: Sequence[Pod]) -> tuple[int, int, int]:
+    """The least cpu, memory and pod slots any of ``pods`` needs: a node with less room in
+    any of them can take none of the pods."""
+    return (
+        min(p.requests.get(CPU, 0) for p in pods),
+        min(p.requests.get(MEMORY, 0) for p in pods),
+        1,
+    )
+
+
+def _has_room(room: tuple[int, int, int], need: tuple[int, int, int]) -> bool:
+    return room[0] >= need[0] and room[1] >= need[1] and room[2] >= need[2]
+
+
+@dataclass
+class RoundState:
+    """Nodes with the pods they hold after the commands accepted so far."""
+
+    problem: Problem
+    nodes: dict[str, NodeInfo]
+    removed: set[str] = field(default_factory=set)
+    destinations: set[str] = field(default_factory=set)
+    simulations: int = 0
+    version: int = 0  # bumped by every accepted command
+    catalog: CatalogCache = field(default_factory=CatalogCache)
+    _counted_only: dict[str, NodeInfo] = field(default_factory=dict)
+    _rooms: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    _wide_anti: list[AffinityTerm] | None = None
+    _price_order: list[tuple[float, int, int, int]] | None = None
+
+    @classmethod
+    def after_plan(cls, problem: Problem, plan: Plan) -> RoundState:
+        """The cluster once the pending pods' plan is applied to its existing nodes."""
+        nodes: dict[str, NodeInfo] = {}
+        for n in problem.nodes:
+            placed = plan.existing.get(n.name)
+            nodes[n.name] = replace(n, pods=[*n.pods, *placed]) if placed else n
+        return cls(problem, nodes)
+
+    def simulate(
+        self, without: Collection[str], pods: Sequence[Pod], *, new_nodes: bool = True
+    ) -> Plan:
+        """Solve ``pods`` onto the usable nodes other than ``without`` and the removed ones,
+        opening new claims where they fit nowhere (unless ``new_nodes`` is False)."""
+        self.simulations += 1
+        gone = set(without) | self.removed
+        need = _smallest(pods) if pods else (0, 0, 0)
+        if self._prunable(pods):
+            nodes = [
+                n
+                for name, n in self.nodes.items()
+                if name not in gone and _usable(n) and _has_room(self.room(name), need)
+            ]
+        else:
+            # Every node's pods still count toward spread and affinity; a node that cannot
+            # take any of the pods is there as counts only (not a target to try).
+            nodes = []
+            for name, n in self.nodes.items():
+                if name in gone:
+                    continue
+                if _usable(n) and _has_room(self.room(name), need):
+                    nodes.append(n)
+                else:
+                    nodes.append(self._counts_only(name))
+        sub = Problem(
+            nodepools=self.problem.nodepools if new_nodes else [],
+            instance_types=self.problem.instance_types,
+            pending=list(pods),
+            nodes=nodes,
+            daemonsets=self.problem.daemonsets,
+            volume_requirements=self.problem.volume_requirements,
+        )
+        return Solver(sub, catalog=self.catalog).solve()
+
+    def apply(self, removed: Collection[str], plan: Plan) -> None:
+        """Accept a command: its nodes go, its pods join their existing destinations."""
+        self.version += 1
+        self.removed.update(removed)
+        for name, pods in plan.existing.items():
+            node = self.nodes[name]
+            self.nodes[name] = replace(node, pods=[*node.pods, *pods])
+            self.destinations.add(name)
+            self._rooms.pop(name, None)
+            if self._wide_anti is not None:
+                self._wide_anti += _wide_terms(pods)
+
+    def cheapest_holding(self, pods: Sequence[Pod]) -> float | None:
+        """A lower bound on the price of one new node for ``pods``: the cheapest available
+        offering of any type whose allocatable holds their summed cpu, memory and count
+        (labels, taints and DaemonSet overhead ignored, so no real node is cheaper)."""
+        if self._price_order is None:
+            order = []
+            for it in self.problem.instance_types:
+                prices = [o.price for o in it.offerings if o.available]
+                if prices:
+                    a = it.allocatable
+                    order.append((min(prices), a.get(CPU, 0), a.get(MEMORY, 0), a.get(PODS, 0)))
+            self._price_order = sorted(order)
+        cpu = sum(p.requests.get(CPU, 0) for p in pods)
+        mem = sum(p.requests.get(MEMORY, 0) for p in pods)
+        count = 1000 * len(pods)
+        for price, c, m, n in self._price_order:
+            if c >= cpu and m >= mem and n >= count:
+                return price
+        return None
+
+    def _counts_only(self, name: str) -> NodeInfo:
+        node = self.nodes[name]
+        twin = self._counted_only.get(name)
+        if twin is None or twin.pods is not node.pods:
+            twin = self._counted_only[name] = replace(node, schedulable=False)
+        return twin
+
+    def room(self, name: str) -> tuple[int, int, int]:
+        """Free cpu, memory and pod slots of a node now."""
+        hit = self._rooms.get(name)
+        if hit is None:
+            hit = self._rooms[name] = _room(self.nodes[name])
+        return hit
+
+    def _prunable(self, pods: Sequence[Pod]) -> bool:
+        if not all(_local_only(p) for p in pods):
+            return False
+        if self._wide_anti is None:
+            self._wide_anti = _wide_terms(p for n in self.nodes.values() for p in n.pods)
+        return not any(_may_select(t, p) for t in self._wide_anti for p in pods)
+
+
+def _wide_terms(pods: Iterable[Pod]) -> list[AffinityTerm]:
+    """Required anti-affinity terms across more than one node (they bind other pods)."""
+    return [t for p in pods for t in p.anti_affinity if t.key != L.HOSTNAME]
+
+
+def _may_select(term: AffinityTerm, pod: Pod) -> bool:
+    """Whether ``term`` may select ``pod`` (namespace selectors count as yes)."""
+    named = not term.all_namespaces and term.namespace_selector is None and term.namespaces
+    if named and pod.namespace not in term.namespaces:
+        return False
+    return term.selector.matches(pod.labels)

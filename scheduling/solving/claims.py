@@ -1,0 +1,280 @@
+"""Placement on NodeClaims: opening a claim from a NodePool (within its limits) and adding a
+pod to an open claim, narrowing its instance types to those that still hold its pods.
+"""
+
+from __future__ import annotations
+
+from models import labels as L
+from models.instancetype import InstanceType
+from models.requirements import Requirements
+from models.resources import Resources, render
+from scheduling.pods import Pod
+from scheduling.solving.classes import PodClasses
+from scheduling.solving.podclass import PodClass
+from scheduling.taints import untolerated
+from scheduling.targets import (
+    ClaimTarget,
+    Failure,
+    PoolView,
+    instance_type_compatible,
+    min_values_shortfall,
+    ports_conflict,
+    vec_add,
+    vec_fits,
+)
+
+
+class ClaimPlacement(PodClasses):
+    """Opening NodeClaims and adding pods to them."""
+
+    def _types_for(self, pool: PoolView, reqs: Requirements) -> list[InstanceType]:
+        key = (id(pool), self._sig(reqs))
+        types = self._pool_types.get(key)
+        if types is None:
+            types = [
+                it
+                for it in pool.instance_types
+                if instance_type_compatible(it, reqs, self.instance_keys, self.offers)
+            ]
+            self._pool_types[key] = types
+        return types
+
+    def _fit(self, types: list[InstanceType], need: list[int]) -> list[InstanceType]:
+        vec = self._alloc_vec
+        return [it for it in types if vec_fits(need, vec(it))]
+
+    def _alloc_vec(self, it: InstanceType) -> list[int]:
+        v = self._alloc_cache.get(it.name)
+        if v is None:
+            v = self.vec(it.allocatable)
+            self._alloc_cache[it.name] = v
+        return v
+
+    def _try_claim(self, cls: PodClass, pod: Pod, c: ClaimTarget) -> Failure | None:
+        pool = c.pool
+        assert pool is not None
+        tol = cls.pool_cache.get(id(pool))
+        if tol is None:
+            tol = untolerated(pool.taints, cls.tolerations) is None
+            cls.pool_cache[id(pool)] = tol
+        if not tol:
+            return Failure("taint not tolerated", True)
+        if cls.host_ports and ports_conflict(c.host_ports, cls.host_ports):
+            return Failure("host port in use", True)
+        reqs = self._merge(c.requirements, cls.reqs)
+        if isinstance(reqs, Failure):
+            return reqs
+        topo = self._topology(cls, c, reqs)
+        if isinstance(topo, Failure):
+            return topo
+        need = vec_add(c.used, cls.vec)
+        types = c.types
+        target = c.target
+        if topo is not c.requirements:
+            types = self._narrow_types(types, topo)
+            if target is not None and target not in types:
+                target = None
+        if target is not None and not vec_fits(need, c.cap):
+            return Failure("claim is full", topo is reqs)
+        fitting = self._fit_lazy(types, need)
+        if fitting is None:
+            return Failure("no instance type has room", topo is reqs)
+        if target is None:
+            target = self._target(fitting, topo, need)
+        if pool.min_values:
+            fitting = self._fit(fitting, need)
+            if min_values_shortfall(fitting, topo, pool.min_values):
+                return Failure("minValues not met", topo is reqs)
+        c.requirements = topo
+        c.types = fitting
+        if target is not c.target:
+            c.target = target
+            c.cap = self._alloc_vec(target)
+        c.used = need
+        c.pods.append(pod)
+        self._placed_class[id(pod)] = cls
+        c.host_ports.update(cls.host_ports)
+        if pool.remaining is not None:
+            self._rereserve(c)
+        self._record(cls, pod, c)
+        return None
+
+    def _merge(self, a: Requirements, b: Requirements) -> Requirements | Failure:
+        """a ∩ b, memoised; returns ``a`` itself when b adds nothing, so identity means equal."""
+        key = (id(a), id(b))
+        hit = self._merged.get(key)
+        if hit is not None and hit[0] is a and hit[1] is b:
+            return hit[2]  # type: ignore[return-value]
+        why = a.compatible(b, self.allow_undefined)
+        result: Requirements | Failure
+        if why is not None:
+            result = Failure(f"requirements conflict: {why}", True)
+        else:
+            merged = a.with_requirements(b)
+            result = a if all(merged[k] == a.get(k) for k in merged) else merged
+        self._merged[key] = (a, b, result)
+        return result
+
+    def _narrow_types(self, types: list[InstanceType], reqs: Requirements) -> list[InstanceType]:
+        key = (id(types), self._sig(reqs))
+        hit = self._narrowed.get(key)
+        if hit is not None and hit[0] is types:
+            return hit[1]
+        out = [
+            it
+            for it in types
+            if instance_type_compatible(it, reqs, self.instance_keys, self.offers)
+        ]
+        self._narrowed[key] = (types, out)
+        return out
+
+    def _target(
+        self, types: list[InstanceType], reqs: Requirements, need: list[int]
+    ) -> InstanceType:
+        """The type a claim is filled toward: the best price per unit of the workload's mix.
+
+        A type's worth is how many copies of the pending pods' aggregate request mix its
+        allocatable holds (its binding resource decides); among types within 3% of the best
+        price for that worth, the largest wins, so fewer nodes carry the same pods. Filling
+        every claim to the largest type instead (what first-fit alone does) buys the few
+        biggest sizes, whose prices are rarely the best.
+        """
+        key = (id(types), self._sig(reqs), tuple(need))
+        hit = self._targets.get(key)
+        if hit is not None and hit[0] is types:
+            return hit[1]
+        prices = self.offers.price_map(reqs)
+        demand = self._demand
+        scored: list[tuple[float, float, InstanceType]] = []
+        for it in types:
+            alloc = self._alloc_vec(it)
+            if not vec_fits(need, alloc):
+                continue
+            price = prices.get(it.name)
+            if price is None:
+                continue
+            worth = min(
+                (alloc[i] / demand[i] for i in range(len(demand)) if demand[i] > 0),
+                default=1.0,
+            )
+            if worth <= 0:
+                continue
+            scored.append((price / worth, worth, it))
+        if not scored:
+            best = types[0]
+        else:
+            floor = min(s[0] for s in scored)
+            best = max(
+                (s for s in scored if s[0] <= floor * 1.03), key=lambda s: (s[1], s[2].name)
+            )[2]
+        self._targets[key] = (types, best)
+        return best
+
+    def _fit_lazy(self, types: list[InstanceType], need: list[int]) -> list[InstanceType] | None:
+        """Drop leading types that cannot hold ``need`` (they never will again); None if none can.
+
+        Types are kept largest first, so the first type usually fits and nothing is scanned;
+        types further down are checked when a claim is finalised.
+        """
+        vec = self._alloc_vec
+        for i, it in enumerate(types):
+            if vec_fits(need, vec(it)):
+                return types if i == 0 else types[i:]
+        return None
+
+    def _rereserve(self, c: ClaimTarget) -> None:
+        pool = c.pool
+        assert pool is not None and pool.remaining is not None
+        cap = self._capacity_vec(c.types)
+        if c.reserved is not None:
+            pool.remaining = [r + x for r, x in zip(pool.remaining, c.reserved, strict=True)]
+        pool.remaining = [r - x for r, x in zip(pool.remaining, cap, strict=True)]
+        c.reserved = cap
+
+    def _capacity_vec(self, types: list[InstanceType]) -> list[int]:
+        """The most a claim could take from its pool's limits: the max capacity of its types."""
+        out = [0] * (len(self.dims) + 1)
+        for it in types:
+            for i, d in enumerate(self.dims):
+                v = it.capacity.get(d, 0)
+                if v > out[i]:
+                    out[i] = v
+        out[-1] = 1000  # one node
+        return out
+
+    def _within_limits(self, pool: PoolView, it: InstanceType) -> bool:
+        if pool.remaining is None:
+            return True
+        for i, d in enumerate(self.dims):
+            if it.capacity.get(d, 0) > pool.remaining[i]:
+                return False
+        for k, v in pool.other_limits.items():
+            if it.capacity.get(k, 0) > v:
+                return False
+        return pool.remaining[-1] >= 1000
+
+    def _new_claim(self, cls: PodClass, pod: Pod, pool: PoolView) -> str | None:
+        if untolerated(pool.taints, cls.tolerations) is not None:
+            t = untolerated(pool.taints, cls.tolerations)
+            assert t is not None
+            return f"nodepool {pool.name}: taint {t.describe()} is not tolerated"
+        why = pool.requirements.compatible(cls.reqs, self.allow_undefined)
+        if why is not None:
+            return f"nodepool {pool.name}: {why}"
+        reqs = pool.requirements.with_requirements(cls.reqs)
+        types = self._types_for(pool, reqs)
+        if not types:
+            return (
+                f"nodepool {pool.name}: no instance type has an available offering "
+                f"matching {_describe(reqs)}"
+            )
+        need = vec_add(pool.daemon_overhead, cls.vec)
+        fit_key = (id(types), tuple(need))
+        hit = self._fitted.get(fit_key)
+        if hit is not None and hit[0] is types:
+            fitting = hit[1]
+        else:
+            fitting = sorted(self._fit(types, need), key=self._size_key, reverse=True)
+            self._fitted[fit_key] = (types, fitting)
+        if not fitting:
+            overhead = dict(zip(self.dims, pool.daemon_overhead, strict=True))
+            plus = f" plus daemonset overhead {_fmt(overhead)}" if any(overhead.values()) else ""
+            return (
+                f"nodepool {pool.name}: no instance type fits requests {_fmt(cls.requests)}{plus}"
+            )
+
+        if pool.remaining is not None:
+            fitting = [it for it in fitting if self._within_limits(pool, it)]
+            if not fitting:
+                return f"nodepool {pool.name}: limits would be exceeded"
+        self._claim_seq += 1
+        hostname = f"hostname-placeholder-{self._claim_seq:05d}"
+        claim = ClaimTarget(
+            hostname=hostname,
+            requirements=pool.requirements,
+            taints=pool.taints,
+            used=list(pool.daemon_overhead),
+            pool=pool,
+            types=fitting,
+            index=self._claim_seq,
+        )
+        failure = self._try_claim(cls, pod, claim)
+        if failure is not None:
+            if failure.reason == "minValues not met":
+                short = min_values_shortfall(self._fit(claim.types, need), reqs, pool.min_values)
+                return f"nodepool {pool.name}: {short}"
+            return f"nodepool {pool.name}: {failure.reason}"
+        self.claims.append(claim)
+        self.targets.append(claim)
+        return None
+
+    def _size_key(self, it: InstanceType) -> tuple[int, ...]:
+        return tuple(self._alloc_vec(it))
+
+
+def _fmt(res: Resources) -> str:
+    return "{" + ", ".join(f"{k}={v}" for k, v in render(res).items() if res.get(k)) + "}"
+
+
+def _describe(reqs: Requirements) -> str:
+    return ", ".join(r.describe() for k, r in sorted(reqs.items()) if k != L.HOSTNAME)

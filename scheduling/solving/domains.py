@@ -1,0 +1,188 @@
+"""Topology domains: which zones / hostnames a pod class may use, and how spread,
+affinity and anti-affinity narrow a target's requirements when a pod is placed on it.
+"""
+
+from __future__ import annotations
+
+from models import labels as L
+from models.requirements import Requirement, Requirements
+from scheduling.pods import Pod
+from scheduling.solving.podclass import PodClass
+from scheduling.solving.setup import SolverSetup
+from scheduling.taints import untolerated
+from scheduling.targets import (
+    ClaimTarget,
+    ExistingTarget,
+    Failure,
+    Target,
+    instance_type_compatible,
+)
+from scheduling.topology import AFFINITY, SPREAD
+
+
+class TopologyDomains(SolverSetup):
+    """Topology domains of pod classes and targets."""
+
+    def _eligible_domains(
+        self, cls: PodClass, key: str, honor_affinity: bool, honor_taints: bool
+    ) -> set[str]:
+        """Domains a spread counts: those a compatible pool or node can provide to the pod."""
+        ck = (self._sig(cls.reqs), cls.tolerations, key, honor_affinity, honor_taints)
+        hit = self._eligible.get(ck)
+        if hit is None:
+            hit = self._compute_eligible(cls, key, honor_affinity, honor_taints)
+            self._eligible[ck] = hit
+        return hit
+
+    def _compute_eligible(
+        self, cls: PodClass, key: str, honor_affinity: bool, honor_taints: bool
+    ) -> set[str]:
+        """Domains a spread counts. nodeTaintsPolicy Ignore (the default) counts domains of
+        pools whose taints the pod does not tolerate; Honor leaves them out."""
+        out: set[str] = set()
+        for pool in self.pools:
+            if honor_taints and untolerated(pool.taints, cls.tolerations) is not None:
+                continue
+            if honor_affinity and pool.requirements.compatible(cls.reqs, self.allow_undefined):
+                continue
+            merged = (
+                pool.requirements.with_requirements(cls.reqs)
+                if honor_affinity
+                else pool.requirements
+            )
+            for it in pool.instance_types:
+                if key in (L.ZONE, L.CAPACITY_TYPE):
+                    zr = merged.get_or_exists(L.ZONE)
+                    cr = merged.get_or_exists(L.CAPACITY_TYPE)
+                    if honor_affinity and not instance_type_compatible(
+                        it, merged, self.instance_keys
+                    ):
+                        continue
+                    for o in it.offerings:
+                        if o.available and zr.has(o.zone) and cr.has(o.capacity_type):
+                            out.add(o.zone if key == L.ZONE else o.capacity_type)
+                else:
+                    r = it.requirements.get(key) or merged.get(key)
+                    if r is not None and not r.complement:
+                        out.update(v for v in r.values if merged.get_or_exists(key).has(v))
+        for t in self.existing:
+            v = t.labels.get(key)
+            if v is None:
+                continue
+            if honor_affinity and t.requirements.compatible(cls.reqs, self.allow_undefined):
+                continue
+            if honor_taints and untolerated(t.taints, cls.tolerations) is not None:
+                continue
+            out.add(v)
+        return out
+
+    def _claim_domains(self, t: Target, key: str, reqs: Requirements) -> list[str] | None:
+        if key == L.HOSTNAME:
+            return [t.hostname]
+        if isinstance(t, ExistingTarget):
+            v = t.labels.get(key)
+            return None if v is None else [v]
+        assert isinstance(t, ClaimTarget)
+        if key in (L.ZONE, L.CAPACITY_TYPE):
+            universe = (
+                len(self.universe.get(L.ZONE, ())),
+                len(self.universe.get(L.CAPACITY_TYPE, ())),
+            )
+            zones, cts = self.offers.zones_and_types(t.types, reqs, universe)
+            return sorted(zones if key == L.ZONE else cts)
+        r = reqs.get(key)
+        if r is None:
+            return None
+        if not r.complement:
+            return sorted(r.values)
+        return sorted(v for v in self.universe.get(key, ()) if r.has(v))
+
+    def _domain_price(self, t: Target, key: str, reqs: Requirements, domain: str) -> float:
+        if not isinstance(t, ClaimTarget) or key not in (L.ZONE, L.CAPACITY_TYPE):
+            return 0.0
+        zones, cts = self.offers.offered(t.types, reqs)
+        return (zones if key == L.ZONE else cts).get(domain, float("inf"))
+
+    def _topology(self, cls: PodClass, t: Target, reqs: Requirements) -> Requirements | Failure:
+        if not cls.own and not cls.inverse:
+            return reqs
+        allowed: dict[str, list[str]] = {}
+        pin: set[str] = set()
+        for g, spread in cls.own:
+            doms = allowed.get(g.key)
+            if doms is None:
+                doms = self._claim_domains(t, g.key, reqs)
+                if doms is None:
+                    return Failure(f"nodes here carry no {g.key} label for {g.describe()}", True)
+            counts = g.counts
+            if g.kind == SPREAD:
+                assert spread is not None
+                eligible = cls.eligible.get(g.key, set())
+                if g.key == L.HOSTNAME or (
+                    spread.min_domains is not None and len(eligible) < spread.min_domains
+                ):
+                    floor = 0
+                else:
+                    floor = min((counts.get(d, 0) for d in eligible), default=0)
+                selfsel = cls.self_selecting[id(g)]
+                ok = [d for d in doms if counts.get(d, 0) + selfsel - floor <= g.max_skew]
+                if g.key != L.HOSTNAME and eligible:
+                    ok = [d for d in ok if d in eligible]
+                if not ok:
+                    return Failure(f"{g.describe()} would be violated", g.key == L.HOSTNAME)
+                least = min(counts.get(d, 0) for d in ok)
+                ok = [d for d in ok if counts.get(d, 0) == least]
+                pin.add(g.key)
+            elif g.kind == AFFINITY:
+                if any(c > 0 for c in counts.values()):
+                    ok = [d for d in doms if counts.get(d, 0) > 0]
+                elif cls.self_selecting[id(g)]:
+                    ok = list(doms)
+                else:
+                    return Failure(f"{g.describe()}: no matching pod is running or planned", False)
+                if not ok:
+                    return Failure(f"{g.describe()}: not in a domain with a matching pod", False)
+                pin.add(g.key)
+            else:  # ANTI
+                ok = [d for d in doms if counts.get(d, 0) == 0]
+                if not ok:
+                    return Failure(f"{g.describe()} would be violated", True)
+                pin.add(g.key)
+            allowed[g.key] = ok
+        for g in cls.inverse:
+            if not g.owner_domains:
+                continue
+            doms = allowed.get(g.key)
+            if doms is None:
+                doms = self._claim_domains(t, g.key, reqs)
+                if doms is None:
+                    continue
+            ok = [d for d in doms if d not in g.owner_domains]
+            if not ok:
+                return Failure(f"anti-affinity of a pod already placed ({g.describe()})", True)
+            allowed[g.key] = ok
+        extra: list[Requirement] = []
+        for key, doms in allowed.items():
+            if key == L.HOSTNAME:
+                continue
+            if key in pin and len(doms) > 1:
+                doms = [min(doms, key=lambda d: (self._domain_price(t, key, reqs, d), d))]
+            current = reqs.get(key)
+            wanted = frozenset(doms)
+            if current is not None and not current.complement and current.values == wanted:
+                continue
+            extra.append(Requirement(key, False, wanted))
+        if not extra:
+            return reqs
+        narrowed = reqs.with_requirements(extra)
+        return narrowed
+
+    def _record(self, cls: PodClass, pod: Pod, t: Target) -> None:
+        if not cls.matching and not cls.owned_anti:
+            return
+        domains: dict[str, list[str]] = {}
+        for g in cls.matching + cls.owned_anti:
+            if g.key not in domains:
+                d = self._claim_domains(t, g.key, t.requirements)
+                domains[g.key] = d or []
+        self.topology.record(pod, cls.matching, cls.owned_anti, domains)

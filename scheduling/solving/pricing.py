@@ -1,0 +1,71 @@
+"""Pricing a claim: its instance types cheapest first, and the PlannedClaim it becomes."""
+
+from __future__ import annotations
+
+from operator import le
+
+from models import labels as L
+from models.instancetype import InstanceType
+from models.requirements import Requirement, Requirements
+from scheduling.solving.placement import Placement
+from scheduling.solving.result import PlannedClaim
+from scheduling.targets import (
+    ClaimTarget,
+)
+
+MAX_INSTANCE_TYPES = 600
+
+
+class Pricing(Placement):
+    """Pricing claims and turning them into PlannedClaims."""
+
+    def _price_order(
+        self, types: list[InstanceType], reqs: Requirements
+    ) -> list[tuple[float, InstanceType, list[int]]]:
+        """Types with an allowed offering, cheapest first (ties by name), memoised per list."""
+        key = (id(types), reqs.get(L.ZONE), reqs.get(L.CAPACITY_TYPE))
+        hit = self._orders.get(key)
+        if hit is not None and hit[0] is types:
+            return hit[1]
+        prices = self.offers.price_map(reqs)
+        order = sorted(
+            ((prices[it.name], it.name, it) for it in types if it.name in prices),
+            key=lambda x: (x[0], x[1]),
+        )
+        out = [(p, it, self._alloc_vec(it)) for p, _, it in order]
+        self._orders[key] = (types, out)
+        return out
+
+    def _finalize(self, c: ClaimTarget) -> PlannedClaim:
+        assert c.pool is not None
+        reqs = c.requirements
+        need = c.used
+        listed: list[InstanceType] = []
+        price = 0.0
+        for p, it, alloc in self._price_order(c.types, reqs):
+            if all(map(le, need, alloc)):
+                if not listed:
+                    price = p
+                listed.append(it)
+                if len(listed) == MAX_INSTANCE_TYPES:
+                    break
+        universe = (len(self.universe.get(L.ZONE, ())), len(self.universe.get(L.CAPACITY_TYPE, ())))
+        zones, cts = self.offers.zones_and_types(listed, reqs, universe)
+        out_reqs = Requirements(r for k, r in reqs.items() if k != L.HOSTNAME).with_requirements(
+            [
+                Requirement(L.INSTANCE_TYPE, False, frozenset(it.name for it in listed)),
+                Requirement(L.ZONE, False, zones),
+                Requirement(L.CAPACITY_TYPE, False, cts),
+            ]
+        )
+        requests = dict(zip(self.dims, c.used, strict=True))
+        return PlannedClaim(
+            nodepool=c.pool.name,
+            instance_types=listed,
+            requirements=out_reqs,
+            zones=sorted(zones),
+            capacity_types=sorted(cts),
+            price=price,
+            requests={k: v for k, v in requests.items() if v},
+            pods=list(c.pods),
+        )

@@ -1,0 +1,275 @@
+"""The solver's state and what it derives before placing any pod: resource dimensions,
+each NodePool's view (compatible instance types, daemonset overhead, limits), the
+existing and in-flight nodes as targets, and the topology counts their bound pods make.
+
+Every later layer (domains, classes, claims, placement, pricing, slack) reads this state;
+a consolidation simulation changes the Problem it starts from, never this code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from models import labels as L
+from models.instancetype import InstanceType
+from models.requirements import Requirements
+from models.resources import CPU, MEMORY, PODS, Resources, add
+from scheduling.pods import Pod
+from scheduling.problem import Problem
+from scheduling.solving.catalog import CatalogCache
+from scheduling.solving.podclass import PodClass, RelaxState
+from scheduling.taints import Taint, untolerated
+from scheduling.targets import (
+    ClaimTarget,
+    ExistingTarget,
+    PoolView,
+    Target,
+    instance_type_compatible,
+)
+from scheduling.topology import Topology
+
+
+class SolverSetup:
+    """The solver's state and setup (see the module docstring)."""
+
+    # Set by Solver.solve before any pod is placed.
+    _demand: list[int]
+    _memory_per_cpu: float
+
+    def __init__(
+        self, problem: Problem, order: str = "balanced", catalog: CatalogCache | None = None
+    ) -> None:
+        """``order`` is "balanced" (ours) or "cpu" (Karpenter's: cpu, then memory, descending;
+        with first-fit claims this is the first-fit-decreasing baseline benchmarks compare to).
+
+        ``catalog`` carries what depends only on the pools and the instance types from one
+        solve to the next (disruption runs hundreds of simulations on one catalog)."""
+        if order not in ("balanced", "cpu"):
+            raise ValueError(f"unknown order {order!r}")
+        self.catalog = catalog if catalog is not None else CatalogCache()
+        self.problem = problem
+        self.order = order
+        self.topology = Topology()
+        self.dims = self._dimensions()
+        self.dim_index = {d: i for i, d in enumerate(self.dims)}
+        self.instance_keys = self._instance_keys()
+        self.allow_undefined = L.WELL_KNOWN_LABELS | self.instance_keys
+        self.universe: dict[str, set[str]] = {}
+        self.pools = self._pools()
+        self.targets: list[Target] = []
+        self.existing: list[ExistingTarget] = []
+        self.claims: list[ClaimTarget] = []
+        self.failed: dict[str, str] = {}
+        self.states: dict[int, RelaxState] = {}
+        self._classes: dict[tuple[object, ...], PodClass] = {}
+        self._req_sig: dict[int, tuple[object, ...]] = {}
+        self._label_keys = self._selector_label_keys()
+        self._pool_types: dict[tuple[int, tuple[object, ...]], list[InstanceType]] = {}
+        self._domain_cost: dict[tuple[int, str], dict[str, float]] = {}
+        self._claim_seq = 0
+        self.offers = self.catalog.offers(problem.instance_types)
+        self._merged: dict[tuple[int, int], tuple[Requirements, Requirements, object]] = {}
+        self._narrowed: dict[
+            tuple[int, tuple[object, ...]], tuple[list[InstanceType], list[InstanceType]]
+        ] = {}
+        self._keep_alive: list[object] = []
+        self._placed_class: dict[int, PodClass] = {}
+        self._orders: dict[
+            tuple[object, ...],
+            tuple[list[InstanceType], list[tuple[float, InstanceType, list[int]]]],
+        ] = {}
+        self._targets: dict[tuple[object, ...], tuple[list[InstanceType], InstanceType]] = {}
+        self._fitted: dict[
+            tuple[int, tuple[int, ...]], tuple[list[InstanceType], list[InstanceType]]
+        ] = {}
+        self._eligible: dict[tuple[object, ...], set[str]] = {}
+        self._alloc_cache: dict[str, list[int]] = {}
+
+    def _dimensions(self) -> list[str]:
+        names = {CPU, MEMORY, PODS}
+        for p in self.problem.pending:
+            names.update(p.requests)
+        for ds in self.problem.daemonsets:
+            names.update(ds.requests)
+        for np in self.problem.nodepools:
+            names.update(k for k in np.spec.limits if k != "nodes")
+        return [CPU, MEMORY, PODS, *sorted(names - {CPU, MEMORY, PODS})]
+
+    def vec(self, res: Resources) -> list[int]:
+        v = [0] * len(self.dims)
+        for k, amount in res.items():
+            i = self.dim_index.get(k)
+            if i is not None:
+                v[i] = amount
+        return v
+
+    def _instance_keys(self) -> frozenset[str]:
+        return self.catalog.instance_keys(self.problem.instance_types)
+
+    def _selector_label_keys(self) -> frozenset[str]:
+        """Pod label keys any selector looks at: other labels cannot change a placement."""
+        keys: set[str] = set(_selector_keys(self.problem.pending))
+        for n in self.problem.nodes:
+            keys.update(self.catalog.node_selector_keys(n.pods, _selector_keys))
+        return frozenset(keys)
+
+    def _pools(self) -> list[PoolView]:
+        pools = []
+        for np in sorted(self.problem.nodepools, key=lambda n: (-(n.spec.weight or 0), n.name)):
+            reqs = np.requirements()
+            taints = tuple(_taint(t.key, t.value, t.effect) for t in np.spec.template.spec.taints)
+            types = self.catalog.pool_types(
+                np,
+                self.problem.instance_types,
+                lambda reqs=reqs: [  # type: ignore[misc]
+                    it
+                    for it in self.problem.instance_types
+                    if instance_type_compatible(it, reqs, self.instance_keys)
+                ],
+            )
+            overhead = self._daemon_overhead(reqs, taints)
+            remaining = None
+            if np.spec.limits:
+                limits = np.limits_milli()
+                used: Resources = {}
+                for node in self.problem.nodes:
+                    if node.nodepool == np.name:
+                        used = add(used, node.capacity, {"nodes": 1000})
+                remaining_res = {k: v - used.get(k, 0) for k, v in limits.items()}
+                remaining = [remaining_res.get(d, 1 << 62) for d in self.dims]
+                remaining.append(remaining_res.get("nodes", 1 << 62))
+                other = {
+                    k: v
+                    for k, v in remaining_res.items()
+                    if k not in self.dim_index and k != "nodes"
+                }
+            min_values = {
+                L.normalize(r.key): r.min_values
+                for r in np.spec.template.spec.requirements
+                if r.min_values
+            }
+            pv = PoolView(
+                np.name,
+                np.spec.weight or 0,
+                reqs,
+                taints,
+                types,
+                self.vec(overhead),
+                remaining,
+                min_values,
+                other if np.spec.limits else {},
+            )
+            pools.append(pv)
+            for key, values in self.catalog.type_labels(np, types).items():
+                self.universe.setdefault(key, set()).update(values)
+            for key, r in reqs.items():
+                if not r.complement:
+                    self.universe.setdefault(key, set()).update(r.values)
+        return pools
+
+    def _daemon_overhead(self, reqs: Requirements, taints: Sequence[object]) -> Resources:
+        total: Resources = {}
+        for ds in self.problem.daemonsets:
+            if untolerated(taints, ds.tolerations) is not None:  # type: ignore[arg-type]
+                continue
+            ds_reqs = ds.node_selector
+            if ds.required_terms:
+                if not any(
+                    reqs.compatible(ds_reqs.with_requirements(t), self.allow_undefined) is None
+                    for t in ds.required_terms
+                ):
+                    continue
+            elif reqs.compatible(ds_reqs, self.allow_undefined) is not None:
+                continue
+            total = add(total, ds.requests)
+        return total
+
+    def _existing(self) -> None:
+        for node in self.problem.nodes:
+            if not node.schedulable:
+                continue
+            used: Resources = {}
+            ports: set[tuple[str, int, str]] = set()
+            for p in node.pods:
+                used = add(used, p.requests)
+                ports.update(p.host_ports)
+            alloc = self.vec(node.allocatable)
+            # A node's pod capacity: missing dims (e.g. pods) mean zero room, as the kubelet.
+            t = ExistingTarget(
+                hostname=node.labels.get(L.HOSTNAME, node.name),
+                requirements=node.requirements,
+                taints=node.taints,
+                used=self.vec(used),
+                host_ports=ports,
+                pods=list(node.pods),
+                base_used=self.vec(used),
+                name=node.name,
+                allocatable=alloc,
+                labels=node.labels,
+                nodepool=node.nodepool,
+                in_flight=node.in_flight,
+            )
+            self.existing.append(t)
+            self.targets.append(t)
+            for key, value in node.labels.items():
+                self.universe.setdefault(key, set()).add(value)
+
+    def _bound_pods_topology(self) -> None:
+        """Count pods already running, and let their anti-affinity block domains."""
+        for node in self.problem.nodes:
+            for p in node.pods:
+                for term in p.anti_affinity:
+                    self.topology.affinity_group(p, term, anti=True)
+        groups = list(self.topology.groups)
+        for node in self.problem.nodes:
+            host = node.labels.get(L.HOSTNAME, node.name)
+            for p in node.pods:
+                owned = [self.topology.affinity_group(p, t, anti=True) for t in p.anti_affinity]
+                matching = [g for g in groups if g.selects(p)]
+                domains = {
+                    g.key: ([host] if g.key == L.HOSTNAME else [node.labels[g.key]])
+                    for g in matching + owned
+                    if g.key == L.HOSTNAME or g.key in node.labels
+                }
+                self.topology.record(p, matching, owned, domains)
+
+    def _declare_groups(self) -> None:
+        """Create every group the pending pods can use, before anything is counted."""
+        for p in self.problem.pending:
+            for s in p.spreads:
+                self.topology.spread_group(p, s)
+            for t in p.affinity:
+                self.topology.affinity_group(p, t, anti=False)
+            for _, t in p.preferred_affinity:
+                self.topology.affinity_group(p, t, anti=False)
+            for t in p.anti_affinity:
+                self.topology.affinity_group(p, t, anti=True)
+            for _, t in p.preferred_anti_affinity:
+                self.topology.affinity_group(p, t, anti=True)
+
+    def _sig(self, reqs: Requirements) -> tuple[object, ...]:
+        key = id(reqs)
+        sig = self._req_sig.get(key)
+        if sig is None:
+            sig = tuple(
+                (r.key, r.complement, tuple(sorted(r.values)), r.gt, r.lt, r.min_values)
+                for r in sorted(reqs.values(), key=lambda r: r.key)
+            )
+            self._req_sig[key] = sig
+            self._keep_alive.append(reqs)
+        return sig
+
+
+def _selector_keys(pods: Sequence[Pod]) -> frozenset[str]:
+    keys: set[str] = set()
+    for p in pods:
+        sels = [s.selector for s in p.spreads]
+        sels += [t.selector for t in p.affinity + p.anti_affinity]
+        sels += [t.selector for _, t in p.preferred_affinity + p.preferred_anti_affinity]
+        for s in sels:
+            keys.update(c[0] for c in s.clauses)
+    return frozenset(keys)
+
+
+def _taint(key: str, value: str | None, effect: str) -> Taint:
+    return Taint(key, value or "", effect)

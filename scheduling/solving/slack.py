@@ -1,0 +1,113 @@
+"""Slack filling: moving unconstrained pods into the room claims pay for anyway, so fewer
+or cheaper claims remain.
+"""
+
+from __future__ import annotations
+
+from operator import le
+
+from scheduling.pods import Pod
+from scheduling.solving.podclass import PodClass
+from scheduling.solving.pricing import Pricing
+from scheduling.taints import untolerated
+from scheduling.targets import (
+    ClaimTarget,
+    vec_add,
+)
+
+
+class SlackFilling(Pricing):
+    """Filling the slack of open claims with unconstrained pods."""
+
+    def _cheapest_room(self, c: ClaimTarget) -> list[int] | None:
+        """Allocatable of the cheapest type that holds the claim's pods (what it will cost)."""
+        for _, _, alloc in self._price_order(c.types, c.requirements):
+            if all(map(le, c.used, alloc)):
+                return alloc
+        return None
+
+    def _size(self, vec: list[int]) -> float:
+        return vec[0] * self._memory_per_cpu + vec[1]
+
+    @staticmethod
+    def _flexible(cls: PodClass) -> bool:
+        """Pods no topology rule mentions and with no host ports: moving them changes no count."""
+        return not (cls.own or cls.matching or cls.owned_anti or cls.inverse or cls.host_ports)
+
+    def _fill_slack(self) -> None:
+        """Move unconstrained pods into the room claims pay for anyway.
+
+        A claim costs its cheapest type that holds its pods, which is usually a little more
+        than they need (most of all on claims that hostname rules keep small). Pods no
+        topology rule mentions move from the claims holding them into that room when the
+        receiving claim accepts them without narrowing; the receiver's price is unchanged
+        and the giver's can only drop, so the plan never gets dearer. Pools with limits are
+        left alone: a giver's type list grows again, which would move its reservation.
+        """
+        claims = [c for c in self.claims if c.pool is not None and c.pool.remaining is None]
+        donors: list[tuple[ClaimTarget, dict[int, tuple[PodClass, list[Pod]]]]] = []
+        for c in claims:
+            groups: dict[int, tuple[PodClass, list[Pod]]] = {}
+            for p in c.pods:
+                cls = self._placed_class.get(id(p))
+                if cls is not None and self._flexible(cls):
+                    groups.setdefault(id(cls), (cls, []))[1].append(p)
+            if groups:
+                donors.append((c, groups))
+        if not donors:
+            return
+        donors.sort(key=lambda d: (-sum(len(v[1]) for v in d[1].values()), d[0].index))
+        for i, (donor, groups) in enumerate(donors):  # largest pods first within each donor
+            donors[i] = (
+                donor,
+                dict(sorted(groups.items(), key=lambda kv: -self._size(kv[1][0].vec))),
+            )
+        before = {id(d): self._full_price(d) for d, _ in donors}
+        moves: dict[int, list[tuple[ClaimTarget, Pod, PodClass]]] = {}
+        for target in sorted(claims, key=lambda c: c.index):
+            room = self._cheapest_room(target)
+            if room is None:
+                continue
+            for donor, groups in donors:
+                if donor is target:
+                    continue
+                for cls, pods in groups.values():
+                    if not pods or not self._accepts(target, cls):
+                        continue
+                    while pods and all(map(le, vec_add(target.used, cls.vec), room)):
+                        pod = pods.pop()
+                        donor.pods.remove(pod)
+                        donor.used = [a - b for a, b in zip(donor.used, cls.vec, strict=True)]
+                        target.used = vec_add(target.used, cls.vec)
+                        target.pods.append(pod)
+                        moves.setdefault(id(donor), []).append((target, pod, cls))
+        for donor, _ in donors:
+            log = moves.get(id(donor))
+            if not log:
+                continue
+            if self._full_price(donor) < before[id(donor)] - 1e-9:
+                # Fewer pods: types dropped earlier may hold them again; list them all.
+                assert donor.pool is not None
+                types = self._types_for(donor.pool, donor.requirements)
+                donor.types = sorted(self._fit(types, donor.used), key=self._size_key, reverse=True)
+                continue
+            for target, pod, cls in reversed(log):  # no cheaper: put everything back
+                target.pods.remove(pod)
+                target.used = [a - b for a, b in zip(target.used, cls.vec, strict=True)]
+                donor.pods.append(pod)
+                donor.used = vec_add(donor.used, cls.vec)
+
+    def _full_price(self, c: ClaimTarget) -> float:
+        """What the claim would cost if every type of its pool that holds its pods were listed."""
+        assert c.pool is not None
+        types = self._types_for(c.pool, c.requirements)
+        for price, _, alloc in self._price_order(types, c.requirements):
+            if all(map(le, c.used, alloc)):
+                return price
+        return float("inf")
+
+    def _accepts(self, c: ClaimTarget, cls: PodClass) -> bool:
+        assert c.pool is not None
+        if c.pool.min_values or untolerated(c.pool.taints, cls.tolerations) is not None:
+            return False
+        return self._merge(c.requirements, cls.reqs) is c.requirements

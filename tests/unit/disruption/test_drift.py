@@ -1,0 +1,121 @@
+"""Drift detection: requirements that no longer admit the node, an instance type no longer
+offered, a template changed since launch — and never a fleet rolled because another tool or
+version stamped the hash."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from disruption_helpers import NOW, claim_for, managed, pool
+from helpers import CAPACITY_TYPE, catalog, req
+
+from models.catalog import load_catalog
+from models.nodepool import NodePool
+from models.nodepool_hash import (
+    HASH_ANNOTATION,
+    HASH_VERSION,
+    HASH_VERSION_ANNOTATION,
+    hash_annotations,
+    template_hash,
+)
+from scheduling.disruption.prepare import prepare_round
+from scheduling.inputs import Document
+
+
+def _drift(
+    docs: Sequence[Mapping[str, Any]], catalog_doc: Mapping[str, Any] | None = None
+) -> dict[str, str | None]:
+    i = prepare_round(
+        [Document(copy.deepcopy(dict(d)), f"doc {n}") for n, d in enumerate(docs)],
+        load_catalog(catalog_doc if catalog_doc is not None else catalog()),
+        NOW,
+    )
+    return {c.node.name: c.drifted for c in i.candidates}
+
+
+def _node(name: str = "a", **kw: Any) -> list[Mapping[str, Any]]:
+    annotations = kw.pop("claim_annotations", None)
+    n = managed(name, **kw)
+    return [n, claim_for(n, annotations=annotations)]
+
+
+def test_a_node_the_pool_still_admits_has_not_drifted() -> None:
+    assert _drift(
+        [pool(requirements=[req(CAPACITY_TYPE, "In", "on-demand", "spot")]), *_node()]
+    ) == {"a": None}
+
+
+def test_requirements_that_no_longer_admit_the_node_drift_it() -> None:
+    d = _drift([pool(requirements=[req(CAPACITY_TYPE, "In", "spot")]), *_node()])
+    assert (d["a"] or "").startswith("RequirementsDrifted: nodepool default no longer admits it")
+    assert CAPACITY_TYPE in (d["a"] or "")
+
+
+def test_a_required_custom_label_the_node_lacks_drifts_it_but_not_in_does_not() -> None:
+    assert (_drift([pool(requirements=[req("team", "In", "a")]), *_node()])["a"] or "").startswith(
+        "RequirementsDrifted"
+    )
+    assert _drift([pool(requirements=[req("team", "NotIn", "a")]), *_node()])["a"] is None
+    assert (
+        _drift([pool(requirements=[req("team", "In", "a")]), *_node(labels={"team": "a"})])["a"]
+        is None
+    )
+
+
+def test_an_instance_type_no_longer_in_the_catalog_drifts_the_node() -> None:
+    d = _drift([pool(), *_node()], catalog(["m5.large", "c5.large"]))
+    assert d["a"] == "InstanceTypeNotFound: instance type 'm5.xlarge' is no longer offered"
+
+
+def test_a_zone_no_longer_offered_for_the_type_drifts_the_node() -> None:
+    cat = catalog()
+    for entry in cat["instanceTypes"]:
+        if entry["name"] == "m5.xlarge":
+            entry["offerings"] = [o for o in entry["offerings"] if o["zone"] != "us-east-1a"]
+    d = _drift([pool(), *_node()], cat)
+    assert (
+        d["a"] == "InstanceTypeNotFound: m5.xlarge is no longer offered as on-demand in us-east-1a"
+    )
+
+
+def test_an_unavailable_offering_is_still_offered() -> None:
+    cat = catalog(unavailable=[("m5.xlarge", "us-east-1a", "on-demand")])
+    assert _drift([pool(), *_node()], cat)["a"] is None
+
+
+def _hash_of(body: Mapping[str, Any]) -> dict[str, str]:
+    return hash_annotations(NodePool.model_validate(body))
+
+
+def test_a_template_changed_since_launch_drifts_claims_joinery_stamped() -> None:
+    before = pool(labels={"team": "a"})
+    after = pool(labels={"team": "b"})
+    stamped = _hash_of(before)
+    assert _drift([after, *_node(claim_annotations=stamped, labels={"team": "a"})])["a"] == (
+        "NodePoolDrifted: nodepool default's template changed since launch"
+    )
+    assert _drift([before, *_node(claim_annotations=stamped, labels={"team": "a"})])["a"] is None
+
+
+def test_a_hash_written_by_karpenter_or_another_version_is_never_drift() -> None:
+    after = pool(labels={"team": "b"})
+    for version in ("v3", "joinery-0", ""):
+        stamped = {HASH_ANNOTATION: "12345", HASH_VERSION_ANNOTATION: version}
+        assert _drift([after, *_node(claim_annotations=stamped, labels={"team": "b"})])["a"] is None
+
+
+def test_the_hash_ignores_requirements_and_expiry_and_taint_order() -> None:
+    a = NodePool.model_validate(pool(requirements=[req(CAPACITY_TYPE, "In", "spot")]))
+    b = NodePool.model_validate(pool())
+    assert template_hash(a) == template_hash(b)
+    t1, t2 = {"key": "x", "effect": "NoSchedule"}, {"key": "y", "effect": "NoSchedule"}
+    c = NodePool.model_validate(pool(taints=[t1, t2]))
+    d = NodePool.model_validate(pool(taints=[t2, t1]))
+    assert template_hash(c) == template_hash(d)
+    assert template_hash(c) != template_hash(b)
+    body = pool()
+    body["spec"]["template"]["spec"]["expireAfter"] = "24h"
+    assert template_hash(NodePool.model_validate(body)) == template_hash(b)
+    assert hash_annotations(b)[HASH_VERSION_ANNOTATION] == HASH_VERSION

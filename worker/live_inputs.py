@@ -1,0 +1,28 @@
+"""``joinery plan --kubeconfig``: the same inputs as the manifest files, read from a live
+cluster, read-only (list calls only), so an operator can ask it of production."""
+
+from __future__ import annotations
+
+from activities.kubernetes.client import from_kubeconfig
+from activities.kubernetes.errors import KubernetesError
+from scheduling.inputs import Document
+from worker.cli import UsageError
+
+
+def read_live(kubeconfig: str, *, disruption: bool) -> list[Document]:
+    try:
+        kube = from_kubeconfig(kubeconfig)
+    except Exception as exc:  # the client raises many kinds for a bad file
+        raise UsageError(f"--kubeconfig {kubeconfig}: {exc}") from None
+    try:
+        if disruption:
+            from activities.planning.disruption_state import read
+
+            return read(kube)
+        from activities.planning.cluster_state import read as read_state
+
+        return read_state(kube).documents
+    except KubernetesError as exc:
+        raise UsageError(f"--kubeconfig {kubeconfig}: {exc}") from None
+    finally:
+        kube.close()
