@@ -38,6 +38,7 @@ from types import TracebackType
 import yaml
 
 from sandbox.processes import ChildProcess, free_ports, wait_for
+from sandbox.tls import CertFiles, make_certs
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPORAL_DIR = REPO / "sandbox" / "temporal"
@@ -236,7 +237,31 @@ class ServerPorts:
         return cls(*ports)
 
 
-def server_config(ports: ServerPorts, pg_port: int, dynamic_config: Path) -> dict[str, object]:
+def tls_config(certs: CertFiles) -> dict[str, object]:
+    """Mutual TLS on the frontend (what clients reach); the server's own system worker
+    presents the client certificate too."""
+    client = {"serverName": "localhost", "rootCaFiles": [str(certs.ca)]}
+    return {
+        "frontend": {
+            "server": {
+                "certFile": str(certs.server_cert),
+                "keyFile": str(certs.server_key),
+                "clientCaFiles": [str(certs.ca)],
+                "requireClientAuth": True,
+            },
+            "client": client,
+        },
+        "systemWorker": {
+            "certFile": str(certs.client_cert),
+            "keyFile": str(certs.client_key),
+            "client": client,
+        },
+    }
+
+
+def server_config(
+    ports: ServerPorts, pg_port: int, dynamic_config: Path, certs: CertFiles | None = None
+) -> dict[str, object]:
     """The server's static config: PostgreSQL for history and visibility, loopback only."""
 
     def store(database: str, conns: int) -> dict[str, object]:
@@ -264,6 +289,18 @@ def server_config(ports: ServerPorts, pg_port: int, dynamic_config: Path) -> dic
             rpc["httpPort"] = http
         return {"rpc": rpc}
 
+    global_: dict[str, object] = {
+        "membership": {"maxJoinDuration": "30s", "broadcastAddress": "127.0.0.1"},
+        "metrics": {
+            "prometheus": {
+                "framework": "tally",
+                "timerType": "histogram",
+                "listenAddress": f"127.0.0.1:{ports.metrics}",
+            }
+        },
+    }
+    if certs is not None:
+        global_["tls"] = tls_config(certs)
     return {
         "log": {"stdout": True, "level": "warn"},
         "persistence": {
@@ -275,16 +312,7 @@ def server_config(ports: ServerPorts, pg_port: int, dynamic_config: Path) -> dic
                 "postgres-visibility": store("temporal_visibility", 10),
             },
         },
-        "global": {
-            "membership": {"maxJoinDuration": "30s", "broadcastAddress": "127.0.0.1"},
-            "metrics": {
-                "prometheus": {
-                    "framework": "tally",
-                    "timerType": "histogram",
-                    "listenAddress": f"127.0.0.1:{ports.metrics}",
-                }
-            },
-        },
+        "global": global_,
         "services": {
             "frontend": service(ports.frontend, ports.frontend_membership, ports.frontend_http),
             "history": service(ports.history, ports.history_membership),
@@ -328,6 +356,7 @@ class ProductionTemporal:
     postgres: Postgres
     ports: ServerPorts
     namespace: str = DEFAULT_NAMESPACE
+    certs: CertFiles | None = None  # mutual TLS on the frontend when set
     server: ChildProcess | None = None
     log: Log = field(default=_stderr)
     _owned_dir: bool = False
@@ -356,6 +385,7 @@ class ProductionTemporal:
         *,
         port: int = 0,
         namespace: str = DEFAULT_NAMESPACE,
+        tls: bool = False,
         log: Log = _stderr,
     ) -> ProductionTemporal:
         bins = binaries(log=log)
@@ -368,7 +398,8 @@ class ProductionTemporal:
         pg_root = Path(tempfile.mkdtemp(prefix="joinery-pg-"))
         (pg_port,) = free_ports(1)
         postgres = Postgres.create(bins.postgres, pg_root, pg_port, root / "logs" / "postgres.log")
-        made = cls(root, bins, postgres, ServerPorts.pick(port), namespace, log=log)
+        certs = make_certs(root / "tls") if tls else None
+        made = cls(root, bins, postgres, ServerPorts.pick(port), namespace, certs, log=log)
         made._owned_dir = owned
         try:
             postgres.start()
@@ -429,13 +460,23 @@ class ProductionTemporal:
         dynamic = self.workdir / "config" / "dynamic.yaml"
         dynamic.parent.mkdir(parents=True, exist_ok=True)
         dynamic.write_text(yaml.safe_dump(DYNAMIC_CONFIG))
-        config = server_config(self.ports, self.postgres.port, dynamic)
+        config = server_config(self.ports, self.postgres.port, dynamic, self.certs)
         self.config_path.write_text(yaml.safe_dump(config, sort_keys=False))
 
     def _temporal_cli(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         cli = Path(sys.executable).parent / "temporal"
+        tls: list[str] = []
+        if self.certs is not None:
+            tls = [
+                "--tls-ca-path",
+                str(self.certs.ca),
+                "--tls-cert-path",
+                str(self.certs.client_cert),
+                "--tls-key-path",
+                str(self.certs.client_key),
+            ]
         result = subprocess.run(
-            [str(cli), *args, "--address", self.address],
+            [str(cli), *args, "--address", self.address, *tls],
             capture_output=True,
             text=True,
             check=False,
