@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pwd
+import random
 import shutil
 import signal
 import socket
@@ -231,10 +232,31 @@ class ServerPorts:
 
     @classmethod
     def pick(cls, frontend: int = 0) -> ServerPorts:
-        ports = free_ports(10)
+        ports = free_low_ports(10)
         if frontend:
             ports[0] = frontend
         return cls(*ports)
+
+
+def free_low_ports(count: int) -> list[int]:
+    """Free loopback ports below 32768: the SQL schema stores membership ports as smallint,
+    and the kernel's ephemeral range (what binding port 0 hands out) starts above it."""
+    held: list[socket.socket] = []
+    try:
+        for port in random.sample(range(20000, 32000), 400):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                s.close()
+                continue
+            held.append(s)
+            if len(held) == count:
+                return [int(h.getsockname()[1]) for h in held]
+        raise RuntimeError(f"no {count} free loopback ports between 20000 and 32000")
+    finally:
+        for h in held:
+            h.close()
 
 
 def tls_config(certs: CertFiles) -> dict[str, object]:
