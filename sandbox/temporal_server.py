@@ -535,7 +535,14 @@ class ProductionTemporal:
         args = ["operator", "search-attribute", "create", "--namespace", self.namespace]
         for key in search.ALL:
             args += ["--name", key.name, "--type", SEARCH_ATTRIBUTE_TYPE]
-        self._temporal_cli(*args)
+        # The frontend's namespace cache may not know a namespace created a moment ago.
+        wait_for(
+            "search attributes created",
+            lambda: self._temporal_cli(*args, check=False).returncode == 0,
+            timeout=60,
+            watch=watch,
+            interval=1.0,
+        )
 
         def registered() -> bool:
             listed = self._temporal_cli(
