@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: all install test lint typecheck unit k8s-bin deploy-tools dev bench clean
+.PHONY: all install test lint typecheck unit k8s-bin deploy-tools temporal-bin dev bench clean
 
 all: test
 
@@ -25,6 +25,11 @@ k8s-bin:
 deploy-tools:
 	bash deploy/tools/build.sh
 
+## Production-shaped Temporal: temporal-server and temporal-sql-tool built once from the Go
+## module and cached outside the repository; PostgreSQL from Debian packages (installed as root).
+temporal-bin:
+	bash sandbox/temporal/build.sh
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -35,7 +40,7 @@ typecheck: install
 unit: install
 	$(BIN)/pytest -q tests/unit
 
-test: install k8s-bin deploy-tools lint typecheck
+test: install k8s-bin deploy-tools temporal-bin lint typecheck
 	$(BIN)/pytest -q
 
 dev: install k8s-bin

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from sandbox.ec2.seed import SeededRegion
     from sandbox.ec2.server import MotoServer
     from sandbox.nodes import NodeSimulator
+    from sandbox.temporal_server import ProductionTemporal
 
 REPO = Path(__file__).resolve().parent.parent
 MANIFESTS = Path(__file__).resolve().parent / "scenarios" / "manifests"
@@ -174,6 +175,11 @@ class TemporalDevServer:
 
     def workflows_url(self) -> str:
         return f"{self.ui_url}/namespaces/{self.namespace}/workflows"
+
+    @property
+    def history(self) -> str:
+        """Where workflow history is kept across restarts ("" when in memory)."""
+        return str(self.db_path) if self.db_path else ""
 
     @classmethod
     def start(
@@ -302,6 +308,8 @@ class DevOptions:
     follow_worker_log: bool = False
     worker_ready_timeout: float = 90.0
     worker_args: tuple[str, ...] = ()
+    # "dev": `temporal server start-dev` (SQLite, UI); "server": temporal-server on PostgreSQL
+    temporal_kind: str = "dev"
 
 
 @dataclass(eq=False)
@@ -309,7 +317,7 @@ class DevStack:
     options: DevOptions
     workdir: Path
     log: Log = field(default=_stderr, repr=False)
-    temporal: TemporalDevServer | None = None
+    temporal: TemporalDevServer | ProductionTemporal | None = None
     moto: MotoServer | None = None
     emulation: Emulation | None = None
     aws: AWSClients | None = None
@@ -363,8 +371,19 @@ class DevStack:
 
     def _start_temporal(self, port: int, ui_port: int) -> None:
         began = time.monotonic()
+        if self.options.temporal_kind == "server":
+            from sandbox.temporal_server import ProductionTemporal
+
+            self.temporal = ProductionTemporal.start(
+                self.workdir / "temporal",
+                port=port,
+                namespace=self.options.namespace,
+                log=self.log,
+            )
+            self._timed("temporal", began)
+            return
         state = self.options.state_dir
-        self.temporal = TemporalDevServer.start(
+        dev = self.temporal = TemporalDevServer.start(
             port=port,
             ui_port=ui_port,
             namespace=self.options.namespace,
@@ -375,7 +394,7 @@ class DevStack:
         if state is not None:
             # The previous run's cluster and emulated EC2 died with it: workflows it left
             # running would act on NodeClaims and instances that no longer exist.
-            self.stale_workflows_terminated = self.temporal.terminate_running(
+            self.stale_workflows_terminated = dev.terminate_running(
                 "joinery dev restarted: the previous sandbox cluster and EC2 emulator are gone"
             )
             if self.stale_workflows_terminated:
@@ -527,11 +546,11 @@ class DevStack:
             ]
         else:
             worker = ["  worker:        not started (--no-worker); see the environment below"]
-        history = f", history in {self.temporal.db_path}" if self.temporal.db_path else ""
+        history = f", history in {self.temporal.history}" if self.temporal.history else ""
         lines = [
             "",
             f"Joinery dev stack is up in {self.started_seconds:.1f}s",
-            f"  Temporal UI:   {self.temporal.workflows_url()}",
+            f"  Temporal UI:   {self.temporal.workflows_url() or 'none (temporal-server)'}",
             f"  Temporal:      {self.temporal.address} (namespace {self.options.namespace})"
             + history,
             f"  kubeconfig:    {kubeconfig}",
@@ -546,7 +565,10 @@ class DevStack:
             f"  {k} create deployment inflate --image=registry.k8s.io/pause:3.10 --replicas=5",
             f"  {k} set resources deployment inflate --requests=cpu=1,memory=1Gi",
             f"  {k} get nodeclaims,nodes -w",
-            f'  open {self.temporal.workflows_url()} and search NodePool="default"',
+            f'  open {self.temporal.workflows_url()} and search NodePool="default"'
+            if self.temporal.workflows_url()
+            else f"  temporal workflow list --address {self.temporal.address}"
+            " --query 'NodePool=\"default\"'",
             f"  {k} delete deployment inflate   # then delete the empty NodeClaims",
             "",
         ]

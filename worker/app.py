@@ -41,7 +41,7 @@ from activities.lifecycle.defs import NodeClaimActivities
 from activities.planning.defs import PlanningActivities
 from models import contract
 from worker import catalog_cache, connection, telemetry
-from worker.health import HealthServer
+from worker.health import HealthServer, TemporalProbe
 from worker.metrics import PrometheusCounters
 from worker.settings import Settings
 from worker.status_reporter import StatusReporter
@@ -178,9 +178,12 @@ async def run_worker(
     watchers: Watchers | None = None
     health: HealthServer | None = None
     running = False
+    service = client.service_client
+    probe = TemporalProbe(lambda timeout: service.check_health(retry=False, timeout=timeout))
+    probing = asyncio.create_task(probe.run())
 
     def ready() -> bool:
-        return running and (watchers is None or watchers.ready)
+        return running and probe.reachable and (watchers is None or watchers.ready)
 
     if settings.health_port >= 0:
         health = HealthServer(settings.health_port, ready, host=settings.health_host).start()
@@ -225,6 +228,7 @@ async def run_worker(
         gc_stop.set()
         warming.cancel()
         discovery.cancel()
+        probing.cancel()
         if watchers is not None:
             watchers.close()
             if watchers.status is not None:

@@ -53,6 +53,13 @@ def register(subparsers: Any) -> None:
         default=7233,
         help="Temporal frontend port (UI: this + 1000); 0 picks free ports (default 7233)",
     )
+    p.add_argument(
+        "--temporal",
+        choices=("dev", "server"),
+        default="dev",
+        help="dev: the Temporal dev server with its UI (default); server: temporal-server on "
+        "PostgreSQL, as in production (built once by `make temporal-bin`; history not kept)",
+    )
     p.add_argument("--ui-port", type=int, help="Temporal UI port (default: frontend port + 1000)")
     p.add_argument(
         "--cluster-name",
@@ -115,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
         ui_port=args.ui_port,
         state_dir=state_dir,
         follow_worker_log=not (args.quiet_worker or (args.scenario and args.exit)),
+        temporal_kind=args.temporal,
     )
     # Ctrl-C, SIGTERM (a test harness, systemd) and a closed terminal all unwind through the
     # finally below. SIGINT is set explicitly: a shell starting us in the background would

@@ -1,14 +1,20 @@
-"""``/healthz``, ``/readyz`` and ``/metrics`` on one small HTTP server thread."""
+"""``/healthz``, ``/readyz`` and ``/metrics`` on one small HTTP server thread, and the probe
+that makes ``/readyz`` follow whether Temporal can be reached."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import threading
 from collections.abc import Callable
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from worker.metrics import REGISTRY
+
+log = logging.getLogger(__name__)
 
 
 class HealthServer:
@@ -50,3 +56,42 @@ class HealthServer:
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+class TemporalProbe:
+    """Asks Temporal's frontend for its health every ``interval``; ``reachable`` says the last
+    answer came within ``timeout``.
+
+    The SDK reconnects on its own after a server restart or a cut connection, but while it
+    cannot, no workflow or activity task reaches this worker: a load balancer or an operator
+    should see it as not ready (``/readyz`` 503), and ready again as soon as Temporal answers.
+    """
+
+    def __init__(
+        self,
+        check: Callable[[timedelta], object],
+        *,
+        interval: float = 1.0,
+        timeout: float = 2.0,
+    ) -> None:
+        self._check = check
+        self.interval = interval
+        self.timeout = timeout
+        self.reachable = True
+
+    async def run(self) -> None:
+        while True:
+            ok = await self.probe()
+            if ok != self.reachable:
+                log.warning("Temporal %s", "reachable again" if ok else "unreachable")
+            self.reachable = ok
+            await asyncio.sleep(self.interval)
+
+    async def probe(self) -> bool:
+        try:
+            answer = self._check(timedelta(seconds=self.timeout))
+            if asyncio.iscoroutine(answer):
+                answer = await asyncio.wait_for(answer, self.timeout + 1)
+            return answer is not False
+        except Exception:  # any failure to answer means not reachable
+            return False

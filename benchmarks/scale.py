@@ -1,0 +1,247 @@
+"""Lifecycle throughput at scale: the dev server and the production server (temporal-server on
+PostgreSQL) side by side, with 1, 2 and 3 worker replicas.
+
+Each lifecycle is the whole NodeClaim workflow with instant activities (the ones of
+``benchmarks/workflows.py``), so the figure is Temporal's and the workflow's own cost, the
+part that does not shrink with a faster cloud. Worker replicas are separate processes (as
+Deployment replicas are), so their CPU is measured apart from the driver that starts the
+workflows and waits for their results. Reported per run: lifecycles/s, start-to-result
+latency p50/p99, worker CPU seconds, server CPU seconds (PostgreSQL's too for the production
+server), and persistence writes per lifecycle (the server's ``persistence_requests`` metric,
+write operations only).
+
+    python benchmarks/scale.py [--count 1000] [--replicas 1,2,3] [--servers dev,production]
+
+Not yet here (docs/performance.md says so): the same through the real control plane and the
+EC2 emulator from one burst of 1,000 pending pods.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from temporalio.client import Client  # noqa: E402
+
+from sandbox.processes import ChildProcess, free_ports, wait_for  # noqa: E402
+from workflows.nodeclaim.state import NodeClaimInput  # noqa: E402
+from workflows.nodeclaim.workflow import NodeClaimWorkflow, workflow_id  # noqa: E402
+
+TICKS = os.sysconf("SC_CLK_TCK")
+WRITE_PREFIXES = ("Create", "Update", "Append", "Delete", "Put", "Set", "Complete", "Upsert")
+
+
+def group_cpu_seconds(pgid: int) -> float:
+    """User + system CPU of every live process in a process group (from /proc)."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:  # fields after "comm)": state ppid pgrp ...
+            total += int(fields[11]) + int(fields[12])
+    return total / TICKS
+
+
+def persistence_writes(metrics_url: str) -> float:
+    with urllib.request.urlopen(metrics_url, timeout=5) as response:
+        text = response.read().decode()
+    total = 0.0
+    for line in text.splitlines():
+        if not line.startswith("persistence_requests{"):
+            continue
+        labels, _, value = line.rpartition(" ")
+        for part in labels[labels.index("{") + 1 : -1].split(","):
+            name, _, raw = part.partition("=")
+            if name == "operation" and raw.strip('"').startswith(WRITE_PREFIXES):
+                total += float(value)
+    return total
+
+
+@dataclass
+class Server:
+    kind: str
+    address: str
+    groups: list[int]  # process groups whose CPU counts as the server's
+    metrics_url: str
+
+
+@contextlib.contextmanager
+def server(kind: str, workdir: Path) -> Iterator[Server]:
+    if kind == "dev":
+        from sandbox.dev import TemporalDevServer
+
+        port, ui_port = free_ports(2)
+        dev = TemporalDevServer.start(
+            port=port,
+            ui_port=ui_port,
+            namespace="default",
+            db_path=None,
+            log_path=workdir / "temporal-dev.log",
+            log=lambda _m: None,
+        )
+        try:
+            yield Server(kind, dev.address, [dev.process.popen.pid], "")
+        finally:
+            dev.stop()
+    else:
+        from sandbox.temporal_server import ProductionTemporal
+
+        with ProductionTemporal.start(log=lambda _m: None) as prod:
+            assert prod.server is not None and prod.postgres.process is not None
+            groups = [prod.server.popen.pid, prod.postgres.process.popen.pid]
+            yield Server(kind, prod.address, groups, prod.metrics_url)
+
+
+def spawn_workers(address: str, queue: str, replicas: int, workdir: Path) -> list[ChildProcess]:
+    out = []
+    for i in range(replicas):
+        args = [sys.executable, __file__, "--worker", "--address", address, "--queue", queue]
+        out.append(ChildProcess.spawn(f"worker-{i}", args, workdir / f"worker-{i}.log"))
+    return out
+
+
+async def drive(address: str, queue: str, count: int, concurrency: int) -> dict[str, Any]:
+    client = await Client.connect(address)
+    gate = asyncio.Semaphore(concurrency)
+    latencies: list[float] = []
+    run_id = uuid.uuid4().hex[:6]
+
+    async def one(i: int) -> None:
+        async with gate:
+            name = f"scale-{run_id}-{i}"
+            t0 = time.perf_counter()
+            result = await client.execute_workflow(
+                NodeClaimWorkflow.run, NodeClaimInput(name), id=workflow_id(name), task_queue=queue
+            )
+            assert result == "Terminated", result
+            latencies.append(time.perf_counter() - t0)
+
+    await asyncio.gather(*(one(i) for i in range(20)))  # warm-up: caches, sticky queues
+    latencies.clear()
+    run_id = uuid.uuid4().hex[:6]
+    began = time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(count)))
+    elapsed = time.perf_counter() - began
+    latencies.sort()
+    return {
+        "seconds": elapsed,
+        "p50": latencies[len(latencies) // 2],
+        "p99": latencies[max(0, int(len(latencies) * 0.99) - 1)],
+    }
+
+
+def measure(kind: str, replicas: int, count: int, concurrency: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="joinery-scale-") as tmp, server(kind, Path(tmp)) as s:
+        queue = f"scale-{uuid.uuid4().hex[:6]}"
+        workers = spawn_workers(s.address, queue, replicas, Path(tmp))
+        try:
+            for w in workers:
+                wait_for(
+                    f"{w.name} polling",
+                    lambda w=w: "polling" in w.log_tail(5),  # type: ignore[misc]
+                    timeout=60,
+                    watch=(w,),
+                )
+            cpu0_w = sum(group_cpu_seconds(w.popen.pid) for w in workers)
+            cpu0_s = sum(group_cpu_seconds(g) for g in s.groups)
+            writes0 = persistence_writes(s.metrics_url) if s.metrics_url else 0.0
+            timing = asyncio.run(drive(s.address, queue, count, concurrency))
+            cpu_w = sum(group_cpu_seconds(w.popen.pid) for w in workers) - cpu0_w
+            cpu_s = sum(group_cpu_seconds(g) for g in s.groups) - cpu0_s
+            writes = (persistence_writes(s.metrics_url) - writes0) if s.metrics_url else None
+        finally:
+            for w in workers:
+                w.stop()
+    return {
+        "server": kind,
+        "replicas": replicas,
+        "lifecycles": count,
+        "concurrency": concurrency,
+        "lifecycles_per_second": round(count / timing["seconds"], 1),
+        "p50_seconds": round(timing["p50"], 2),
+        "p99_seconds": round(timing["p99"], 2),
+        "worker_cpu_seconds": round(cpu_w, 1),
+        "server_cpu_seconds": round(cpu_s, 1),
+        "writes_per_lifecycle": round(writes / count, 1) if writes is not None else None,
+    }
+
+
+def run_worker(address: str, queue: str) -> None:
+    """One worker replica: the NodeClaim workflow with instant activities."""
+    from temporalio.worker import Worker
+
+    from benchmarks.workflows import ACTIVITIES
+
+    async def main() -> None:
+        client = await Client.connect(address)
+        async with Worker(
+            client,
+            task_queue=queue,
+            workflows=[NodeClaimWorkflow],
+            activities=ACTIVITIES,
+            max_concurrent_workflow_tasks=100,
+            max_concurrent_activities=200,
+        ):
+            print("polling", flush=True)
+            await asyncio.Event().wait()
+
+    asyncio.run(main())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=1000)
+    parser.add_argument("--concurrency", type=int, default=1000)
+    parser.add_argument("--replicas", default="1,2,3")
+    parser.add_argument("--servers", default="dev,production")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--address", help=argparse.SUPPRESS)
+    parser.add_argument("--queue", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        run_worker(args.address, args.queue)
+        return
+    header = (
+        "server      replicas  lifecycles/s  p50 s  p99 s  worker CPU s  server CPU s"
+        "  writes/lifecycle"
+    )
+    if not args.json:
+        print(header, flush=True)
+    for kind in args.servers.split(","):
+        for replicas in (int(r) for r in args.replicas.split(",")):
+            r = measure(kind, replicas, args.count, args.concurrency)
+            if args.json:
+                print(json.dumps(r), flush=True)
+                continue
+            writes = "-" if r["writes_per_lifecycle"] is None else r["writes_per_lifecycle"]
+            print(
+                f"{kind:<11} {replicas:>8}  {r['lifecycles_per_second']:>12}  "
+                f"{r['p50_seconds']:>5}  {r['p99_seconds']:>5}  {r['worker_cpu_seconds']:>12}  "
+                f"{r['server_cpu_seconds']:>12}  {writes:>16}",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()

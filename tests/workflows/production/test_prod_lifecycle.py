@@ -1,0 +1,96 @@
+"""The workflows that matter, on ``temporal-server`` with PostgreSQL: pending pods get a node
+through the provisioner, the NodeClaim lifecycle is findable by its search attributes (SQL
+visibility, not the dev server's), and an operator disruption drains and terminates it."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from k8s_objects import create_namespace, ensure_nodepool, pod
+from kubernetes import client as k8s
+from prod_worker import RunningWorker
+from test_worker_integration import until
+from workflow_realparts import Cloud
+
+from activities.kubernetes import nodeclaims, raw
+from activities.kubernetes.client import Kube
+from activities.kubernetes.errors import NotFound
+from workflows.nodeclaim.state import DisruptRequest
+from workflows.nodeclaim.workflow import NodeClaimWorkflow, workflow_id
+from workflows.provisioner import ProvisionerWorkflow
+from workflows.provisioner import workflow_id as provisioner_id
+
+pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.production]
+
+
+def deployment(ns: str, pool: str, replicas: int) -> dict[str, Any]:
+    template = pod("web", ns, spec={"nodeSelector": {"karpenter.sh/nodepool": pool}})
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": ns},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": template["spec"]},
+        },
+    }
+
+
+def running_pods(admin: Kube, ns: str) -> int:
+    listed = raw.call(admin.core.list_namespaced_pod, ns).get("items") or []
+    return sum(
+        1
+        for p in listed
+        if not p["metadata"].get("deletionTimestamp")
+        and p.get("status", {}).get("phase") == "Running"
+    )
+
+
+async def test_pending_pods_get_a_node_and_a_disruption_retires_it(
+    prod_worker: RunningWorker, admin: Kube, cloud: Cloud
+) -> None:
+    client = prod_worker.client
+    pool = f"pool-{uuid.uuid4().hex[:6]}"
+    ensure_nodepool(admin, pool)
+    ns = f"t-{uuid.uuid4().hex[:8]}"
+    create_namespace(admin, ns)
+    apps = k8s.AppsV1Api(admin.api_client)
+    raw.call(apps.create_namespaced_deployment, ns, deployment(ns, pool, 3))
+
+    await until(lambda: running_pods(admin, ns) == 3, timeout=120, what="pods running")
+    [claim] = nodeclaims.list_(admin, nodepool=pool)[0]
+    name = claim["metadata"]["name"]
+    prov = await client.get_workflow_handle(provisioner_id(prod_worker.cluster)).query(
+        ProvisionerWorkflow.status
+    )
+    assert prov.created >= 1
+    handle = client.get_workflow_handle(workflow_id(name))
+    status = await until(lambda: _phase(handle, "Ready"), timeout=60, what="the lifecycle Ready")
+    assert status.nodepool == pool
+    assert len(cloud.instances_of(name)) == 1
+
+    # SQL visibility answers the same queries the Temporal UI sends
+    query = f"NodePool = '{pool}' AND Phase = 'Ready' AND InstanceType = '{status.instance_type}'"
+
+    async def listed() -> list[str]:
+        return [wf.id async for wf in client.list_workflows(query)]
+
+    assert await until(listed, timeout=60, what="listed by search attributes") == [
+        workflow_id(name)
+    ]
+
+    await handle.execute_update(NodeClaimWorkflow.disrupt, DisruptRequest("Maintenance"))
+    assert await handle.result() == "Terminated"
+    with pytest.raises(NotFound):
+        nodeclaims.get(admin, name)
+    assert cloud.instances_of(name) == []
+    await until(lambda: running_pods(admin, ns) == 3, timeout=120, what="pods on a replacement")
+    raw.call(apps.delete_namespaced_deployment, "web", ns)
+
+
+async def _phase(handle: Any, phase: str) -> Any:
+    status = await handle.query(NodeClaimWorkflow.status)
+    return status if status.phase == phase else None
