@@ -39,9 +39,10 @@ if str(ROOT) not in sys.path:
 
 from temporalio.client import Client  # noqa: E402
 
+from models import contract  # noqa: E402
 from sandbox.processes import ChildProcess, free_ports, wait_for  # noqa: E402
 from workflows.nodeclaim.state import NodeClaimInput  # noqa: E402
-from workflows.nodeclaim.workflow import NodeClaimWorkflow, workflow_id  # noqa: E402
+from workflows.nodeclaim.workflow import NodeClaimWorkflow  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 WRITE_PREFIXES = ("Create", "Update", "Append", "Delete", "Put", "Set", "Complete", "Upsert")
@@ -131,7 +132,10 @@ async def drive(address: str, queue: str, count: int, concurrency: int) -> dict[
             name = f"scale-{run_id}-{i}"
             t0 = time.perf_counter()
             result = await client.execute_workflow(
-                NodeClaimWorkflow.run, NodeClaimInput(name), id=workflow_id(name), task_queue=queue
+                NodeClaimWorkflow.run,
+                NodeClaimInput(name),
+                id=contract.nodeclaim_id("scale", name),
+                task_queue=queue,
             )
             assert result == "Terminated", result
             latencies.append(time.perf_counter() - t0)

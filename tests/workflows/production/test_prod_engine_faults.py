@@ -27,8 +27,8 @@ from workflow_realparts import Cloud
 from activities.kubernetes import nodeclaims, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
+from models import contract
 from sandbox.temporal_server import ProductionTemporal
-from workflows.nodeclaim.workflow import workflow_id
 
 from cuttable_proxy import CuttableProxy  # isort: skip
 
@@ -82,9 +82,10 @@ async def workflow_status(client: Client, wid: str) -> WorkflowExecutionStatus |
         return None
 
 
-async def all_terminated(client: Client, names: list[str]) -> bool:
+async def all_terminated(client: Client, cluster: str, names: list[str]) -> bool:
     for name in names:
-        if await workflow_status(client, workflow_id(name)) != WorkflowExecutionStatus.COMPLETED:
+        wid = contract.nodeclaim_id(cluster, name)
+        if await workflow_status(client, wid) != WorkflowExecutionStatus.COMPLETED:
             return False
     return True
 
@@ -147,7 +148,7 @@ async def test_server_sigkill_during_launches_and_drains(
     await asyncio.to_thread(production_temporal.start_server)
     restarted = time.monotonic()
     await until(
-        lambda: all_terminated(prod_worker.client, names),
+        lambda: all_terminated(prod_worker.client, prod_worker.cluster, names),
         timeout=300,
         what="every lifecycle Terminated",
     )
@@ -160,9 +161,9 @@ async def test_server_sigkill_during_launches_and_drains(
         f"{done - restarted:.1f}s after the restart"
     )
     for name in names[:5]:
-        assert await prod_worker.client.get_workflow_handle(workflow_id(name)).result() == (
-            "Terminated"
-        )
+        assert await prod_worker.client.get_workflow_handle(
+            contract.nodeclaim_id(prod_worker.cluster, name)
+        ).result() == ("Terminated")
     assert instances_by_claim(cloud, f"{pool}-") == Counter(), "leaked instances"
 
 
@@ -199,7 +200,11 @@ async def test_postgres_stopped_30s(
     assert sorted(counts) == sorted(names) and set(counts.values()) == {1}
     for name in names:
         delete_claim(admin, name)
-    await until(lambda: all_terminated(prod_worker.client, names), timeout=180, what="retired")
+    await until(
+        lambda: all_terminated(prod_worker.client, prod_worker.cluster, names),
+        timeout=180,
+        what="retired",
+    )
     assert instances_by_claim(cloud, f"{pool}-") == Counter()
 
 
@@ -226,7 +231,12 @@ async def test_worker_connection_cut(
                     create_claim(admin, name, pool)
 
                 async def started() -> bool:
-                    found = [await workflow_status(prod_client, workflow_id(n)) for n in names]
+                    found = [
+                        await workflow_status(
+                            prod_client, contract.nodeclaim_id(running.cluster, n)
+                        )
+                        for n in names
+                    ]
                     return all(s is not None for s in found)
 
                 await until(started, timeout=60, what="every lifecycle started")
@@ -253,7 +263,11 @@ async def test_worker_connection_cut(
                 assert sorted(counts) == sorted(names) and set(counts.values()) == {1}
                 for name in names:
                     delete_claim(admin, name)
-                await until(lambda: all_terminated(prod_client, names), timeout=180, what="retired")
+                await until(
+                    lambda: all_terminated(prod_client, running.cluster, names),
+                    timeout=180,
+                    what="retired",
+                )
                 assert instances_by_claim(cloud, f"{pool}-") == Counter()
     finally:
         await proxy.close()

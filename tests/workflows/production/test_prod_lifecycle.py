@@ -17,10 +17,10 @@ from workflow_realparts import Cloud
 from activities.kubernetes import nodeclaims, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
+from models import contract
 from workflows.nodeclaim.state import DisruptRequest
-from workflows.nodeclaim.workflow import NodeClaimWorkflow, workflow_id
+from workflows.nodeclaim.workflow import NodeClaimWorkflow
 from workflows.provisioner import ProvisionerWorkflow
-from workflows.provisioner import workflow_id as provisioner_id
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.production]
 
@@ -63,11 +63,11 @@ async def test_pending_pods_get_a_node_and_a_disruption_retires_it(
     await until(lambda: running_pods(admin, ns) == 3, timeout=120, what="pods running")
     [claim] = nodeclaims.list_(admin, nodepool=pool)[0]
     name = claim["metadata"]["name"]
-    prov = await client.get_workflow_handle(provisioner_id(prod_worker.cluster)).query(
+    prov = await client.get_workflow_handle(contract.provisioner_id(prod_worker.cluster)).query(
         ProvisionerWorkflow.status
     )
     assert prov.created >= 1
-    handle = client.get_workflow_handle(workflow_id(name))
+    handle = client.get_workflow_handle(contract.nodeclaim_id(prod_worker.cluster, name))
     status = await until(lambda: _phase(handle, "Ready"), timeout=60, what="the lifecycle Ready")
     assert status.nodepool == pool
     assert len(cloud.instances_of(name)) == 1
@@ -79,7 +79,7 @@ async def test_pending_pods_get_a_node_and_a_disruption_retires_it(
         return [wf.id async for wf in client.list_workflows(query)]
 
     assert await until(listed, timeout=60, what="listed by search attributes") == [
-        workflow_id(name)
+        contract.nodeclaim_id(prod_worker.cluster, name)
     ]
 
     await handle.execute_update(NodeClaimWorkflow.disrupt, DisruptRequest("Maintenance"))

@@ -16,12 +16,12 @@ from workflow_realparts import Cloud
 
 from activities.kubernetes import nodeclaims, raw
 from activities.kubernetes.client import Kube
+from models import contract
 from sandbox.nodes import NodeSimulator
 from sandbox.temporal_server import ProductionTemporal
 from worker import connection
 from worker.cli import UsageError
 from worker.settings import TemporalSettings
-from workflows.nodeclaim.workflow import workflow_id
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.production]
 
@@ -67,7 +67,7 @@ async def test_a_lifecycle_through_mutual_tls(
             raw.call(
                 admin.custom.delete_cluster_custom_object, "karpenter.sh", "v1", "nodeclaims", name
             )
-            handle = client.get_workflow_handle(workflow_id(name))
+            handle = client.get_workflow_handle(contract.nodeclaim_id(running.cluster, name))
             assert await handle.result() == "Terminated"
             assert cloud.instances_of(name) == []
 
