@@ -62,6 +62,8 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 DRAINING_EVENTS = frozenset({SPOT_INTERRUPTION, SCHEDULED_CHANGE, STATE_CHANGE})
 DISRUPTION_COALESCE = 1.0
+# The event kind of objects read by a (re-)list: what already existed, unlike a watch's ADDED.
+LISTED = "LISTED"
 
 
 @dataclass
@@ -112,12 +114,12 @@ class Watchers:
         future.add_done_callback(_log_failure)
 
     def _stream(self, target: WatchTarget) -> Iterator[tuple[str, Obj]]:
-        """ADDED for everything listed, then watch events; re-lists when the watch expires."""
+        """LISTED for everything listed, then watch events; re-lists when the watch expires."""
         while not self.stop.is_set():
             try:
                 listing = raw.call(target.list_call, *target.args)
                 for item in listing.get("items") or []:
-                    yield "ADDED", item
+                    yield LISTED, item
                 self.synced.add(target.name)
                 version = str((listing.get("metadata") or {}).get("resourceVersion") or "")
                 while not self.stop.is_set():
@@ -301,11 +303,11 @@ class Watchers:
         node = str((pod.get("spec") or {}).get("nodeName") or "")
         if node and self._bound.get(key) != node:
             self._bound[key] = node
-            if kind != "ADDED":  # a re-list is not news
+            if kind != LISTED:  # a re-list is not news; a pod created bound is
                 self.pod_event(node)
             self.trigger_disruption()
         self._pods.set(ns, name, node, str(status.get("phase") or "Unknown"))
-        if unschedulable(pod) and kind != "ADDED":
+        if unschedulable(pod) and kind != LISTED:
             self.trigger_provisioning()
         elif unschedulable(pod):
             self._pending_on_list = True
@@ -356,7 +358,9 @@ class Watchers:
             )
         if provider_id:
             self._claims_by_provider[str(provider_id)] = name
-        if kind == "ADDED" and not (meta.get("deletionTimestamp") and not meta.get("finalizers")):
+        if kind in (LISTED, "ADDED") and not (
+            meta.get("deletionTimestamp") and not meta.get("finalizers")
+        ):
             self.start_lifecycle(
                 name,
                 summary_of_claim(claim),

@@ -153,7 +153,10 @@ async def test_unschedulable_pods_get_a_node(
         body = custom_objects.get(admin, NODEPOOL, pool)
         ready = condition(body, "Ready")
         status: dict[str, Any] = body.get("status") or {}
-        return status if ready and ready["status"] == "True" and status.get("nodes") else None
+        resources = status.get("resources") or {}
+        # the claim counts once it exists, its capacity once it has launched
+        counted = status.get("nodes") and resources.get("cpu")
+        return status if ready and ready["status"] == "True" and counted else None
 
     reported = await until(pool_status, what="the NodePool's status")
     assert reported["nodes"] == 1 and reported["resources"]["cpu"] in ("2", "4")
