@@ -37,14 +37,15 @@ def still_valid(first: Decision, second: Decision) -> list[CommandSpec]:
     return [again[c.key()] for c in first.commands if c.key() in again]
 
 
-async def validated(cluster: str) -> tuple[Decision, list[CommandSpec]]:
-    """The first decision and the commands that survived validation."""
+async def validated(cluster: str) -> tuple[Decision, Decision, list[CommandSpec]]:
+    """The first decision, the latest (the second, when there was one) and the commands
+    that survived validation."""
     first = await decide(cluster, "compute: read cluster, decide")
     if not first.commands:
-        return first, []
+        return first, first, []
     await workflow.sleep(
         VALIDATION_DELAY,
         summary=f"validation delay ({len(first.commands)} command(s) proposed)",
     )
     second = await decide(cluster, "validate: read cluster, decide again")
-    return first, still_valid(first, second)
+    return first, second, still_valid(first, second)

@@ -16,7 +16,7 @@ import asyncio
 from temporalio import workflow
 
 from workflows import search
-from workflows.disruption import compute, execute, trigger
+from workflows.disruption import compute, execute, outcomes, trigger
 from workflows.disruption.state import (
     COMPUTING,
     EXECUTING,
@@ -76,8 +76,10 @@ class DisruptionWorkflow:
     async def _round(self) -> None:
         self.inp.rounds += 1
         self._enter(COMPUTING, f"round {self.inp.rounds}")
-        first, kept = await compute.validated(self.inp.cluster)
+        first, latest, kept = await compute.validated(self.inp.cluster)
         self.inp.last_summary = round_summary(first, kept)
+        self.inp.last_round_at = workflow.now().isoformat()
+        self.inp.last_outcomes = outcomes.decided(first, latest, kept)
         if kept:
             self.in_flight = [c.summary for c in kept]
             reasons = ",".join(sorted({c.reason for c in kept}))
@@ -88,6 +90,7 @@ class DisruptionWorkflow:
             )
             done = [r for r in results if r.done]
             failed = [r for r in results if not r.done]
+            self.inp.last_outcomes = outcomes.finished(self.inp.last_outcomes, kept, results)
             self.inp.commands_done += len(done)
             self.inp.commands_failed += len(failed)
             if failed:
@@ -116,4 +119,6 @@ class DisruptionWorkflow:
             last_summary=self.inp.last_summary,
             last_action=self.inp.last_action,
             in_flight=list(self.in_flight),
+            last_round_at=self.inp.last_round_at,
+            last_outcomes=list(self.inp.last_outcomes),
         )
