@@ -154,10 +154,12 @@ def last_round(status: DisruptionStatus | None, node: str, error: str = "") -> L
     if status is None:
         return LastRound(available=False, error=error or "no DisruptionWorkflow")
     found = outcome_of(status, node)
+    # an outcome carried from an earlier round (a node it disrupted) names that round
+    earlier = found is not None and 0 < found.round < status.rounds
     return LastRound(
         available=True,
-        round=status.rounds,
-        at=status.last_round_at,
+        round=found.round if found is not None and earlier else status.rounds,
+        at="" if earlier else status.last_round_at,
         phase=status.phase,
         outcome=found.outcome if found else "",
         reason=found.reason if found else "",

@@ -39,6 +39,7 @@ class NodeOutcome:
     node: str
     outcome: str
     reason: str
+    round: int = 0  # the round that decided it
 
 
 @dataclass

@@ -251,3 +251,21 @@ def test_bad_input_is_one_line_and_exit_2(
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and err.startswith("joinery explain: ") and what in err
+
+
+def test_nodes_an_earlier_round_disrupted_are_still_told_with_their_round() -> None:
+    earlier = [
+        NodeOutcome("gone", DISRUPTED, "Empty: delete 1 empty node", 3),
+        NodeOutcome("failed", UNDONE, "Underutilized: s: not initialized", 3),
+        NodeOutcome("still", KEPT, "too full", 3),
+        NodeOutcome("d", DISRUPTED, "named again now", 3),
+    ]
+    now = Decision(kept_nodes={"d": "too full"})
+    got = {o.node: (o.outcome, o.round) for o in outcomes.decided(now, now, [], 4, earlier)}
+    assert got == {"d": (KEPT, 4), "gone": (DISRUPTED, 3), "failed": (UNDONE, 3)}
+
+    cluster, result = _live(_cluster())
+    status = _status(*outcomes.decided(now, now, [], 7, earlier))
+    e = explain("gone", cluster, result, WorkflowFacts(status, False, []))
+    assert (e.last_round.round, e.last_round.at) == (3, "")
+    assert "last round:  round 3: disrupted: Empty: delete 1 empty node" in X.to_text(e)
