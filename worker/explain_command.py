@@ -1,7 +1,8 @@
 """``joinery explain NODE``: why a node is disrupted, blocked or kept, from the live cluster.
 
 Reads the cluster read-only (list calls only, as ``joinery plan --kubeconfig`` does), runs
-one disruption round on it, and asks the cluster's DisruptionWorkflow (``status`` query) and
+one disruption round on it (priced with ``--catalog``, or with EC2's catalog as the worker
+reads it), and asks the cluster's DisruptionWorkflow (``status`` query) and
 provisioner (pause state) what they know. NODE is a Node name or a NodeClaim name.
 
 Exit codes: 0 with the full answer; 2 with one line on stderr for bad input (unknown node,
@@ -17,7 +18,7 @@ import json
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,6 +27,8 @@ from activities.kubernetes.client import Kube, from_kubeconfig
 from activities.kubernetes.errors import KubernetesError
 from activities.planning import disruption_state
 from models import contract
+from models.instancetype import InstanceType
+from models.nodepool import NodePool
 from scheduling.disruption.round import RoundResult, run_round
 from scheduling.inputs import Document, InputError
 from worker import explain as X
@@ -49,8 +52,16 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--catalog",
-        required=True,
-        help="instance-type catalog the engine prices with (`joinery catalog` writes one)",
+        help="instance-type catalog file the engine prices with (`joinery catalog` writes one);"
+        " default: read EC2's, for the NodePools' EC2NodeClasses, as the worker does",
+    )
+    p.add_argument(
+        "--region", default=os.environ.get("AWS_REGION", os.environ.get("AWS_DEFAULT_REGION", ""))
+    )
+    p.add_argument(
+        "--aws-endpoint-url",
+        default=os.environ.get("JOINERY_AWS_ENDPOINT_URL", ""),
+        help="EC2-compatible endpoint (an emulator); prices then come from the offline table",
     )
     p.add_argument("-o", "--output", choices=("text", "json"), default="text")
     add_temporal_args(p)
@@ -61,6 +72,8 @@ def register(sub: Any) -> None:
 class LiveCluster:
     documents: list[Document]
     claims: list[dict[str, Any]]
+    nodepools: list[NodePool] = field(default_factory=list)
+    nodeclasses: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def read_cluster(kubeconfig: str) -> LiveCluster:
@@ -71,13 +84,38 @@ def read_cluster(kubeconfig: str) -> LiveCluster:
     except Exception as exc:  # the client raises many kinds for a bad file
         raise UsageError(f"--kubeconfig {kubeconfig}: {exc}") from None
     try:
-        documents = disruption_state.read(kube)
+        state = disruption_state.read_state(kube)
         claims, _ = nodeclaims.list_(kube)
     except KubernetesError as exc:
         raise UsageError(f"--kubeconfig {kubeconfig}: {exc}") from None
     finally:
         kube.close()
-    return LiveCluster(documents, claims)
+    return LiveCluster(state.documents, claims, state.nodepools, state.nodeclasses)
+
+
+def ec2_instance_types(args: argparse.Namespace, cluster: LiveCluster) -> list[InstanceType]:
+    """The catalog as the worker's compute activity sees it: EC2's types and prices, with
+    the zones each NodePool's EC2NodeClass has subnets in."""
+    from activities.ec2.clients import AWSClients
+    from activities.ec2.provider import EC2Provider
+    from activities.ec2.settings import ClusterInfo, ProviderSettings
+    from activities.planning.plan import instance_types
+
+    if not args.region:
+        raise UsageError("--region: no AWS region given (nor $AWS_REGION); or give --catalog")
+    endpoint = args.aws_endpoint_url or None
+    try:
+        provider = EC2Provider.create(
+            ProviderSettings(region=args.region, cluster=ClusterInfo(args.cluster)),
+            AWSClients.create(args.region, endpoint),
+            use_pricing_api=endpoint is None,
+        )
+        types = instance_types(provider, cluster.nodepools, cluster.nodeclasses)
+    except Exception as exc:  # boto3 and the provider raise many kinds; one line either way
+        raise UsageError(f"EC2 catalog of region {args.region}: {exc}") from None
+    if not types:
+        raise UsageError(f"EC2 catalog of region {args.region}: no instance type with a price")
+    return types
 
 
 def _name(body: Mapping[str, Any]) -> str:
@@ -186,8 +224,10 @@ def explain(
 def run(args: argparse.Namespace) -> int:
     from worker.plan_command import load_instance_types
 
-    types = load_instance_types(args.catalog)
+    types = load_instance_types(args.catalog) if args.catalog else []
     cluster = read_cluster(args.kubeconfig)
+    if not args.catalog:
+        types = ec2_instance_types(args, cluster)
     try:
         result = run_round(cluster.documents, types, datetime.now(UTC))
     except InputError as exc:

@@ -180,6 +180,14 @@ async def test_explain_says_why_each_node_is_disrupted_blocked_or_kept(
     assert busy["now"]["verdict"] == "kept"
     assert "removes only empty nodes" in busy["now"]["reason"]
     assert busy["lastRound"]["outcome"] == KEPT
+    # without --catalog the engine prices with EC2's catalog, as the worker's does
+    ec2 = ["--region", "us-east-1", "--aws-endpoint-url", cloud.server.endpoint_url]
+    code, out, err = await _explain(
+        capsys, nodes.pinned, *common[:2], *common[4:], *ec2, "-o", "json"
+    )
+    assert code == 0, err
+    assert json.loads(out)["now"]["verdict"] == "blocked"
+
     code, text, _ = await _explain(capsys, nodes.busy, *common)
     assert code == 0
     lines = text.splitlines()
@@ -199,6 +207,15 @@ async def test_bad_input_and_an_unreachable_temporal_exit_2(
     catalog.write_text(json.dumps(dump_catalog(cloud.provider.instance_types())))
     common = ["--kubeconfig", str(cluster.kubeconfig_path), "--catalog", str(catalog)]
     unreachable = [*common, "--address", "127.0.0.1:1"]
+
+    code, out, err = await _explain(
+        capsys, nodes.pinned, "--kubeconfig", str(cluster.kubeconfig_path), "--region", ""
+    )
+    assert code == 2 and out == ""
+    assert (
+        err
+        == "joinery explain: --region: no AWS region given (nor $AWS_REGION); or give --catalog\n"
+    )
 
     code, out, err = await _explain(capsys, "no-such-node", *unreachable)
     assert code == 2 and out == ""
