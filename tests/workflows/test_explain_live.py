@@ -202,6 +202,7 @@ async def test_bad_input_and_an_unreachable_temporal_exit_2(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     cloud: Cloud,
+    dev_env: WorkflowEnvironment,
 ) -> None:
     catalog = tmp_path / "catalog.json"
     catalog.write_text(json.dumps(dump_catalog(cloud.provider.instance_types())))
@@ -230,3 +231,14 @@ async def test_bad_input_and_an_unreachable_temporal_exit_2(
     assert "last round:  unavailable (cannot reach Temporal at 127.0.0.1:1" in out
     assert err.count("\n") == 1
     assert err.startswith("joinery explain: workflow part unavailable: cannot reach Temporal")
+
+    # Temporal up, but no worker ever ran for this cluster
+    address = dev_env.client.service_client.config.target_host
+    code, out, err = await _explain(
+        capsys, nodes.pinned, *common, "--address", address, "--cluster", "nobody"
+    )
+    assert code == 2 and "now:         blocked: " in out
+    assert err == (
+        "joinery explain: workflow part unavailable: no workflow disruption@nobody"
+        " (is `joinery worker` running for this cluster?)\n"
+    )
