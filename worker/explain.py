@@ -34,6 +34,7 @@ UNMANAGED = "unmanaged"
 ABSENT = "absent"
 
 DISRUPTION_CONDITIONS = (C.CONSOLIDATABLE, C.DRIFTED, C.EMPTY, C.DISRUPTION_REASON)
+NODES_SHOWN = 5  # a command's other nodes named on the text line (JSON names them all)
 
 
 @dataclass
@@ -241,10 +242,11 @@ def to_dict(e: Explanation) -> dict[str, Any]:
 def _now_line(now: Now) -> str:
     if now.verdict != DISRUPT:
         return f"{now.verdict}: {now.reason}"
-    others = [n for n in now.nodes if n]
     text = f"would be disrupted ({now.method}): {now.reason}"
-    if len(others) > 1:
-        text += f" [{', '.join(others)}]"
+    if len(now.nodes) > 1:
+        shown = now.nodes[:NODES_SHOWN]
+        more = f", +{len(now.nodes) - len(shown)} more" if len(now.nodes) > len(shown) else ""
+        text += f" [{', '.join(shown)}{more}]"
     return text + (f"; held: {now.held_by}" if now.held_by else "")
 
 

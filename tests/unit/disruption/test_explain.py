@@ -269,3 +269,13 @@ def test_nodes_an_earlier_round_disrupted_are_still_told_with_their_round() -> N
     e = explain("gone", cluster, result, WorkflowFacts(status, False, []))
     assert (e.last_round.round, e.last_round.at) == (3, "")
     assert "last round:  round 3: disrupted: Empty: delete 1 empty node" in X.to_text(e)
+
+
+def test_a_large_command_names_a_few_of_its_nodes_in_text_and_all_in_json() -> None:
+    docs = [pool(requirements=OD_AMD, budgets=[{"nodes": "100%"}])]
+    for i in range(8):
+        docs += node_and_claim(f"e{i}")
+    cluster, result = _live(docs)
+    e = explain("e3", cluster, result, NO_WORKFLOW)
+    assert len(e.now.nodes) == 8 and len(X.to_dict(e)["now"]["nodes"]) == 8
+    assert X.to_text(e).splitlines()[1].endswith("[e0, e1, e2, e3, e4, +3 more]")
