@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from activities.disruption.types import CommandSpec, ComputeInput, Decision
+from activities.disruption.types import MAX_VERDICTS, CommandSpec, ComputeInput, Decision, clip
 from activities.lifecycle.common import Deps
 from activities.planning import disruption_state
 from activities.planning.plan import instance_types, planned_nodeclaim
@@ -49,14 +49,24 @@ def compute(deps: Deps, inp: ComputeInput, now: datetime | None = None) -> Decis
     )
     for command in result.decision.commands:
         spec = _spec(command, managed, pools)
+        held = ""
         if inp.paused_all:
-            out.held.append(f"{spec.summary} (disruption paused for every NodePool)")
-            continue
-        if paused & set(spec.pools):
-            which = ", ".join(sorted(paused & set(spec.pools)))
-            out.held.append(f"{spec.summary} (NodePool {which} paused)")
+            held = f"{spec.summary} (disruption paused for every NodePool)"
+        elif paused & set(spec.pools):
+            held = f"{spec.summary} (NodePool {', '.join(sorted(paused & set(spec.pools)))} paused)"
+        if held:
+            out.held.append(held)
+            out.held_nodes.update(dict.fromkeys(spec.nodes, clip(held)))
             continue
         out.commands.append(spec)
+    room = MAX_VERDICTS - len(out.held_nodes)
+    for verdicts, into in (
+        (result.decision.blocked, out.blocked_nodes),
+        (result.decision.kept, out.kept_nodes),
+    ):
+        for v in verdicts[: max(0, room)]:
+            into[v.node] = clip(v.reason)
+        room -= len(verdicts)
     return out
 
 

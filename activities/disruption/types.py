@@ -25,6 +25,18 @@ class CommandSpec:
         return self.reason, tuple(sorted(self.nodes))
 
 
+# Per-node verdicts ride in every decision so the workflow can say what its last round
+# decided about a node (``joinery explain``); bounded, so a large cluster's history stays small.
+MAX_VERDICTS = 1000
+VERDICT_CHARS = 160
+
+
+def clip(text: str) -> str:
+    """``text`` on one line, at most VERDICT_CHARS long."""
+    line = " ".join(text.split())
+    return line if len(line) <= VERDICT_CHARS else line[: VERDICT_CHARS - 1] + "…"
+
+
 @dataclass
 class Decision:
     commands: list[CommandSpec] = field(default_factory=list)
@@ -33,6 +45,10 @@ class Decision:
     blocked: int = 0
     kept: int = 0
     held: list[str] = field(default_factory=list)  # commands dropped because of a pause
+    # node name → one-line reason (``clip``), at most MAX_VERDICTS of them together
+    blocked_nodes: dict[str, str] = field(default_factory=dict)
+    kept_nodes: dict[str, str] = field(default_factory=dict)
+    held_nodes: dict[str, str] = field(default_factory=dict)  # → the held command's line
 
 
 @dataclass
