@@ -174,6 +174,7 @@ async def run_worker(
     # Replicas share what EC2 refused through a ConfigMap (activities/ec2/shared_offerings.py).
     ec2.unavailable.share(ConfigMapRecord(kube.core))
     deps = Deps(kube=kube, ec2=ec2, counters=PrometheusCounters(), cluster=settings.cluster)
+    ec2.observe = deps.counters.cloudprovider_call  # karpenter_cloudprovider_*
     worker = build_worker(client, deps, settings.temporal.task_queue, settings.activity_threads)
     watchers: Watchers | None = None
     health: HealthServer | None = None
