@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import pytest
@@ -44,3 +44,14 @@ def read_metrics(url: str) -> Scraped:
 def scrape() -> Callable[[str], Scraped]:
     """GET a ``/metrics`` URL and read it."""
     return read_metrics
+
+
+@pytest.fixture(scope="session")
+def metrics_url() -> Iterator[str]:
+    """``/metrics`` of a health server on loopback serving this process's registry (the one
+    the worker's hooks write)."""
+    from worker.health import HealthServer
+
+    server = HealthServer(0, lambda: True, host="127.0.0.1").start()
+    yield f"http://127.0.0.1:{server.port}/metrics"
+    server.stop()

@@ -5,7 +5,6 @@ test uses names of its own: a pool, a node, a pod)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,15 +13,12 @@ from activities.disruption.types import MarkInput
 from activities.kubernetes.events import Dedupe
 from activities.metrics import snake
 from worker import metrics
-from worker.health import HealthServer
 from worker.metrics import NodeStates, PodStates, PoolStates, PrometheusCounters
 
 
-@pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    server = HealthServer(0, lambda: True, host="127.0.0.1").start()
-    yield f"http://127.0.0.1:{server.port}/metrics"
-    server.stop()
+@pytest.fixture
+def url(metrics_url: str) -> str:
+    return metrics_url
 
 
 def _pool() -> str:
