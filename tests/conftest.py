@@ -27,7 +27,10 @@ class Scraped:
         return any(n == metric and want <= set(ls) for n, ls in self.samples)
 
     def names(self) -> set[str]:
-        return {n for n, _ in self.samples}
+        """Series names as they are on the wire (the parser renames ``x`` counters to
+        ``x_total``; Prometheus does not)."""
+        lines = (line for line in self.text.splitlines() if line and not line.startswith("#"))
+        return {line.split("{")[0].split(" ")[0] for line in lines}
 
 
 def read_metrics(url: str) -> Scraped:

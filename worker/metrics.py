@@ -383,7 +383,10 @@ class PoolStates:
 
     def update(self, pool: Mapping[str, Any]) -> None:
         name = str((pool.get("metadata") or {}).get("name"))
-        usage = _amounts((pool.get("status") or {}).get("resources"))
+        status = pool.get("status") or {}
+        usage = _amounts(status.get("resources"))
+        if "nodes" not in usage and isinstance(status.get("nodes"), int):
+            usage["nodes"] = float(status["nodes"])  # as Karpenter v1 counts nodes in resources
         limits = _amounts((pool.get("spec") or {}).get("limits"))
         self.delete(name)
         series: list[tuple[Gauge, str]] = []
