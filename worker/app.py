@@ -171,7 +171,7 @@ async def run_worker(
         client = await connection.connect(
             settings.temporal,
             telemetry.plugins(settings.otlp_endpoint),
-            runtime=sdk_metrics.shared().runtime,  # temporal_* series on /metrics
+            runtime=sdk_metrics.runtime(),  # temporal_* series on /metrics
         )
     # Replicas share what EC2 refused through a ConfigMap (activities/ec2/shared_offerings.py).
     ec2.unavailable.share(ConfigMapRecord(kube.core))

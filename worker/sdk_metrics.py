@@ -75,6 +75,16 @@ def shared() -> SdkMetrics:
         return _shared
 
 
+def runtime() -> Runtime | None:
+    """The shared runtime for a client to connect through; None (the SDK's default runtime,
+    no metrics) when its endpoint cannot be set up: metrics are never worth not running."""
+    try:
+        return shared().runtime
+    except Exception as exc:
+        log.warning("Temporal SDK metrics off: %s", exc)
+        return None
+
+
 def scrape_if_started() -> bytes:
     """What ``/metrics`` appends: the SDK's series once a client uses the shared runtime."""
     return _shared.scrape() if _shared is not None else b""
