@@ -63,12 +63,23 @@ class MarkInput:
     nodes: list[str]
     claims: list[str]
     message: str = ""
+    replacements: int = 0  # how many the command launches (its decision: delete or replace)
+
+    def decision(self) -> tuple[str, str]:
+        """Karpenter's decision and consolidation type labels for this command."""
+        decision = "replace" if self.replacements else "delete"
+        if self.reason == "Empty":
+            return decision, "empty"
+        if self.reason == "Underutilized":
+            return decision, "single" if len(self.nodes) == 1 else "multi"
+        return decision, ""
 
 
 @dataclass
 class LaunchInput:
     replacements: list[PlannedNodeClaim]
     search_attributes: bool = False
+    reason: str = ""  # the command's (Empty, Underutilized, Drifted), for events and metrics
 
 
 @dataclass
