@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
-from activities.disruption import events
+from activities.disruption import claim_conditions, events
 from activities.disruption.types import MAX_VERDICTS, CommandSpec, ComputeInput, Decision, clip
 from activities.lifecycle.common import Deps
 from activities.planning import disruption_state
@@ -41,11 +41,13 @@ def compute(deps: Deps, inp: ComputeInput, now: datetime | None = None) -> Decis
     state = disruption_state.read_state(deps.kube)
     types = instance_types(deps.provider(), state.nodepools, state.nodeclasses)
     started = time.perf_counter()
-    result = run_round(state.documents, types, now or datetime.now(UTC))
+    at = now or datetime.now(UTC)
+    result = run_round(state.documents, types, at)
     deps.counters.disruption_evaluated(
         time.perf_counter() - started, eligible(result), allowed(result)
     )
     tell(deps, result, state.documents)
+    claim_conditions.sync(deps, result.inputs.cluster, state.documents, types, at)
     managed = {m.name: m for m in result.inputs.cluster.managed}
     pools = result.inputs.cluster.pools
     paused = set(inp.paused_pools)
