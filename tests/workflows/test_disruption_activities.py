@@ -278,3 +278,52 @@ async def test_replacements_tell_launching_and_waiting(
     replacements.delete(deps, [name])  # a replacement is not a disruption
     assert not told(name, "DisruptionTerminating")
     assert not scrape(metrics_url).has("karpenter_nodeclaims_disrupted_total", nodepool=pool)
+
+
+def test_claims_get_consolidatable_and_drifted_as_karpenter_keeps_them(
+    deps: Deps, admin: Kube
+) -> None:
+    pool = f"cond-{uuid.uuid4().hex[:6]}"
+    ensure_nodepool(admin, pool)
+    custom_objects.merge_patch(
+        admin, NODEPOOL, pool, {"spec": {"disruption": {"consolidateAfter": "1h"}}}
+    )
+    name, _ = _initialized(deps, admin, pool)
+    current = NodePool.model_validate(custom_objects.get(admin, NODEPOOL, pool))
+    nodeclaims.patch_metadata(admin, name, annotations=hash_annotations(current))
+
+    def conds() -> tuple[dict[str, Any] | None, dict[str, Any] | None, str]:
+        claim = nodeclaims.get(admin, name)
+        version = str(claim["metadata"]["resourceVersion"])
+        return condition(claim, "Consolidatable"), condition(claim, "Drifted"), version
+
+    compute.compute(deps, ComputeInput())
+    assert conds()[:2] == (None, None)  # consolidateAfter (1h) has not passed since creation
+    custom_objects.merge_patch(
+        admin, NODEPOOL, pool, {"spec": {"disruption": {"consolidateAfter": "1s"}}}
+    )
+
+    def consolidatable() -> dict[str, Any] | None:
+        compute.compute(deps, ComputeInput())
+        return conds()[0]
+
+    ready = eventually(consolidatable, what="Consolidatable")
+    assert (ready["status"], ready["reason"]) == ("True", "Consolidatable")
+    assert conds()[1] is None
+
+    # the pool's template changes: the claim launched from the old one has drifted
+    template = {"spec": {"template": {"metadata": {"labels": {"team": "blue"}}}}}
+    custom_objects.merge_patch(admin, NODEPOOL, pool, template)
+    compute.compute(deps, ComputeInput())
+    again, drifted, version = conds()
+    assert drifted is not None
+    assert (drifted["status"], drifted["reason"]) == ("True", "NodePoolDrifted")
+    assert again == ready  # untouched, its lastTransitionTime too
+    compute.compute(deps, ComputeInput())
+    assert conds()[2] == version  # nothing changed, nothing written
+
+    # changed back: no longer drifted, the condition is removed
+    back = {"spec": {"template": {"metadata": {"labels": None}}}}
+    custom_objects.merge_patch(admin, NODEPOOL, pool, back)
+    compute.compute(deps, ComputeInput())
+    assert conds()[:2] == (ready, None)
