@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
+from temporalio.converter import DataConverter
 
 from activities.disruption.types import Decision, MarkInput
 from models import contract
@@ -52,6 +53,7 @@ class RoundTiming:
     validation: float  # the 15 s validation delay
     polls: float  # timers between readiness checks of the replacements
     machinery: float
+    dispatch: float  # of ``machinery``: activities waiting to be picked up (schedule-to-start)
     commands: int
 
     @property
@@ -93,6 +95,7 @@ def _covered(spans: list[tuple[datetime, datetime]]) -> float:
 class _Round:
     start: datetime
     activities: list[tuple[datetime, datetime]] = field(default_factory=list)
+    waits: list[tuple[datetime, datetime]] = field(default_factory=list)  # scheduled → started
     timers: dict[str, tuple[datetime, datetime | None, timedelta]] = field(default_factory=dict)
     commands: int = 0
 
@@ -110,9 +113,16 @@ class _Round:
             elif length == POLL:
                 polls += seconds
         wall = (end - self.start).total_seconds()
-        active = _covered(self.activities)
+        machinery = max(0.0, wall - _covered(spans))
+        dispatch = min(machinery, _covered(self.waits))
         return RoundTiming(
-            wall, active, validation, polls, max(0.0, wall - _covered(spans)), self.commands
+            wall,
+            _covered(self.activities),
+            validation,
+            polls,
+            machinery,
+            dispatch,
+            self.commands,
         )
 
 
@@ -123,12 +133,16 @@ async def read_rounds(client: Client, cluster: str) -> Rounds:
     out = Rounds()
     for run_id in reversed(runs):  # listed newest first
         history = await client.get_workflow_handle(wid, run_id=run_id).fetch_history()
-        await _read_run(client, history.events, out)
+        await read_run(history.events, client.data_converter, out)
     return out
 
 
-async def _read_run(client: Client, events: Sequence[HistoryEvent], out: Rounds) -> None:
-    decode = client.data_converter.decode
+async def read_run(
+    events: Sequence[HistoryEvent], converter: DataConverter, out: Rounds | None = None
+) -> Rounds:
+    """The rounds of one run's history, added to ``out``."""
+    out = out if out is not None else Rounds()
+    decode = converter.decode
     started: dict[int, datetime] = {}
     scheduled: dict[int, datetime] = {}
     validation_timers: set[str] = set()
@@ -168,7 +182,9 @@ async def _read_run(client: Client, events: Sequence[HistoryEvent], out: Rounds)
         elif kind in _CLOSED:
             sid = _scheduled_id(event)
             if current is not None and sid in scheduled:
-                current.activities.append((started.get(sid, scheduled[sid]), _time(event)))
+                begun = started.get(sid, scheduled[sid])
+                current.activities.append((begun, _time(event)))
+                current.waits.append((scheduled[sid], begun))
             if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED and sid == validating:
                 result = event.activity_task_completed_event_attributes.result
                 [decision] = await decode(list(result.payloads), [Decision])
@@ -191,6 +207,7 @@ async def _read_run(client: Client, events: Sequence[HistoryEvent], out: Rounds)
                 begun, _, length = current.timers[timer_id]
                 current.timers[timer_id] = (begun, _time(event), length)
     close()
+    return out
 
 
 def _scheduled_id(event: HistoryEvent) -> int:
