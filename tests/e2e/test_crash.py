@@ -128,9 +128,14 @@ class WorkerProcess:
 class Chaos(threading.Thread):
     """Kills and restarts the worker while ``firing`` is set."""
 
-    def __init__(self, worker: WorkerProcess, rng: random.Random) -> None:
+    def __init__(
+        self,
+        worker: WorkerProcess,
+        rng: random.Random,
+        every: tuple[float, float] = KILL_EVERY,
+    ) -> None:
         super().__init__(name="chaos", daemon=True)
-        self.worker, self.rng = worker, rng
+        self.worker, self.rng, self.every = worker, rng, every
         self.halt = threading.Event()
         self.firing = threading.Event()
         self.held: list[str] = []  # phases that had to finish without kills
@@ -143,7 +148,7 @@ class Chaos(threading.Thread):
             return
         while not self.halt.is_set():
             up = self.worker.ups()
-            if self.halt.wait(self.rng.uniform(*KILL_EVERY)):
+            if self.halt.wait(self.rng.uniform(*self.every)):
                 return
             if self.firing.is_set():
                 self.worker.kill()
@@ -490,6 +495,10 @@ class contextlib_suppress_exists:
 CONSOLIDATE_NODES = int(os.environ.get("JOINERY_CRASH_CONSOLIDATE_NODES", "2"))
 KEEP = max(1, CONSOLIDATE_NODES // 2)
 CONSOLIDATION_POOL = "consolidate"
+# Seconds a worker lives after it is up, here: a round's decision reads the whole cluster and
+# the catalog, 5-15 s on this loaded machine, and it must fit between two kills now and then
+# (a decision whose attempts all die is abandoned and the round runs again later).
+CONSOLIDATION_KILL_EVERY = (5.0, 25.0)
 # Each round: debounce, compute, the 15 s validation delay, compute, launch and initialize a
 # replacement, delete; about a minute with kills.
 CONSOLIDATION_WINDOW = 150.0 + 45.0 * CONSOLIDATE_NODES
@@ -566,7 +575,7 @@ def test_consolidation_rounds_survive_kills(stack: dict[str, Any]) -> None:
     namespace = f"consolidate-{uuid.uuid4().hex[:6]}"
     setup_consolidation(admin, namespace)
     worker = WorkerProcess(worker_argv(stack), stack["work"] / "worker-consolidation.log")
-    chaos = Chaos(worker, rng)
+    chaos = Chaos(worker, rng, CONSOLIDATION_KILL_EVERY)
     sampler = Sampler(
         watcher,
         CONSOLIDATION_POOL,
