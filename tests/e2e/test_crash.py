@@ -381,6 +381,21 @@ def test_worker_killed_at_random_converges(stack: dict[str, Any]) -> None:
         admin.close()
 
 
+def start_killing(
+    worker: WorkerProcess, probe: threading.Thread, chaos: Chaos, stack: dict[str, Any]
+) -> None:
+    """Start the worker and the probe; start the kills once the catalog is cached."""
+    worker.start()
+    probe.start()
+    # The first planning round loads the instance-type catalog from the emulator (slow,
+    # and slower on a busy machine); kills before it is cached would only test the
+    # catalog load. Start killing once the catalog cache exists: from then on every
+    # restart is quick and the kills land in launches, registrations and drains.
+    cache = stack["work"] / "catalog.cache"
+    eventually(cache.exists, CATALOG_WAIT, "catalog cached by the first planning round")
+    chaos.start()
+
+
 def _run(
     admin: Kube,
     worker: WorkerProcess,
@@ -390,15 +405,7 @@ def _run(
     started: float,
 ) -> None:
     with NodeSimulator(admin, interval=0.25):
-        worker.start()
-        probe.start()
-        # The first planning round loads the instance-type catalog from the emulator (slow,
-        # and slower on a busy machine); kills before it is cached would only test the
-        # catalog load. Start killing once the catalog cache exists: from then on every
-        # restart is quick and the kills land in launches, registrations and drains.
-        cache = stack["work"] / "catalog.cache"
-        eventually(cache.exists, CATALOG_WAIT, "catalog cached by the first planning round")
-        chaos.start()
+        start_killing(worker, probe, chaos, stack)
         try:
             # 1. the Deployment's pods get nodes, through kills
             chaos.phase(lambda: probe.available() == REPLICAS, "all replicas running", stack)
@@ -522,48 +529,38 @@ def setup_consolidation(admin: Kube, namespace: str) -> None:
     fleet.create_spread(admin, namespace, CONSOLIDATION_POOL, fleet.FILLER, CONSOLIDATE_NODES)
 
 
+def joinery(*args: str) -> str:
+    """The ``joinery`` command as a whole process; its stdout."""
+    done = subprocess.run(
+        [str(BIN / "joinery"), *args], capture_output=True, text=True, check=True, timeout=300
+    )
+    return done.stdout
+
+
 def disruption_fixpoint(stack: dict[str, Any]) -> dict[str, Any]:
     """``joinery plan --disruption`` on the live cluster, read-only, as an operator asks it:
     the catalog written by ``joinery catalog`` from the same (emulated) region."""
     catalog = stack["work"] / "catalog.json"  # JSON: the whole region parses in a second
     if not catalog.exists():
-        made = subprocess.run(
-            [
-                str(BIN / "joinery"),
+        endpoint = stack["server"].endpoint_url
+        catalog.write_text(
+            joinery(
                 "catalog",
                 "--region",
                 REGION,
                 "--endpoint-url",
-                stack["server"].endpoint_url,
+                endpoint,
                 "--cluster-name",
                 CLUSTER,
                 "-o",
                 "json",
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=300,
+            )
         )
-        catalog.write_text(made.stdout)
-    planned = subprocess.run(
-        [
-            str(BIN / "joinery"),
-            "plan",
-            "--disruption",
-            "--kubeconfig",
-            str(stack["cluster"].admin_kubeconfig_path),
-            "--catalog",
-            str(catalog),
-            "-o",
-            "json",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
+    kubeconfig = str(stack["cluster"].admin_kubeconfig_path)
+    planned = joinery(
+        "plan", "--disruption", "--kubeconfig", kubeconfig, "--catalog", str(catalog), "-o", "json"
     )
-    return dict(json.loads(planned.stdout)["disruption"])
+    return dict(json.loads(planned)["disruption"])
 
 
 @pytest.mark.timeout(CONSOLIDATION_LIMIT)
@@ -587,11 +584,7 @@ def test_consolidation_rounds_survive_kills(stack: dict[str, Any]) -> None:
     started = time.monotonic()
     try:
         with NodeSimulator(admin, interval=0.25):
-            worker.start()
-            sampler.start()
-            cache = stack["work"] / "catalog.cache"
-            eventually(cache.exists, CATALOG_WAIT, "catalog cached by the first planning round")
-            chaos.start()
+            start_killing(worker, sampler, chaos, stack)
             try:
                 baseline = _consolidate(admin, namespace, chaos, sampler, stack)
             finally:
