@@ -505,7 +505,9 @@ CONSOLIDATION_POOL = "consolidate"
 # Seconds a worker lives after it is up, here: a round's decision reads the whole cluster and
 # the catalog, 5-15 s on this loaded machine, and it must fit between two kills now and then
 # (a decision whose attempts all die is abandoned and the round runs again later).
-CONSOLIDATION_KILL_EVERY = (5.0, 25.0)
+# ``JOINERY_CRASH_CONSOLIDATION_KILL_EVERY=LOW,HIGH`` changes it (more kills per round).
+_LOW, _HIGH = os.environ.get("JOINERY_CRASH_CONSOLIDATION_KILL_EVERY", "5,25").split(",")
+CONSOLIDATION_KILL_EVERY = (float(_LOW), float(_HIGH))
 # Each round: debounce, compute, the 15 s validation delay, compute, launch and initialize a
 # replacement, delete; about a minute with kills.
 CONSOLIDATION_WINDOW = 150.0 + 45.0 * CONSOLIDATE_NODES
