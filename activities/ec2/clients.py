@@ -18,7 +18,8 @@ IAM_REGION = "us-east-1"
 _DEFAULT_CONFIG = Config(
     retries={"max_attempts": 5, "mode": "standard"}, connect_timeout=5, read_timeout=30
 )
-# Pricing is optional (an offline table exists), so fail fast rather than stall a catalog load.
+# Pricing is optional (an offline table exists), so fail fast rather than stall a catalog load:
+# one retry (botocore counts retries in max_attempts here: two attempts in all), short timeouts.
 _PRICING_CONFIG = Config(
     retries={"max_attempts": 1, "mode": "standard"}, connect_timeout=2, read_timeout=10
 )

@@ -4,8 +4,9 @@ Real parts: Temporal dev server, kube-apiserver & co. with kwok, simulated kubel
 The worker runs as ``joinery worker`` in a child process. A Deployment (4 replicas, one per
 node) guarded by a PodDisruptionBudget (maxUnavailable 1) makes the provisioner create
 NodeClaims; then half of them are deleted, so their nodes drain through the PDB while
-replacements are provisioned. Through each phase the worker is killed every 3-10 s (for at
-most ``KILL_WINDOW`` seconds; then the phase must finish without kills, and the run says so).
+replacements are provisioned. Through each phase the worker is killed 3-10 s after it came
+up (for at most ``KILL_WINDOW`` seconds; then the phase must finish without kills, and the
+run says so).
 
 Afterwards: every NodeClaim converged (Ready, or gone if deleted), exactly one live instance
 per NodeClaim, no live instance without a NodeClaim, and the Deployment never had fewer
@@ -16,6 +17,7 @@ change the run.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import signal
@@ -33,6 +35,7 @@ os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 
 import pytest
+from crash_invariants import Sampler, check_order
 from kubernetes import client as k8s
 from temporalio.testing import WorkflowEnvironment
 
@@ -46,6 +49,8 @@ from sandbox.ec2.emulation import Emulation, install, uninstall
 from sandbox.ec2.seed import seed_region
 from sandbox.ec2.server import start_server
 from sandbox.nodes import NodeSimulator
+from sandbox.scenarios import spread_fleet as fleet
+from worker.round_history import Rounds, read_rounds
 from workflows import search
 
 REGION = "us-east-1"
@@ -98,6 +103,13 @@ class WorkerProcess:
                 self.argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
             )
 
+    def ups(self) -> int:
+        """How many times a worker logged that it is up (its watchers and pollers run)."""
+        try:
+            return self.log.read_bytes().count(b"worker up:")
+        except FileNotFoundError:
+            return 0
+
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             os.kill(self.proc.pid, signal.SIGKILL)
@@ -116,33 +128,55 @@ class WorkerProcess:
 class Chaos(threading.Thread):
     """Kills and restarts the worker while ``firing`` is set."""
 
-    def __init__(self, worker: WorkerProcess, rng: random.Random) -> None:
+    def __init__(
+        self,
+        worker: WorkerProcess,
+        rng: random.Random,
+        every: tuple[float, float] = KILL_EVERY,
+    ) -> None:
         super().__init__(name="chaos", daemon=True)
-        self.worker, self.rng = worker, rng
+        self.worker, self.rng, self.every = worker, rng, every
         self.halt = threading.Event()
         self.firing = threading.Event()
         self.held: list[str] = []  # phases that had to finish without kills
 
     def run(self) -> None:
+        """Each kill lands 3-10 s after the worker said it is up: counting from the restart
+        instead, a loaded machine's slow start (imports, catalog) would swallow the interval
+        and the kills would only ever hit workers that had not begun to work."""
         if os.environ.get("JOINERY_CRASH_KILLS") == "0":
             return
-        while not self.halt.wait(self.rng.uniform(*KILL_EVERY)):
+        while not self.halt.is_set():
+            up = self.worker.ups()
+            if self.halt.wait(self.rng.uniform(*self.every)):
+                return
             if self.firing.is_set():
                 self.worker.kill()
                 self.worker.start()
+                deadline = time.monotonic() + 120
+                while self.worker.ups() <= up and time.monotonic() < deadline:
+                    if self.halt.wait(0.2):
+                        return
 
-    def phase(self, done: Callable[[], Any], what: str, stack: dict[str, Any]) -> None:
-        """Kill through a phase for up to ``KILL_WINDOW`` seconds, then hold fire until it is
+    def phase(
+        self,
+        done: Callable[[], Any],
+        what: str,
+        stack: dict[str, Any],
+        window: float = KILL_WINDOW,
+        settle: float = SETTLE,
+    ) -> None:
+        """Kill through a phase for up to ``window`` seconds, then hold fire until it is
         done: every kill costs the survivors ~10 s, and on a slow machine endless kills
         could starve progress; the phase must finish either way."""
         self.firing.set()
         try:
-            eventually(done, KILL_WINDOW, what)
+            eventually(done, window, what)
         except AssertionError:
             self.firing.clear()
             self.held.append(what)
             try:
-                eventually(done, SETTLE, what)
+                eventually(done, settle, what)
             except AssertionError:
                 print(_temporal_view(stack))
                 raise
@@ -223,20 +257,20 @@ def live_instances(clients: AWSClients) -> dict[str, list[str]]:
     return out
 
 
-def setup_cluster(admin: Kube, namespace: str) -> None:
-    custom_objects.create(
-        admin,
-        EC2NODECLASS,
-        {
-            "metadata": {"name": "default"},
-            "spec": {
-                "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": CLUSTER}}],
-                "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": CLUSTER}}],
-                "amiSelectorTerms": [{"alias": "al2023@latest"}],
-                "role": f"KarpenterNodeRole-{CLUSTER}",  # seeded by sandbox.ec2.seed
-            },
+def nodeclass() -> dict[str, Any]:
+    return {
+        "metadata": {"name": "default"},
+        "spec": {
+            "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": CLUSTER}}],
+            "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": CLUSTER}}],
+            "amiSelectorTerms": [{"alias": "al2023@latest"}],
+            "role": f"KarpenterNodeRole-{CLUSTER}",  # seeded by sandbox.ec2.seed
         },
-    )
+    }
+
+
+def setup_cluster(admin: Kube, namespace: str) -> None:
+    custom_objects.create(admin, EC2NODECLASS, nodeclass())
     requirements = [
         {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]},
         {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
@@ -300,16 +334,11 @@ def setup_cluster(admin: Kube, namespace: str) -> None:
     )
 
 
-@pytest.mark.timeout(TEST_LIMIT)
-def test_worker_killed_at_random_converges(stack: dict[str, Any]) -> None:
-    rng = random.Random(SEED)
+def worker_argv(stack: dict[str, Any]) -> list[str]:
+    """``joinery worker`` for the crash cluster, as an operator runs it."""
     cluster: Cluster = stack["cluster"]
     env: WorkflowEnvironment = stack["env"]
-    admin = from_kubeconfig(cluster.admin_kubeconfig_path)
-    namespace = f"crash-{uuid.uuid4().hex[:6]}"
-    with contextlib_suppress_exists():
-        setup_cluster(admin, namespace)
-    argv = [
+    return [
         str(BIN / "joinery"),
         "worker",
         "--address",
@@ -330,7 +359,17 @@ def test_worker_killed_at_random_converges(stack: dict[str, Any]) -> None:
         "--catalog-cache",
         str(stack["work"] / "catalog.cache"),
     ]
-    worker = WorkerProcess(argv, stack["work"] / "worker.log")
+
+
+@pytest.mark.timeout(TEST_LIMIT)
+def test_worker_killed_at_random_converges(stack: dict[str, Any]) -> None:
+    rng = random.Random(SEED)
+    cluster: Cluster = stack["cluster"]
+    admin = from_kubeconfig(cluster.admin_kubeconfig_path)
+    namespace = f"crash-{uuid.uuid4().hex[:6]}"
+    with contextlib_suppress_exists():
+        setup_cluster(admin, namespace)
+    worker = WorkerProcess(worker_argv(stack), stack["work"] / "worker.log")
     probe = AvailabilityProbe(admin, namespace)
     chaos = Chaos(worker, rng)
     started = time.monotonic()
@@ -342,6 +381,21 @@ def test_worker_killed_at_random_converges(stack: dict[str, Any]) -> None:
         admin.close()
 
 
+def start_killing(
+    worker: WorkerProcess, probe: threading.Thread, chaos: Chaos, stack: dict[str, Any]
+) -> None:
+    """Start the worker and the probe; start the kills once the catalog is cached."""
+    worker.start()
+    probe.start()
+    # The first planning round loads the instance-type catalog from the emulator (slow,
+    # and slower on a busy machine); kills before it is cached would only test the
+    # catalog load. Start killing once the catalog cache exists: from then on every
+    # restart is quick and the kills land in launches, registrations and drains.
+    cache = stack["work"] / "catalog.cache"
+    eventually(cache.exists, CATALOG_WAIT, "catalog cached by the first planning round")
+    chaos.start()
+
+
 def _run(
     admin: Kube,
     worker: WorkerProcess,
@@ -351,15 +405,7 @@ def _run(
     started: float,
 ) -> None:
     with NodeSimulator(admin, interval=0.25):
-        worker.start()
-        probe.start()
-        # The first planning round loads the instance-type catalog from the emulator (slow,
-        # and slower on a busy machine); kills before it is cached would only test the
-        # catalog load. Start killing once the catalog cache exists: from then on every
-        # restart is quick and the kills land in launches, registrations and drains.
-        cache = stack["work"] / "catalog.cache"
-        eventually(cache.exists, CATALOG_WAIT, "catalog cached by the first planning round")
-        chaos.start()
+        start_killing(worker, probe, chaos, stack)
         try:
             # 1. the Deployment's pods get nodes, through kills
             chaos.phase(lambda: probe.available() == REPLICAS, "all replicas running", stack)
@@ -445,3 +491,203 @@ class contextlib_suppress_exists:
 
     def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> bool:
         return exc_type is not None and issubclass(exc_type, AlreadyExists)
+
+
+# -- consolidation through kills ------------------------------------------------------------
+#
+# The fleet of ``sandbox.scenarios.spread_fleet``: fillers on m5.xlarge nodes, a web pod beside
+# each; then fillers to 0 and web to half, so empty nodes are deleted and half-used m5.xlarge
+# nodes replaced by m5.large ones, one command per round (the pool's budget is 10% of its
+# nodes), with the worker SIGKILLed at random through all of it.
+CONSOLIDATE_NODES = int(os.environ.get("JOINERY_CRASH_CONSOLIDATE_NODES", "2"))
+KEEP = max(1, CONSOLIDATE_NODES // 2)
+CONSOLIDATION_POOL = "consolidate"
+# Seconds a worker lives after it is up, here: a round's decision reads the whole cluster and
+# the catalog, 5-15 s on this loaded machine, and it must fit between two kills now and then
+# (a decision whose attempts all die is abandoned and the round runs again later).
+# ``JOINERY_CRASH_CONSOLIDATION_KILL_EVERY=LOW,HIGH`` changes it (more kills per round).
+_LOW, _HIGH = os.environ.get("JOINERY_CRASH_CONSOLIDATION_KILL_EVERY", "5,25").split(",")
+CONSOLIDATION_KILL_EVERY = (float(_LOW), float(_HIGH))
+# Each round: debounce, compute, the 15 s validation delay, compute, launch and initialize a
+# replacement, delete; about a minute with kills.
+CONSOLIDATION_WINDOW = 150.0 + 45.0 * CONSOLIDATE_NODES
+CONSOLIDATION_SETTLE = 180.0 + 30.0 * CONSOLIDATE_NODES
+CONSOLIDATION_LIMIT = (
+    CATALOG_WAIT + 2 * (KILL_WINDOW + SETTLE) + CONSOLIDATION_WINDOW + CONSOLIDATION_SETTLE + 180
+)
+
+
+def setup_consolidation(admin: Kube, namespace: str) -> None:
+    with contextlib_suppress_exists():
+        custom_objects.create(admin, EC2NODECLASS, nodeclass())
+    fleet.create_nodepool(admin, CONSOLIDATION_POOL)
+    raw.call(admin.core.create_namespace, {"metadata": {"name": namespace}})
+    eventually(
+        lambda: raw.call(admin.core.read_namespaced_service_account, "default", namespace),
+        30,
+        "default service account",
+    )
+    fleet.create_web_pdb(admin, namespace)
+    fleet.create_spread(admin, namespace, CONSOLIDATION_POOL, fleet.FILLER, CONSOLIDATE_NODES)
+
+
+def joinery(*args: str) -> str:
+    """The ``joinery`` command as a whole process; its stdout."""
+    done = subprocess.run(
+        [str(BIN / "joinery"), *args], capture_output=True, text=True, check=True, timeout=300
+    )
+    return done.stdout
+
+
+def disruption_fixpoint(stack: dict[str, Any]) -> dict[str, Any]:
+    """``joinery plan --disruption`` on the live cluster, read-only, as an operator asks it:
+    the catalog written by ``joinery catalog`` from the same (emulated) region."""
+    catalog = stack["work"] / "catalog.json"  # JSON: the whole region parses in a second
+    if not catalog.exists():
+        endpoint = stack["server"].endpoint_url
+        catalog.write_text(
+            joinery(
+                "catalog",
+                "--region",
+                REGION,
+                "--endpoint-url",
+                endpoint,
+                "--cluster-name",
+                CLUSTER,
+                "-o",
+                "json",
+            )
+        )
+    kubeconfig = str(stack["cluster"].admin_kubeconfig_path)
+    planned = joinery(
+        "plan", "--disruption", "--kubeconfig", kubeconfig, "--catalog", str(catalog), "-o", "json"
+    )
+    return dict(json.loads(planned)["disruption"])
+
+
+@pytest.mark.timeout(CONSOLIDATION_LIMIT)
+def test_consolidation_rounds_survive_kills(stack: dict[str, Any]) -> None:
+    rng = random.Random(SEED + 1)
+    cluster: Cluster = stack["cluster"]
+    admin = from_kubeconfig(cluster.admin_kubeconfig_path)
+    watcher = from_kubeconfig(cluster.admin_kubeconfig_path)  # the sampler's own client
+    namespace = f"consolidate-{uuid.uuid4().hex[:6]}"
+    setup_consolidation(admin, namespace)
+    worker = WorkerProcess(worker_argv(stack), stack["work"] / "worker-consolidation.log")
+    chaos = Chaos(worker, rng, CONSOLIDATION_KILL_EVERY)
+    sampler = Sampler(
+        watcher,
+        CONSOLIDATION_POOL,
+        namespace,
+        fleet.WEB,
+        fleet.BUDGET_PERCENT,
+        max_unavailable=fleet.MAX_UNAVAILABLE,
+    )
+    started = time.monotonic()
+    try:
+        with NodeSimulator(admin, interval=0.25):
+            start_killing(worker, sampler, chaos, stack)
+            try:
+                baseline = _consolidate(admin, namespace, chaos, sampler, stack)
+            finally:
+                chaos.halt.set()
+                chaos.join()
+            consolidated = time.monotonic() - started
+            # the workflow's last round (no kills now) must find nothing more to do
+            plan = eventually(
+                lambda: (lambda d: d if not d["commands"] else None)(disruption_fixpoint(stack)),
+                120,
+                "joinery plan --disruption: no command left",
+            )
+    finally:
+        sampler.halt.set()
+        worker.stop()
+    log = stack["loop"].run_until_complete(read_rounds(stack["env"].client, CLUSTER))
+    _check_consolidation(admin, sampler, log, baseline, stack)
+    print(
+        f"\ncrash consolidation seed={SEED}: {worker.kills} SIGKILLs, {log.rounds} rounds with "
+        f"commands, {len(log.commands)} commands ({sum(len(c.replacements) for c in log.commands)} "
+        f"replacements), {CONSOLIDATE_NODES} -> {KEEP} nodes in {consolidated:.0f}s, "
+        f"{sampler.samples} samples, most disrupting at once {sampler.most_disrupting}, "
+        f"lowest availability {sampler.lowest_available}/{KEEP}, "
+        f"fixpoint: {len(plan['kept'])} kept, {len(plan['blocked'])} blocked"
+        + (f"; kills held to finish: {chaos.held}" if chaos.held else "")
+    )
+    admin.close()
+    watcher.close()
+    assert worker.kills >= 3 or os.environ.get("JOINERY_CRASH_KILLS") == "0"
+    assert log.rounds >= 2 if CONSOLIDATE_NODES >= 2 else log.rounds >= 0
+
+
+def _consolidate(
+    admin: Kube, namespace: str, chaos: Chaos, sampler: Sampler, stack: dict[str, Any]
+) -> set[str]:
+    """Provision, scale down, consolidate; returns the pool's claims before the scale-down."""
+    # 1. fillers get m5.xlarge nodes, then web pods land beside them
+    chaos.phase(
+        lambda: len(fleet.running(admin, namespace, fleet.FILLER)) == CONSOLIDATE_NODES,
+        "fillers running",
+        stack,
+    )
+    fleet.create_spread(admin, namespace, CONSOLIDATION_POOL, fleet.WEB, CONSOLIDATE_NODES)
+    chaos.phase(
+        lambda: len(fleet.running(admin, namespace, fleet.WEB)) == CONSOLIDATE_NODES,
+        "web running beside the fillers",
+        stack,
+    )
+    # 2. scale down: empty nodes go, m5.xlarge nodes holding one web pod are replaced
+    before, _ = nodeclaims.list_(admin, nodepool=CONSOLIDATION_POOL)
+    fleet.scale(admin, namespace, fleet.FILLER, 0)
+    fleet.scale(admin, namespace, fleet.WEB, KEEP)
+    eventually(
+        lambda: len(fleet.running(admin, namespace, fleet.WEB)) <= KEEP, 60, "web scaled down"
+    )
+    sampler.desired = KEEP
+    chaos.phase(
+        lambda: fleet.consolidated(admin, namespace, CONSOLIDATION_POOL, KEEP),
+        f"consolidated to {KEEP} m5.large",
+        stack,
+        window=CONSOLIDATION_WINDOW,
+        settle=CONSOLIDATION_SETTLE,
+    )
+    return {c["metadata"]["name"] for c in before}
+
+
+def _check_consolidation(
+    admin: Kube, sampler: Sampler, log: Rounds, baseline: set[str], stack: dict[str, Any]
+) -> None:
+    problems = list(sampler.violations) + check_order(sampler, log)
+    # no karpenter.sh/disrupted taint or DisruptionReason left where no command runs
+    for node in raw.call(admin.core.list_node).get("items") or []:
+        taints = (node.get("spec") or {}).get("taints") or []
+        if any(t.get("key") == "karpenter.sh/disrupted" for t in taints):
+            problems.append(f"node {node['metadata']['name']} still tainted disrupted")
+    claims, _ = nodeclaims.list_(admin)
+    names = {c["metadata"]["name"] for c in claims}
+    for claim in claims:
+        conditions = (claim.get("status") or {}).get("conditions") or []
+        if any(c.get("type") == "DisruptionReason" for c in conditions):
+            problems.append(f"nodeclaim {claim['metadata']['name']} keeps DisruptionReason")
+    # one instance per claim, ever (a relaunch would leave a second, terminated or not), and
+    # every live instance belongs to a live claim
+    ever: dict[str, list[str]] = {}
+    for r in stack["clients"].ec2.describe_instances()["Reservations"]:
+        for i in r["Instances"]:
+            tags = {t["Key"]: t["Value"] for t in i.get("Tags", [])}
+            ever.setdefault(tags.get("karpenter.sh/nodeclaim", "?"), []).append(i["InstanceId"])
+    for name in sampler.claims:
+        if len(ever.get(name, [])) > 1:
+            problems.append(f"nodeclaim {name} launched {len(ever[name])} instances")
+    live = eventually(
+        lambda: (lambda found: found if set(found) == names else None)(
+            live_instances(stack["clients"])
+        ),
+        60,
+        "no instance without a claim",
+    )
+    problems += [f"{n}: {ids}" for n, ids in live.items() if len(ids) != 1]
+    # every claim the pool gained is a replacement a command launched
+    replacements = {r for c in log.commands for r in c.replacements}
+    extra = set(sampler.claims) - replacements - baseline
+    problems += [f"claim {n} made by neither provisioning nor a command" for n in sorted(extra)]
+    assert not problems, "\n".join(problems)

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
 from activities.disruption.types import (
     CommandSpec,
@@ -48,6 +49,7 @@ class FakeDisruption:
         initialized=list(names)
     )
     paused: ComputeInput = field(default_factory=ComputeInput)
+    compute_failures: int = 0  # the first computes fail for good (attempts used up)
     calls: list[tuple[str, Any, datetime]] = field(default_factory=list)
 
     def _record(self, name: str, arg: Any) -> None:
@@ -72,6 +74,8 @@ class FakeDisruption:
         @activity.defn(name=names.COMPUTE)
         async def compute(inp: ComputeInput) -> Decision:
             fake._record(names.COMPUTE, inp)
+            if len(fake.args(names.COMPUTE)) <= fake.compute_failures:
+                raise ApplicationError("the engine could not decide", non_retryable=True)
             return fake.decisions.pop(0) if fake.decisions else Decision()
 
         @activity.defn(name=names.MARK)

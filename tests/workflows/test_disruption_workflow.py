@@ -141,6 +141,28 @@ async def test_nothing_changes_so_rounds_come_from_the_slow_timer(
     assert gap < timedelta(minutes=2)
 
 
+async def test_a_round_without_a_decision_is_abandoned_not_the_workflow(
+    time_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    """Found by the crash test: SIGKILLs used up the compute activity's attempts and the
+    cluster's one disruption workflow failed with it (taking every later round along)."""
+    cmd = command(["a"], replacements=0, reason="Empty")
+    fake = FakeDisruption(
+        decisions=[Decision(commands=[cmd]), Decision(commands=[cmd])], compute_failures=1
+    )
+    async with rounds(time_env, fake, task_queue) as handle:
+        for _ in range(60):
+            status = await handle.query(DisruptionWorkflow.status)
+            if "round abandoned" in status.last_summary:
+                break
+            await time_env.sleep(timedelta(seconds=1))
+        assert "round abandoned" in status.last_summary and status.phase == "Idle"
+        await handle.signal(DisruptionWorkflow.cluster_changed)
+        await until(time_env, lambda: names.DELETE_NODECLAIMS in fake.names(), "next round")
+        status = await handle.query(DisruptionWorkflow.status)
+    assert status.commands_done == 1 and fake.args(names.DELETE_NODECLAIMS) == [cmd.claims]
+
+
 async def test_command_timeout_is_karpenters() -> None:
     assert command_timeout(1) == timedelta(minutes=10)
     assert command_timeout(10_000) == timedelta(seconds=800)

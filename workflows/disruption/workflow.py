@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 
 from temporalio import workflow
+from temporalio.exceptions import ActivityError
 
 from workflows import search
 from workflows.disruption import compute, execute, outcomes, trigger
@@ -81,9 +82,17 @@ class DisruptionWorkflow:
     async def _round(self) -> None:
         self.inp.rounds += 1
         self._enter(COMPUTING, f"round {self.inp.rounds}")
-        first, latest, kept = await compute.validated(
-            self.inp.cluster, self.inp.rounds, self._validating
-        )
+        try:
+            first, latest, kept = await compute.validated(
+                self.inp.cluster, self.inp.rounds, self._validating
+            )
+        except ActivityError as exc:
+            # A decision that could not be made (its attempts used up, e.g. by worker
+            # crashes) loses this round only: the workflow, the one per cluster, lives on
+            # and the next change or the slow timer runs another. Nothing is marked yet.
+            self.inp.last_summary = f"round abandoned, no decision: {exc.cause or exc}"
+            self._enter(IDLE, f"round {self.inp.rounds}: {self.inp.last_summary}")
+            return
         self.inp.last_summary = round_summary(first, kept)
         self.inp.last_round_at = workflow.now().isoformat()
         self.inp.last_outcomes = outcomes.decided(

@@ -1,0 +1,141 @@
+"""Two whole workers (same cluster, same task queue, each with its own Temporal connection,
+Kubernetes client and EC2 provider, as two replicas of the Deployment would run) against one
+cluster: pods go pending and a consolidation follows, and nothing is done twice.
+
+Checked: one NodeClaim per node the pods need, one instance per NodeClaim (ever, terminated
+ones included), one provisioner and one disruption workflow (one run each), every carried
+out command's candidates in no other command and deleted once, and both workers took part
+(activities ran under both identities)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from k8s_objects import create_namespace, ensure_nodeclass
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
+from test_worker_integration import until
+from workflow_realparts import Cloud
+
+from activities.kubernetes.client import Kube, from_kubeconfig
+from models import contract
+from sandbox.cluster import Cluster
+from sandbox.nodes import NodeSimulator
+from sandbox.scenarios import spread_fleet as fleet
+from worker.app import run_worker
+from worker.round_history import read_rounds
+from worker.settings import Settings, TemporalSettings
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+NODES = 2  # fillers, so nodes before the scale-down; web is scaled to 1 after
+IDENTITIES = ("replica-a", "replica-b")
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def two_workers(
+    dev_env: WorkflowEnvironment, cluster: Cluster, admin: Kube, cloud: Cloud
+) -> AsyncIterator[tuple[Client, str]]:
+    ensure_nodeclass(admin)
+    name = f"two-{uuid.uuid4().hex[:6]}"
+    settings = Settings(
+        TemporalSettings(task_queue=f"q-{name}"),
+        cluster=name,
+        health_port=0,
+        search_attributes=True,
+    )
+    target = dev_env.client.service_client.config.target_host
+    stop = asyncio.Event()
+    kubes = [from_kubeconfig(cluster.kubeconfig_path) for _ in IDENTITIES]
+    tasks = []
+    for identity, kube in zip(IDENTITIES, kubes, strict=True):
+        client = await Client.connect(target, identity=identity)
+        tasks.append(
+            asyncio.create_task(
+                run_worker(
+                    settings, stop=stop, kube=kube, ec2=cloud.fresh_provider(), client=client
+                )
+            )
+        )
+    try:
+        with NodeSimulator(admin, interval=0.2):
+            yield dev_env.client, name
+    finally:
+        stop.set()
+        await asyncio.wait_for(asyncio.gather(*tasks), 60)
+        for kube in kubes:
+            kube.close()
+
+
+async def _runs(client: Client, query: str) -> list[Any]:
+    return [wf async for wf in client.list_workflows(query)]
+
+
+async def _activity_identities(client: Client, cluster: str) -> set[str]:
+    seen: set[str] = set()
+    async for wf in client.list_workflows(f"TaskQueue = 'q-{cluster}'"):
+        history = await client.get_workflow_handle(wf.id, run_id=wf.run_id).fetch_history()
+        for event in history.events:
+            if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+                seen.add(event.activity_task_started_event_attributes.identity)
+    return seen
+
+
+def _instances_ever(cloud: Cloud, pool: str) -> dict[str, list[str]]:
+    """nodeclaim → instance ids of ``pool``, terminated ones included."""
+    out: dict[str, list[str]] = {}
+    for r in cloud.clients.ec2.describe_instances()["Reservations"]:
+        for i in r["Instances"]:
+            tags = {t["Key"]: t["Value"] for t in i.get("Tags", [])}
+            if tags.get("karpenter.sh/nodepool") == pool:
+                out.setdefault(tags.get("karpenter.sh/nodeclaim", "?"), []).append(i["InstanceId"])
+    return out
+
+
+async def test_two_workers_do_no_double_work(
+    two_workers: tuple[Client, str], admin: Kube, cloud: Cloud
+) -> None:
+    client, cluster = two_workers
+    pool = f"pool-{uuid.uuid4().hex[:6]}"
+    fleet.create_nodepool(admin, pool)
+    ns = f"t-{uuid.uuid4().hex[:8]}"
+    create_namespace(admin, ns)
+    fleet.create_web_pdb(admin, ns)
+
+    # pods go pending: one claim per node they need, though both workers watch them
+    fleet.create_spread(admin, ns, pool, fleet.FILLER, NODES)
+    await until(
+        lambda: len(fleet.running(admin, ns, fleet.FILLER)) == NODES, timeout=150, what="fillers"
+    )
+    fleet.create_spread(admin, ns, pool, fleet.WEB, NODES)
+    await until(lambda: len(fleet.running(admin, ns, fleet.WEB)) == NODES, timeout=90, what="web")
+    provisioned = _instances_ever(cloud, pool)
+    assert len(provisioned) == NODES, provisioned
+
+    # a consolidation: the empty node deleted, the other replaced by an m5.large
+    fleet.scale(admin, ns, fleet.FILLER, 0)
+    fleet.scale(admin, ns, fleet.WEB, 1)
+    await until(
+        lambda: fleet.consolidated(admin, ns, pool, 1), timeout=300, what="consolidated to 1"
+    )
+
+    rounds = await read_rounds(client, cluster)
+    candidates = [claim for c in rounds.commands for claim in c.claims]
+    replacements = [r for c in rounds.commands for r in c.replacements]
+    assert sorted(candidates) == sorted(provisioned), rounds.commands  # each removed once
+    assert len(replacements) == 1, rounds.commands
+    ever = _instances_ever(cloud, pool)
+    assert set(ever) == set(provisioned) | set(replacements)
+    assert all(len(ids) == 1 for ids in ever.values()), ever
+    for kind, wid in (
+        ("Disruption", contract.disruption_id(cluster)),
+        ("Provisioner", contract.provisioner_id(cluster)),
+    ):
+        runs = await _runs(client, f"WorkflowType = '{kind}' AND TaskQueue = 'q-{cluster}'")
+        assert [r.id for r in runs] == [wid]
+    assert await _activity_identities(client, cluster) >= set(IDENTITIES)
