@@ -20,7 +20,7 @@ from typing import Any
 
 from worker.cli import UsageError
 
-SCENARIO_NAMES = ("burst", "interruption", "smoke")  # sandbox.scenarios.SCENARIOS, import-free
+SCENARIO_NAMES = ("burst", "consolidation", "drift", "interruption", "smoke")  # sandbox.scenarios.SCENARIOS, import-free
 
 
 def register(subparsers: Any) -> None:

@@ -33,6 +33,9 @@ class DisruptionInput:
     last_summary: str = ""
     last_action: str = ""  # the summary of the last round that carried out commands
     history_limit: int = 10_000
+    # Validation delays waited so far: a round's wall time minus these is Joinery's own time
+    # (the sandbox's consolidation benchmark subtracts them).
+    validations: int = 0
 
 
 @dataclass
@@ -52,3 +55,4 @@ class DisruptionStatus:
     last_summary: str
     last_action: str
     in_flight: list[str] = field(default_factory=list)
+    validations: int = 0

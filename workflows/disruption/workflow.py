@@ -77,6 +77,8 @@ class DisruptionWorkflow:
         self.inp.rounds += 1
         self._enter(COMPUTING, f"round {self.inp.rounds}")
         first, kept = await compute.validated(self.inp.cluster)
+        if first.commands:
+            self.inp.validations += 1  # compute.validated waited the delay
         self.inp.last_summary = round_summary(first, kept)
         if kept:
             self.in_flight = [c.summary for c in kept]
@@ -116,4 +118,5 @@ class DisruptionWorkflow:
             last_summary=self.inp.last_summary,
             last_action=self.inp.last_action,
             in_flight=list(self.in_flight),
+            validations=self.inp.validations,
         )

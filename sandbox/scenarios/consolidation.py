@@ -1,0 +1,261 @@
+"""``consolidation``: a Deployment scaled from 40 pods to 4 behind a PDB → a cheaper fleet.
+
+40 pods (1 CPU, 1 GiB each) make Joinery launch a fleet; then the Deployment is scaled to 4
+and the NodePool's ``consolidateAfter`` set to ``0s`` (so the scenario does not sit out the
+default pool's minute). From then on only the worker acts: its DisruptionWorkflow deletes the
+nodes whose pods fit elsewhere and replaces the others by cheaper ones, draining through the
+PDB (``maxUnavailable: 1``). A :class:`~sandbox.scenarios.disruption_watch.DisruptionWatch`
+samples the cluster twice a second meanwhile.
+
+The fleet has settled when every NodeClaim is initialized, none is being deleted, and the
+DisruptionWorkflow has run a round since the last change that found nothing to disrupt.
+
+Summary figures beyond the common ones (``costPerHour`` and ``nodes`` are the fleet's after
+consolidation; ``secondsToAllRunning`` is the 40 pods' scale-up):
+
+- ``costPerHourBefore``, ``nodesBefore``: the fleet when the scale-down was made;
+- ``secondsToCheaperFleet``: from the scale-down until the live instances were the final
+  ones (the last old instance terminated, the last replacement running);
+- ``validationDelaySeconds``: the 15 s validation delays the rounds waited in that time,
+  ``validationDelays`` of them (Karpenter's, a durable timer here);
+- ``joinerySeconds``: the first minus the second, Joinery's own time;
+- ``rounds``: the disruption rounds that ran in that time;
+- ``minPodsRunning`` (lowest count of the 4 pods Running, sampled), ``pdbMinAvailable`` (what
+  the PDB promises: 3) and ``podsAlwaysRunning`` (all 4 in every sample);
+- ``maxDisrupting``: most of the pool's nodes tainted or deleting at once, and
+  ``budgetExceeded``: samples where that was above the pool's budget (10% of its nodes).
+
+It fails when the fleet is not cheaper, the PDB's promise or the budget was broken, or the
+fleet did not settle in time.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+
+from sandbox.scenarios.common import (
+    SCENARIO_LABEL,
+    Sandbox,
+    ScenarioFailed,
+    Summary,
+    deployment,
+    time_left,
+)
+from sandbox.scenarios.disruption_watch import (
+    NODEPOOL_LABEL,
+    DisruptionWatch,
+    Sample,
+    ask_plan,
+    create_nodepool,
+    delete_nodepool,
+    last_change,
+    pdb,
+)
+
+NAME = "consolidation"
+POOL = "consolidation"
+APP = "web"
+REPLICAS_UP = 40
+REPLICAS_DOWN = 4
+CPU, MEMORY = "1", "1Gi"
+# Nodes of at most 8 vCPUs, so 40 pods spread over several of them.
+REQUIREMENTS = [{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Lt", "values": ["9"]}]
+MAX_UNAVAILABLE = 1
+BUDGET_PERCENT = 10  # Karpenter's default budget: the pool sets none
+VALIDATION_DELAY_SECONDS = 15.0  # workflows.disruption.state.VALIDATION_DELAY
+CONSOLIDATE_AFTER_ENV = "JOINERY_CONSOLIDATION_CONSOLIDATE_AFTER"
+
+
+def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    namespace = sandbox.namespace(NAME)
+    selector = f"{SCENARIO_LABEL}={NAME}"
+    create_nodepool(
+        sandbox,
+        POOL,
+        requirements=REQUIREMENTS,
+        disruption={
+            "consolidationPolicy": "WhenEmptyOrUnderutilized",
+            "consolidateAfter": os.environ.get(CONSOLIDATE_AFTER_ENV, "0s"),
+        },
+    )
+    sandbox.kube.policy.create_namespaced_pod_disruption_budget(
+        namespace, pdb(APP, APP, MAX_UNAVAILABLE)
+    )
+    summary.pods = REPLICAS_UP
+    watch = DisruptionWatch(sandbox, namespace, selector, POOL)
+    try:
+        began = time.monotonic()
+        sandbox.create_deployment(
+            namespace,
+            deployment(
+                APP,
+                scenario=NAME,
+                replicas=REPLICAS_UP,
+                cpu=CPU,
+                memory=MEMORY,
+                node_selector={NODEPOOL_LABEL: POOL},
+            ),
+        )
+        sandbox.wait_all_running(namespace, selector, REPLICAS_UP, timeout=time_left(deadline))
+        summary.secondsToAllRunning = time.monotonic() - began
+        watch.start()
+        before = _settled_fleet(sandbox, watch, deadline)
+        sandbox.log(
+            f"{REPLICAS_UP} pods Running on {len(before.instances)} node(s) "
+            f"(${before.cost:.4f}/h); scaling to {REPLICAS_DOWN}"
+        )
+        scaled = time.monotonic()
+        sandbox.apps.patch_namespaced_deployment_scale(
+            APP, namespace, {"spec": {"replicas": REPLICAS_DOWN}}
+        )
+        final = _wait_consolidated(sandbox, watch, scaled, deadline)
+        _report(summary, watch, before, final, scaled)
+    finally:
+        watch.stop()
+        if watch.errors:
+            sandbox.log(f"watch read errors (first): {watch.errors[0]}")
+        sandbox.delete_deployments(namespace, [APP])
+        sandbox.wait(
+            "the Deployment's pods to go",
+            lambda: not sandbox.pods(namespace, selector),
+            timeout=time_left(deadline),
+        )
+        sandbox.remove_empty_nodes(timeout=time_left(deadline))
+        delete_nodepool(sandbox, POOL)
+        sandbox.core.delete_namespace(namespace)
+
+
+def _steady(s: Sample, pods: int) -> bool:
+    """Nothing in flight: the pods Running, every claim initialized, none deleting, and one
+    live instance per claim."""
+    return (
+        s.pods == pods
+        and s.running == pods
+        and not s.deleting_claims
+        and not s.uninitialized_claims
+        and not s.disrupting
+        and len(s.instances) == len(s.claims)
+    )
+
+
+def _settled_fleet(sandbox: Sandbox, watch: DisruptionWatch, deadline: float) -> Sample:
+    """The scaled-up fleet once nothing is in flight (extra claims launched, still starting)."""
+    found: list[Sample] = []
+
+    def steady() -> bool:
+        s = watch.latest()
+        if s is not None and _steady(s, REPLICAS_UP):
+            found.append(s)
+        return bool(found)
+
+    sandbox.wait("the scaled-up fleet to settle", steady, timeout=time_left(deadline))
+    return found[0]
+
+
+def _wait_consolidated(
+    sandbox: Sandbox, watch: DisruptionWatch, scaled: float, deadline: float
+) -> Sample:
+    """Wait until the fleet settled after the scale-down (see the module's docstring)."""
+    found: list[Sample] = []
+
+    def settled() -> bool:
+        samples = watch.since(scaled)
+        if not samples:
+            return False
+        s = samples[-1]
+        change = last_change(samples, lambda x: (x.claims, x.instances))
+        if (
+            change is not None
+            and change is not samples[0]
+            and _steady(s, REPLICAS_DOWN)
+            and s.rounds.idle_with_nothing_to_do
+            and s.rounds.rounds > change.rounds.rounds
+        ):
+            found.append(s)
+        return bool(found)
+
+    def progress() -> str:
+        s = watch.latest()
+        if s is None:
+            return "no sample yet"
+        return (
+            f"{len(s.claims)} claims ({s.deleting_claims} deleting), {len(s.instances)} "
+            f"instances ${s.cost:.4f}/h, {s.running}/{REPLICAS_DOWN} pods Running; round "
+            f"{s.rounds.rounds} {s.rounds.phase}: {s.rounds.last_summary}"
+        )
+
+    try:
+        sandbox.wait(
+            "the fleet to consolidate and settle",
+            settled,
+            timeout=time_left(deadline),
+            interval=1.0,
+            progress=progress,
+        )
+    except ScenarioFailed:
+        for line in ask_plan(sandbox):
+            sandbox.log(f"joinery plan --disruption: {line}")
+        raise
+    return found[0]
+
+
+def budget_excess(samples: list[Sample], percent: int) -> int:
+    """Samples where more of the pool's nodes were being disrupted than ``percent`` of its
+    initialized nodes allow (rounded up, as Karpenter counts)."""
+    over = 0
+    for s in samples:
+        total = len(s.claims) + s.deleting_claims - s.uninitialized_claims
+        if len(s.disrupting) > math.ceil(total * percent / 100):
+            over += 1
+    return over
+
+
+def _report(
+    summary: Summary, watch: DisruptionWatch, before: Sample, final: Sample, scaled: float
+) -> None:
+    samples = watch.since(scaled)
+    fleet = last_change(samples, lambda s: s.instances)
+    assert fleet is not None
+    seconds = fleet.at - scaled
+    validations = fleet.rounds.validations - before.rounds.validations
+    delays = validations * VALIDATION_DELAY_SECONDS
+    # The PDB's promise holds from the moment the scale-down took effect.
+    first_down = next((i for i, s in enumerate(samples) if s.pods == REPLICAS_DOWN), 0)
+    available = samples[first_down:]
+    min_running = min(s.running for s in available)
+    floor = REPLICAS_DOWN - MAX_UNAVAILABLE
+    excess = budget_excess(samples, BUDGET_PERCENT)
+    summary.nodes = len(final.instances)
+    summary.costPerHour = final.cost
+    summary.extra = {
+        "podsAfter": final.running,
+        "nodesBefore": len(before.instances),
+        "costPerHourBefore": round(before.cost, 5),
+        "secondsToCheaperFleet": round(seconds, 1),
+        "validationDelays": validations,
+        "validationDelaySeconds": delays,
+        "joinerySeconds": round(seconds - delays, 1),
+        "rounds": fleet.rounds.rounds - before.rounds.rounds,
+        "minPodsRunning": min_running,
+        "pdbMinAvailable": floor,
+        "podsAlwaysRunning": min_running == REPLICAS_DOWN,
+        "maxDisrupting": max(len(s.disrupting) for s in samples),
+        "budgetExceeded": excess,
+        "samples": len(samples),
+    }
+    if final.cost >= before.cost:
+        summary.failures.append(
+            f"the fleet is not cheaper: ${final.cost:.4f}/h after, ${before.cost:.4f}/h before"
+        )
+    if min_running < floor:
+        summary.failures.append(
+            f"only {min_running} of {REPLICAS_DOWN} pods Running at one point; the PDB promises "
+            f"{floor}"
+        )
+    if excess:
+        summary.failures.append(
+            f"{excess} sample(s) with more nodes disrupting than the {BUDGET_PERCENT}% budget"
+        )

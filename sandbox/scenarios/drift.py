@@ -1,0 +1,1 @@
+"""``drift``: placeholder replaced below."""
