@@ -46,15 +46,17 @@ def machine() -> str:
     return f"{os.cpu_count()} CPUs ({cpu}){memory}, python {platform.python_version()}"
 
 
-def run_once(boot_delay: float, timeout: float, cold: bool) -> dict[str, Any]:
-    """One ``joinery dev --scenario burst --exit``; its summary plus wall time and load."""
+def run_once(
+    boot_delay: float, timeout: float, cold: bool, scenario: str = SCENARIO
+) -> dict[str, Any]:
+    """One ``joinery dev --scenario SCENARIO --exit``; its summary plus wall time and load."""
     env = dict(os.environ)
     if cold:
         env[WARMUP_ENV] = "0"
     command = joinery_command(
         "dev",
         "--scenario",
-        SCENARIO,
+        scenario,
         "--boot-delay",
         f"{boot_delay:g}",
         "--exit",
