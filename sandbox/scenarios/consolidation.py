@@ -52,6 +52,7 @@ from sandbox.scenarios.disruption_watch import (
     delete_nodepool,
     last_change,
     pdb,
+    round_timeline,
 )
 
 NAME = "consolidation"
@@ -86,6 +87,7 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
     )
     summary.pods = REPLICAS_UP
     watch = DisruptionWatch(sandbox, namespace, selector, POOL)
+    began_disruption: float | None = None
     try:
         began = time.monotonic()
         sandbox.create_deployment(
@@ -107,7 +109,7 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
             f"{REPLICAS_UP} pods Running on {len(before.instances)} node(s) "
             f"(${before.cost:.4f}/h); scaling to {REPLICAS_DOWN}"
         )
-        scaled = time.monotonic()
+        scaled = began_disruption = time.monotonic()
         sandbox.apps.patch_namespaced_deployment_scale(
             APP, namespace, {"spec": {"replicas": REPLICAS_DOWN}}
         )
@@ -115,6 +117,10 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
         _report(summary, watch, before, final, scaled)
     finally:
         watch.stop()
+        if began_disruption is not None:
+            sandbox.log(
+                "timeline (s): " + round_timeline(watch.since(began_disruption), began_disruption)
+            )
         if watch.errors:
             sandbox.log(f"watch read errors (first): {watch.errors[0]}")
         sandbox.delete_deployments(namespace, [APP])

@@ -322,3 +322,25 @@ def ask_plan(sandbox: Sandbox) -> list[str]:
     lines += [f"blocked {b['node']}: {b['reason']}" for b in decision["blocked"]]
     lines += [f"kept {k['node']}: {k['reason']}" for k in decision["kept"]]
     return lines
+
+
+def round_timeline(samples: list[Sample], since: float) -> str:
+    """When each round was first seen in each phase, in seconds from ``since``, and what the
+    fleet did in between: ``r3 Computing 5.1, Executing 24.0 | claims 6→5 @26.2 | ...``."""
+    parts: list[str] = []
+    seen: set[tuple[int, str]] = set()
+    previous: Sample | None = None
+    for s in samples:
+        key = (s.rounds.rounds, s.rounds.phase)
+        if key not in seen:
+            seen.add(key)
+            parts.append(f"r{key[0]} {key[1]} {s.at - since:.1f}")
+        if previous is not None and (
+            len(s.claims) != len(previous.claims) or len(s.instances) != len(previous.instances)
+        ):
+            parts.append(
+                f"claims {len(previous.claims)}→{len(s.claims)}, instances "
+                f"{len(previous.instances)}→{len(s.instances)} @{s.at - since:.1f}"
+            )
+        previous = s
+    return " | ".join(parts)

@@ -41,6 +41,7 @@ from sandbox.scenarios.disruption_watch import (
     delete_nodepool,
     patch_nodepool,
     pdb,
+    round_timeline,
 )
 
 NAME = "drift"
@@ -71,6 +72,7 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
     )
     summary.pods = REPLICAS
     watch = DisruptionWatch(sandbox, namespace, selector, POOL)
+    began_disruption: float | None = None
     try:
         began = time.monotonic()
         sandbox.create_deployment(
@@ -96,7 +98,7 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
             f"{REPLICAS} pods Running on {len(before.claims)} node(s) of {old_types}; "
             f"changing NodePool {POOL}'s requirements to exclude them"
         )
-        changed = time.monotonic()
+        changed = began_disruption = time.monotonic()
         patch_nodepool(
             sandbox, POOL, {"spec": {"template": {"spec": {"requirements": requirements}}}}
         )
@@ -104,6 +106,10 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
         _report(sandbox, summary, watch, before, final, changed, set(old_types))
     finally:
         watch.stop()
+        if began_disruption is not None:
+            sandbox.log(
+                "timeline (s): " + round_timeline(watch.since(began_disruption), began_disruption)
+            )
         if watch.errors:
             sandbox.log(f"watch read errors (first): {watch.errors[0]}")
         sandbox.delete_deployments(namespace, [APP])
