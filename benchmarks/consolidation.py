@@ -44,6 +44,11 @@ def describe(i: int, r: dict[str, Any]) -> str:
             f"{'ok' if r.get('ok') else 'FAILED'} (exit {r['exitCode']}), "
             f"wall {r['wallSeconds']:.0f} s, load {r['loadBefore']:.1f}->{r['loadAfter']:.1f}"
         )
+    breakdown = r.get("breakdown") or {}
+    if breakdown:
+        head += "\n  timeline (s from the scale-down): " + ", ".join(
+            f"{k} {v:.1f}" for k, v in breakdown.items()
+        )
     for failure in r.get("failures") or []:
         head += f"\n  failure: {failure}"
     if "stderrTail" in r:

@@ -118,9 +118,7 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
     finally:
         watch.stop()
         if began_disruption is not None:
-            sandbox.log(
-                "timeline (s): " + round_timeline(watch.since(began_disruption), began_disruption)
-            )
+            summary.breakdown = round_timeline(watch.since(began_disruption), began_disruption)
         if watch.errors:
             sandbox.log(f"watch read errors (first): {watch.errors[0]}")
         sandbox.delete_deployments(namespace, [APP])

@@ -324,23 +324,26 @@ def ask_plan(sandbox: Sandbox) -> list[str]:
     return lines
 
 
-def round_timeline(samples: list[Sample], since: float) -> str:
-    """When each round was first seen in each phase, in seconds from ``since``, and what the
-    fleet did in between: ``r3 Computing 5.1, Executing 24.0 | claims 6→5 @26.2 | ...``."""
-    parts: list[str] = []
-    seen: set[tuple[int, str]] = set()
+def round_timeline(samples: list[Sample], since: float) -> dict[str, float]:
+    """Seconds from ``since`` to when each round was first seen in each phase (``r3
+    Executing``) and to each change in the fleet's size (``claims 6→5, instances 6→6``):
+    the scenario's ``breakdown``."""
+    out: dict[str, float] = {}
     previous: Sample | None = None
     for s in samples:
-        key = (s.rounds.rounds, s.rounds.phase)
-        if key not in seen:
-            seen.add(key)
-            parts.append(f"r{key[0]} {key[1]} {s.at - since:.1f}")
+        moments = [f"r{s.rounds.rounds} {s.rounds.phase}"]
         if previous is not None and (
             len(s.claims) != len(previous.claims) or len(s.instances) != len(previous.instances)
         ):
-            parts.append(
+            moments.append(
                 f"claims {len(previous.claims)}→{len(s.claims)}, instances "
-                f"{len(previous.instances)}→{len(s.instances)} @{s.at - since:.1f}"
+                f"{len(previous.instances)}→{len(s.instances)}"
             )
+        for moment in moments:
+            key, n = moment, 1
+            while key in out and not key.startswith("r"):
+                n += 1
+                key = f"{moment} #{n}"
+            out.setdefault(key, s.at - since)
         previous = s
-    return " | ".join(parts)
+    return out
