@@ -6,7 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from sandbox.scenarios.consolidation import budget_excess
-from sandbox.scenarios.disruption_watch import RoundState, Sample, disrupting_nodes, last_change
+from sandbox.scenarios.disruption_watch import (
+    RoundState,
+    Sample,
+    disrupting_nodes,
+    last_change,
+    round_timeline,
+)
 
 
 def node(name: str, pool: str = "p", *, tainted: bool = False, deleting: bool = False) -> Any:
@@ -36,7 +42,14 @@ def test_disrupting_counts_tainted_deleting_and_claim_deleting_nodes_of_the_pool
     assert disrupting_nodes(nodes, claims, "p") == {"a", "b", "c"}
 
 
-def sample(at: float, claims: set[str], *, disrupting: int = 0, deleting: int = 0) -> Sample:
+def sample(
+    at: float,
+    claims: set[str],
+    *,
+    disrupting: int = 0,
+    deleting: int = 0,
+    rounds: RoundState | None = None,
+) -> Sample:
     return Sample(
         at=at,
         running=4,
@@ -47,7 +60,7 @@ def sample(at: float, claims: set[str], *, disrupting: int = 0, deleting: int = 
         instances=frozenset(claims),
         cost=0.1 * len(claims),
         disrupting=frozenset(f"n{i}" for i in range(disrupting)),
-        rounds=RoundState(),
+        rounds=rounds or RoundState(),
     )
 
 
@@ -72,3 +85,26 @@ def test_budget_excess_counts_samples_over_the_rounded_up_percentage() -> None:
     small_over = sample(2, {f"c{i}" for i in range(4)}, disrupting=2, deleting=1)
     assert budget_excess([ok], 10) == 0
     assert budget_excess([ok, over, small_over], 10) == 2
+
+
+def test_the_timeline_has_each_round_phase_once_and_every_fleet_change() -> None:
+    idle, computing = RoundState("Idle", 1), RoundState("Computing", 2)
+    executing = RoundState("Executing", 2)
+    samples = [
+        sample(10, {"a", "b"}, rounds=idle),
+        sample(11, {"a", "b"}, rounds=computing),
+        sample(12, {"a", "b"}, rounds=computing),
+        sample(13, {"a", "b", "c"}, rounds=executing),
+        sample(14, {"a", "c"}, rounds=executing),
+        sample(15, {"a", "b", "c"}, rounds=executing),
+        sample(16, {"a", "c"}, rounds=executing),
+    ]
+    assert round_timeline(samples, 10) == {
+        "r1 Idle": 0,
+        "r2 Computing": 1,
+        "r2 Executing": 3,
+        "claims 2→3, instances 2→3": 3,
+        "claims 3→2, instances 3→2": 4,
+        "claims 2→3, instances 2→3 #2": 5,
+        "claims 3→2, instances 3→2 #2": 6,
+    }
