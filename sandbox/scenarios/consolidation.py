@@ -25,8 +25,10 @@ consolidation; ``secondsToAllRunning`` is the 40 pods' scale-up):
 - ``maxDisrupting``: most of the pool's nodes tainted or deleting at once, and
   ``budgetExceeded``: samples where that was above the pool's budget (10% of its nodes).
 
-It fails when the fleet is not cheaper, the PDB's promise or the budget was broken, or the
-fleet did not settle in time.
+- ``fixpoint``: ``joinery plan --disruption`` on the settled cluster proposes nothing.
+
+It fails when the fleet is not cheaper or not a fixpoint, the PDB's promise or the budget
+was broken, or the fleet did not settle in time.
 """
 
 from __future__ import annotations
@@ -47,11 +49,13 @@ from sandbox.scenarios.disruption_watch import (
     NODEPOOL_LABEL,
     DisruptionWatch,
     Sample,
-    ask_plan,
     create_nodepool,
     delete_nodepool,
+    explain,
     last_change,
+    log_plan,
     pdb,
+    plan_disruption,
     round_timeline,
 )
 
@@ -115,6 +119,7 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
         )
         final = _wait_consolidated(sandbox, watch, scaled, deadline)
         _report(summary, watch, before, final, scaled)
+        _check_fixpoint(sandbox, summary)
     finally:
         watch.stop()
         if began_disruption is not None:
@@ -200,10 +205,22 @@ def _wait_consolidated(
             progress=progress,
         )
     except ScenarioFailed:
-        for line in ask_plan(sandbox):
-            sandbox.log(f"joinery plan --disruption: {line}")
+        log_plan(sandbox)
         raise
     return found[0]
+
+
+def _check_fixpoint(sandbox: Sandbox, summary: Summary) -> None:
+    """The settled fleet must be one ``joinery plan --disruption`` would leave alone: a round
+    that found nothing only because of something passing (a pod not yet Ready) must not be
+    taken for the end."""
+    decision = plan_disruption(sandbox)
+    summary.extra["fixpoint"] = not decision["commands"]
+    if decision["commands"]:
+        summary.failures.append(
+            "settled, but joinery plan --disruption still proposes: "
+            + "; ".join(line for line in explain(decision) if line.startswith("command"))
+        )
 
 
 def budget_excess(samples: list[Sample], percent: int) -> int:

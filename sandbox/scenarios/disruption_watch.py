@@ -19,7 +19,7 @@ from typing import Any
 
 from models import conditions
 from models import labels as L
-from sandbox.scenarios.common import Obj, Sandbox
+from sandbox.scenarios.common import Obj, Sandbox, ScenarioFailed
 
 NODEPOOL_LABEL = L.NODEPOOL
 
@@ -266,10 +266,10 @@ def pdb(name: str, app: str, max_unavailable: int) -> Obj:
     }
 
 
-def ask_plan(sandbox: Sandbox) -> list[str]:
-    """What ``joinery plan --disruption --kubeconfig`` says of the live cluster now, one line
-    per node (blocked, kept, or in a command): the operator's way to ask why, logged when a
-    scenario does not settle. Runs ``joinery catalog`` against the emulator first."""
+def plan_disruption(sandbox: Sandbox) -> Obj:
+    """The ``disruption`` object of ``joinery plan --disruption --kubeconfig`` on the live
+    cluster now (``joinery catalog`` against the emulator first): what one round would do,
+    and why every other node stays. Raises ScenarioFailed if either command fails."""
     import json
     import subprocess
 
@@ -280,7 +280,7 @@ def ask_plan(sandbox: Sandbox) -> list[str]:
     catalog = stack.workdir / "plan-catalog.yaml"
     env = stack.worker_env()
     with open(catalog, "w") as out:
-        subprocess.run(
+        made = subprocess.run(
             joinery_command(
                 "catalog",
                 "--region",
@@ -291,11 +291,15 @@ def ask_plan(sandbox: Sandbox) -> list[str]:
                 stack.options.cluster_name,
             ),
             stdout=out,
+            stderr=subprocess.PIPE,
+            text=True,
             env=env,
             cwd=REPO,
-            check=True,
+            check=False,
             timeout=300,
         )
+    if made.returncode != 0:
+        raise ScenarioFailed(f"joinery catalog failed ({made.returncode}): {made.stderr.strip()}")
     done = subprocess.run(
         joinery_command(
             "plan",
@@ -313,8 +317,15 @@ def ask_plan(sandbox: Sandbox) -> list[str]:
         timeout=300,
     )
     if done.returncode != 0:
-        return [f"joinery plan --disruption failed ({done.returncode}): {done.stderr.strip()}"]
-    decision = json.loads(done.stdout)["disruption"]
+        raise ScenarioFailed(
+            f"joinery plan --disruption failed ({done.returncode}): {done.stderr.strip()}"
+        )
+    decision: Obj = json.loads(done.stdout)["disruption"]
+    return decision
+
+
+def explain(decision: Obj) -> list[str]:
+    """One line per node of a plan's ``disruption`` object: its command, or why it stays."""
     lines = [
         f"command {c['reason']}: {', '.join(c['nodes'])} (saves ${c['savingsPerHour']}/h)"
         for c in decision["commands"]
@@ -322,6 +333,16 @@ def ask_plan(sandbox: Sandbox) -> list[str]:
     lines += [f"blocked {b['node']}: {b['reason']}" for b in decision["blocked"]]
     lines += [f"kept {k['node']}: {k['reason']}" for k in decision["kept"]]
     return lines
+
+
+def log_plan(sandbox: Sandbox) -> None:
+    """Log what ``joinery plan --disruption`` says now (when a scenario did not settle)."""
+    try:
+        lines = explain(plan_disruption(sandbox))
+    except ScenarioFailed as exc:
+        lines = [str(exc)]
+    for line in lines:
+        sandbox.log(f"joinery plan --disruption: {line}")
 
 
 def round_timeline(samples: list[Sample], since: float) -> dict[str, float]:

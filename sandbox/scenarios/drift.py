@@ -36,9 +36,9 @@ from sandbox.scenarios.disruption_watch import (
     NODEPOOL_LABEL,
     DisruptionWatch,
     Sample,
-    ask_plan,
     create_nodepool,
     delete_nodepool,
+    log_plan,
     patch_nodepool,
     pdb,
     round_timeline,
@@ -199,8 +199,7 @@ def _wait_rolled(
             progress=progress,
         )
     except ScenarioFailed:
-        for line in ask_plan(sandbox):
-            sandbox.log(f"joinery plan --disruption: {line}")
+        log_plan(sandbox)
         raise
     return found[0]
 
