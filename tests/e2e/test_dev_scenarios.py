@@ -87,6 +87,7 @@ def test_consolidation_leaves_a_cheaper_fleet_within_budget_and_pdb() -> None:
     assert summary["instancesLeftRunning"] == 0
     assert summary["costPerHour"] < summary["costPerHourBefore"]
     assert summary["nodes"] < summary["nodesBefore"]
+    assert summary["fixpoint"] is True  # joinery plan --disruption proposes nothing more
     assert summary["podsAfter"] == 4
     assert summary["pdbMinAvailable"] == 3
     assert summary["minPodsRunning"] >= summary["pdbMinAvailable"]
