@@ -7,8 +7,10 @@ nodes whose pods fit elsewhere and replaces the others by cheaper ones, draining
 PDB (``maxUnavailable: 1``). A :class:`~sandbox.scenarios.disruption_watch.DisruptionWatch`
 samples the cluster twice a second meanwhile.
 
-The fleet has settled when every NodeClaim is initialized, none is being deleted, and the
-DisruptionWorkflow has run a round since the last change that found nothing to disrupt.
+The fleet has settled when nothing is in flight (every NodeClaim initialized, none being
+deleted, the pods Running) and the DisruptionWorkflow has begun a round since then that found
+nothing to disrupt, or has stayed idle for 35 s; ``joinery plan --disruption`` must then
+agree that there is nothing left to do.
 
 Summary figures beyond the common ones (``costPerHour`` and ``nodes`` are the fleet's after
 consolidation; ``secondsToAllRunning`` is the 40 pods' scale-up):
@@ -70,6 +72,9 @@ REQUIREMENTS = [{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Lt", "val
 MAX_UNAVAILABLE = 1
 BUDGET_PERCENT = 10  # Karpenter's default budget: the pool sets none
 VALIDATION_DELAY_SECONDS = 15.0  # workflows.disruption.state.VALIDATION_DELAY
+# With nothing in flight and no round for this long (the debounce's 30 s at most), the fleet
+# is taken as settled; the fixpoint check then says whether Joinery left anything undone.
+QUIET_SECONDS = 35.0
 CONSOLIDATE_AFTER_ENV = "JOINERY_CONSOLIDATION_CONSOLIDATE_AFTER"
 
 
@@ -150,6 +155,17 @@ def _steady(s: Sample, pods: int) -> bool:
     )
 
 
+def _steady_since(samples: list[Sample]) -> Sample | None:
+    """The first of the trailing samples in which nothing was in flight (None if the last
+    one has something in flight)."""
+    first = None
+    for s in reversed(samples):
+        if not _steady(s, REPLICAS_DOWN):
+            break
+        first = s
+    return first
+
+
 def _settled_fleet(sandbox: Sandbox, watch: DisruptionWatch, deadline: float) -> Sample:
     """The scaled-up fleet once nothing is in flight (extra claims launched, still starting)."""
     found: list[Sample] = []
@@ -176,13 +192,15 @@ def _wait_consolidated(
             return False
         s = samples[-1]
         change = last_change(samples, lambda x: (x.claims, x.instances))
-        if (
-            change is not None
-            and change is not samples[0]
-            and _steady(s, REPLICAS_DOWN)
-            and s.rounds.idle_with_nothing_to_do
-            and s.rounds.rounds > change.rounds.rounds
-        ):
+        calm = _steady_since(samples)
+        if change is None or change is samples[0] or calm is None:
+            return False
+        # A round that began once nothing was in flight found nothing to do (a round begun
+        # earlier may have read a passing state: a node still going, a pod not yet Ready);
+        # or, if no round came, the workflow stayed idle for longer than its debounce.
+        confirmed = s.rounds.rounds > calm.rounds.rounds and s.rounds.idle_with_nothing_to_do
+        quiet = s.rounds.phase == "Idle" and s.at - calm.at >= QUIET_SECONDS
+        if confirmed or quiet:
             found.append(s)
         return bool(found)
 
