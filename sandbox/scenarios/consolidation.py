@@ -39,26 +39,15 @@ import math
 import os
 import time
 
-from sandbox.scenarios.common import (
-    SCENARIO_LABEL,
-    Sandbox,
-    ScenarioFailed,
-    Summary,
-    deployment,
-    time_left,
-)
+from sandbox.scenarios.common import Sandbox, Summary
 from sandbox.scenarios.disruption_watch import (
-    NODEPOOL_LABEL,
+    DisruptionRun,
     DisruptionWatch,
     Sample,
-    create_nodepool,
-    delete_nodepool,
     explain,
     last_change,
-    log_plan,
-    pdb,
     plan_disruption,
-    round_timeline,
+    steady,
 )
 
 NAME = "consolidation"
@@ -80,79 +69,33 @@ CONSOLIDATE_AFTER_ENV = "JOINERY_CONSOLIDATION_CONSOLIDATE_AFTER"
 
 def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
     deadline = time.monotonic() + timeout
-    namespace = sandbox.namespace(NAME)
-    selector = f"{SCENARIO_LABEL}={NAME}"
-    create_nodepool(
-        sandbox,
-        POOL,
-        requirements=REQUIREMENTS,
-        disruption={
-            "consolidationPolicy": "WhenEmptyOrUnderutilized",
-            "consolidateAfter": os.environ.get(CONSOLIDATE_AFTER_ENV, "0s"),
-        },
-    )
-    sandbox.kube.policy.create_namespaced_pod_disruption_budget(
-        namespace, pdb(APP, APP, MAX_UNAVAILABLE)
-    )
-    summary.pods = REPLICAS_UP
-    watch = DisruptionWatch(sandbox, namespace, selector, POOL)
-    began_disruption: float | None = None
-    try:
-        began = time.monotonic()
-        sandbox.create_deployment(
-            namespace,
-            deployment(
-                APP,
-                scenario=NAME,
-                replicas=REPLICAS_UP,
-                cpu=CPU,
-                memory=MEMORY,
-                node_selector={NODEPOOL_LABEL: POOL},
-            ),
+    with DisruptionRun(sandbox, summary, NAME, POOL, APP, deadline) as run:
+        run.setup(
+            requirements=REQUIREMENTS,
+            disruption={
+                "consolidationPolicy": "WhenEmptyOrUnderutilized",
+                "consolidateAfter": os.environ.get(CONSOLIDATE_AFTER_ENV, "0s"),
+            },
+            max_unavailable=MAX_UNAVAILABLE,
         )
-        sandbox.wait_all_running(namespace, selector, REPLICAS_UP, timeout=time_left(deadline))
-        summary.secondsToAllRunning = time.monotonic() - began
-        watch.start()
-        before = _settled_fleet(sandbox, watch, deadline)
+        before = run.start(REPLICAS_UP, CPU, MEMORY)
         sandbox.log(
             f"{REPLICAS_UP} pods Running on {len(before.instances)} node(s) "
             f"(${before.cost:.4f}/h); scaling to {REPLICAS_DOWN}"
         )
-        scaled = began_disruption = time.monotonic()
+        scaled = run.began = time.monotonic()
         sandbox.apps.patch_namespaced_deployment_scale(
-            APP, namespace, {"spec": {"replicas": REPLICAS_DOWN}}
+            APP, run.namespace, {"spec": {"replicas": REPLICAS_DOWN}}
         )
-        final = _wait_consolidated(sandbox, watch, scaled, deadline)
+        watch = run.watch
+        assert watch is not None
+        final = run.wait_for(
+            "the fleet to consolidate and settle",
+            lambda _: _consolidated(watch.since(scaled)),
+            REPLICAS_DOWN,
+        )
         _report(summary, watch, before, final, scaled)
         _check_fixpoint(sandbox, summary)
-    finally:
-        watch.stop()
-        if began_disruption is not None:
-            summary.breakdown = round_timeline(watch.since(began_disruption), began_disruption)
-        if watch.errors:
-            sandbox.log(f"watch read errors (first): {watch.errors[0]}")
-        sandbox.delete_deployments(namespace, [APP])
-        sandbox.wait(
-            "the Deployment's pods to go",
-            lambda: not sandbox.pods(namespace, selector),
-            timeout=time_left(deadline),
-        )
-        sandbox.remove_empty_nodes(timeout=time_left(deadline))
-        delete_nodepool(sandbox, POOL)
-        sandbox.core.delete_namespace(namespace)
-
-
-def _steady(s: Sample, pods: int) -> bool:
-    """Nothing in flight: the pods Running, every claim initialized, none deleting, and one
-    live instance per claim."""
-    return (
-        s.pods == pods
-        and s.running == pods
-        and not s.deleting_claims
-        and not s.uninitialized_claims
-        and not s.disrupting
-        and len(s.instances) == len(s.claims)
-    )
 
 
 def _steady_since(samples: list[Sample]) -> Sample | None:
@@ -160,72 +103,27 @@ def _steady_since(samples: list[Sample]) -> Sample | None:
     one has something in flight)."""
     first = None
     for s in reversed(samples):
-        if not _steady(s, REPLICAS_DOWN):
+        if not steady(s, REPLICAS_DOWN):
             break
         first = s
     return first
 
 
-def _settled_fleet(sandbox: Sandbox, watch: DisruptionWatch, deadline: float) -> Sample:
-    """The scaled-up fleet once nothing is in flight (extra claims launched, still starting)."""
-    found: list[Sample] = []
-
-    def steady() -> bool:
-        s = watch.latest()
-        if s is not None and _steady(s, REPLICAS_UP):
-            found.append(s)
-        return bool(found)
-
-    sandbox.wait("the scaled-up fleet to settle", steady, timeout=time_left(deadline))
-    return found[0]
-
-
-def _wait_consolidated(
-    sandbox: Sandbox, watch: DisruptionWatch, scaled: float, deadline: float
-) -> Sample:
-    """Wait until the fleet settled after the scale-down (see the module's docstring)."""
-    found: list[Sample] = []
-
-    def settled() -> bool:
-        samples = watch.since(scaled)
-        if not samples:
-            return False
-        s = samples[-1]
-        change = last_change(samples, lambda x: (x.claims, x.instances))
-        calm = _steady_since(samples)
-        if change is None or change is samples[0] or calm is None:
-            return False
-        # A round that began once nothing was in flight found nothing to do (a round begun
-        # earlier may have read a passing state: a node still going, a pod not yet Ready);
-        # or, if no round came, the workflow stayed idle for longer than its debounce.
-        confirmed = s.rounds.rounds > calm.rounds.rounds and s.rounds.idle_with_nothing_to_do
-        quiet = s.rounds.phase == "Idle" and s.at - calm.at >= QUIET_SECONDS
-        if confirmed or quiet:
-            found.append(s)
-        return bool(found)
-
-    def progress() -> str:
-        s = watch.latest()
-        if s is None:
-            return "no sample yet"
-        return (
-            f"{len(s.claims)} claims ({s.deleting_claims} deleting), {len(s.instances)} "
-            f"instances ${s.cost:.4f}/h, {s.running}/{REPLICAS_DOWN} pods Running; round "
-            f"{s.rounds.rounds} {s.rounds.phase}: {s.rounds.last_summary}"
-        )
-
-    try:
-        sandbox.wait(
-            "the fleet to consolidate and settle",
-            settled,
-            timeout=time_left(deadline),
-            interval=1.0,
-            progress=progress,
-        )
-    except ScenarioFailed:
-        log_plan(sandbox)
-        raise
-    return found[0]
+def _consolidated(samples: list[Sample]) -> bool:
+    """Whether the fleet has settled after the scale-down (see the module's docstring)."""
+    if not samples:
+        return False
+    s = samples[-1]
+    change = last_change(samples, lambda x: (x.claims, x.instances))
+    calm = _steady_since(samples)
+    if change is None or change is samples[0] or calm is None:
+        return False
+    # A round that began once nothing was in flight found nothing to do (a round begun
+    # earlier may have read a passing state: a node still going, a pod not yet Ready);
+    # or, if no round came, the workflow stayed idle for longer than its debounce.
+    confirmed = s.rounds.rounds > calm.rounds.rounds and s.rounds.idle_with_nothing_to_do
+    quiet = s.rounds.phase == "Idle" and s.at - calm.at >= QUIET_SECONDS
+    return confirmed or quiet
 
 
 def _check_fixpoint(sandbox: Sandbox, summary: Summary) -> None:

@@ -19,7 +19,15 @@ from typing import Any
 
 from models import conditions
 from models import labels as L
-from sandbox.scenarios.common import Obj, Sandbox, ScenarioFailed
+from sandbox.scenarios.common import (
+    SCENARIO_LABEL,
+    Obj,
+    Sandbox,
+    ScenarioFailed,
+    Summary,
+    deployment,
+    time_left,
+)
 
 NODEPOOL_LABEL = L.NODEPOOL
 
@@ -368,3 +376,124 @@ def round_timeline(samples: list[Sample], since: float) -> dict[str, float]:
             out.setdefault(key, s.at - since)
         previous = s
     return out
+
+
+def steady(s: Sample, pods: int) -> bool:
+    """Nothing in flight: ``pods`` pods Running, every claim initialized, none deleting, no
+    node disrupting, and one live instance per claim."""
+    return (
+        s.pods == pods
+        and s.running == pods
+        and not s.deleting_claims
+        and not s.uninitialized_claims
+        and not s.disrupting
+        and len(s.instances) == len(s.claims)
+    )
+
+
+@dataclass
+class DisruptionRun:
+    """What the disruption scenarios share: a namespace, a NodePool and a PDB of their own, a
+    Deployment on that pool, the watch, and the cleanup (``with DisruptionRun(...) as run``).
+
+    ``start`` brings the Deployment up and returns the settled fleet; ``began`` (set by the
+    scenario when it makes its change) is where the summary's timeline starts."""
+
+    sandbox: Sandbox
+    summary: Summary
+    scenario: str
+    pool: str
+    app: str
+    deadline: float
+    namespace: str = ""
+    selector: str = ""
+    began: float | None = None
+    watch: DisruptionWatch | None = None
+
+    def __enter__(self) -> DisruptionRun:
+        self.namespace = self.sandbox.namespace(self.scenario)
+        self.selector = f"{SCENARIO_LABEL}={self.scenario}"
+        self.watch = DisruptionWatch(self.sandbox, self.namespace, self.selector, self.pool)
+        return self
+
+    def setup(self, *, requirements: list[Obj], disruption: Obj, max_unavailable: int) -> None:
+        create_nodepool(self.sandbox, self.pool, requirements=requirements, disruption=disruption)
+        self.sandbox.kube.policy.create_namespaced_pod_disruption_budget(
+            self.namespace, pdb(self.app, self.app, max_unavailable)
+        )
+
+    def start(self, replicas: int, cpu: str, memory: str, *, one_per_node: bool = False) -> Sample:
+        """Create the Deployment on the pool, wait for its pods to run (the summary's
+        ``secondsToAllRunning``), start the watch and wait until nothing is in flight."""
+        assert self.watch is not None
+        self.summary.pods = replicas
+        began = time.monotonic()
+        self.sandbox.create_deployment(
+            self.namespace,
+            deployment(
+                self.app,
+                scenario=self.scenario,
+                replicas=replicas,
+                cpu=cpu,
+                memory=memory,
+                one_per_node=one_per_node,
+                node_selector={NODEPOOL_LABEL: self.pool},
+            ),
+        )
+        self.sandbox.wait_all_running(
+            self.namespace, self.selector, replicas, timeout=time_left(self.deadline)
+        )
+        self.summary.secondsToAllRunning = time.monotonic() - began
+        self.watch.start()
+        return self.wait_for("the fleet to settle", lambda s: steady(s, replicas), replicas)
+
+    def wait_for(self, what: str, done: Callable[[Sample], bool], pods: int) -> Sample:
+        """Poll the latest sample until ``done`` holds; the first such sample. Logs progress
+        and, on a timeout, what ``joinery plan --disruption`` says of the cluster."""
+        watch = self.watch
+        assert watch is not None
+        found: list[Sample] = []
+
+        def check() -> bool:
+            s = watch.latest()
+            if s is not None and done(s):
+                found.append(s)
+            return bool(found)
+
+        def progress() -> str:
+            s = watch.latest()
+            if s is None:
+                return "no sample yet"
+            return (
+                f"{len(s.claims)} claims ({s.deleting_claims} deleting), {len(s.instances)} "
+                f"instances ${s.cost:.4f}/h, {len(s.disrupting)} node(s) disrupting, "
+                f"{s.running}/{pods} pods Running; round {s.rounds.rounds} {s.rounds.phase}: "
+                f"{s.rounds.last_summary}"
+            )
+
+        try:
+            self.sandbox.wait(
+                what, check, timeout=time_left(self.deadline), interval=1.0, progress=progress
+            )
+        except ScenarioFailed:
+            log_plan(self.sandbox)
+            raise
+        return found[0]
+
+    def __exit__(self, *exc: object) -> None:
+        sandbox = self.sandbox
+        if self.watch is not None:
+            self.watch.stop()
+            if self.began is not None:
+                self.summary.breakdown = round_timeline(self.watch.since(self.began), self.began)
+            if self.watch.errors:
+                sandbox.log(f"watch read errors (first): {self.watch.errors[0]}")
+        sandbox.delete_deployments(self.namespace, [self.app])
+        sandbox.wait(
+            "the Deployment's pods to go",
+            lambda: not sandbox.pods(self.namespace, self.selector),
+            timeout=time_left(self.deadline),
+        )
+        sandbox.remove_empty_nodes(timeout=time_left(self.deadline))
+        delete_nodepool(sandbox, self.pool)
+        sandbox.core.delete_namespace(self.namespace)

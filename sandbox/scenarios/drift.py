@@ -24,24 +24,14 @@ from __future__ import annotations
 
 import time
 
-from sandbox.scenarios.common import (
-    SCENARIO_LABEL,
-    Sandbox,
-    ScenarioFailed,
-    Summary,
-    deployment,
-    time_left,
-)
+from sandbox.scenarios.common import Sandbox, Summary
 from sandbox.scenarios.disruption_watch import (
     NODEPOOL_LABEL,
+    DisruptionRun,
     DisruptionWatch,
     Sample,
-    create_nodepool,
-    delete_nodepool,
-    log_plan,
     patch_nodepool,
-    pdb,
-    round_timeline,
+    steady,
 )
 
 NAME = "drift"
@@ -55,42 +45,18 @@ INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
 def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
     deadline = time.monotonic() + timeout
-    namespace = sandbox.namespace(NAME)
-    selector = f"{SCENARIO_LABEL}={NAME}"
-    create_nodepool(
-        sandbox,
-        POOL,
-        requirements=[],
-        disruption={
-            "consolidationPolicy": "WhenEmpty",
-            "consolidateAfter": "0s",
-            "budgets": [{"nodes": str(BUDGET)}],
-        },
-    )
-    sandbox.kube.policy.create_namespaced_pod_disruption_budget(
-        namespace, pdb(APP, APP, MAX_UNAVAILABLE)
-    )
-    summary.pods = REPLICAS
-    watch = DisruptionWatch(sandbox, namespace, selector, POOL)
-    began_disruption: float | None = None
-    try:
-        began = time.monotonic()
-        sandbox.create_deployment(
-            namespace,
-            deployment(
-                APP,
-                scenario=NAME,
-                replicas=REPLICAS,
-                cpu="500m",
-                memory="512Mi",
-                one_per_node=True,
-                node_selector={NODEPOOL_LABEL: POOL},
-            ),
+    with DisruptionRun(sandbox, summary, NAME, POOL, APP, deadline) as run:
+        run.setup(
+            requirements=[],
+            disruption={
+                "consolidationPolicy": "WhenEmpty",
+                "consolidateAfter": "0s",
+                "budgets": [{"nodes": str(BUDGET)}],
+            },
+            max_unavailable=MAX_UNAVAILABLE,
         )
-        sandbox.wait_all_running(namespace, selector, REPLICAS, timeout=time_left(deadline))
-        summary.secondsToAllRunning = time.monotonic() - began
-        watch.start()
-        before = _wait_steady(sandbox, watch, deadline)
+        before = run.start(REPLICAS, "500m", "512Mi", one_per_node=True)
+        assert run.watch is not None
         old_types = sorted(_pool_instance_types(sandbox))
         exclude = {"key": INSTANCE_TYPE_LABEL, "operator": "NotIn", "values": old_types}
         requirements = [*_pool_requirements(sandbox), exclude]
@@ -98,27 +64,17 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
             f"{REPLICAS} pods Running on {len(before.claims)} node(s) of {old_types}; "
             f"changing NodePool {POOL}'s requirements to exclude them"
         )
-        changed = began_disruption = time.monotonic()
+        changed = run.began = time.monotonic()
         patch_nodepool(
             sandbox, POOL, {"spec": {"template": {"spec": {"requirements": requirements}}}}
         )
-        final = _wait_rolled(sandbox, watch, before, changed, deadline)
-        _report(sandbox, summary, watch, before, final, changed, set(old_types))
-    finally:
-        watch.stop()
-        if began_disruption is not None:
-            summary.breakdown = round_timeline(watch.since(began_disruption), began_disruption)
-        if watch.errors:
-            sandbox.log(f"watch read errors (first): {watch.errors[0]}")
-        sandbox.delete_deployments(namespace, [APP])
-        sandbox.wait(
-            "the Deployment's pods to go",
-            lambda: not sandbox.pods(namespace, selector),
-            timeout=time_left(deadline),
+        # Until no NodeClaim of before the change is left and the pods run on new nodes.
+        final = run.wait_for(
+            "every drifted node to be replaced",
+            lambda s: s.at > changed and not (s.claims & before.claims) and steady(s, REPLICAS),
+            REPLICAS,
         )
-        sandbox.remove_empty_nodes(timeout=time_left(deadline))
-        delete_nodepool(sandbox, POOL)
-        sandbox.core.delete_namespace(namespace)
+        _report(sandbox, summary, run.watch, before, final, changed, set(old_types))
 
 
 def _pool_nodes(sandbox: Sandbox) -> list[dict[str, object]]:
@@ -141,67 +97,6 @@ def _pool_requirements(sandbox: Sandbox) -> list[dict[str, object]]:
         NODEPOOL.group, NODEPOOL.version, NODEPOOL.plural, POOL
     )
     return list(pool["spec"]["template"]["spec"].get("requirements") or [])
-
-
-def _steady(s: Sample) -> bool:
-    return (
-        s.pods == REPLICAS
-        and s.running == REPLICAS
-        and not s.deleting_claims
-        and not s.uninitialized_claims
-        and not s.disrupting
-        and len(s.instances) == len(s.claims)
-    )
-
-
-def _wait_steady(sandbox: Sandbox, watch: DisruptionWatch, deadline: float) -> Sample:
-    found: list[Sample] = []
-
-    def steady() -> bool:
-        s = watch.latest()
-        if s is not None and _steady(s):
-            found.append(s)
-        return bool(found)
-
-    sandbox.wait("the fleet to settle", steady, timeout=time_left(deadline))
-    return found[0]
-
-
-def _wait_rolled(
-    sandbox: Sandbox, watch: DisruptionWatch, before: Sample, changed: float, deadline: float
-) -> Sample:
-    """Until no NodeClaim of before the change is left and the pods run on the new ones."""
-    found: list[Sample] = []
-
-    def rolled() -> bool:
-        s = watch.latest()
-        if s is not None and s.at > changed and _steady(s) and not (s.claims & before.claims):
-            found.append(s)
-        return bool(found)
-
-    def progress() -> str:
-        s = watch.latest()
-        if s is None:
-            return "no sample yet"
-        return (
-            f"{len(s.claims & before.claims)} old claim(s) left, {len(s.claims)} claims "
-            f"({s.deleting_claims} deleting), {len(s.disrupting)} node(s) disrupting, "
-            f"{s.running}/{REPLICAS} pods Running; round {s.rounds.rounds} {s.rounds.phase}: "
-            f"{s.rounds.last_summary}"
-        )
-
-    try:
-        sandbox.wait(
-            "every drifted node to be replaced",
-            rolled,
-            timeout=time_left(deadline),
-            interval=1.0,
-            progress=progress,
-        )
-    except ScenarioFailed:
-        log_plan(sandbox)
-        raise
-    return found[0]
 
 
 def _report(
