@@ -13,7 +13,6 @@ the PDB and the budget held, and the machine load. Exit code 0 only if every run
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -24,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.e2e import machine, run_once  # noqa: E402
+from benchmarks.e2e import arguments, details, machine, run_once  # noqa: E402
 
 SCENARIO = "consolidation"
 BAR_SECONDS = 60.0
@@ -44,28 +43,11 @@ def describe(i: int, r: dict[str, Any]) -> str:
             f"{'ok' if r.get('ok') else 'FAILED'} (exit {r['exitCode']}), "
             f"wall {r['wallSeconds']:.0f} s, load {r['loadBefore']:.1f}->{r['loadAfter']:.1f}"
         )
-    breakdown = r.get("breakdown") or {}
-    if breakdown:
-        head += "\n  timeline (s from the scale-down): " + ", ".join(
-            f"{k} {v:.1f}" for k, v in breakdown.items()
-        )
-    for failure in r.get("failures") or []:
-        head += f"\n  failure: {failure}"
-    if "stderrTail" in r:
-        head += "\n  " + "\n  ".join(r["stderrTail"])
-    return head
+    return head + details(r, "timeline (s from the scale-down)")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3, help="how many runs (default 3)")
-    parser.add_argument(
-        "--boot-delay", type=float, default=0.0, help="simulated node boot delay (default 0)"
-    )
-    parser.add_argument(
-        "--timeout", type=float, default=600.0, help="scenario timeout per run (default 600)"
-    )
-    parser.add_argument("--json", action="store_true", help="print the summaries as JSON")
+    parser = arguments(__doc__.splitlines()[0], runs=3)
     args = parser.parse_args()
     if args.runs < 1:
         parser.error("--runs must be at least 1")
