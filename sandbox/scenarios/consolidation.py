@@ -27,7 +27,8 @@ consolidation; ``secondsToAllRunning`` is the 40 pods' scale-up):
 - ``maxDisrupting``: most of the pool's nodes tainted or deleting at once, and
   ``budgetExceeded``: samples where that was above the pool's budget (10% of its nodes).
 
-- ``fixpoint``: ``joinery plan --disruption`` on the settled cluster proposes nothing.
+- ``fixpoint``: ``joinery plan --disruption`` on the settled cluster proposes nothing, and
+  ``remaining``: what it says of each node left (why it is blocked or kept).
 
 It fails when the fleet is not cheaper or not a fixpoint, the PDB's promise or the budget
 was broken, or the fleet did not settle in time.
@@ -132,6 +133,8 @@ def _check_fixpoint(sandbox: Sandbox, summary: Summary) -> None:
     taken for the end."""
     decision = plan_disruption(sandbox)
     summary.extra["fixpoint"] = not decision["commands"]
+    # why each remaining node stays (or what would still be done), as an operator would ask
+    summary.extra["remaining"] = explain(decision)
     if decision["commands"]:
         summary.failures.append(
             "settled, but joinery plan --disruption still proposes: "
