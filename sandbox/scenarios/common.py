@@ -21,7 +21,7 @@ from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
 from activities.ec2.instances import Instance, InstanceProvider
-from activities.kubernetes.resources import NODECLAIM
+from activities.kubernetes.resources import NODECLAIM, CustomResource
 from sandbox.dev import DevStack
 
 Obj = dict[str, Any]
@@ -186,9 +186,13 @@ class Sandbox:
         return total
 
     def delete_nodeclaim(self, name: str) -> None:
+        self.delete_custom(NODECLAIM, name)
+
+    def delete_custom(self, resource: CustomResource, name: str) -> None:
+        """Delete a cluster-scoped custom object (``kubectl delete``); gone is fine."""
         try:
             self.custom.delete_cluster_custom_object(
-                NODECLAIM.group, NODECLAIM.version, NODECLAIM.plural, name
+                resource.group, resource.version, resource.plural, name
             )
         except ApiException as exc:
             if exc.status != 404:

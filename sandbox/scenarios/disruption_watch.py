@@ -252,17 +252,9 @@ def patch_nodepool(sandbox: Sandbox, name: str, body: Obj) -> None:
 
 
 def delete_nodepool(sandbox: Sandbox, name: str) -> None:
-    from kubernetes.client.exceptions import ApiException
-
     from activities.kubernetes.resources import NODEPOOL
 
-    try:
-        sandbox.custom.delete_cluster_custom_object(
-            NODEPOOL.group, NODEPOOL.version, NODEPOOL.plural, name
-        )
-    except ApiException as exc:
-        if exc.status != 404:
-            raise
+    sandbox.delete_custom(NODEPOOL, name)
 
 
 def pdb(name: str, app: str, max_unavailable: int) -> Obj:
@@ -274,61 +266,59 @@ def pdb(name: str, app: str, max_unavailable: int) -> Obj:
     }
 
 
-def plan_disruption(sandbox: Sandbox) -> Obj:
-    """The ``disruption`` object of ``joinery plan --disruption --kubeconfig`` on the live
-    cluster now (``joinery catalog`` against the emulator first): what one round would do,
-    and why every other node stays. Raises ScenarioFailed if either command fails."""
-    import json
+def _joinery(sandbox: Sandbox, what: str, *args: str) -> str:
+    """Run ``joinery ARGS`` with the worker's environment; its stdout, or ScenarioFailed."""
     import subprocess
 
     from sandbox.dev import REPO, joinery_command
 
-    stack = sandbox.stack
-    assert stack.cluster is not None and stack.moto is not None
-    catalog = stack.workdir / "plan-catalog.yaml"
-    env = stack.worker_env()
-    with open(catalog, "w") as out:
-        made = subprocess.run(
-            joinery_command(
-                "catalog",
-                "--region",
-                stack.options.region,
-                "--endpoint-url",
-                stack.moto.endpoint_url,
-                "--cluster-name",
-                stack.options.cluster_name,
-            ),
-            stdout=out,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-            cwd=REPO,
-            check=False,
-            timeout=300,
-        )
-    if made.returncode != 0:
-        raise ScenarioFailed(f"joinery catalog failed ({made.returncode}): {made.stderr.strip()}")
     done = subprocess.run(
-        joinery_command(
-            "plan",
-            "--disruption",
-            "--kubeconfig",
-            str(stack.cluster.admin_kubeconfig_path),
-            "--catalog",
-            str(catalog),
-        ),
+        joinery_command(*args),
         capture_output=True,
         text=True,
-        env=env,
+        env=sandbox.stack.worker_env(),
         cwd=REPO,
         check=False,
         timeout=300,
     )
     if done.returncode != 0:
-        raise ScenarioFailed(
-            f"joinery plan --disruption failed ({done.returncode}): {done.stderr.strip()}"
+        raise ScenarioFailed(f"{what} failed ({done.returncode}): {done.stderr.strip()}")
+    return done.stdout
+
+
+def plan_disruption(sandbox: Sandbox) -> Obj:
+    """The ``disruption`` object of ``joinery plan --disruption --kubeconfig`` on the live
+    cluster now (``joinery catalog`` against the emulator first): what one round would do,
+    and why every other node stays. Raises ScenarioFailed if either command fails."""
+    import json
+
+    stack = sandbox.stack
+    assert stack.cluster is not None and stack.moto is not None
+    catalog = stack.workdir / "plan-catalog.yaml"
+    catalog.write_text(
+        _joinery(
+            sandbox,
+            "joinery catalog",
+            "catalog",
+            "--region",
+            stack.options.region,
+            "--endpoint-url",
+            stack.moto.endpoint_url,
+            "--cluster-name",
+            stack.options.cluster_name,
         )
-    decision: Obj = json.loads(done.stdout)["disruption"]
+    )
+    out = _joinery(
+        sandbox,
+        "joinery plan --disruption",
+        "plan",
+        "--disruption",
+        "--kubeconfig",
+        str(stack.cluster.admin_kubeconfig_path),
+        "--catalog",
+        str(catalog),
+    )
+    decision: Obj = json.loads(out)["disruption"]
     return decision
 
 
