@@ -46,15 +46,17 @@ def machine() -> str:
     return f"{os.cpu_count()} CPUs ({cpu}){memory}, python {platform.python_version()}"
 
 
-def run_once(boot_delay: float, timeout: float, cold: bool) -> dict[str, Any]:
-    """One ``joinery dev --scenario burst --exit``; its summary plus wall time and load."""
+def run_once(
+    boot_delay: float, timeout: float, cold: bool, scenario: str = SCENARIO
+) -> dict[str, Any]:
+    """One ``joinery dev --scenario SCENARIO --exit``; its summary plus wall time and load."""
     env = dict(os.environ)
     if cold:
         env[WARMUP_ENV] = "0"
     command = joinery_command(
         "dev",
         "--scenario",
-        SCENARIO,
+        scenario,
         "--boot-delay",
         f"{boot_delay:g}",
         "--exit",
@@ -109,31 +111,40 @@ def describe(i: int, r: dict[str, Any]) -> str:
         f"instances left {r.get('instancesLeftRunning', '?')}, wall {r['wallSeconds']:.0f} s, "
         f"load {r['loadBefore']:.1f}->{r['loadAfter']:.1f}"
     )
-    breakdown = r.get("breakdown") or {}
-    if breakdown:
-        head += "\n  breakdown (s from the first create): " + ", ".join(
-            f"{k} {v:.1f}" for k, v in breakdown.items()
-        )
+    return head + details(r, "breakdown (s from the first create)")
+
+
+def details(r: dict[str, Any], breakdown: str) -> str:
+    """The lines under a run's one-line description: its breakdown, failures, stderr tail."""
+    out = ""
+    if r.get("breakdown"):
+        out += f"\n  {breakdown}: " + ", ".join(f"{k} {v:.1f}" for k, v in r["breakdown"].items())
     for failure in r.get("failures") or []:
-        head += f"\n  failure: {failure}"
+        out += f"\n  failure: {failure}"
     if "stderrTail" in r:
-        head += "\n  " + "\n  ".join(r["stderrTail"])
-    return head
+        out += "\n  " + "\n  ".join(r["stderrTail"])
+    return out
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=1, help="how many runs (default 1)")
+def arguments(description: str, runs: int) -> argparse.ArgumentParser:
+    """The options every sandbox scenario benchmark takes."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--runs", type=int, default=runs, help=f"how many runs (default {runs})")
     parser.add_argument(
         "--boot-delay", type=float, default=0.0, help="simulated node boot delay (default 0)"
     )
     parser.add_argument(
         "--timeout", type=float, default=600.0, help="scenario timeout per run (default 600)"
     )
+    parser.add_argument("--json", action="store_true", help="print the summaries as JSON")
+    return parser
+
+
+def main() -> int:
+    parser = arguments(__doc__.splitlines()[0], runs=1)
     parser.add_argument(
         "--cold", action="store_true", help="no warm-up: the burst pays the catalog load"
     )
-    parser.add_argument("--json", action="store_true", help="print the summaries as JSON")
     args = parser.parse_args()
     if args.runs < 1:
         parser.error("--runs must be at least 1")

@@ -20,7 +20,8 @@ from typing import Any
 
 from worker.cli import UsageError
 
-SCENARIO_NAMES = ("burst", "interruption", "smoke")  # sandbox.scenarios.SCENARIOS, import-free
+# sandbox.scenarios.SCENARIOS, import-free
+SCENARIO_NAMES = ("burst", "consolidation", "drift", "interruption", "smoke")
 
 
 def register(subparsers: Any) -> None:

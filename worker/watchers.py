@@ -74,6 +74,16 @@ class WatchTarget:
     args: tuple[Any, ...] = ()
 
 
+def pod_healthy(pod: Obj) -> bool:
+    """Running and Ready: what a PodDisruptionBudget counts as healthy."""
+    status = pod.get("status") or {}
+    ready = any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in status.get("conditions") or []
+    )
+    return status.get("phase") == "Running" and ready
+
+
 @dataclass
 class Watchers:
     kube: Kube
@@ -98,6 +108,7 @@ class Watchers:
     _pending_on_list: bool = False
     _pool_generations: dict[str, int] = field(default_factory=dict)
     _bound: dict[str, str] = field(default_factory=dict)  # "ns/name" -> node
+    _healthy: dict[str, bool] = field(default_factory=dict)  # "ns/name" -> Running and Ready
     _initialized: set[str] = field(default_factory=set)
     _disruption_pending: bool = False
     _disruption_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -303,6 +314,7 @@ class Watchers:
         key = f"{ns}/{name}"
         if kind == "DELETED":
             self._pods.delete(ns, name)
+            self._healthy.pop(key, None)
             left = self._bound.pop(key, None)
             if left:
                 self.pod_event(left)
@@ -314,6 +326,12 @@ class Watchers:
             if kind != LISTED:  # a re-list is not news; a pod created bound is
                 self.pod_event(node)
             self.trigger_disruption()
+        healthy = pod_healthy(pod)
+        if node and kind != LISTED and self._healthy.get(key, healthy) != healthy:
+            # A pod turning Ready (or not) changes what its PodDisruptionBudget allows: a
+            # round that found a node blocked by it must not wait for the slow timer.
+            self.trigger_disruption()
+        self._healthy[key] = healthy
         self._pods.update(pod)
         if unschedulable(pod) and kind != LISTED:
             self.trigger_provisioning()

@@ -19,6 +19,8 @@ SCENARIOS: dict[str, str] = {
     "smoke": "sandbox.scenarios.smoke",
     "burst": "sandbox.scenarios.burst",
     "interruption": "sandbox.scenarios.interruption",
+    "consolidation": "sandbox.scenarios.consolidation",
+    "drift": "sandbox.scenarios.drift",
 }
 
 

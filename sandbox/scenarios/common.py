@@ -21,7 +21,7 @@ from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
 from activities.ec2.instances import Instance, InstanceProvider
-from activities.kubernetes.resources import NODECLAIM
+from activities.kubernetes.resources import NODECLAIM, CustomResource
 from sandbox.dev import DevStack
 
 Obj = dict[str, Any]
@@ -49,6 +49,8 @@ class Summary:
     failures: list[str] = field(default_factory=list)
     # Optional, printed only when set: seconds per milestone (burst: ``Sandbox.timeline``).
     breakdown: dict[str, float] = field(default_factory=dict)
+    # Optional scenario-specific figures, printed as top-level keys (consolidation, drift).
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
         out: dict[str, Any] = {
@@ -63,6 +65,7 @@ class Summary:
             "ok": self.ok,
             "failures": self.failures,
         }
+        out.update((k, v) for k, v in self.extra.items() if k not in out)
         if self.breakdown:
             out["breakdown"] = {k: round(v, 1) for k, v in self.breakdown.items()}
         return json.dumps(out, separators=(",", ":"))
@@ -183,9 +186,13 @@ class Sandbox:
         return total
 
     def delete_nodeclaim(self, name: str) -> None:
+        self.delete_custom(NODECLAIM, name)
+
+    def delete_custom(self, resource: CustomResource, name: str) -> None:
+        """Delete a cluster-scoped custom object (``kubectl delete``); gone is fine."""
         try:
             self.custom.delete_cluster_custom_object(
-                NODECLAIM.group, NODECLAIM.version, NODECLAIM.plural, name
+                resource.group, resource.version, resource.plural, name
             )
         except ApiException as exc:
             if exc.status != 404:
@@ -374,6 +381,7 @@ def deployment(
     zonal_spread: bool = False,
     one_per_node: bool = False,
     extra_labels: Mapping[str, str] | None = None,
+    node_selector: Mapping[str, str] | None = None,
 ) -> Obj:
     """A pause-container Deployment with requests and, optionally, spread constraints."""
     labels = {"app": name, SCENARIO_LABEL: scenario, **(extra_labels or {})}
@@ -387,6 +395,8 @@ def deployment(
             }
         ],
     }
+    if node_selector:
+        spec["nodeSelector"] = dict(node_selector)
     if zonal_spread:
         spec["topologySpreadConstraints"] = [
             {

@@ -28,9 +28,11 @@ KEYS = {
     "ok",
 }
 SCENARIO_TIMEOUT = 150  # seconds the scenario itself may take (--timeout)
+# Disruption scenarios wait out several rounds, each with its 15 s validation delay.
+DISRUPTION_TIMEOUT = 420
 
 
-def run_scenario(name: str) -> tuple[int, dict[str, Any], str]:
+def run_scenario(name: str, timeout: int = SCENARIO_TIMEOUT) -> tuple[int, dict[str, Any], str]:
     result = subprocess.run(
         joinery_command(
             "dev",
@@ -42,11 +44,11 @@ def run_scenario(name: str) -> tuple[int, dict[str, Any], str]:
             "--boot-delay",
             "1",
             "--timeout",
-            str(SCENARIO_TIMEOUT),
+            str(timeout),
         ),
         capture_output=True,
         text=True,
-        timeout=SCENARIO_TIMEOUT + 120,
+        timeout=timeout + 120,
         cwd=REPO,
         check=False,
     )
@@ -73,3 +75,45 @@ def test_scenario_holds(name: str) -> None:
     else:
         # One per node, plus at least the replacement of the interrupted one.
         assert summary["nodes"] >= summary["pods"] + 1
+
+
+@pytest.mark.timeout(DISRUPTION_TIMEOUT + 150)
+def test_consolidation_leaves_a_cheaper_fleet_within_budget_and_pdb() -> None:
+    """40 pods scaled to 4: the DisruptionWorkflow alone makes the fleet smaller and cheaper,
+    never disrupting more than the pool's budget at once nor breaking the PDB's promise."""
+    code, summary, stderr = run_scenario("consolidation", DISRUPTION_TIMEOUT)
+    assert summary["ok"] is True, f"{summary}\n{stderr[-4000:]}"
+    assert code == 0
+    assert summary["instancesLeftRunning"] == 0
+    assert summary["costPerHour"] < summary["costPerHourBefore"]
+    assert summary["nodes"] < summary["nodesBefore"]
+    assert summary["fixpoint"] is True  # joinery plan --disruption proposes nothing more
+    assert summary["podsAfter"] == 4
+    assert summary["pdbMinAvailable"] == 3
+    assert summary["minPodsRunning"] >= summary["pdbMinAvailable"]
+    assert summary["budgetExceeded"] == 0
+    assert summary["maxDisrupting"] >= 1
+    # Rounds were carried out, each after its validation delay, and the figures add up.
+    assert summary["rounds"] >= 1
+    assert summary["validationDelays"] >= 1
+    assert summary["joinerySeconds"] == pytest.approx(
+        summary["secondsToCheaperFleet"] - summary["validationDelaySeconds"], abs=0.2
+    )
+    assert summary["samples"] >= 20
+
+
+@pytest.mark.timeout(DISRUPTION_TIMEOUT + 150)
+def test_drift_rolls_every_node_within_the_budget() -> None:
+    """The pool's requirements exclude the running nodes: every one is replaced, never more
+    than the budget (2) at once, with the PDB's minimum of pods Running throughout."""
+    code, summary, stderr = run_scenario("drift", DISRUPTION_TIMEOUT)
+    assert summary["ok"] is True, f"{summary}\n{stderr[-4000:]}"
+    assert code == 0
+    assert summary["instancesLeftRunning"] == 0
+    assert summary["nodesRolled"] == 4
+    assert summary["nodes"] == 4
+    assert summary["budget"] == 2
+    assert 1 <= summary["maxDisrupting"] <= summary["budget"]
+    assert summary["minPodsRunning"] >= summary["pdbMinAvailable"] == 2
+    assert summary["validationDelays"] >= 1
+    assert summary["samples"] >= 20

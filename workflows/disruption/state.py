@@ -57,6 +57,9 @@ class DisruptionInput:
     # it was taken (RFC 3339, workflow time); carried across continue-as-new.
     last_round_at: str = ""
     last_outcomes: list[NodeOutcome] = field(default_factory=list)
+    # Validation delays waited so far: a round's wall time minus these is Joinery's own time
+    # (the sandbox's consolidation benchmark subtracts them).
+    validations: int = 0
 
 
 @dataclass
@@ -78,3 +81,4 @@ class DisruptionStatus:
     in_flight: list[str] = field(default_factory=list)
     last_round_at: str = ""
     last_outcomes: list[NodeOutcome] = field(default_factory=list)
+    validations: int = 0

@@ -93,6 +93,8 @@ class DisruptionWorkflow:
             self.inp.last_summary = f"round abandoned, no decision: {exc.cause or exc}"
             self._enter(IDLE, f"round {self.inp.rounds}: {self.inp.last_summary}")
             return
+        if first.commands:
+            self.inp.validations += 1  # compute.validated waited the delay
         self.inp.last_summary = round_summary(first, kept)
         self.inp.last_round_at = workflow.now().isoformat()
         self.inp.last_outcomes = outcomes.decided(
@@ -148,4 +150,5 @@ class DisruptionWorkflow:
             in_flight=list(self.in_flight),
             last_round_at=self.inp.last_round_at,
             last_outcomes=list(self.inp.last_outcomes),
+            validations=self.inp.validations,
         )
