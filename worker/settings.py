@@ -53,6 +53,9 @@ class Settings:
     provisioner: bool = True
     # Run the cluster's DisruptionWorkflow (consolidation, emptiness, drift).
     disruption: bool = True
+    # Run the cluster's GarbageCollectionWorkflow (orphan instances, claims without an
+    # instance or a NodePool, unused launch templates).
+    garbage_collection: bool = True
     catalog_cache: str = ""
 
     def __post_init__(self) -> None:
