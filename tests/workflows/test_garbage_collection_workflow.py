@@ -5,6 +5,7 @@ stopping the others, and totals carried across continue-as-new (``garbage_fakes`
 from __future__ import annotations
 
 import uuid
+from itertools import pairwise
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -70,7 +71,7 @@ async def test_each_round_runs_every_step_in_order_on_a_slow_timer(
     # the grace is Karpenter's 30 s, passed to every step
     assert {c[1].grace_seconds for c in fake.calls} == {30.0}
     starts = fake.times(names.ORPHAN_INSTANCES)
-    assert all(b - a >= timedelta(seconds=PERIOD_SECONDS) for a, b in zip(starts, starts[1:]))
+    assert all(b - a >= timedelta(seconds=PERIOD_SECONDS) for a, b in pairwise(starts))
     assert status.rounds >= 3
     assert status.removed == {names.ORPHAN_INSTANCES: 1, names.LAUNCH_TEMPLATES: 1}
     assert status.failed == {}
