@@ -5,10 +5,10 @@ stopping the others, and totals carried across continue-as-new (``garbage_fakes`
 from __future__ import annotations
 
 import uuid
-from itertools import pairwise
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
+from itertools import pairwise
 
 import pytest
 from garbage_fakes import STEPS, FakeGarbage
