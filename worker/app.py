@@ -156,7 +156,7 @@ async def ensure_cluster_workflows(client: Client, settings: Settings) -> None:
         wanted.append(
             (
                 GarbageCollectionWorkflow.run,
-                GarbageCollectionInput(cluster),
+                GarbageCollectionInput(cluster, settings.garbage_collection_period),
                 contract.garbage_collection_id(cluster),
                 f"garbage collection · cluster {cluster}",
             )

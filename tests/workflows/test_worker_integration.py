@@ -17,12 +17,12 @@ from k8s_objects import (
     create_namespace,
     create_pdb,
     create_pod,
-    ensure_nodeclass,
     ensure_nodepool,
     nodeclaim,
     pod,
 )
 from kubernetes import client as k8s
+from running_worker import worker_running
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from workflow_realparts import Cloud
@@ -34,9 +34,6 @@ from activities.kubernetes.resources import NODECLAIM, NODEPOOL
 from models import contract
 from models.nodepool import NodePool
 from models.nodepool_hash import hash_annotations
-from sandbox.nodes import NodeSimulator
-from worker.app import run_worker
-from worker.settings import Settings, TemporalSettings
 from workflows.disruption.workflow import DisruptionWorkflow
 from workflows.nodeclaim.state import DisruptRequest
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
@@ -66,23 +63,8 @@ async def until(probe: Callable[[], Any], *, timeout: float = 60, what: str = ""
 async def running_worker(
     dev_env: WorkflowEnvironment, kube: Kube, admin: Kube, cloud: Cloud
 ) -> AsyncIterator[tuple[Client, str, str]]:
-    ensure_nodeclass(admin)
-    cluster = f"it-{uuid.uuid4().hex[:6]}"
-    queue = f"q-{cluster}"
-    settings = Settings(
-        TemporalSettings(task_queue=queue),
-        cluster=cluster,
-        health_port=0,
-        search_attributes=True,
-    )
-    stop = asyncio.Event()
-    task = asyncio.create_task(
-        run_worker(settings, stop=stop, kube=kube, ec2=cloud.provider, client=dev_env.client)
-    )
-    with NodeSimulator(admin, interval=0.2):
-        yield dev_env.client, cluster, queue
-        stop.set()
-        await asyncio.wait_for(task, 30)
+    async with worker_running(dev_env, kube, admin, cloud) as running:
+        yield running
 
 
 def _ready(admin: Kube, name: str) -> bool:

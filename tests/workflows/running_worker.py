@@ -1,0 +1,45 @@
+"""The whole worker against the shared real parts, for as long as a test needs it: the one
+way the integration tests run it (each test file's fixture picks its settings)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from k8s_objects import ensure_nodeclass
+from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
+from workflow_realparts import Cloud
+
+from activities.kubernetes.client import Kube
+from sandbox.nodes import NodeSimulator
+from worker.app import run_worker
+from worker.settings import Settings, TemporalSettings
+
+
+@asynccontextmanager
+async def worker_running(
+    env: WorkflowEnvironment, kube: Kube, admin: Kube, cloud: Cloud, **settings: Any
+) -> AsyncIterator[tuple[Client, str, str]]:
+    """Yields (client, cluster, task queue) while a worker for a fresh cluster name runs."""
+    ensure_nodeclass(admin)
+    cluster = f"it-{uuid.uuid4().hex[:6]}"
+    queue = f"q-{cluster}"
+    configured = Settings(
+        TemporalSettings(task_queue=queue),
+        cluster=cluster,
+        health_port=0,
+        search_attributes=True,
+        **settings,
+    )
+    stop = asyncio.Event()
+    task = asyncio.create_task(
+        run_worker(configured, stop=stop, kube=kube, ec2=cloud.provider, client=env.client)
+    )
+    with NodeSimulator(admin, interval=0.2):
+        yield env.client, cluster, queue
+        stop.set()
+        await asyncio.wait_for(task, 30)
