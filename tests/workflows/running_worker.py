@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -15,6 +15,7 @@ from temporalio.testing import WorkflowEnvironment
 from workflow_realparts import Cloud
 
 from activities.kubernetes.client import Kube
+from activities.kubernetes.errors import NotFound
 from sandbox.nodes import NodeSimulator
 from worker.app import run_worker
 from worker.settings import Settings, TemporalSettings
@@ -43,3 +44,19 @@ async def worker_running(
         yield env.client, cluster, queue
         stop.set()
         await asyncio.wait_for(task, 30)
+
+
+async def until(probe: Callable[[], Any], *, timeout: float = 60, what: str = "") -> Any:
+    deadline = asyncio.get_running_loop().time() + timeout
+    last: Any = None
+    while asyncio.get_running_loop().time() < deadline:
+        try:
+            last = probe()
+            if asyncio.iscoroutine(last):
+                last = await last
+        except NotFound:
+            last = None
+        if last:
+            return last
+        await asyncio.sleep(0.25)
+    raise AssertionError(f"timed out waiting for {what}: last={last!r}")

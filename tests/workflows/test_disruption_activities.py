@@ -7,9 +7,9 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from claim_steps import launched_and_registered
 from k8s_objects import (
     condition,
-    create_claim,
     ensure_nodeclass,
     ensure_nodepool,
     eventually,
@@ -23,15 +23,14 @@ from activities.kubernetes import custom_objects, nodeclaims, nodes
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.resources import NODEPOOL
-from activities.lifecycle import claims, initialization, launch, registration
+from activities.lifecycle import claims, initialization
 from activities.lifecycle.common import Deps
-from activities.lifecycle.types import InitializeInput, RegisterInput
+from activities.lifecycle.types import InitializeInput
 from activities.planning.types import PlannedNodeClaim
 from models import contract
 from models import labels as L
 from models.nodepool import NodePool
 from models.nodepool_hash import hash_annotations
-from sandbox.nodes import register as simulate_kubelet
 
 
 @pytest.fixture
@@ -42,16 +41,11 @@ def deps(kube: Kube, admin: Kube, cloud: Cloud) -> Deps:
 
 
 def _initialized(deps: Deps, admin: Kube, pool: str = "acts") -> tuple[str, str]:
-    name = f"{pool}-{uuid.uuid4().hex[:6]}"
-    create_claim(admin, name, pool)
+    name, node, _ = launched_and_registered(deps, admin, pool)
     claim = claims.prepare(deps, name)
     assert claim is not None
-    out = launch.launch(deps, claim)
-    simulate_kubelet(admin, nodeclaims.get(admin, name))
-    node = eventually(lambda: registration.register(deps, RegisterInput(claim, out.provider_id)))
-    assert claim is not None
     eventually(lambda: initialization.initialize(deps, InitializeInput(claim, node)).initialized)
-    return name, str(node)
+    return name, node
 
 
 def _taints(admin: Kube, node: str) -> set[tuple[str, str]]:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
+from claim_steps import launched_and_registered
 from k8s_objects import (
     CLUSTER,
     create_claim,
@@ -33,16 +34,14 @@ from activities.kubernetes import custom_objects, nodeclaims, nodes
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.resources import NODEPOOL
-from activities.lifecycle import claims, launch, registration, termination
+from activities.lifecycle import claims, termination
 from activities.lifecycle.common import Deps, utc_now
 from activities.lifecycle.types import (
     BeginTerminationInput,
     FinalizeInput,
     InstanceInput,
     LaunchOutcome,
-    RegisterInput,
 )
-from sandbox.nodes import register as simulate_kubelet
 
 GRACE = CollectInput()
 
@@ -54,16 +53,9 @@ def deps(kube: Kube, admin: Kube, cloud: Cloud) -> Deps:
     return Deps(kube=kube, ec2=cloud.provider)
 
 
-def _launched(deps: Deps, admin: Kube, pool: str = "gc") -> tuple[str, LaunchOutcome, str]:
-    """A claim launched and registered (its Node carries Joinery's finalizer)."""
-    name = f"{pool}-{uuid.uuid4().hex[:6]}"
-    create_claim(admin, name, pool)
-    claim = claims.prepare(deps, name)
-    assert claim is not None
-    out = launch.launch(deps, claim)
-    simulate_kubelet(admin, nodeclaims.get(admin, name))
-    node = eventually(lambda: registration.register(deps, RegisterInput(claim, out.provider_id)))
-    return name, out, str(node)
+def _launched(deps: Deps, admin: Kube) -> tuple[str, LaunchOutcome, str]:
+    name, node, out = launched_and_registered(deps, admin, "gc")
+    return name, out, node
 
 
 def _gone(read: Callable[[], object]) -> bool:

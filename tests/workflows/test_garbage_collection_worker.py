@@ -5,10 +5,8 @@ lifecycle ends without trying to drain the dead node."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -22,7 +20,7 @@ from k8s_objects import (
     kill_node,
     pod,
 )
-from running_worker import worker_running
+from running_worker import until, worker_running
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from workflow_realparts import Cloud
@@ -39,20 +37,6 @@ from workflows.nodeclaim.workflow import NodeClaimWorkflow
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 Running = tuple[Client, str, str]
-
-
-async def until(probe: Callable[[], Any], *, timeout: float = 60, what: str = "") -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    last: Any = None
-    while asyncio.get_running_loop().time() < deadline:
-        try:
-            last = probe()
-        except NotFound:
-            last = None
-        if last:
-            return last
-        await asyncio.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}: last={last!r}")
 
 
 def gone(read: Callable[[], object]) -> Callable[[], bool]:

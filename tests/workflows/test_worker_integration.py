@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any, TypeVar
 
 import pytest
@@ -22,7 +22,7 @@ from k8s_objects import (
     pod,
 )
 from kubernetes import client as k8s
-from running_worker import worker_running
+from running_worker import until, worker_running
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from workflow_realparts import Cloud
@@ -41,22 +41,6 @@ from workflows.provisioner import ProvisionerWorkflow
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 T = TypeVar("T")
-
-
-async def until(probe: Callable[[], Any], *, timeout: float = 60, what: str = "") -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    last: Any = None
-    while asyncio.get_running_loop().time() < deadline:
-        try:
-            last = probe()
-            if asyncio.iscoroutine(last):
-                last = await last
-        except NotFound:
-            last = None
-        if last:
-            return last
-        await asyncio.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what}: last={last!r}")
 
 
 @pytest_asyncio.fixture(loop_scope="session")

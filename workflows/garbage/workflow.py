@@ -15,6 +15,7 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
+from workflows import history
 from workflows.garbage.state import ATTEMPTS, GarbageCollectionInput, GarbageCollectionStatus
 from workflows.nodeclaim import calls
 
@@ -46,13 +47,7 @@ class GarbageCollectionWorkflow:
             await workflow.sleep(
                 timedelta(seconds=self.inp.period_seconds), summary="until the next round"
             )
-            info = workflow.info()
-            if (
-                info.is_continue_as_new_suggested()
-                or info.get_current_history_length() > self.inp.history_limit
-            ):
-                await workflow.wait_condition(workflow.all_handlers_finished)
-                workflow.continue_as_new(self.inp)
+            await history.continue_if_long(self.inp.history_limit, self.inp)
 
     async def _round(self) -> None:
         self.inp.rounds += 1
