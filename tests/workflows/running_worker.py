@@ -23,11 +23,19 @@ from worker.settings import Settings, TemporalSettings
 
 @asynccontextmanager
 async def worker_running(
-    env: WorkflowEnvironment, kube: Kube, admin: Kube, cloud: Cloud, **settings: Any
+    env: WorkflowEnvironment,
+    kube: Kube,
+    admin: Kube,
+    cloud: Cloud,
+    cluster: str = "",
+    client: Client | None = None,
+    **settings: Any,
 ) -> AsyncIterator[tuple[Client, str, str]]:
-    """Yields (client, cluster, task queue) while a worker for a fresh cluster name runs."""
+    """Yields (client, cluster, task queue) while a worker runs for ``cluster`` (default: a
+    fresh name), on ``client`` (default: the environment's; a second worker of one queue in
+    this process needs its own connection)."""
     ensure_nodeclass(admin)
-    cluster = f"it-{uuid.uuid4().hex[:6]}"
+    cluster = cluster or f"it-{uuid.uuid4().hex[:6]}"
     queue = f"q-{cluster}"
     configured = Settings(
         TemporalSettings(task_queue=queue),
@@ -37,11 +45,12 @@ async def worker_running(
         **settings,
     )
     stop = asyncio.Event()
+    client = client or env.client
     task = asyncio.create_task(
-        run_worker(configured, stop=stop, kube=kube, ec2=cloud.provider, client=env.client)
+        run_worker(configured, stop=stop, kube=kube, ec2=cloud.provider, client=client)
     )
     with NodeSimulator(admin, interval=0.2):
-        yield env.client, cluster, queue
+        yield client, cluster, queue
         stop.set()
         await asyncio.wait_for(task, 30)
 

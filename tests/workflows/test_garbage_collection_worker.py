@@ -21,7 +21,8 @@ from k8s_objects import (
     pod,
 )
 from running_worker import until, worker_running
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowExecution
+from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 from workflow_realparts import Cloud
 
@@ -147,3 +148,32 @@ async def test_a_claim_whose_instance_died_is_removed_without_a_drain(
         GarbageCollectionWorkflow.status
     )
     assert gc.removed.get(names.CLAIMS_WITHOUT_INSTANCE, 0) >= 1 and gc.rounds >= 2
+
+
+async def test_two_workers_run_one_garbage_collection(
+    dev_env: WorkflowEnvironment, kube: Kube, admin: Kube, cloud: Cloud
+) -> None:
+    """Workers of one cluster share its workflow id: one collection, whichever worker runs it."""
+    cluster = f"it-{uuid.uuid4().hex[:6]}"
+    second = await Client.connect(dev_env.client.service_client.config.target_host)
+    async with (
+        worker_running(dev_env, kube, admin, cloud, cluster) as (client, _, _),
+        worker_running(dev_env, kube, admin, cloud, cluster, second),
+    ):
+        handle = client.get_workflow_handle(contract.garbage_collection_id(cluster))
+
+        async def collected() -> bool:
+            try:
+                status = await handle.query(GarbageCollectionWorkflow.status)
+            except RPCError:
+                return False  # not started yet
+            return status.rounds >= 1
+
+        await until(collected, what="a garbage-collection round")
+        query = f"WorkflowId = '{contract.garbage_collection_id(cluster)}'"
+
+        async def listed() -> list[WorkflowExecution]:
+            return [wf async for wf in client.list_workflows(query)]
+
+        runs = await until(listed, what="the workflow listed")
+        assert len(runs) == 1 and runs[0].workflow_type == contract.GARBAGE_COLLECTION_WORKFLOW
