@@ -1,7 +1,8 @@
 """Disruption benchmark: how fast a round decides, and how cheap the cluster ends up.
 
 A cluster is built by provisioning a workload (Karpenter's diverse benchmark pods over 400
-fake types, or 50 Deployments over the EC2-shaped catalog), turning each planned claim into a
+fake types, or releases of 50 Deployments over the EC2-shaped catalog, one release per
+solve), turning each planned claim into a
 running managed Node with its pods bound, in two pools with different budgets, and then
 deleting 60% of the pods (seeded). Each case runs in its own process and prints: the first
 round's decision time (``joinery plan --disruption``'s work after reading the inputs, and
@@ -11,6 +12,9 @@ is done for a Karpenter-like baseline on the same engine: one method per round (
 else multi-node over at most 100 candidates, else the first single-node command).
 
     python benchmarks/disruption.py [--nodes 100,1000,5000] [--workloads diverse,deployments]
+
+``--write-cli-inputs DIR`` writes the same clusters as files instead and prints, for each, the
+arguments of ``joinery plan --disruption`` on them, to time the command as users run it.
 """
 
 from __future__ import annotations
@@ -122,6 +126,7 @@ def build_cluster(
     else:
         types = ec2_like_catalog()
         raw = []
+        releases: list[list[dict[str, Any]]] = []
         d = 0
         while True:
             batch = deployments(seed=seed + d, count=50)
@@ -129,6 +134,7 @@ def build_cluster(
                 p["metadata"]["name"] = f"r{d}-{p['metadata']['name']}"
                 p["metadata"]["labels"] = {"app": f"r{d}-{p['metadata']['labels']['app']}"}
             raw += batch
+            releases.append(batch)
             d += 1
             if len(raw) >= nodes * 40:
                 break
@@ -136,16 +142,19 @@ def build_cluster(
     if workload == "plain":
         # Unconstrained pods would all fit one huge node at once; as they arrive over time,
         # a few at a time, each batch gets its own node: provision them five at a time.
-        claims = []
-        for k in range(0, len(raw), 5):
-            batch = [Document(p, "pod") for p in raw[k : k + 5]]
-            parsed = build_problem([*batch, Document(pools[0], "pool")], types)
-            claims += Solver(parsed.problem).solve().claims
+        chunks = [raw[k : k + 5] for k in range(0, len(raw), 5)]
+    elif workload == "deployments":
+        # Fifty Deployments at a time, as a cluster grows release by release (one
+        # 40,000-pod solve is not how a 1,000-node cluster comes to be).
+        chunks = releases
     else:
+        chunks = [raw]
+    claims = []
+    for chunk in chunks:
         parsed = build_problem(
-            [Document(p, "pod") for p in raw] + [Document(pools[0], "pool")], types
+            [*(Document(p, "pod") for p in chunk), Document(pools[0], "pool")], types
         )
-        claims = Solver(parsed.problem).solve().claims
+        claims += Solver(parsed.problem).solve().claims
     claims = claims[:nodes]
     docs: list[dict[str, Any]] = list(pools)
     by_key = {
@@ -303,6 +312,33 @@ def run_case(workload: str, nodes: int, fixpoint: bool = True) -> dict[str, Any]
     return result
 
 
+def write_cli_inputs(out: Path, workloads: list[str], sizes: list[int]) -> list[str]:
+    """Write each cluster (pools, nodes, bound pods) and its catalog as files; return the
+    ``joinery plan --disruption`` command line for each, so the command users run can be timed
+    as a whole process."""
+    import yaml
+
+    from models.catalog import dump_catalog
+
+    out.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for workload in workloads:
+        for n in sizes:
+            docs, types = build_cluster(workload, n)
+            catalog = out / f"{'ec2' if workload == 'deployments' else 'fake'}-catalog.yaml"
+            if not catalog.exists():
+                with catalog.open("w") as fh:
+                    yaml.safe_dump(dump_catalog(types), fh, sort_keys=False)
+            cluster = out / f"{workload}-{n}.yaml"
+            with cluster.open("w") as fh:
+                yaml.safe_dump_all(docs, fh, sort_keys=False)
+            lines.append(
+                f"plan --disruption -f {cluster} --catalog {catalog} "
+                f"--now {NOW.strftime('%Y-%m-%dT%H:%M:%SZ')}"
+            )
+    return lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--nodes", default="100,1000,5000")
@@ -314,12 +350,22 @@ def main() -> int:
         help="repeat rounds to a fixpoint only on clusters up to this size",
     )
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--write-cli-inputs",
+        metavar="DIR",
+        help="only write the clusters and catalogs, and print the joinery arguments for each",
+    )
     parser.add_argument("--case", help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--no-fixpoint", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.case:
         print(json.dumps(run_case(args.case, args.size, not args.no_fixpoint)))
+        return 0
+    if args.write_cli_inputs:
+        sizes = [int(n) for n in args.nodes.split(",")]
+        for line in write_cli_inputs(Path(args.write_cli_inputs), args.workloads.split(","), sizes):
+            print(line)
         return 0
     print(
         f"# {platform.machine()} python {platform.python_version()}, one core per case", flush=True

@@ -38,7 +38,7 @@ from activities.lifecycle.common import Deps
 from activities.lifecycle.defs import NodeClaimActivities
 from activities.planning.defs import PlanningActivities
 from models import contract
-from worker import catalog_cache, connection, telemetry
+from worker import catalog_cache, connection, sdk_metrics, telemetry
 from worker.health import HealthServer, TemporalProbe
 from worker.metrics import PrometheusCounters
 from worker.settings import Settings
@@ -185,11 +185,14 @@ async def run_worker(
     ec2 = ec2 or ec2_provider(settings)
     if client is None:
         client = await connection.connect(
-            settings.temporal, telemetry.plugins(settings.otlp_endpoint)
+            settings.temporal,
+            telemetry.plugins(settings.otlp_endpoint),
+            runtime=sdk_metrics.runtime(),  # temporal_* series on /metrics
         )
     # Replicas share what EC2 refused through a ConfigMap (activities/ec2/shared_offerings.py).
     ec2.unavailable.share(ConfigMapRecord(kube.core))
     deps = Deps(kube=kube, ec2=ec2, counters=PrometheusCounters(), cluster=settings.cluster)
+    ec2.observe = deps.counters.cloudprovider_call  # karpenter_cloudprovider_*
     worker = build_worker(client, deps, settings.temporal.task_queue, settings.activity_threads)
     watchers: Watchers | None = None
     health: HealthServer | None = None

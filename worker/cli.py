@@ -15,6 +15,7 @@ COMMAND_MODULES = (
     "worker.control_commands",
     "worker.dev_command",
     "worker.doctor_command",
+    "worker.explain_command",
 )
 
 # Which module registers each sub-command, so a run imports only the module it uses (the
@@ -28,6 +29,7 @@ COMMANDS = {
     "disrupt": "worker.control_commands",
     "status": "worker.control_commands",
     "dev": "worker.dev_command",
+    "explain": "worker.explain_command",
 }
 
 

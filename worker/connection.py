@@ -6,6 +6,7 @@ from pathlib import Path
 
 from temporalio.client import Client
 from temporalio.plugin import SimplePlugin
+from temporalio.runtime import Runtime
 from temporalio.service import TLSConfig
 
 from worker.cli import UsageError
@@ -33,7 +34,11 @@ def tls_config(s: TemporalSettings) -> TLSConfig | bool:
     )
 
 
-async def connect(s: TemporalSettings, plugins: list[SimplePlugin] | None = None) -> Client:
+async def connect(
+    s: TemporalSettings, plugins: list[SimplePlugin] | None = None, runtime: Runtime | None = None
+) -> Client:
+    """``runtime`` carries the SDK's telemetry (``worker.sdk_metrics``); the default one
+    records no metrics."""
     try:
         return await Client.connect(
             s.address,
@@ -41,6 +46,7 @@ async def connect(s: TemporalSettings, plugins: list[SimplePlugin] | None = None
             tls=tls_config(s),
             api_key=s.api_key or None,
             plugins=list(plugins or []),
+            runtime=runtime,
         )
     except RuntimeError as exc:
         raise UsageError(f"cannot reach Temporal at {s.address}: {exc}") from None

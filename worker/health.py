@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from worker import sdk_metrics
 from worker.metrics import REGISTRY
 
 log = logging.getLogger(__name__)
@@ -29,7 +30,9 @@ class HealthServer:
                     ok = ready_check()
                     self._send(200 if ok else 503, b"ok\n" if ok else b"not ready\n", "text/plain")
                 elif self.path == "/metrics":
-                    self._send(200, generate_latest(REGISTRY), CONTENT_TYPE_LATEST)
+                    # Joinery's karpenter_* series, then the Temporal SDK's temporal_* ones.
+                    body = generate_latest(REGISTRY) + sdk_metrics.scrape_if_started()
+                    self._send(200, body, CONTENT_TYPE_LATEST)
                 else:
                     self._send(404, b"not found\n", "text/plain")
 

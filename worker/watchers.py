@@ -55,13 +55,16 @@ from activities.planning.summary import summary_of_claim
 from activities.status import claims as claim_status
 from models import contract
 from models import labels as L
-from worker.metrics import PROVISIONING_SIGNALS, PodStates
+from worker import metrics
+from worker.metrics import PROVISIONING_SIGNALS, NodeStates, PodStates, PoolStates
 from worker.status_reporter import StatusReporter
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 DRAINING_EVENTS = frozenset({SPOT_INTERRUPTION, SCHEDULED_CHANGE, STATE_CHANGE})
 DISRUPTION_COALESCE = 1.0
+# The event kind of objects read by a (re-)list: what already existed, unlike a watch's ADDED.
+LISTED = "LISTED"
 
 
 @dataclass
@@ -89,6 +92,8 @@ class Watchers:
     _deleting: set[str] = field(default_factory=set)
     _last_hint: dict[str, float] = field(default_factory=dict)
     _pods: PodStates = field(default_factory=PodStates)
+    _node_states: NodeStates = field(default_factory=NodeStates)
+    _pool_states: PoolStates = field(default_factory=PoolStates)
     _threads: list[threading.Thread] = field(default_factory=list)
     _pending_on_list: bool = False
     _pool_generations: dict[str, int] = field(default_factory=dict)
@@ -112,12 +117,12 @@ class Watchers:
         future.add_done_callback(_log_failure)
 
     def _stream(self, target: WatchTarget) -> Iterator[tuple[str, Obj]]:
-        """ADDED for everything listed, then watch events; re-lists when the watch expires."""
+        """LISTED for everything listed, then watch events; re-lists when the watch expires."""
         while not self.stop.is_set():
             try:
                 listing = raw.call(target.list_call, *target.args)
                 for item in listing.get("items") or []:
-                    yield "ADDED", item
+                    yield LISTED, item
                 self.synced.add(target.name)
                 version = str((listing.get("metadata") or {}).get("resourceVersion") or "")
                 while not self.stop.is_set():
@@ -195,7 +200,13 @@ class Watchers:
         queue = self.ec2.interruption_queue() if self.ec2 else None
         if queue is not None:
             q = threading.Thread(
-                target=queue.run, args=(self.on_interruption, self.stop), daemon=True
+                target=queue.run,
+                args=(self.on_interruption, self.stop),
+                kwargs={
+                    "received": metrics.interruption_received,
+                    "deleted": metrics.interruption_deleted,
+                },
+                daemon=True,
             )
             q.start()
             self._threads.append(q)
@@ -297,15 +308,14 @@ class Watchers:
                 self.pod_event(left)
                 self.trigger_disruption()
             return
-        status = pod.get("status") or {}
         node = str((pod.get("spec") or {}).get("nodeName") or "")
         if node and self._bound.get(key) != node:
             self._bound[key] = node
-            if kind != "ADDED":  # a re-list is not news
+            if kind != LISTED:  # a re-list is not news; a pod created bound is
                 self.pod_event(node)
             self.trigger_disruption()
-        self._pods.set(ns, name, node, str(status.get("phase") or "Unknown"))
-        if unschedulable(pod) and kind != "ADDED":
+        self._pods.update(pod)
+        if unschedulable(pod) and kind != LISTED:
             self.trigger_provisioning()
         elif unschedulable(pod):
             self._pending_on_list = True
@@ -316,8 +326,10 @@ class Watchers:
         if kind == "DELETED":
             self._pool_generations.pop(name, None)
             self._pools.pop(name, None)
+            self._pool_states.delete(name)
             return
         self._pools[name] = pool
+        self._pool_states.update(pool)
         if self.status is not None:
             self.status.nodepool(name)
         # Status writes (ours included) do not change the generation; only spec edits do.
@@ -356,7 +368,9 @@ class Watchers:
             )
         if provider_id:
             self._claims_by_provider[str(provider_id)] = name
-        if kind == "ADDED" and not (meta.get("deletionTimestamp") and not meta.get("finalizers")):
+        if kind in (LISTED, "ADDED") and not (
+            meta.get("deletionTimestamp") and not meta.get("finalizers")
+        ):
             self.start_lifecycle(
                 name,
                 summary_of_claim(claim),
@@ -380,11 +394,13 @@ class Watchers:
         meta = node.get("metadata") or {}
         name = str(meta.get("name"))
         if kind == "DELETED":
+            self._node_states.delete(name)
             self._deleting.discard(f"node/{name}")
             self._last_hint.pop(name, None)
             self._initialized.discard(name)
             self.trigger_disruption()
             return
+        self._node_states.update(node)
         initialized = (meta.get("labels") or {}).get(L.NODE_INITIALIZED) == "true"
         if initialized and name not in self._initialized:
             self._initialized.add(name)
@@ -409,6 +425,7 @@ class Watchers:
         """False while an instance has no known NodeClaim: the queue keeps the message."""
         # Like Karpenter, a rebalance recommendation is news, not a reason to drain.
         if event.kind not in DRAINING_EVENTS:
+            metrics.interruption_action("NoAction")
             return True
         known = True
         for instance_id in event.instance_ids:
@@ -417,6 +434,7 @@ class Watchers:
                 None,
             )
             if claim is not None:
+                metrics.interruption_action("CordonAndDrain")
                 self.signal_claim(claim, contract.SIGNAL_INTERRUPTED, event.kind)
             else:
                 known = False

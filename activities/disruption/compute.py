@@ -9,15 +9,18 @@ named in ``held``.
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 
-from activities.disruption.types import CommandSpec, ComputeInput, Decision
+from activities.disruption import events
+from activities.disruption.types import MAX_VERDICTS, CommandSpec, ComputeInput, Decision, clip
 from activities.lifecycle.common import Deps
 from activities.planning import disruption_state
 from activities.planning.plan import instance_types, planned_nodeclaim
 from models.nodepool import NodePool
-from scheduling.disruption.round import run_round
-from scheduling.disruption.types import Command, ManagedNode
+from scheduling.disruption.round import RoundResult, run_round
+from scheduling.disruption.types import DRIFTED, EMPTY, REASONS, UNDERUTILIZED, Command, ManagedNode
+from scheduling.inputs import Document
 from scheduling.solver import PlannedClaim
 
 
@@ -37,7 +40,12 @@ def summary(reason: str, nodes: int, replacements: list[PlannedClaim], savings: 
 def compute(deps: Deps, inp: ComputeInput, now: datetime | None = None) -> Decision:
     state = disruption_state.read_state(deps.kube)
     types = instance_types(deps.provider(), state.nodepools, state.nodeclasses)
+    started = time.perf_counter()
     result = run_round(state.documents, types, now or datetime.now(UTC))
+    deps.counters.disruption_evaluated(
+        time.perf_counter() - started, eligible(result), allowed(result)
+    )
+    tell(deps, result, state.documents)
     managed = {m.name: m for m in result.inputs.cluster.managed}
     pools = result.inputs.cluster.pools
     paused = set(inp.paused_pools)
@@ -49,14 +57,24 @@ def compute(deps: Deps, inp: ComputeInput, now: datetime | None = None) -> Decis
     )
     for command in result.decision.commands:
         spec = _spec(command, managed, pools)
+        held = ""
         if inp.paused_all:
-            out.held.append(f"{spec.summary} (disruption paused for every NodePool)")
-            continue
-        if paused & set(spec.pools):
-            which = ", ".join(sorted(paused & set(spec.pools)))
-            out.held.append(f"{spec.summary} (NodePool {which} paused)")
+            held = f"{spec.summary} (disruption paused for every NodePool)"
+        elif paused & set(spec.pools):
+            held = f"{spec.summary} (NodePool {', '.join(sorted(paused & set(spec.pools)))} paused)"
+        if held:
+            out.held.append(held)
+            out.held_nodes.update(dict.fromkeys(spec.nodes, clip(held)))
             continue
         out.commands.append(spec)
+    room = MAX_VERDICTS - len(out.held_nodes)
+    for verdicts, into in (
+        (result.decision.blocked, out.blocked_nodes),
+        (result.decision.kept, out.kept_nodes),
+    ):
+        for v in verdicts[: max(0, room)]:
+            into[v.node] = clip(v.reason)
+        room -= len(verdicts)
     return out
 
 
@@ -74,3 +92,46 @@ def _spec(
         savings_per_hour=round(command.savings_per_hour, 4),
         summary=summary(command.reason, len(nodes), command.replacements, command.savings_per_hour),
     )
+
+
+def eligible(result: RoundResult) -> dict[str, int]:
+    """Candidates per method, as ``karpenter_voluntary_disruption_eligible_nodes`` counts
+    them: empty ones, drifted ones, and those in pools that consolidate underutilized nodes."""
+    pools = result.inputs.cluster.pools
+    out = dict.fromkeys(REASONS, 0)
+    for c in result.inputs.candidates:
+        pool = pools.get(c.node.pool)
+        out[EMPTY] += not c.pods
+        out[DRIFTED] += c.drifted is not None
+        if pool is not None and pool.spec.disruption.consolidation_policy != "WhenEmpty":
+            out[UNDERUTILIZED] += 1
+    return out
+
+
+def allowed(result: RoundResult) -> dict[tuple[str, str], int]:
+    """What each pool's budgets allow per reason now (before this round's commands)."""
+    ledger = result.inputs.budgets.pools
+    return {(pool, r): state.allowed[r] for pool, state in ledger.items() for r in REASONS}
+
+
+def tell(deps: Deps, result: RoundResult, documents: list[Document]) -> None:
+    """DisruptionBlocked / Unconsolidatable events for the round's verdicts (deduplicated,
+    see ``activities.disruption.events``)."""
+    uids: dict[tuple[str, str], str] = {}
+    for d in documents:
+        meta = d.body.get("metadata") or {}
+        uids[(str(d.body.get("kind")), str(meta.get("name")))] = str(meta.get("uid") or "")
+    subjects = {
+        m.name: events.Subject(
+            m.name, m.claim, uids.get(("Node", m.name), ""), uids.get(("NodeClaim", m.claim), "")
+        )
+        for m in result.inputs.cluster.managed
+    }
+    budgets = result.inputs.budgets
+    blocked_pools = {
+        pool: (uids.get(("NodePool", pool), ""), budgets.describe(pool))
+        for pool, state in budgets.pools.items()
+        if state.total and all(state.allowed[r] == 0 for r in REASONS)
+    }
+    decision = result.decision
+    events.verdicts(deps.kube, decision.blocked, decision.kept, subjects, blocked_pools)

@@ -4,7 +4,9 @@ Marked: each Node tainted ``karpenter.sh/disrupted:NoSchedule`` (nothing new lan
 while its replacements launch) and each NodeClaim's ``DisruptionReason`` condition set
 (``kubectl get nodeclaims`` and ``joinery explain`` show why). Unmarking removes both. Both
 are idempotent, so a retried or replayed activity does no harm; a node or claim already
-gone is skipped.
+gone is skipped. Marking is where a command starts, so it counts
+``karpenter_voluntary_disruption_decisions_total``; unmarking is its undoing
+(``..._queue_failures_total``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import contextlib
 
 from activities.disruption.types import MarkInput
 from activities.kubernetes import conditions as cond
-from activities.kubernetes import events, nodeclaims, nodes, status
+from activities.kubernetes import nodeclaims, nodes, status
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.resources import NODECLAIM
 from activities.kubernetes.retries import retry_conflicts
@@ -28,6 +30,7 @@ def mark(deps: Deps, inp: MarkInput) -> int:
     """Taint the nodes and set the claims' condition; returns how many nodes were marked."""
     message = inp.message or f"disrupting: {inp.reason}"
     marked = 0
+    pools: set[str] = set()
     for node in inp.nodes:
 
         def taint(name: str = node) -> None:
@@ -40,20 +43,16 @@ def mark(deps: Deps, inp: MarkInput) -> int:
 
         def write(name: str = claim) -> None:
             current = nodeclaims.get(deps.kube, name)
+            pool = (current["metadata"].get("labels") or {}).get(L.NODEPOOL)
+            if pool:
+                pools.add(str(pool))
             update = cond.Condition(conditions.DISRUPTION_REASON, "True", inp.reason, message)
             nodeclaims.set_conditions(deps.kube, current, [update])
 
         with contextlib.suppress(NotFound):
             retry_conflicts(write)
-            made = nodeclaims.get(deps.kube, claim)
-            events.record(
-                deps.kube,
-                kind="NodeClaim",
-                name=claim,
-                uid=str(made["metadata"].get("uid") or ""),
-                reason="DisruptionLaunching",
-                message=message,
-            )
+    decision, consolidation_type = inp.decision()
+    deps.counters.disruption_decision(decision, inp.reason, consolidation_type, sorted(pools))
     return marked
 
 
@@ -80,4 +79,6 @@ def unmark(deps: Deps, inp: MarkInput) -> int:
 
         with contextlib.suppress(NotFound):
             retry_conflicts(clear)
+    decision, consolidation_type = inp.decision()
+    deps.counters.disruption_failed(decision, inp.reason, consolidation_type)
     return cleared

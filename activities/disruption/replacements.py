@@ -5,15 +5,20 @@ requirements, requests, the template hash annotations) and their lifecycles star
 way every NodeClaim's is (``activities.lifecycle.start``). Readiness is read from the
 claims' conditions: ``Initialized=True`` is ready; a claim that is gone, being deleted or
 whose ``Launched`` is False (insufficient capacity) has failed.
+
+Each step tells Karpenter's event for it (``activities.disruption.events``): launching and
+waiting on the replacements, terminating on the candidates as they are deleted.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import Any
 
 from temporalio.client import Client
 
+from activities.disruption import events
 from activities.disruption.types import LaunchInput, Readiness
 from activities.kubernetes import conditions as cond
 from activities.kubernetes import nodeclaims
@@ -22,13 +27,16 @@ from activities.lifecycle.common import Deps
 from activities.lifecycle.start import start_lifecycle
 from activities.planning import create
 from models import conditions
+from models import labels as L
 
 
 async def launch(client: Client, deps: Deps, task_queue: str, inp: LaunchInput) -> list[str]:
     """Create the replacement NodeClaims as the provisioner does (a retry finds the claims it
     made) and start their lifecycles."""
-    made = await asyncio.to_thread(create.create, deps, inp.replacements)
+    reason = inp.reason or "disruption"
+    made = await asyncio.to_thread(create.create, deps, inp.replacements, reason)
     for claim in made:
+        await asyncio.to_thread(events.launching, deps.kube, claim.name, claim.uid, reason)
         await start_lifecycle(
             client,
             cluster=deps.cluster,
@@ -59,12 +67,35 @@ def readiness(deps: Deps, names: list[str]) -> Readiness:
             out.initialized.append(name)
         else:
             out.pending.append(name)
+            events.waiting_readiness(deps.kube, name)
     return out
 
 
 def delete(deps: Deps, names: list[str]) -> int:
-    """Delete NodeClaims (their lifecycles drain them through PDBs); gone ones count."""
+    """Delete NodeClaims (their lifecycles drain them through PDBs); gone ones count.
+
+    A claim marked for disruption (its ``DisruptionReason`` condition, set by ``mark``) is
+    a candidate: deleting it is the disruption Karpenter counts
+    (``karpenter_nodeclaims_disrupted_total``) and tells (``DisruptionTerminating``). The
+    undo path deletes replacements, which carry no such condition."""
     for name in names:
         with contextlib.suppress(NotFound):
+            claim = nodeclaims.get(deps.kube, name)
+            disrupting = cond.find(
+                (claim.get("status") or {}).get("conditions") or [], conditions.DISRUPTION_REASON
+            )
+            if disrupting is not None and not claim["metadata"].get("deletionTimestamp"):
+                _disrupted(deps, claim, str(disrupting.get("reason") or ""))
             nodeclaims.delete(deps.kube, name)
     return len(names)
+
+
+def _disrupted(deps: Deps, claim: dict[str, Any], reason: str) -> None:
+    meta = claim["metadata"]
+    labels = meta.get("labels") or {}
+    deps.counters.nodeclaim_disrupted(
+        str(labels.get(L.NODEPOOL) or ""), reason, str(labels.get(L.CAPACITY_TYPE) or "")
+    )
+    node = str((claim.get("status") or {}).get("nodeName") or "")
+    subject = events.Subject(node, str(meta["name"]), claim_uid=str(meta.get("uid") or ""))
+    events.terminating(deps.kube, subject, reason)

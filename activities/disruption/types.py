@@ -25,6 +25,18 @@ class CommandSpec:
         return self.reason, tuple(sorted(self.nodes))
 
 
+# Per-node verdicts ride in every decision so the workflow can say what its last round
+# decided about a node (``joinery explain``); bounded, so a large cluster's history stays small.
+MAX_VERDICTS = 1000
+VERDICT_CHARS = 160
+
+
+def clip(text: str) -> str:
+    """``text`` on one line, at most VERDICT_CHARS long."""
+    line = " ".join(text.split())
+    return line if len(line) <= VERDICT_CHARS else line[: VERDICT_CHARS - 1] + "…"
+
+
 @dataclass
 class Decision:
     commands: list[CommandSpec] = field(default_factory=list)
@@ -33,6 +45,10 @@ class Decision:
     blocked: int = 0
     kept: int = 0
     held: list[str] = field(default_factory=list)  # commands dropped because of a pause
+    # node name → one-line reason (``clip``), at most MAX_VERDICTS of them together
+    blocked_nodes: dict[str, str] = field(default_factory=dict)
+    kept_nodes: dict[str, str] = field(default_factory=dict)
+    held_nodes: dict[str, str] = field(default_factory=dict)  # → the held command's line
 
 
 @dataclass
@@ -47,12 +63,23 @@ class MarkInput:
     nodes: list[str]
     claims: list[str]
     message: str = ""
+    replacements: int = 0  # how many the command launches (its decision: delete or replace)
+
+    def decision(self) -> tuple[str, str]:
+        """Karpenter's decision and consolidation type labels for this command."""
+        decision = "replace" if self.replacements else "delete"
+        if self.reason == "Empty":
+            return decision, "empty"
+        if self.reason == "Underutilized":
+            return decision, "single" if len(self.nodes) == 1 else "multi"
+        return decision, ""
 
 
 @dataclass
 class LaunchInput:
     replacements: list[PlannedNodeClaim]
     search_attributes: bool = False
+    reason: str = ""  # the command's (Empty, Underutilized, Drifted), for events and metrics
 
 
 @dataclass

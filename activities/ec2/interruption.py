@@ -34,6 +34,14 @@ STOPPING_STATES = frozenset({"stopping", "stopped", "shutting-down", "terminated
 Handler = Callable[["InterruptionEvent"], bool | None]
 
 
+def _ignore(kind: str) -> None:
+    return None
+
+
+def _nothing() -> None:
+    return None
+
+
 class UnparseableMessage(ValueError):
     """The body is not an EventBridge event we understand."""
 
@@ -175,15 +183,22 @@ class InterruptionQueue:
                 QueueUrl=self.url, ReceiptHandle=msg.receipt_handle, VisibilityTimeout=self._retry
             )
 
-    def poll_once(self, handle: Handler) -> int:
+    def poll_once(
+        self,
+        handle: Handler,
+        received: Callable[[str], None] = _ignore,
+        deleted: Callable[[], None] = _nothing,
+    ) -> int:
         """Receive, hand each actionable event to ``handle``, delete what was handled.
 
         Returns how many messages were deleted. Handler errors are logged and the message
         is kept (SQS redelivers it after the visibility timeout). A handler that returns
         False has not found the instance yet: the message is kept and retried soon.
+        ``received`` hears each message's kind and ``deleted`` each deletion (metrics).
         """
         done = 0
         for msg in self.receive():
+            received(msg.event.kind)
             if msg.event.actionable:
                 try:
                     handled = handle(msg.event)
@@ -201,14 +216,21 @@ class InterruptionQueue:
                         msg.receives,
                     )
             self.delete(msg.receipt_handle)
+            deleted()
             done += 1
         return done
 
-    def run(self, handle: Handler, stop: threading.Event) -> None:
+    def run(
+        self,
+        handle: Handler,
+        stop: threading.Event,
+        received: Callable[[str], None] = _ignore,
+        deleted: Callable[[], None] = _nothing,
+    ) -> None:
         """Poll until ``stop`` is set; AWS errors are logged and retried after a pause."""
         while not stop.is_set():
             try:
-                self.poll_once(handle)
+                self.poll_once(handle, received, deleted)
             except Exception:
                 log.exception("interruption queue poll failed")
                 stop.wait(5)

@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVar
 
 from activities.ec2.capacity_cache import UnavailableOfferings
 from activities.ec2.catalog import InstanceTypeProvider
@@ -23,6 +24,10 @@ from activities.ec2.settings import ProviderSettings
 from models.ec2nodeclass import EC2NodeClass
 from models.instancetype import InstanceType
 
+T = TypeVar("T")
+# (method, seconds, error type or None): how the worker's metrics learn of each call.
+CallObserver = Callable[[str, float, str | None], None]
+
 
 @dataclass
 class EC2Provider:
@@ -37,6 +42,7 @@ class EC2Provider:
     launcher: Launcher
     cluster: ClusterSource
     profiles: InstanceProfiles | None
+    observe: CallObserver | None = None
 
     @staticmethod
     def create(
@@ -85,24 +91,42 @@ class EC2Provider:
     def resolve_nodeclass(self, nodeclass: EC2NodeClass) -> ResolvedNodeClass:
         return self.resolver.resolve(nodeclass)
 
+    def _timed(self, method: str, call: Callable[[], T]) -> T:
+        """Run ``call`` and report it as Karpenter's cloud provider decorator does (method
+        names as Karpenter's CloudProvider interface spells them)."""
+        if self.observe is None:
+            return call()
+        start = time.perf_counter()
+        try:
+            value = call()
+        except Exception as exc:
+            self.observe(method, time.perf_counter() - start, type(exc).__name__)
+            raise
+        self.observe(method, time.perf_counter() - start, None)
+        return value
+
     def instance_types(self, nodeclass: EC2NodeClass | None = None) -> list[InstanceType]:
         """The catalog; with a NodeClass, offerings in zones without its subnets are unavailable."""
-        zones = None
-        if nodeclass is not None:
-            zones = {s.zone for s in self.resolver.resolve(nodeclass).subnets}
-        return self.catalog.list(nodeclass, zones)
+
+        def listed() -> list[InstanceType]:
+            zones = None
+            if nodeclass is not None:
+                zones = {s.zone for s in self.resolver.resolve(nodeclass).subnets}
+            return self.catalog.list(nodeclass, zones)
+
+        return self._timed("GetInstanceTypes", listed)
 
     def launch(self, request: LaunchRequest, nodeclass: EC2NodeClass) -> LaunchResult:
-        return self.launcher.launch(request, nodeclass)
+        return self._timed("Create", lambda: self.launcher.launch(request, nodeclass))
 
     def get(self, instance_id: str) -> Instance:
-        return self.instances.get(instance_id)
+        return self._timed("Get", lambda: self.instances.get(instance_id))
 
     def list_owned(self, nodepool: str | None = None) -> list[Instance]:
-        return self.instances.list_owned(nodepool)
+        return self._timed("List", lambda: self.instances.list_owned(nodepool))
 
     def delete(self, instance_id: str) -> bool:
-        return self.instances.terminate(instance_id)
+        return self._timed("Delete", lambda: self.instances.terminate(instance_id))
 
     def interruption_queue(self) -> InterruptionQueue | None:
         if not self.settings.interruption_queue:

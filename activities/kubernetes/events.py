@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
+import time
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from activities.kubernetes import raw
@@ -22,6 +25,31 @@ log = logging.getLogger(__name__)
 # Karpenter's objects are cluster-scoped; their events live in "default", as Karpenter's do.
 EVENT_NAMESPACE = "default"
 COMPONENT = "joinery"
+
+
+class Dedupe:
+    """Drops an event told again within its window, as Karpenter's recorder does with its
+    dedupe timeout: the key (object, reason, and whatever else distinguishes it) is
+    remembered for ``window`` seconds. Aggregation by name (``record``) still bumps the
+    count of what does get through. Kept in memory, per worker process: a restarted worker
+    may tell a thing once more, never more often than its window."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic, limit: int = 50_000) -> None:
+        self._clock = clock
+        self._limit = limit
+        self._until: dict[Hashable, float] = {}
+        self._lock = threading.Lock()
+
+    def first(self, key: Hashable, window: float) -> bool:
+        """True (and remembered) when ``key`` was not told within its window."""
+        now = self._clock()
+        with self._lock:
+            if self._until.get(key, 0.0) > now:
+                return False
+            if len(self._until) >= self._limit:
+                self._until = {k: t for k, t in self._until.items() if t > now}
+            self._until[key] = now + window
+            return True
 
 
 def event_name(kind: str, name: str, reason: str, message: str) -> str:

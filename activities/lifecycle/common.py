@@ -17,26 +17,13 @@ from temporalio.exceptions import ApplicationError
 
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import KubernetesError
+from activities.metrics import Counters
 from models import contract
 
 if TYPE_CHECKING:
     from activities.ec2.provider import EC2Provider
 
 T = TypeVar("T")
-
-
-class Counters:
-    """Hooks the worker plugs its Prometheus counters into; no-ops by default."""
-
-    def nodeclaim_created(self, nodepool: str) -> None: ...
-
-    def nodeclaim_terminated(self, nodepool: str, reason: str) -> None: ...
-
-    def node_created(self, nodepool: str) -> None: ...
-
-    def node_terminated(self, nodepool: str) -> None: ...
-
-    def pods_evicted(self, count: int) -> None: ...
 
 
 @dataclass

@@ -73,6 +73,8 @@ def initialize(deps: Deps, inp: InitializeInput) -> InitializeOutcome:
             c.reason,
         ):
             nodeclaims.set_conditions(deps.kube, claim, [c])
+            if c.status == "True":
+                deps.counters.nodeclaim_initialized(inp.claim.nodepool)
 
     try:
         if reason:

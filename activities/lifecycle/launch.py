@@ -63,9 +63,12 @@ def _condition(deps: Deps, name: str, c: cond.Condition) -> None:
 def record(deps: Deps, claim: ClaimSpec, result: LaunchResult) -> None:
     """providerID, image, capacity and labels on the claim; then ``Launched=True``."""
     labels: dict[str, str | None] = dict(result.labels)
+    first = False
 
     def write_status() -> dict[str, Any]:
+        nonlocal first
         current = nodeclaims.get(deps.kube, claim.name)
+        first = not cond.is_true(current, conditions.LAUNCHED)
         return nodeclaims.record_launch(
             deps.kube,
             current,
@@ -78,6 +81,8 @@ def record(deps: Deps, claim: ClaimSpec, result: LaunchResult) -> None:
     retry_conflicts(write_status)
     nodeclaims.patch_metadata(deps.kube, claim.name, labels=labels)
     _condition(deps, claim.name, cond.Condition(conditions.LAUNCHED, "True", conditions.LAUNCHED))
+    if first:  # a retried launch finds its instance again: count the claim once
+        deps.counters.nodeclaim_launched(claim.nodepool)
 
 
 def launch(deps: Deps, claim: ClaimSpec) -> LaunchOutcome:

@@ -114,5 +114,7 @@ def register(deps: Deps, inp: RegisterInput) -> str | None:
     except NotFound:
         return None
     if first_time:
-        deps.counters.node_created(pool)
+        zone = str((node["metadata"].get("labels") or {}).get(L.ZONE) or "")
+        deps.counters.node_created(pool, zone)
+        deps.counters.nodeclaim_registered(pool)
     return name

@@ -79,6 +79,12 @@ def begin(deps: Deps, inp: BeginTerminationInput) -> TerminationStart:
                 )
 
             retry_conflicts(mark)
+            labels = meta.get("labels") or {}
+            deps.counters.nodeclaim_disrupted(
+                str(labels.get(L.NODEPOOL) or ""),
+                inp.reason,
+                str(labels.get(L.CAPACITY_TYPE) or ""),
+            )
             events.record(
                 deps.kube,
                 kind="NodeClaim",
@@ -194,12 +200,12 @@ def finalize(deps: Deps, inp: FinalizeInput) -> bool:
 
         with contextlib.suppress(NotFound):
             retry_conflicts(release_node)
-    pool = ""
+    labels: dict[str, str] = {}
 
     def release_claim() -> bool:
-        nonlocal pool
+        nonlocal labels
         claim = nodeclaims.get(deps.kube, inp.nodeclaim)
-        pool = str((claim["metadata"].get("labels") or {}).get(L.NODEPOOL) or "")
+        labels = {str(k): str(v) for k, v in (claim["metadata"].get("labels") or {}).items()}
         nodeclaims.remove_finalizer(deps.kube, claim)
         return True
 
@@ -207,7 +213,10 @@ def finalize(deps: Deps, inp: FinalizeInput) -> bool:
         existed = retry_conflicts(release_claim)
     except NotFound:
         return False
-    deps.counters.nodeclaim_terminated(pool, inp.reason or "Deleted")
+    pool, zone = labels.get(L.NODEPOOL, ""), labels.get(L.ZONE, "")
+    deps.counters.nodeclaim_terminated(
+        pool, inp.reason or "Deleted", labels.get(L.CAPACITY_TYPE, ""), zone
+    )
     if inp.node_name:
-        deps.counters.node_terminated(pool)
+        deps.counters.node_terminated(pool, zone)
     return existed

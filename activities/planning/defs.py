@@ -29,7 +29,10 @@ class PlanningActivities:
         with typed_failures():
             outcome = heartbeating(
                 lambda: plan.plan(
-                    self.deps.kube, self.deps.provider(), frozenset(inp.paused_pools)
+                    self.deps.kube,
+                    self.deps.provider(),
+                    frozenset(inp.paused_pools),
+                    self.deps.counters,
                 ),
                 activity.heartbeat,
             )

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import secrets
 import string
+import time
 from typing import Any
 
 from activities.ec2.provider import EC2Provider
 from activities.kubernetes.client import Kube
+from activities.metrics import Counters
 from activities.planning import cluster_state
 from activities.planning.types import PlannedNodeClaim, PlanOutcome
 from models import labels as L
@@ -108,6 +110,7 @@ def plan(
     kube: Kube,
     ec2: EC2Provider,
     paused_pools: frozenset[str] = frozenset(),
+    counters: Counters | None = None,
 ) -> PlanOutcome:
     state = cluster_state.read(kube, paused_pools)
     if not state.nodepools or not state.pending:
@@ -130,7 +133,15 @@ def plan(
             invalid_pods=state.invalid_pods,
             pod_uids=dict(state.uids),
         )
+    started = time.perf_counter()
     result = Solver(parsed.problem).solve()
+    if counters is not None:
+        counters.scheduling(
+            "provisioner",
+            time.perf_counter() - started,
+            len(parsed.problem.pending),
+            len(result.unschedulable),
+        )
     pools = {p.name: p for p in state.nodepools}
     claims = [planned_nodeclaim(c, pools[c.nodepool]) for c in result.claims]
     told = [*result.unschedulable, *state.invalid_pods]

@@ -37,7 +37,7 @@ KINDS = (THROTTLE, SERVER_ERROR, TIMEOUT, RESET, LOST)
 _THROTTLE_CODE = {"ec2": "RequestLimitExceeded", "query": "Throttling"}
 
 
-class _Body:
+class WireBody:
     """The ``raw`` AWSResponse reads an answer's bytes from."""
 
     def __init__(self, data: bytes) -> None:
@@ -70,7 +70,7 @@ def error_response(protocol: str, status: int, code: str, url: str) -> AWSRespon
     else:  # json
         body = json.dumps({"__type": code, "message": message})
         headers["Content-Type"] = "application/x-amz-json-1.1"
-    return AWSResponse(url, status, headers, _Body(body.encode()))
+    return AWSResponse(url, status, headers, WireBody(body.encode()))
 
 
 @dataclass

@@ -9,7 +9,8 @@ leave:
    budget) that one strictly cheaper node, or no node at all, can replace, found by binary
    search as Karpenter does; repeated while it finds one, so a round can hold several; then
    the same over the candidates cheapest first, which finds groups of small nodes that one
-   node can hold (Karpenter's order always puts the dearest nodes in the prefix).
+   node can hold, and dearest first, which right-sizes a large node together with small
+   nodes whose pods fill its unused room (Karpenter's order finds neither).
 2. **Single-node**: each remaining node deleted when its pods fit on the remaining nodes,
    else replaced by one strictly cheaper node.
 
@@ -277,8 +278,10 @@ def consolidate(ctx: RoundContext, candidates: list[Candidate]) -> None:
     order = consolidatable(ctx, candidates)
     multi_node_pass(ctx, order)
     # Karpenter's order puts the dearest nodes first, so its prefixes always include them;
-    # many small nodes whose pods one slightly larger node holds are found cheapest first.
+    # many small nodes whose pods one slightly larger node holds are found cheapest first;
+    # a large node with room to spare and the small nodes that fill it, dearest first.
     multi_node_pass(ctx, sorted(order, key=lambda c: (c.node.price or 0.0, c.node.name)))
+    multi_node_pass(ctx, sorted(order, key=lambda c: (-(c.node.price or 0.0), c.node.name)))
     single_node_pass(ctx, order)
 
 

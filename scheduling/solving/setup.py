@@ -26,7 +26,7 @@ from scheduling.targets import (
     Target,
     instance_type_compatible,
 )
-from scheduling.topology import Topology
+from scheduling.topology import Topology, TopologyGroup
 
 
 class SolverSetup:
@@ -243,11 +243,18 @@ class SolverSetup:
                 for term in p.anti_affinity:
                     self.topology.affinity_group(p, term, anti=True)
         groups = list(self.topology.groups)
+        # Replicas share their labels: which groups select a pod is worked out once per
+        # (namespace, labels), not once per pod (a cluster has many more pods than shapes).
+        selected: dict[tuple[object, ...], list[TopologyGroup]] = {}
         for node in self.problem.nodes:
             host = node.labels.get(L.HOSTNAME, node.name)
             for p in node.pods:
                 owned = [self.topology.affinity_group(p, t, anti=True) for t in p.anti_affinity]
-                matching = [g for g in groups if g.selects(p)]
+                shape = (p.namespace, *p.labels.items())
+                matching = selected.get(shape)
+                if matching is None:
+                    matching = [g for g in groups if g.selects(p)]
+                    selected[shape] = matching
                 domains = {
                     g.key: ([host] if g.key == L.HOSTNAME else [node.labels[g.key]])
                     for g in matching + owned

@@ -62,14 +62,17 @@ class SlackFilling(Pricing):
                 donor,
                 dict(sorted(groups.items(), key=lambda kv: -self._size(kv[1][0].vec))),
             )
-        before = {id(d): self._full_price(d) for d, _ in donors}
-        moves: dict[int, list[tuple[ClaimTarget, Pod, PodClass]]] = {}
-        for target in sorted(claims, key=lambda c: c.index):
-            room = self._cheapest_room(target)
-            if room is None:
-                continue
-            for donor, groups in donors:
-                if donor is target:
+        targets = sorted(claims, key=lambda c: c.index)
+        for donor, groups in donors:
+            # One donor at a time, kept or put back before the next: a claim whose own pods
+            # were put back must never also hold pods that came into its room meanwhile.
+            before = self._full_price(donor)
+            log: list[tuple[ClaimTarget, Pod, PodClass]] = []
+            for target in targets:
+                if target is donor:
+                    continue
+                room = self._cheapest_room(target)
+                if room is None:
                     continue
                 for cls, pods in groups.values():
                     if not pods or not self._accepts(target, cls):
@@ -80,12 +83,10 @@ class SlackFilling(Pricing):
                         donor.used = [a - b for a, b in zip(donor.used, cls.vec, strict=True)]
                         target.used = vec_add(target.used, cls.vec)
                         target.pods.append(pod)
-                        moves.setdefault(id(donor), []).append((target, pod, cls))
-        for donor, _ in donors:
-            log = moves.get(id(donor))
+                        log.append((target, pod, cls))
             if not log:
                 continue
-            if self._full_price(donor) < before[id(donor)] - 1e-9:
+            if self._full_price(donor) < before - 1e-9:
                 # Fewer pods: types dropped earlier may hold them again; list them all.
                 assert donor.pool is not None
                 types = self._types_for(donor.pool, donor.requirements)

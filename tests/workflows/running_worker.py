@@ -40,9 +40,7 @@ async def worker_running(
     configured = Settings(
         TemporalSettings(task_queue=queue),
         cluster=cluster,
-        health_port=0,
-        search_attributes=True,
-        **settings,
+        **{"health_port": 0, "search_attributes": True, **settings},
     )
     stop = asyncio.Event()
     client = client or env.client

@@ -5,32 +5,37 @@ replacements' readiness, deleting candidates."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
+from typing import Any
 
 import pytest
-from claim_steps import launched_and_registered
+from initialized_nodes import initialized_node
 from k8s_objects import (
     condition,
+    create_claim,
     ensure_nodeclass,
     ensure_nodepool,
     eventually,
+    nodeclaim,
 )
 from temporalio.testing import WorkflowEnvironment
 from workflow_realparts import Cloud
 
 from activities.disruption import compute, marking, replacements
+from activities.disruption import events as disruption_events
 from activities.disruption.types import ComputeInput, LaunchInput, MarkInput
-from activities.kubernetes import custom_objects, nodeclaims, nodes
+from activities.kubernetes import custom_objects, nodeclaims, nodes, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.resources import NODEPOOL
-from activities.lifecycle import claims, initialization
 from activities.lifecycle.common import Deps
-from activities.lifecycle.types import InitializeInput
 from activities.planning.types import PlannedNodeClaim
 from models import contract
 from models import labels as L
 from models.nodepool import NodePool
 from models.nodepool_hash import hash_annotations
+from scheduling.disruption.types import NodeVerdict
+from worker.metrics import PrometheusCounters
 
 
 @pytest.fixture
@@ -41,11 +46,7 @@ def deps(kube: Kube, admin: Kube, cloud: Cloud) -> Deps:
 
 
 def _initialized(deps: Deps, admin: Kube, pool: str = "acts") -> tuple[str, str]:
-    name, node, _ = launched_and_registered(deps, admin, pool)
-    claim = claims.prepare(deps, name)
-    assert claim is not None
-    eventually(lambda: initialization.initialize(deps, InitializeInput(claim, node)).initialized)
-    return name, node
+    return initialized_node(deps, admin, pool)
 
 
 def _taints(admin: Kube, node: str) -> set[tuple[str, str]]:
@@ -132,3 +133,148 @@ async def test_replacements_launch_and_report_readiness(
     with pytest.raises(NotFound):
         # no finalizer was added (no lifecycle ran), so the claim is gone at once
         nodeclaims.get(admin, name)
+
+
+# -- events and metrics, as Karpenter users read them ---------------------------------------
+
+
+@pytest.fixture
+def metered(deps: Deps) -> Deps:
+    """The activities' deps with the worker's Prometheus hooks."""
+    return Deps(kube=deps.kube, ec2=deps.ec2, counters=PrometheusCounters())
+
+
+@pytest.fixture
+def told(admin: Kube) -> Callable[[str, str], list[dict[str, Any]]]:
+    """The Events about an object (by name) with a reason."""
+
+    def events_of(name: str, reason: str) -> list[dict[str, Any]]:
+        listed = raw.call(
+            admin.core.list_namespaced_event,
+            "default",
+            field_selector=f"involvedObject.name={name},reason={reason}",
+        )
+        return list(listed.get("items") or [])
+
+    return events_of
+
+
+def test_a_budget_that_allows_nothing_blocks_and_says_so(
+    metered: Deps, admin: Kube, told: Any, metrics_url: str, scrape: Any
+) -> None:
+    """DisruptionBlocked on the pool, its node and claim (once, however many rounds), the
+    pool's allowed disruptions 0, the round timed and its candidates counted."""
+    deps = metered
+    pool = f"frozen-{uuid.uuid4().hex[:6]}"
+    template = nodeclaim(pool, pool)["spec"]
+    del template["resources"]
+    frozen = {"budgets": [{"nodes": "0"}], "consolidateAfter": "0s"}
+    body = {
+        "metadata": {"name": pool},
+        "spec": {"template": {"spec": template}, "disruption": frozen},
+    }
+    custom_objects.create(admin, NODEPOOL, body)
+    name, node = _initialized(deps, admin, pool)
+    evaluated = "karpenter_voluntary_disruption_decision_evaluation_duration_seconds_count"
+    before = scrape(metrics_url).value(evaluated)
+    compute.compute(deps, ComputeInput())
+    compute.compute(deps, ComputeInput())  # a second round tells nothing new
+    on_pool = eventually(lambda: told(pool, "DisruptionBlocked"), what="pool event")
+    assert on_pool[0]["message"].startswith("No allowed disruptions due to blocking budget")
+    assert on_pool[0]["involvedObject"]["kind"] == "NodePool"
+    on_node = eventually(lambda: told(node, "DisruptionBlocked"), what="node event")
+    assert on_node[0]["message"] == (
+        f"Cannot disrupt Node: nodepool {pool} budget allows no disruption now "
+        "(1 initialized node(s), 0 already disrupting)"
+    )
+    assert on_node[0]["involvedObject"]["uid"] == nodes.get(admin, node)["metadata"]["uid"]
+    on_claim = told(name, "DisruptionBlocked")
+    assert on_claim[0]["message"].startswith("Cannot disrupt NodeClaim: nodepool")
+    assert [e.get("count") for e in on_node + on_claim + on_pool] == [1, 1, 1]
+    m = scrape(metrics_url)
+    assert m.value(evaluated) == before + 2
+    for reason in ("empty", "underutilized", "drifted"):
+        assert m.has("karpenter_nodepools_allowed_disruptions", nodepool=pool, reason=reason)
+        assert m.value("karpenter_nodepools_allowed_disruptions", nodepool=pool, reason=reason) == 0
+    assert m.value("karpenter_voluntary_disruption_eligible_nodes", reason="empty") >= 0
+    assert m.has("karpenter_voluntary_disruption_eligible_nodes", reason="underutilized")
+
+
+def test_kept_nodes_are_told_unconsolidatable(deps: Deps, admin: Kube, told: Any) -> None:
+    kube = deps.kube
+    name = f"kept-{uuid.uuid4().hex[:6]}"
+    create_claim(admin, name, "acts")
+    subject = disruption_events.Subject("", name)
+    verdict = NodeVerdict(name, "no cheaper way to run its pods was found")
+    assert disruption_events.verdicts(kube, [], [verdict], {name: subject}, {}) == 1
+    assert disruption_events.verdicts(kube, [], [verdict], {name: subject}, {}) == 0
+    (event,) = told(name, "Unconsolidatable")
+    assert event["message"] == "no cheaper way to run its pods was found"
+    assert event["involvedObject"]["uid"] == nodeclaims.get(admin, name)["metadata"]["uid"]
+    nodeclaims.delete(admin, name)
+
+
+def test_a_command_tells_terminating_and_counts_decision_and_disruption(
+    metered: Deps, admin: Kube, told: Any, metrics_url: str, scrape: Any
+) -> None:
+    deps = metered
+    pool = f"cmd-{uuid.uuid4().hex[:6]}"
+    ensure_nodepool(admin, pool)
+    name, node = _initialized(deps, admin, pool)
+    decisions = "karpenter_voluntary_disruption_decisions_total"
+    labels = {"decision": "delete", "reason": "empty", "consolidation_type": "empty"}
+    before = scrape(metrics_url)
+    marking.mark(deps, MarkInput("Empty", [node], [name], "delete 1 empty node"))
+    assert replacements.delete(deps, [name]) == 1
+    assert replacements.delete(deps, [name]) == 1  # a retry counts and tells nothing more
+    on_node = eventually(lambda: told(node, "DisruptionTerminating"), what="node event")
+    assert on_node[0]["message"] == "Disrupting Node: Empty"
+    (on_claim,) = told(name, "DisruptionTerminating")
+    assert on_claim["message"] == "Disrupting NodeClaim: Empty"
+    m = scrape(metrics_url)
+    assert m.value(decisions, **labels) == before.value(decisions, **labels) + 1
+    by_pool = "karpenter_voluntary_disruption_decisions_by_nodepool_total"
+    assert m.value(by_pool, nodepool=pool, **labels) == 1
+    assert m.value("karpenter_nodeclaims_disrupted_total", nodepool=pool, reason="empty") == 1
+    for step in ("launched", "registered", "initialized"):
+        assert m.value(f"karpenter_nodeclaims_{step}_total", nodepool=pool) == 1
+    assert m.value("karpenter_nodes_created_total", nodepool=pool) == 1
+    # undoing a command counts a queue failure
+    failures = "karpenter_voluntary_disruption_queue_failures_total"
+    marking.unmark(deps, MarkInput("Underutilized", ["no-such-node"], [], replacements=1))
+    undone = {"decision": "replace", "reason": "underutilized", "consolidation_type": "single"}
+    assert scrape(metrics_url).value(failures, **undone) == m.value(failures, **undone) + 1
+
+
+@pytest.mark.asyncio(loop_scope="session")
+async def test_replacements_tell_launching_and_waiting(
+    metered: Deps,
+    admin: Kube,
+    dev_env: WorkflowEnvironment,
+    told: Any,
+    metrics_url: str,
+    scrape: Any,
+) -> None:
+    deps = metered
+    pool = f"repl-{uuid.uuid4().hex[:6]}"
+    ensure_nodepool(admin, pool)
+    name = f"{pool}-r"
+    body = nodeclaim(name, pool)
+    inp = LaunchInput([PlannedNodeClaim(name, pool, body, ["m5.large"])], reason="Drifted")
+    queue = f"nobody-{name}"
+    await replacements.launch(dev_env.client, deps, queue, inp)
+    await dev_env.client.get_workflow_handle(contract.nodeclaim_id(deps.cluster, name)).terminate(
+        "test over"
+    )
+    (launching,) = told(name, "DisruptionLaunching")
+    assert launching["message"] == "Launching NodeClaim: Drifted"
+    assert replacements.readiness(deps, [name]).pending == [name]
+    assert replacements.readiness(deps, [name]).pending == [name]
+    (waiting,) = told(name, "DisruptionWaitingReadiness")
+    assert waiting["message"] == "Waiting on readiness to continue disruption"
+    assert waiting["count"] == 1
+    m = scrape(metrics_url)
+    assert m.value("karpenter_nodeclaims_created_total", nodepool=pool, reason="drifted") == 1
+    replacements.delete(deps, [name])  # a replacement is not a disruption
+    assert not told(name, "DisruptionTerminating")
+    assert not scrape(metrics_url).has("karpenter_nodeclaims_disrupted_total", nodepool=pool)

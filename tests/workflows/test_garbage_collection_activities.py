@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
-from claim_steps import launched_and_registered
+from initialized_nodes import launched_and_registered
 from k8s_objects import (
     CLUSTER,
     create_claim,

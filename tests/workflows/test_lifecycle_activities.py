@@ -6,7 +6,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from claim_steps import launched_and_registered
+from initialized_nodes import launched_and_registered
 from k8s_objects import (
     condition,
     create_claim,

@@ -1,10 +1,12 @@
 """The whole worker (workflows, real activities, watchers) on the dev server, against the real
 control plane, emulated EC2 and simulated kubelets: pods → NodeClaims → Nodes → pods running;
-search attributes and queries; a PDB-held drain; an operator disruption."""
+search attributes and queries; a PDB-held drain; an operator disruption; the metrics and
+events all of it leaves, read from the worker's own ``/metrics`` and the Events API."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any, TypeVar
@@ -34,6 +36,7 @@ from activities.kubernetes.resources import NODECLAIM, NODEPOOL
 from models import contract
 from models.nodepool import NodePool
 from models.nodepool_hash import hash_annotations
+from worker import sdk_metrics
 from workflows.disruption.workflow import DisruptionWorkflow
 from workflows.nodeclaim.state import DisruptRequest
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
@@ -43,11 +46,29 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 T = TypeVar("T")
 
 
+@pytest.fixture
+def worker_metrics() -> str:
+    """The worker's ``/metrics`` (a free loopback port for its health server)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/metrics"
+
+
 @pytest_asyncio.fixture(loop_scope="session")
 async def running_worker(
-    dev_env: WorkflowEnvironment, kube: Kube, admin: Kube, cloud: Cloud
+    dev_env: WorkflowEnvironment, kube: Kube, admin: Kube, cloud: Cloud, worker_metrics: str
 ) -> AsyncIterator[tuple[Client, str, str]]:
-    async with worker_running(dev_env, kube, admin, cloud) as running:
+    # as `joinery worker` connects: through the runtime that records the SDK's metrics
+    client = await Client.connect(
+        dev_env.client.service_client.config.target_host,
+        namespace=dev_env.client.namespace,
+        runtime=sdk_metrics.shared().runtime,
+    )
+    port = int(worker_metrics.split(":")[2].split("/")[0])
+    async with worker_running(
+        dev_env, kube, admin, cloud, client=client, health_port=port, health_host="127.0.0.1"
+    ) as running:
         yield running
 
 
@@ -57,7 +78,11 @@ def _ready(admin: Kube, name: str) -> bool:
 
 
 async def test_unschedulable_pods_get_a_node(
-    running_worker: tuple[Client, str, str], admin: Kube, cloud: Cloud
+    running_worker: tuple[Client, str, str],
+    admin: Kube,
+    cloud: Cloud,
+    worker_metrics: str,
+    scrape: Any,
 ) -> None:
     client, cluster, _queue = running_worker
     pool = f"pool-{uuid.uuid4().hex[:6]}"
@@ -119,10 +144,41 @@ async def test_unschedulable_pods_get_a_node(
         body = custom_objects.get(admin, NODEPOOL, pool)
         ready = condition(body, "Ready")
         status: dict[str, Any] = body.get("status") or {}
-        return status if ready and ready["status"] == "True" and status.get("nodes") else None
+        resources = status.get("resources") or {}
+        # the claim counts once it exists, its capacity once it has launched
+        counted = status.get("nodes") and resources.get("cpu")
+        return status if ready and ready["status"] == "True" and counted else None
 
     reported = await until(pool_status, what="the NodePool's status")
     assert reported["nodes"] == 1 and reported["resources"]["cpu"] in ("2", "4")
+
+    # what a Karpenter dashboard reads, from the worker's /metrics
+    def usage_seen() -> Any:
+        m = scrape(worker_metrics)
+        return m if m.has("karpenter_nodepools_usage", nodepool=pool, resource_type="cpu") else None
+
+    m = await until(usage_seen, what="the pool's usage on /metrics")
+    cpu = float(reported["resources"]["cpu"])
+    assert m.value("karpenter_nodepools_usage", nodepool=pool, resource_type="cpu") == cpu
+    assert m.value("karpenter_nodepools_usage", nodepool=pool, resource_type="nodes") == 1
+    created = "karpenter_nodeclaims_created_total"
+    assert m.value(created, nodepool=pool, reason="provisioned") == 1
+    for step in ("launched", "registered", "initialized"):
+        assert m.value(f"karpenter_nodeclaims_{step}_total", nodepool=pool) == 1
+    assert m.value("karpenter_nodes_created_total", nodepool=pool) == 1
+    allocatable = "karpenter_nodes_allocatable"
+    node = nodeclaims.get(admin, name)["status"]["nodeName"]
+    assert m.value(allocatable, nodepool=pool, node_name=node, resource_type="cpu") > 0
+    scheduling = "karpenter_scheduler_scheduling_duration_seconds_count"
+    assert m.value(scheduling, controller="provisioner") >= 1
+    assert m.has("karpenter_scheduler_queue_depth", controller="provisioner")
+    assert m.value("karpenter_cloudprovider_duration_seconds_count", method="Create") >= 1
+    assert m.value("karpenter_cloudprovider_duration_seconds_count", method="GetInstanceTypes") >= 1
+    assert m.value("karpenter_pods_state", namespace=ns, phase="Running") == 3
+    assert m.value("karpenter_pods_startup_duration_seconds_count") >= 3
+    assert m.value("karpenter_cluster_state_node_count") >= 1
+    # and the Temporal SDK's own series on the same endpoint
+    assert m.names() >= sdk_metrics.RELIED_ON, sdk_metrics.RELIED_ON - m.names()
 
     # an operator drains it; the pods go pending again and get a new node
     await handle.execute_update(NodeClaimWorkflow.disrupt, DisruptRequest("Maintenance"))
@@ -133,6 +189,12 @@ async def test_unschedulable_pods_get_a_node(
     remaining, _ = nodeclaims.list_(admin, nodepool=pool)
     assert [c["metadata"]["name"] for c in remaining] != [name]
     assert cloud.instances_of(name) == []
+    m = scrape(worker_metrics)
+    disrupted = "karpenter_nodeclaims_disrupted_total"
+    assert m.value(disrupted, nodepool=pool, reason="maintenance") == 1
+    assert m.value("karpenter_nodeclaims_terminated_total", nodepool=pool) == 1
+    assert m.value("karpenter_nodes_terminated_total", nodepool=pool) == 1
+    assert m.value("karpenter_nodes_eviction_requests_total", code="200") >= 3
 
 
 async def test_an_invalid_nodepool_is_reported_and_left_out(
@@ -228,7 +290,11 @@ async def test_deleting_a_claim_drains_through_a_pdb(
 
 
 async def test_an_empty_node_is_removed_by_a_disruption_round(
-    running_worker: tuple[Client, str, str], admin: Kube, cloud: Cloud
+    running_worker: tuple[Client, str, str],
+    admin: Kube,
+    cloud: Cloud,
+    worker_metrics: str,
+    scrape: Any,
 ) -> None:
     """The worker's DisruptionWorkflow finds an initialized node without pods, marks it,
     waits out the validation delay and deletes its claim; the lifecycle then terminates it."""
@@ -251,6 +317,23 @@ async def test_an_empty_node_is_removed_by_a_disruption_round(
     status = await handle.query(DisruptionWorkflow.status)
     assert status.commands_done >= 1 and "empty node" in status.last_action
     assert cloud.instances_of(name) == []  # the claim's finalizer waited for termination
+    m = scrape(worker_metrics)
+    decided = {"decision": "delete", "reason": "empty", "consolidation_type": "empty"}
+    assert m.value("karpenter_voluntary_disruption_decisions_total", **decided) >= 1
+    assert m.value("karpenter_nodeclaims_disrupted_total", nodepool=pool, reason="empty") == 1
+    evaluated = "karpenter_voluntary_disruption_decision_evaluation_duration_seconds_count"
+    assert m.value(evaluated) >= 2  # decided, then validated
+    assert m.has("karpenter_voluntary_disruption_eligible_nodes", reason="empty")
+    # the pool's budget (10% of 1 node, rounded up) allowed one
+    allowed = "karpenter_nodepools_allowed_disruptions"
+    assert m.value(allowed, nodepool=pool, reason="empty") in (0, 1)
+    terminating = raw.call(
+        admin.core.list_namespaced_event,
+        "default",
+        field_selector=f"involvedObject.name={name},reason=DisruptionTerminating",
+    )
+    (event,) = terminating["items"]
+    assert event["message"] == "Disrupting NodeClaim: Empty"
 
 
 async def test_claim_status_hash_stamp_and_last_pod_event(

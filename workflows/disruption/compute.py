@@ -5,6 +5,7 @@ still fits; the second decision's replacements are the ones launched)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 from temporalio import workflow
@@ -13,7 +14,7 @@ from workflows.disruption.state import VALIDATION_DELAY
 from workflows.nodeclaim import calls
 
 with workflow.unsafe.imports_passed_through():
-    from activities.disruption.types import CommandSpec, ComputeInput, Decision
+    from activities.disruption.types import CommandSpec, ComputeInput, Decision, clip
     from models.contract import DisruptionActivity
 
 
@@ -37,14 +38,20 @@ def still_valid(first: Decision, second: Decision) -> list[CommandSpec]:
     return [again[c.key()] for c in first.commands if c.key() in again]
 
 
-async def validated(cluster: str) -> tuple[Decision, list[CommandSpec]]:
-    """The first decision and the commands that survived validation."""
-    first = await decide(cluster, "compute: read cluster, decide")
+async def validated(
+    cluster: str, round_no: int, validating: Callable[[list[CommandSpec]], None]
+) -> tuple[Decision, Decision, list[CommandSpec]]:
+    """The first decision, the latest (the second, when there was one) and the commands
+    that survived validation. ``validating`` is told the proposed commands before the delay.
+    Every step's summary names the round, so each round can be told apart in the UI."""
+    first = await decide(cluster, f"round {round_no}: compute: read cluster, decide")
     if not first.commands:
-        return first, []
+        return first, first, []
+    validating(first.commands)
+    proposed = "; ".join(c.summary for c in first.commands)
     await workflow.sleep(
         VALIDATION_DELAY,
-        summary=f"validation delay ({len(first.commands)} command(s) proposed)",
+        summary=clip(f"round {round_no}: validation delay: {proposed}"),
     )
-    second = await decide(cluster, "validate: read cluster, decide again")
-    return first, still_valid(first, second)
+    second = await decide(cluster, f"round {round_no}: validate: read cluster, decide again")
+    return first, second, still_valid(first, second)

@@ -52,7 +52,13 @@ async def _await_initialized(names: list[str], timeout: timedelta) -> None:
 
 
 async def run(command: CommandSpec, queued: int, search_attributes: bool) -> CommandResult:
-    mark = MarkInput(command.reason, command.nodes, command.claims, command.summary)
+    mark = MarkInput(
+        command.reason,
+        command.nodes,
+        command.claims,
+        command.summary,
+        replacements=len(command.replacements),
+    )
     launched: list[str] = []
     try:
         await calls.call(DisruptionActivity.MARK, mark, int, summary=f"mark: {command.summary}")
@@ -60,7 +66,7 @@ async def run(command: CommandSpec, queued: int, search_attributes: bool) -> Com
             launched = [r.name for r in command.replacements]
             await calls.call(
                 DisruptionActivity.LAUNCH_REPLACEMENTS,
-                LaunchInput(command.replacements, search_attributes),
+                LaunchInput(command.replacements, search_attributes, reason=command.reason),
                 list[str],
                 summary=f"launch {', '.join(launched)}",
             )

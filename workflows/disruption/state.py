@@ -22,6 +22,26 @@ DEBOUNCE_MAX = timedelta(seconds=30)
 SLOW_TIMER = timedelta(minutes=2)
 
 
+# What the last round did with a node (``NodeOutcome.outcome``).
+DISRUPTED = "disrupted"  # its command ran to the end: replacements up, its NodeClaim deleted
+UNDONE = "undone"  # its command failed and was undone
+IN_FLIGHT = "in flight"  # its command is being carried out now
+INVALIDATED = "invalidated"  # proposed, but no longer valid after the validation delay
+HELD = "held"  # its command was held by ``joinery pause``
+BLOCKED = "blocked"  # may not be disrupted now
+KEPT = "kept"  # disrupting it would gain nothing
+
+
+@dataclass
+class NodeOutcome:
+    """The last round's decision about one node, in one line (``joinery explain``)."""
+
+    node: str
+    outcome: str
+    reason: str
+    round: int = 0  # the round that decided it
+
+
 @dataclass
 class DisruptionInput:
     cluster: str
@@ -33,6 +53,10 @@ class DisruptionInput:
     last_summary: str = ""
     last_action: str = ""  # the summary of the last round that carried out commands
     history_limit: int = 10_000
+    # The last round's decision per node (bounded by the Decision's MAX_VERDICTS) and when
+    # it was taken (RFC 3339, workflow time); carried across continue-as-new.
+    last_round_at: str = ""
+    last_outcomes: list[NodeOutcome] = field(default_factory=list)
 
 
 @dataclass
@@ -52,3 +76,5 @@ class DisruptionStatus:
     last_summary: str
     last_action: str
     in_flight: list[str] = field(default_factory=list)
+    last_round_at: str = ""
+    last_outcomes: list[NodeOutcome] = field(default_factory=list)

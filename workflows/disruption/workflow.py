@@ -16,11 +16,12 @@ import asyncio
 from temporalio import workflow
 
 from workflows import history, search
-from workflows.disruption import compute, execute, trigger
+from workflows.disruption import compute, execute, outcomes, trigger
 from workflows.disruption.state import (
     COMPUTING,
     EXECUTING,
     IDLE,
+    VALIDATING,
     CommandResult,
     DisruptionInput,
     DisruptionStatus,
@@ -67,21 +68,36 @@ class DisruptionWorkflow:
         workflow.set_current_details(f"**{phase}**" + (f"\n\n{details}" if details else ""))
         search.upsert(self.inp.search_attributes, [search.PHASE.value_set(phase)])
 
+    def _validating(self, proposed: list[CommandSpec]) -> None:
+        lines = "\n".join(f"- {c.summary}" for c in proposed)
+        self._enter(VALIDATING, f"round {self.inp.rounds}: proposed\n\n{lines}")
+
     async def _round(self) -> None:
         self.inp.rounds += 1
         self._enter(COMPUTING, f"round {self.inp.rounds}")
-        first, kept = await compute.validated(self.inp.cluster)
+        first, latest, kept = await compute.validated(
+            self.inp.cluster, self.inp.rounds, self._validating
+        )
         self.inp.last_summary = round_summary(first, kept)
+        self.inp.last_round_at = workflow.now().isoformat()
+        self.inp.last_outcomes = outcomes.decided(
+            first, latest, kept, self.inp.rounds, self.inp.last_outcomes
+        )
         if kept:
             self.in_flight = [c.summary for c in kept]
             reasons = ",".join(sorted({c.reason for c in kept}))
-            search.upsert(self.inp.search_attributes, [search.DISRUPTION_REASON.value_set(reasons)])
+            pools = ",".join(sorted({p for c in kept for p in c.pools}))
+            search.upsert(
+                self.inp.search_attributes,
+                [search.DISRUPTION_REASON.value_set(reasons), search.NODEPOOL.value_set(pools)],
+            )
             self._enter(EXECUTING, self.inp.last_summary)
             results: list[CommandResult] = await asyncio.gather(
                 *(execute.run(c, len(kept), self.inp.search_attributes) for c in kept)
             )
             done = [r for r in results if r.done]
             failed = [r for r in results if not r.done]
+            self.inp.last_outcomes = outcomes.finished(self.inp.last_outcomes, kept, results)
             self.inp.commands_done += len(done)
             self.inp.commands_failed += len(failed)
             if failed:
@@ -92,7 +108,12 @@ class DisruptionWorkflow:
             self.inp.last_action = f"round {self.inp.rounds}: {self.inp.last_summary}"
             # what the commands changed is worth another look at once
             self.inp.changed = True
-        self._enter(IDLE, f"round {self.inp.rounds}: {self.inp.last_summary}")
+        acted = ""
+        if self.inp.last_action and not self.inp.last_action.startswith(
+            f"round {self.inp.rounds}:"
+        ):
+            acted = f"\n\nlast acted: {self.inp.last_action}"
+        self._enter(IDLE, f"round {self.inp.rounds}: {self.inp.last_summary}{acted}")
 
     @workflow.signal(name=contract.SIGNAL_CLUSTER_CHANGED)
     def cluster_changed(self) -> None:
@@ -110,4 +131,6 @@ class DisruptionWorkflow:
             last_summary=self.inp.last_summary,
             last_action=self.inp.last_action,
             in_flight=list(self.in_flight),
+            last_round_at=self.inp.last_round_at,
+            last_outcomes=list(self.inp.last_outcomes),
         )

@@ -24,16 +24,17 @@ from activities.ec2.clients import AWSClients
 from activities.ec2.errors import EC2Error, Throttled, TransientError
 from activities.ec2.launch_types import LaunchResult
 from activities.ec2.permissions import CALLS
+from activities.ec2.pricing import OFFLINE, PRICING_API, PricingProvider, offline_table
 from activities.ec2.provider import EC2Provider
 from activities.ec2.settings import ClusterInfo, ProviderSettings
 from sandbox.ec2.faults import KINDS, LOST, FaultInjector
+from sandbox.ec2.pricing_api import PricingApi
 
 REGION = "us-east-1"
 CLUSTER = "test-cluster"
 ROLE = f"KarpenterNodeRole-{CLUSTER}"
 EC2_DIR = Path(__file__).resolve().parents[3] / "activities" / "ec2"
-# moto has no Pricing API; the provider falls back to its offline table (tested elsewhere).
-NOT_IN_MOTO = {"pricing:GetProducts"}
+PRICES = "pricing:GetProducts"
 CLIENT_NAMES = {
     "ec2": "ec2",
     "_ec2": "ec2",
@@ -75,10 +76,31 @@ def test_permission_inventory_matches_the_code() -> None:
     assert calls_in_code() == set(CALLS)
 
 
+def test_the_pricing_api_gap_pages_like_the_real_api() -> None:
+    """moto has no Price List API; sandbox.ec2.pricing_api answers GetProducts in its wire
+    format, a page of 100 at a time, and the provider reads every page."""
+    client = boto3.client(
+        "pricing",
+        region_name=REGION,
+        endpoint_url="http://127.0.0.1:9",  # never reached: every GetProducts is answered
+        aws_access_key_id="x",
+        aws_secret_access_key="x",
+    )
+    api = PricingApi().attach(client)
+    pricing = PricingProvider(REGION, ec2=None, pricing=client)
+    pricing.refresh_on_demand()
+    table = offline_table()[REGION]
+    assert pricing.on_demand_source == PRICING_API
+    assert pricing.snapshot()[0] == table
+    assert api.answered == -(-len(table) // 100) > 1
+
+
 # -- the provider under fault --------------------------------------------------------------------
 def _provider(env: Any, catalog: Any, injector: FaultInjector, queue: str = "") -> EC2Provider:
     clients = AWSClients.create(REGION, env.server.endpoint_url, env.server.session())
     injector.attach(clients.ec2, clients.ssm, clients.sqs, clients.eks, clients.iam)
+    injector.attach(clients.pricing)
+    PricingApi().attach(clients.pricing)  # moto lacks it: after the faults, like moto's calls
     settings = ProviderSettings(
         region=REGION,
         cluster=ClusterInfo(CLUSTER),
@@ -86,7 +108,7 @@ def _provider(env: Any, catalog: Any, injector: FaultInjector, queue: str = "") 
         manage_instance_profiles=True,
         interruption_queue=queue or None,
     )
-    provider = EC2Provider.create(settings, clients, clock=env.clock, use_pricing_api=False)
+    provider = EC2Provider.create(settings, clients, clock=env.clock)
     provider.pricing.load(catalog.on_demand, catalog.spot, catalog.source)
     return provider
 
@@ -115,6 +137,9 @@ def _live_instances(env: Any) -> Counter[str]:
 def every_call(env: Any, provider: EC2Provider, make_nodeclass: Any, make_request: Any) -> None:
     """One pass through every AWS call Joinery makes, asserting each outcome."""
     assert provider.cluster.current().kubernetes_version == "1.31"  # eks:DescribeCluster
+    # pricing:GetProducts is tried once (an offline table exists): a fault falls back to it
+    provider.pricing.refresh_on_demand()
+    assert provider.pricing.on_demand_price("m5.large") == offline_table()[REGION]["m5.large"]
     nc = make_nodeclass.build(role=ROLE)
     types = provider.instance_types(nc)  # catalog, spot prices, NodeClass resolution, IAM
     assert any(t.name == "m5.large" for t in types)
@@ -168,9 +193,12 @@ def test_every_call_survives_a_fault_on_its_first_attempt(
     provider = _provider(env, session_catalog, injector, "faults")  # by name: GetQueueUrl
     every_call(env, provider, make_nodeclass, make_request)
     faulted = {op for op, k in injector.injected if k == kind}
-    assert faulted >= set(CALLS) - NOT_IN_MOTO, sorted(set(CALLS) - NOT_IN_MOTO - faulted)
-    # each faulted call was retried: more attempts than calls
-    assert sum(injector.attempts.values()) >= 2 * len(faulted)
+    assert faulted >= set(CALLS), sorted(set(CALLS) - faulted)
+    # the Pricing API's one attempt failed: reported as the offline table's prices
+    assert provider.pricing.on_demand_source == OFFLINE
+    # every other faulted call was retried: more attempts than calls
+    retried = faulted - {PRICES}
+    assert sum(n for op, n in injector.attempts.items() if op != PRICES) >= 2 * len(retried)
 
 
 def test_persistent_faults_are_reported_typed_and_the_retry_launches_once(

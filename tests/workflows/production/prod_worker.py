@@ -33,6 +33,8 @@ class RunningWorker:
                 return int(response.status)
         except urllib.error.HTTPError as exc:
             return int(exc.code)
+        except urllib.error.URLError:
+            return 0  # not listening yet (the worker is still starting)
 
 
 @contextlib.asynccontextmanager

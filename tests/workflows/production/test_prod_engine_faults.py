@@ -17,7 +17,7 @@ import uuid
 from collections import Counter
 
 import pytest
-from k8s_objects import condition, create_claim, ensure_nodepool
+from k8s_objects import condition, create_claim, ensure_nodeclass, ensure_nodepool
 from prod_worker import RunningWorker, joinery_worker
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError
@@ -221,6 +221,7 @@ async def test_worker_connection_cut(
     proxy = await CuttableProxy(host, int(port)).start()
     through = await Client.connect(proxy.address, namespace=production_temporal.namespace)
     pool = f"cut-{uuid.uuid4().hex[:6]}"
+    ensure_nodeclass(admin)  # this test runs its own worker, without the prod_worker fixture
     ensure_nodepool(admin, pool)
     names = [f"{pool}-{i:02d}" for i in range(10)]
     try:

@@ -1,5 +1,6 @@
-"""A NodeClaim taken through its first lifecycle steps by calling the activities' logic
-directly, against the real control plane and emulated EC2 (the activity tests' common start)."""
+"""Nodes of a NodePool made by the lifecycle activities themselves (claim → launch in emulated
+EC2 → simulated kubelet → registered → initialized), for tests that need real-looking
+managed nodes without running the NodeClaim workflow."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from k8s_objects import create_claim, eventually
 
 from activities.kubernetes import nodeclaims
 from activities.kubernetes.client import Kube
-from activities.lifecycle import claims, launch, registration
+from activities.lifecycle import claims, initialization, launch, registration
 from activities.lifecycle.common import Deps
-from activities.lifecycle.types import LaunchOutcome, RegisterInput
+from activities.lifecycle.types import InitializeInput, LaunchOutcome, RegisterInput
 from sandbox.nodes import register as simulate_kubelet
 
 
@@ -29,3 +30,12 @@ def launched_and_registered(
     simulate_kubelet(admin, nodeclaims.get(admin, name))
     node = eventually(lambda: registration.register(deps, RegisterInput(claim, out.provider_id)))
     return name, str(node), out
+
+
+def initialized_node(deps: Deps, admin: Kube, pool: str) -> tuple[str, str]:
+    """A new NodeClaim of ``pool`` and its Node, initialized: (claim name, node name)."""
+    name, node, _ = launched_and_registered(deps, admin, pool)
+    claim = claims.prepare(deps, name)  # idempotent: the spec initialization checks against
+    assert claim is not None
+    eventually(lambda: initialization.initialize(deps, InitializeInput(claim, node)).initialized)
+    return name, node

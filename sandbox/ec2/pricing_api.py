@@ -1,0 +1,103 @@
+"""The one AWS API Joinery calls that moto lacks: the Price List Query API (``GetProducts``).
+
+Emulated explicitly, here and nowhere else: a botocore ``before-send`` handler on the pricing
+client answers ``GetProducts`` from the public on-demand price table the package ships
+(activities/ec2/data), in the real API's wire format (JSON 1.1; each ``PriceList`` entry a
+JSON *string* holding the product's attributes and its ``OnDemand`` terms), honouring the
+``regionCode`` and ``instanceType`` TERM_MATCH filters and paginating with ``NextToken`` as the
+real API does. Every other pricing operation still goes to moto (and fails there, as it lacks
+them). Attach it *after* a :class:`sandbox.ec2.faults.FaultInjector`, so injected faults come
+first and their retries reach this answer, like any call that reaches moto.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from botocore.awsrequest import AWSPreparedRequest, AWSResponse
+
+from activities.ec2.pricing import offline_table
+from sandbox.ec2.faults import WireBody
+
+PAGE_SIZE = 100  # the real API's default MaxResults
+
+
+def price_list_item(region: str, instance_type: str, usd_per_hour: float) -> str:
+    """One ``PriceList`` entry as the real API returns it (trimmed to the fields it always has)."""
+    sku = f"{region}-{instance_type}".upper().replace(".", "")
+    return json.dumps(
+        {
+            "product": {
+                "productFamily": "Compute Instance",
+                "attributes": {
+                    "instanceType": instance_type,
+                    "regionCode": region,
+                    "operatingSystem": "Linux",
+                    "tenancy": "Shared",
+                    "preInstalledSw": "NA",
+                    "capacitystatus": "Used",
+                    "marketoption": "OnDemand",
+                },
+                "sku": sku,
+            },
+            "serviceCode": "AmazonEC2",
+            "terms": {
+                "OnDemand": {
+                    f"{sku}.JRTCKXETXF": {
+                        "priceDimensions": {
+                            f"{sku}.JRTCKXETXF.6YS6EN2CT7": {
+                                "unit": "Hrs",
+                                "pricePerUnit": {"USD": f"{usd_per_hour:.10f}"},
+                            }
+                        },
+                        "sku": sku,
+                    }
+                }
+            },
+        }
+    )
+
+
+def get_products(body: dict[str, Any]) -> dict[str, Any]:
+    """The answer to one ``GetProducts`` request body."""
+    wanted = {
+        f.get("Field"): f.get("Value")
+        for f in body.get("Filters") or []
+        if f.get("Type") == "TERM_MATCH"
+    }
+    if body.get("ServiceCode") != "AmazonEC2":
+        return {"FormatVersion": "aws_v1", "PriceList": []}
+    region = str(wanted.get("regionCode") or "")
+    prices = offline_table().get(region, {})
+    only = wanted.get("instanceType")
+    names = sorted(n for n in prices if only is None or n == only)
+    start = int(body.get("NextToken") or 0)
+    size = int(body.get("MaxResults") or PAGE_SIZE)
+    page = names[start : start + size]
+    out: dict[str, Any] = {
+        "FormatVersion": "aws_v1",
+        "PriceList": [price_list_item(region, n, prices[n]) for n in page],
+    }
+    if start + size < len(names):
+        out["NextToken"] = str(start + size)
+    return out
+
+
+class PricingApi:
+    """Answers ``pricing:GetProducts`` for one pricing client; counts what it answered."""
+
+    def __init__(self) -> None:
+        self.answered = 0
+
+    def attach(self, client: Any) -> PricingApi:
+        client.meta.events.register("before-send.pricing.GetProducts", self._on_send)
+        return self
+
+    def _on_send(self, request: AWSPreparedRequest, **_: Any) -> AWSResponse:
+        raw = request.body or b"{}"
+        body = json.loads(raw.decode() if isinstance(raw, bytes) else str(raw))
+        self.answered += 1
+        data = json.dumps(get_products(body)).encode()
+        headers = {"Content-Type": "application/x-amz-json-1.1", "x-amzn-RequestId": "emulated"}
+        return AWSResponse(request.url, 200, headers, WireBody(data))
