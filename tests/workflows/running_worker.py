@@ -9,11 +9,12 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from k8s_objects import ensure_nodeclass
+from k8s_objects import condition, ensure_nodeclass
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from workflow_realparts import Cloud
 
+from activities.kubernetes import nodeclaims
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
 from sandbox.nodes import NodeSimulator
@@ -67,3 +68,8 @@ async def until(probe: Callable[[], Any], *, timeout: float = 60, what: str = ""
             return last
         await asyncio.sleep(0.25)
     raise AssertionError(f"timed out waiting for {what}: last={last!r}")
+
+
+def claim_ready(admin: Kube, name: str) -> bool:
+    c = condition(nodeclaims.get(admin, name), "Ready")
+    return bool(c and c["status"] == "True")

@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 import pytest_asyncio
 from k8s_objects import (
-    condition,
     create_claim,
     create_namespace,
     create_pdb,
@@ -20,7 +19,7 @@ from k8s_objects import (
     kill_node,
     pod,
 )
-from running_worker import until, worker_running
+from running_worker import claim_ready, until, worker_running
 from temporalio.client import Client, WorkflowExecution
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
@@ -69,11 +68,6 @@ async def fast_worker(
         dev_env, kube, admin, cloud, garbage_collection_period=1.0
     ) as running:
         yield running
-
-
-def _ready(admin: Kube, name: str) -> bool:
-    c = condition(nodeclaims.get(admin, name), "Ready")
-    return bool(c and c["status"] == "True")
 
 
 async def test_deleting_a_nodepool_drains_and_removes_its_claims(
@@ -126,7 +120,7 @@ async def test_a_claim_whose_instance_died_is_removed_without_a_drain(
     ensure_nodepool(admin, pool)
     name = f"{pool}-dies"
     create_claim(admin, name, pool)
-    await until(lambda: _ready(admin, name), timeout=60, what="claim Ready")
+    await until(lambda: claim_ready(admin, name), timeout=60, what="claim Ready")
     claim = nodeclaims.get(admin, name)
     node = claim["status"]["nodeName"]
     # a pod whose PDB allows no eviction: a drain of this node would wait forever

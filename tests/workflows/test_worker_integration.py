@@ -24,7 +24,7 @@ from k8s_objects import (
     pod,
 )
 from kubernetes import client as k8s
-from running_worker import until, worker_running
+from running_worker import claim_ready, until, worker_running
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from workflow_realparts import Cloud
@@ -72,11 +72,6 @@ async def running_worker(
         yield running
 
 
-def _ready(admin: Kube, name: str) -> bool:
-    c = condition(nodeclaims.get(admin, name), "Ready")
-    return bool(c and c["status"] == "True")
-
-
 async def test_unschedulable_pods_get_a_node(
     running_worker: tuple[Client, str, str],
     admin: Kube,
@@ -117,7 +112,7 @@ async def test_unschedulable_pods_get_a_node(
     claims_of_pool, _ = nodeclaims.list_(admin, nodepool=pool)
     assert len(claims_of_pool) == 1
     name = claims_of_pool[0]["metadata"]["name"]
-    await until(lambda: _ready(admin, name), what="claim Ready")
+    await until(lambda: claim_ready(admin, name), what="claim Ready")
     prov = await client.get_workflow_handle(contract.provisioner_id(cluster)).query(
         ProvisionerWorkflow.status
     )
@@ -253,7 +248,7 @@ async def test_deleting_a_claim_drains_through_a_pdb(
     create_claim(admin, name, pool)  # made outside the provisioner: the watcher adopts it
     handle = client.get_workflow_handle(contract.nodeclaim_id(cluster, name))
     try:
-        await until(lambda: _ready(admin, name), timeout=60, what="claim Ready")
+        await until(lambda: claim_ready(admin, name), timeout=60, what="claim Ready")
     except AssertionError:
         print(
             "STATUS",
@@ -303,7 +298,7 @@ async def test_an_empty_node_is_removed_by_a_disruption_round(
     ensure_nodepool(admin, pool)
     name = f"{pool}-empty"
     create_claim(admin, name, pool)
-    await until(lambda: _ready(admin, name), timeout=60, what="claim Ready")
+    await until(lambda: claim_ready(admin, name), timeout=60, what="claim Ready")
     handle = client.get_workflow_handle(contract.disruption_id(cluster))
 
     async def gone() -> bool:
@@ -358,7 +353,7 @@ async def test_claim_status_hash_stamp_and_last_pod_event(
         return annotations == hash_annotations(live)
 
     await until(stamped, timeout=30, what="re-stamped with the pool's hash")
-    await until(lambda: _ready(admin, name), timeout=60, what="claim Ready")
+    await until(lambda: claim_ready(admin, name), timeout=60, what="claim Ready")
     node = nodeclaims.get(admin, name)["status"]["nodeName"]
     ns = f"t-{uuid.uuid4().hex[:8]}"
     create_namespace(admin, ns)
