@@ -7,8 +7,9 @@ of running workflows, so treat every value here as a published interface.
 
 Ids and the task queue carry the cluster name so several clusters can share one Temporal
 namespace: ``nodeclaim-<name>@<cluster>``, ``provisioner@<cluster>``,
-``disruption@<cluster>``, task queue ``joinery@<cluster>``. ``@`` appears neither in a
-Kubernetes object name nor in an EKS cluster name, so an id names one object of one cluster.
+``disruption@<cluster>``, ``garbage-collection@<cluster>``, task queue ``joinery@<cluster>``.
+``@`` appears neither in a Kubernetes object name nor in an EKS cluster name, so an id names
+one object of one cluster.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 NODECLAIM_WORKFLOW = "NodeClaim"
 PROVISIONER_WORKFLOW = "Provisioner"
 DISRUPTION_WORKFLOW = "Disruption"
+GARBAGE_COLLECTION_WORKFLOW = "GarbageCollection"
 
 NODECLAIM_ID_PREFIX = "nodeclaim-"
 
@@ -34,6 +36,12 @@ def provisioner_id(cluster: str) -> str:
 def disruption_id(cluster: str) -> str:
     """The cluster's disruption workflow (consolidation, emptiness, drift rounds)."""
     return f"disruption@{cluster}"
+
+
+def garbage_collection_id(cluster: str) -> str:
+    """The cluster's garbage collection (orphan instances, claims without an instance or a
+    NodePool, unused launch templates)."""
+    return f"garbage-collection@{cluster}"
 
 
 def task_queue(cluster: str) -> str:
@@ -109,6 +117,15 @@ class DisruptionActivity:
     LAUNCH_REPLACEMENTS = "disruption.launch_replacements"
     REPLACEMENTS_INITIALIZED = "disruption.replacements_initialized"
     DELETE_NODECLAIMS = "disruption.delete_nodeclaims"
+
+
+class GarbageCollectionActivity:
+    """The garbage-collection workflow's activities, one per kind of leftover."""
+
+    ORPHAN_INSTANCES = "gc.orphan_instances"
+    CLAIMS_WITHOUT_INSTANCE = "gc.claims_without_instance"
+    CLAIMS_WITHOUT_NODEPOOL = "gc.claims_without_nodepool"
+    LAUNCH_TEMPLATES = "gc.launch_templates"
 
 
 # -- error types (ApplicationError.type) ---------------------------------------------------

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -29,12 +28,11 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.worker import Worker
 
 from activities.disruption.defs import DisruptionActivities
-from activities.ec2 import garbage
 from activities.ec2.clients import AWSClients
 from activities.ec2.provider import EC2Provider
 from activities.ec2.settings import ClusterInfo, ProviderSettings
 from activities.ec2.shared_offerings import ConfigMapRecord
-from activities.kubernetes import nodeclasses
+from activities.garbage.defs import GarbageCollectionActivities
 from activities.kubernetes.client import Kube, connect
 from activities.lifecycle.common import Deps
 from activities.lifecycle.defs import NodeClaimActivities
@@ -48,12 +46,19 @@ from worker.status_reporter import StatusReporter
 from worker.watchers import Watchers
 from workflows.disruption.state import DisruptionInput
 from workflows.disruption.workflow import DisruptionWorkflow
+from workflows.garbage.state import GarbageCollectionInput
+from workflows.garbage.workflow import GarbageCollectionWorkflow
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 from workflows.provisioner import ProvisionerInput, ProvisionerWorkflow
 
 log = logging.getLogger(__name__)
 
-WORKFLOWS: Sequence[type] = (NodeClaimWorkflow, ProvisionerWorkflow, DisruptionWorkflow)
+WORKFLOWS: Sequence[type] = (
+    NodeClaimWorkflow,
+    ProvisionerWorkflow,
+    DisruptionWorkflow,
+    GarbageCollectionWorkflow,
+)
 STICKY_TIMEOUT = timedelta(seconds=5)
 
 
@@ -62,6 +67,7 @@ def activities_for(deps: Deps) -> list[Callable[..., Any]]:
         *NodeClaimActivities(deps).all(),
         *PlanningActivities(deps).all(),
         *DisruptionActivities(deps).all(),
+        *GarbageCollectionActivities(deps).all(),
     ]
 
 
@@ -124,7 +130,8 @@ def build_worker(client: Client, deps: Deps, task_queue: str, threads: int = 32)
 
 
 async def ensure_cluster_workflows(client: Client, settings: Settings) -> None:
-    """Start (or find running) the cluster's provisioner and disruption workflows."""
+    """Start (or find running) the cluster's provisioner, disruption and garbage-collection
+    workflows."""
     cluster, sa = settings.cluster, settings.search_attributes
     wanted: list[tuple[Any, Any, str, str]] = []
     if settings.provisioner:
@@ -143,6 +150,15 @@ async def ensure_cluster_workflows(client: Client, settings: Settings) -> None:
                 DisruptionInput(cluster, sa),
                 contract.disruption_id(cluster),
                 f"disruption rounds · cluster {cluster}",
+            )
+        )
+    if settings.garbage_collection:
+        wanted.append(
+            (
+                GarbageCollectionWorkflow.run,
+                GarbageCollectionInput(cluster, settings.garbage_collection_period),
+                contract.garbage_collection_id(cluster),
+                f"garbage collection · cluster {cluster}",
             )
         )
     for run, inp, workflow_id, summary in wanted:
@@ -192,7 +208,6 @@ async def run_worker(
         health = HealthServer(settings.health_port, ready, host=settings.health_host).start()
         log.info("health and metrics on :%d", health.port)
     stopper = stop or asyncio.Event()
-    gc_stop = threading.Event()
     cache = Path(settings.catalog_cache) if settings.catalog_cache else None
     # Load the catalog now, so the first plan or launch after a (re)start does not pay for it
     # inside an activity (it overlaps the wait for a dead worker's lost activities).
@@ -213,13 +228,6 @@ async def run_worker(
                     ec2=ec2,
                     status=StatusReporter(kube, ec2).start(),
                 ).start()
-            threading.Thread(
-                target=garbage.run,
-                args=(ec2, lambda: [n["metadata"]["name"] for n in nodeclasses.list_(kube)[0]]),
-                kwargs={"stop": gc_stop},
-                name="aws-gc",
-                daemon=True,
-            ).start()
             log.info(
                 "worker up: task queue %s, namespace %s",
                 settings.temporal.task_queue,
@@ -228,7 +236,6 @@ async def run_worker(
             await stopper.wait()
     finally:
         running = False
-        gc_stop.set()
         warming.cancel()
         discovery.cancel()
         probing.cancel()

@@ -19,6 +19,8 @@ from worker.connection import connect
 from worker.settings import add_temporal_args, temporal_from
 from workflows.disruption.state import DisruptionStatus
 from workflows.disruption.workflow import DisruptionWorkflow
+from workflows.garbage.state import GarbageCollectionStatus
+from workflows.garbage.workflow import GarbageCollectionWorkflow
 from workflows.nodeclaim.state import DisruptRequest, NodeClaimStatus
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 from workflows.provisioner import PauseRequest, ProvisionerStatus, ProvisionerWorkflow
@@ -135,14 +137,22 @@ def format_disruption(s: DisruptionStatus | None) -> str:
     return text + (f"\n  last acted: {s.last_action}" if s.last_action else "")
 
 
-async def _disruption_status(client: Client, cluster: str) -> DisruptionStatus | None:
+async def _optional_status(client: Client, workflow_id: str, query: Any) -> Any:
+    """A cluster workflow's status, or None when the worker was told not to run it."""
     try:
-        handle = client.get_workflow_handle(contract.disruption_id(cluster))
-        return await handle.query(DisruptionWorkflow.status)
+        return await client.get_workflow_handle(workflow_id).query(query)
     except RPCError as exc:
         if _missing(exc):
             return None
         raise
+
+
+def format_garbage_collection(s: GarbageCollectionStatus | None) -> str:
+    if s is None:
+        return "Garbage collection: no workflow"
+    removed = ", ".join(f"{n} by {step}" for step, n in sorted(s.removed.items())) or "nothing"
+    text = f"Garbage collection {s.cluster}: {s.rounds} round(s), removed {removed}"
+    return text + (f"\n  last: {s.last_summary}" if s.last_summary else "")
 
 
 def format_provisioner(s: ProvisionerStatus) -> str:
@@ -161,7 +171,12 @@ async def _status(args: argparse.Namespace) -> str:
         prov = await client.get_workflow_handle(contract.provisioner_id(args.cluster)).query(
             ProvisionerWorkflow.status
         )
-        disruption = await _disruption_status(client, args.cluster)
+        disruption: DisruptionStatus | None = await _optional_status(
+            client, contract.disruption_id(args.cluster), DisruptionWorkflow.status
+        )
+        collecting: GarbageCollectionStatus | None = await _optional_status(
+            client, contract.garbage_collection_id(args.cluster), GarbageCollectionWorkflow.status
+        )
         claims: list[NodeClaimStatus] = []
         query = (
             f"WorkflowType = '{contract.NODECLAIM_WORKFLOW}' AND ExecutionStatus = 'Running'"
@@ -179,10 +194,16 @@ async def _status(args: argparse.Namespace) -> str:
             {
                 "provisioner": asdict(prov),
                 "disruption": asdict(disruption) if disruption else None,
+                "garbageCollection": asdict(collecting) if collecting else None,
                 "nodeClaims": [asdict(c) for c in claims],
             }
         )
-    rows = [format_provisioner(prov), format_disruption(disruption), ""]
+    rows = [
+        format_provisioner(prov),
+        format_disruption(disruption),
+        format_garbage_collection(collecting),
+        "",
+    ]
     rows.append(f"{'NODECLAIM':<28} {'PHASE':<26} {'TYPE':<14} {'CAPACITY':<10} {'ZONE':<12} NODE")
     for c in sorted(claims, key=lambda c: c.name):
         rows.append(

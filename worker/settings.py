@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 
 from models import contract
+from workflows.garbage.state import PERIOD_SECONDS as GC_PERIOD_SECONDS
 
 
 def _env(name: str, default: str = "") -> str:
@@ -53,6 +54,10 @@ class Settings:
     provisioner: bool = True
     # Run the cluster's DisruptionWorkflow (consolidation, emptiness, drift).
     disruption: bool = True
+    # Run the cluster's GarbageCollectionWorkflow (orphan instances, claims without an
+    # instance or a NodePool, unused launch templates).
+    garbage_collection: bool = True
+    garbage_collection_period: float = GC_PERIOD_SECONDS  # seconds between rounds
     catalog_cache: str = ""
 
     def __post_init__(self) -> None:

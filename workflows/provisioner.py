@@ -20,6 +20,7 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
+from workflows import history
 from workflows.nodeclaim import calls
 
 with workflow.unsafe.imports_passed_through():
@@ -91,13 +92,7 @@ class ProvisionerWorkflow:
                 else:
                     self._last_result = "skipped: provisioning is paused"
                 workflow.set_current_details(self._details())
-            info = workflow.info()
-            if (
-                info.is_continue_as_new_suggested()
-                or info.get_current_history_length() > self.inp.history_limit
-            ):
-                await workflow.wait_condition(workflow.all_handlers_finished)
-                workflow.continue_as_new(self.inp)
+            await history.continue_if_long(self.inp.history_limit, self.inp)
 
     async def _batch(self) -> None:
         """Return once signals went quiet for BATCH_IDLE, or BATCH_MAX after the first."""

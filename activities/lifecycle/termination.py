@@ -28,6 +28,21 @@ from models.provider_id import parse_provider_id
 DISRUPTED_TAINT = {"key": L.DISRUPTED_TAINT_KEY, "effect": "NoSchedule"}
 
 
+def _instance_gone(deps: Deps, node_name: str, provider_id: str | None) -> bool:
+    """A dead node: not Ready (its kubelet is silent) and its instance unknown to EC2."""
+    if deps.ec2 is None or not provider_id:
+        return False
+    try:
+        if cond.is_true(nodes.get(deps.kube, node_name), "Ready"):
+            return False
+        deps.ec2.instances.get(parse_provider_id(provider_id)[1])
+    except (NotFound, InstanceNotFound):
+        return True
+    except ValueError:
+        return False
+    return False
+
+
 def _node_of(deps: Deps, claim: dict[str, Any], provider_id: str | None) -> str | None:
     status = claim.get("status") or {}
     name = status.get("nodeName")
@@ -102,7 +117,13 @@ def begin(deps: Deps, inp: BeginTerminationInput) -> TerminationStart:
             retry_conflicts(taint)
         except NotFound:
             node_name = None
-    return TerminationStart(node_name=node_name, deletion_time=deleted_at, grace_deadline=deadline)
+    pid = str((claim.get("status") or {}).get("providerID") or inp.provider_id or "")
+    return TerminationStart(
+        node_name=node_name,
+        deletion_time=deleted_at,
+        grace_deadline=deadline,
+        instance_gone=bool(node_name) and _instance_gone(deps, str(node_name), pid),
+    )
 
 
 def volumes_attached(deps: Deps, inp: VolumesInput) -> int:

@@ -73,11 +73,14 @@ class BeginTerminationInput:
 
 @dataclass
 class TerminationStart:
-    """The node (if registered) now carries the disrupted taint; deadline is ISO-8601 UTC."""
+    """The node (if registered) now carries the disrupted taint; deadline is ISO-8601 UTC.
+    ``instance_gone``: EC2 no longer has the instance and the Node is not Ready, so there is
+    nothing to drain (Karpenter's termination skips the drain of such a node too)."""
 
     node_name: str | None
     deletion_time: str
     grace_deadline: str | None = None
+    instance_gone: bool = False
 
 
 @dataclass

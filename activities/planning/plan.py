@@ -48,6 +48,23 @@ def instance_types(
     return list(out.values()) if out else ec2.instance_types()
 
 
+def owner_references(pool: NodePool) -> list[dict[str, Any]]:
+    """As Karpenter's: the claim belongs to its NodePool, so Kubernetes' garbage collector
+    deletes (and the lifecycle drains) a deleted pool's claims. A pool read from a file has
+    no UID, and a reference needs one."""
+    if not pool.metadata.uid:
+        return []
+    return [
+        {
+            "apiVersion": "karpenter.sh/v1",
+            "kind": "NodePool",
+            "name": pool.name,
+            "uid": pool.metadata.uid,
+            "blockOwnerDeletion": True,
+        }
+    ]
+
+
 def body_for(claim: PlannedClaim, pool: NodePool, name: str) -> dict[str, Any]:
     tmpl = pool.spec.template
     spec: dict[str, Any] = {
@@ -62,15 +79,16 @@ def body_for(claim: PlannedClaim, pool: NodePool, name: str) -> dict[str, Any]:
         spec["startupTaints"] = [t.to_wire() for t in tmpl.spec.startup_taints]
     if tmpl.spec.termination_grace_period:
         spec["terminationGracePeriod"] = tmpl.spec.termination_grace_period
-    return {
-        "metadata": {
-            "name": name,
-            "labels": {**tmpl.metadata.labels, L.NODEPOOL: pool.name},
-            # The template hash Karpenter stamps, so drift is told from a pool change.
-            "annotations": {**tmpl.metadata.annotations, **hash_annotations(pool)},
-        },
-        "spec": spec,
+    metadata: dict[str, Any] = {
+        "name": name,
+        "labels": {**tmpl.metadata.labels, L.NODEPOOL: pool.name},
+        # The template hash Karpenter stamps, so drift is told from a pool change.
+        "annotations": {**tmpl.metadata.annotations, **hash_annotations(pool)},
     }
+    owners = owner_references(pool)
+    if owners:
+        metadata["ownerReferences"] = owners
+    return {"metadata": metadata, "spec": spec}
 
 
 def planned_nodeclaim(claim: PlannedClaim, pool: NodePool) -> PlannedNodeClaim:

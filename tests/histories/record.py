@@ -19,6 +19,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent.parent), str(HERE.parent / "workflows")]
 
 from disruption_fakes import FakeDisruption, command  # noqa: E402
+from garbage_fakes import FakeGarbage  # noqa: E402
 from temporalio.client import Client, WorkflowHandle  # noqa: E402
 from temporalio.testing import WorkflowEnvironment  # noqa: E402
 from temporalio.worker import Worker  # noqa: E402
@@ -30,6 +31,8 @@ from activities.lifecycle.types import DrainStatus  # noqa: E402
 from models import contract  # noqa: E402
 from workflows.disruption.state import DisruptionInput  # noqa: E402
 from workflows.disruption.workflow import DisruptionWorkflow  # noqa: E402
+from workflows.garbage.state import GarbageCollectionInput  # noqa: E402
+from workflows.garbage.workflow import GarbageCollectionWorkflow  # noqa: E402
 from workflows.nodeclaim.state import DisruptRequest, NodeClaimInput  # noqa: E402
 from workflows.nodeclaim.workflow import NodeClaimWorkflow  # noqa: E402
 from workflows.provisioner import PauseRequest, ProvisionerInput, ProvisionerWorkflow  # noqa: E402
@@ -167,6 +170,35 @@ async def record_disruption(env: WorkflowEnvironment) -> str:
         return (await handle.fetch_history()).to_json()
 
 
+async def record_garbage_collection(env: WorkflowEnvironment) -> str:
+    """Three rounds: an orphan terminated and a template deleted; a step failing all its
+    attempts while the others run; a quiet round."""
+    names = contract.GarbageCollectionActivity
+    fake = FakeGarbage(
+        removals={names.ORPHAN_INSTANCES: [["i-0orphan"]], names.LAUNCH_TEMPLATES: [["lt-a"]]},
+    )
+    queue = "record-garbage-collection"
+    async with Worker(
+        env.client,
+        task_queue=queue,
+        workflows=[GarbageCollectionWorkflow],
+        activities=fake.activities(),
+    ):
+        handle = await env.client.start_workflow(
+            GarbageCollectionWorkflow.run,
+            GarbageCollectionInput("record"),
+            id=contract.garbage_collection_id("record"),
+            task_queue=queue,
+        )
+        while names.LAUNCH_TEMPLATES not in fake.names():
+            await env.sleep(1)
+        fake.failing[names.CLAIMS_WITHOUT_INSTANCE] = 3
+        while fake.names().count(names.LAUNCH_TEMPLATES) < 3:
+            await env.sleep(10)
+        await handle.terminate("recorded")
+        return (await handle.fetch_history()).to_json()
+
+
 async def main(only: list[str]) -> None:
     """Histories recorded by older code are what replay guards: re-record only on purpose."""
     bin_dir = Path(sys.executable).parent
@@ -186,6 +218,10 @@ async def main(only: list[str]) -> None:
         if not only or "disruption_rounds" in only:
             (HERE / "disruption_rounds.json").write_text(await record_disruption(env))
             print("recorded disruption_rounds")
+        if not only or "garbage_collection_rounds" in only:
+            history = await record_garbage_collection(env)
+            (HERE / "garbage_collection_rounds.json").write_text(history)
+            print("recorded garbage_collection_rounds")
     finally:
         await env.shutdown()
 

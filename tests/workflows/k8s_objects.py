@@ -128,3 +128,18 @@ def condition(obj: dict[str, Any], type_: str) -> dict[str, Any] | None:
         if c.get("type") == type_:
             return dict(c)
     return None
+
+
+def kill_node(admin: Kube, name: str) -> None:
+    """The kubelet on ``name`` dies: kwok stops playing it and the Node turns NotReady (what
+    the node-lifecycle controller reports once the heartbeats stop, without the wait)."""
+    raw.call(
+        admin.core.patch_node, name, {"metadata": {"annotations": {"kwok.x-k8s.io/node": None}}}
+    )
+    ready = {
+        "type": "Ready",
+        "status": "False",
+        "reason": "KubeletStopped",
+        "message": "the instance is gone",
+    }
+    raw.call(admin.core.patch_node_status, name, {"status": {"conditions": [ready]}})

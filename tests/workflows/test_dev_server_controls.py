@@ -123,6 +123,7 @@ async def test_search_attributes_and_cli(
         code, out, _ = await joinery(capsys, dev_env, "status", extra=where)
         assert code == 0 and "paused: gpu" in out and name in out
         assert "Disruption: no workflow" in out  # this test runs no disruption workflow
+        assert "Garbage collection: no workflow" in out  # nor a garbage-collection one
         # what a NodeClaim's expiry asks before disrupting (activities/lifecycle/disruption)
         held = await disruption.hold(client, cluster, "gpu")
         assert held == "disruption is paused for NodePool gpu (`joinery resume --nodepool gpu`)"

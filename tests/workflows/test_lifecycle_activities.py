@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import uuid
 from datetime import timedelta
-from typing import Any
 
 import pytest
+from initialized_nodes import launched_and_registered
 from k8s_objects import (
     condition,
     create_claim,
@@ -44,17 +44,6 @@ def deps(kube: Kube, admin: Kube, cloud: Cloud) -> Deps:
     ensure_nodeclass(admin)
     ensure_nodepool(admin, "acts")
     return Deps(kube=kube, ec2=cloud.provider)
-
-
-def _launched_and_registered(deps: Deps, admin: Kube, **spec: Any) -> tuple[str, str, Any]:
-    name = f"acts-{uuid.uuid4().hex[:6]}"
-    create_claim(admin, name, "acts", **spec)
-    claim = claims.prepare(deps, name)
-    assert claim is not None
-    out = launch.launch(deps, claim)
-    simulate_kubelet(admin, nodeclaims.get(admin, name))
-    node = eventually(lambda: registration.register(deps, RegisterInput(claim, out.provider_id)))
-    return name, node, out
 
 
 def test_prepare_launch_register_initialize(deps: Deps, admin: Kube, cloud: Cloud) -> None:
@@ -138,7 +127,7 @@ def test_insufficient_capacity_is_final(deps: Deps, admin: Kube, cloud: Cloud) -
 
 
 def test_drain_order_pdb_and_do_not_disrupt(deps: Deps, admin: Kube, cloud: Cloud) -> None:
-    name, node, out = _launched_and_registered(deps, admin)
+    name, node, out = launched_and_registered(deps, admin, "acts")
     ns = f"t-{uuid.uuid4().hex[:8]}"
     create_namespace(admin, ns)
     eventually(

@@ -16,6 +16,7 @@ from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
 from workflows.disruption.workflow import DisruptionWorkflow
+from workflows.garbage.workflow import GarbageCollectionWorkflow
 from workflows.nodeclaim.state import NodeClaimInput
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 from workflows.provisioner import ProvisionerWorkflow
@@ -26,13 +27,25 @@ HISTORIES = sorted((Path(__file__).resolve().parent.parent / "histories").glob("
 
 async def test_histories_exist() -> None:
     names = {p.stem for p in HISTORIES}
-    assert {"nodeclaim_happy_path", "provisioner_rounds_pause_resume", "disruption_rounds"} <= names
+    assert {
+        "nodeclaim_happy_path",
+        "provisioner_rounds_pause_resume",
+        "disruption_rounds",
+        "garbage_collection_rounds",
+    } <= names
 
 
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
 async def test_replays(path: Path) -> None:
     history = WorkflowHistory.from_json(f"nodeclaim-{path.stem}", path.read_text())
-    replayer = Replayer(workflows=[NodeClaimWorkflow, ProvisionerWorkflow, DisruptionWorkflow])
+    replayer = Replayer(
+        workflows=[
+            NodeClaimWorkflow,
+            ProvisionerWorkflow,
+            DisruptionWorkflow,
+            GarbageCollectionWorkflow,
+        ]
+    )
     result = await replayer.replay_workflow(history, raise_on_replay_failure=True)
     assert result.replay_failure is None
 

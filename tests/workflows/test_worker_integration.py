@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any, TypeVar
 
 import pytest
@@ -19,12 +19,12 @@ from k8s_objects import (
     create_namespace,
     create_pdb,
     create_pod,
-    ensure_nodeclass,
     ensure_nodepool,
     nodeclaim,
     pod,
 )
 from kubernetes import client as k8s
+from running_worker import claim_ready, until, worker_running
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from workflow_realparts import Cloud
@@ -36,10 +36,7 @@ from activities.kubernetes.resources import NODECLAIM, NODEPOOL
 from models import contract
 from models.nodepool import NodePool
 from models.nodepool_hash import hash_annotations
-from sandbox.nodes import NodeSimulator
 from worker import sdk_metrics
-from worker.app import run_worker
-from worker.settings import Settings, TemporalSettings
 from workflows.disruption.workflow import DisruptionWorkflow
 from workflows.nodeclaim.state import DisruptRequest
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
@@ -47,22 +44,6 @@ from workflows.provisioner import ProvisionerWorkflow
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 T = TypeVar("T")
-
-
-async def until(probe: Callable[[], Any], *, timeout: float = 60, what: str = "") -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    last: Any = None
-    while asyncio.get_running_loop().time() < deadline:
-        try:
-            last = probe()
-            if asyncio.iscoroutine(last):
-                last = await last
-        except NotFound:
-            last = None
-        if last:
-            return last
-        await asyncio.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what}: last={last!r}")
 
 
 @pytest.fixture
@@ -78,35 +59,17 @@ def worker_metrics() -> str:
 async def running_worker(
     dev_env: WorkflowEnvironment, kube: Kube, admin: Kube, cloud: Cloud, worker_metrics: str
 ) -> AsyncIterator[tuple[Client, str, str]]:
-    ensure_nodeclass(admin)
-    cluster = f"it-{uuid.uuid4().hex[:6]}"
-    queue = f"q-{cluster}"
-    settings = Settings(
-        TemporalSettings(task_queue=queue),
-        cluster=cluster,
-        health_port=int(worker_metrics.split(":")[2].split("/")[0]),
-        health_host="127.0.0.1",
-        search_attributes=True,
-    )
     # as `joinery worker` connects: through the runtime that records the SDK's metrics
     client = await Client.connect(
         dev_env.client.service_client.config.target_host,
         namespace=dev_env.client.namespace,
         runtime=sdk_metrics.shared().runtime,
     )
-    stop = asyncio.Event()
-    task = asyncio.create_task(
-        run_worker(settings, stop=stop, kube=kube, ec2=cloud.provider, client=client)
-    )
-    with NodeSimulator(admin, interval=0.2):
-        yield client, cluster, queue
-        stop.set()
-        await asyncio.wait_for(task, 30)
-
-
-def _ready(admin: Kube, name: str) -> bool:
-    c = condition(nodeclaims.get(admin, name), "Ready")
-    return bool(c and c["status"] == "True")
+    port = int(worker_metrics.split(":")[2].split("/")[0])
+    async with worker_running(
+        dev_env, kube, admin, cloud, client=client, health_port=port, health_host="127.0.0.1"
+    ) as running:
+        yield running
 
 
 async def test_unschedulable_pods_get_a_node(
@@ -149,7 +112,7 @@ async def test_unschedulable_pods_get_a_node(
     claims_of_pool, _ = nodeclaims.list_(admin, nodepool=pool)
     assert len(claims_of_pool) == 1
     name = claims_of_pool[0]["metadata"]["name"]
-    await until(lambda: _ready(admin, name), what="claim Ready")
+    await until(lambda: claim_ready(admin, name), what="claim Ready")
     prov = await client.get_workflow_handle(contract.provisioner_id(cluster)).query(
         ProvisionerWorkflow.status
     )
@@ -285,7 +248,7 @@ async def test_deleting_a_claim_drains_through_a_pdb(
     create_claim(admin, name, pool)  # made outside the provisioner: the watcher adopts it
     handle = client.get_workflow_handle(contract.nodeclaim_id(cluster, name))
     try:
-        await until(lambda: _ready(admin, name), timeout=60, what="claim Ready")
+        await until(lambda: claim_ready(admin, name), timeout=60, what="claim Ready")
     except AssertionError:
         print(
             "STATUS",
@@ -335,7 +298,7 @@ async def test_an_empty_node_is_removed_by_a_disruption_round(
     ensure_nodepool(admin, pool)
     name = f"{pool}-empty"
     create_claim(admin, name, pool)
-    await until(lambda: _ready(admin, name), timeout=60, what="claim Ready")
+    await until(lambda: claim_ready(admin, name), timeout=60, what="claim Ready")
     handle = client.get_workflow_handle(contract.disruption_id(cluster))
 
     async def gone() -> bool:
@@ -390,7 +353,7 @@ async def test_claim_status_hash_stamp_and_last_pod_event(
         return annotations == hash_annotations(live)
 
     await until(stamped, timeout=30, what="re-stamped with the pool's hash")
-    await until(lambda: _ready(admin, name), timeout=60, what="claim Ready")
+    await until(lambda: claim_ready(admin, name), timeout=60, what="claim Ready")
     node = nodeclaims.get(admin, name)["status"]["nodeName"]
     ns = f"t-{uuid.uuid4().hex[:8]}"
     create_namespace(admin, ns)

@@ -16,7 +16,7 @@ import asyncio
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
-from workflows import search
+from workflows import history, search
 from workflows.disruption import compute, execute, outcomes, trigger
 from workflows.disruption.state import (
     COMPUTING,
@@ -62,13 +62,7 @@ class DisruptionWorkflow:
                 await trigger.wait(lambda: self._changes, lambda: self.inp.changed)
             self.inp.changed = False
             await self._round()
-            info = workflow.info()
-            if (
-                info.is_continue_as_new_suggested()
-                or info.get_current_history_length() > self.inp.history_limit
-            ):
-                await workflow.wait_condition(workflow.all_handlers_finished)
-                workflow.continue_as_new(self.inp)
+            await history.continue_if_long(self.inp.history_limit, self.inp)
 
     def _enter(self, phase: str, details: str = "") -> None:
         self.phase = phase

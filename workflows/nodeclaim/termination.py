@@ -73,7 +73,7 @@ async def begin(wf: Lifecycle) -> TerminationStart:
 async def drain(wf: Lifecycle) -> str:
     start = await begin(wf)
     node = start.node_name or wf.state.node_name
-    if not node:
+    if not node or start.instance_gone:
         return TERMINATING
     deadline = _deadline(start)
     backoff = BLOCKED_FIRST

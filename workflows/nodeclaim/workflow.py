@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
-from workflows import search
+from workflows import history, search
 from workflows.nodeclaim import (
     calls,
     expiration,
@@ -157,15 +157,9 @@ class NodeClaimWorkflow:
             )
 
     async def checkpoint(self) -> None:
-        info = workflow.info()
-        if not (
-            info.is_continue_as_new_suggested()
-            or info.get_current_history_length() > self.history_limit
-        ):
-            return
-        await workflow.wait_condition(workflow.all_handlers_finished)
-        workflow.continue_as_new(
-            NodeClaimInput(self.name, self.search_attributes, self.state, self.history_limit)
+        await history.continue_if_long(
+            self.history_limit,
+            NodeClaimInput(self.name, self.search_attributes, self.state, self.history_limit),
         )
 
     def describe(self, details: str) -> None:

@@ -275,28 +275,6 @@ def test_launch_templates_are_reused_by_content_and_collected_when_unused(
     assert env.provider.launch(request("claim-c"), nc).instance_id != first.instance_id
 
 
-def test_the_cleanup_loop_runs_until_stopped_and_survives_failures(
-    env: Any, make_nodeclass: Any
-) -> None:
-    import threading
-
-    from activities.ec2 import garbage
-
-    stop = threading.Event()
-    rounds: list[int] = []
-
-    def live() -> list[str]:
-        rounds.append(1)
-        if len(rounds) == 1:
-            raise RuntimeError("API server away")  # logged; the next round runs anyway
-        if len(rounds) == 3:
-            stop.set()
-        return ["default"]
-
-    garbage.run(env.provider, live, stop, period=0.01)
-    assert len(rounds) == 3
-
-
 def test_worker_cluster_settings_decide_discovery() -> None:
     from worker.app import cluster_info
     from worker.settings import Settings, TemporalSettings

@@ -1,0 +1,18 @@
+"""Launch templates no live instance was launched from, and the instance profiles of
+EC2NodeClasses that are gone: deleted (the provider's ``garbage_collect`` decides, with its
+own 5-minute grace for templates and profiles a launch may be about to use)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from activities.garbage.types import Collected, CollectInput
+from activities.kubernetes import nodeclasses
+from activities.lifecycle.common import Deps
+
+
+def collect(deps: Deps, inp: CollectInput, now: datetime) -> Collected:
+    del inp
+    live = [n["metadata"]["name"] for n in nodeclasses.list_(deps.kube)[0]]
+    deleted = deps.provider().garbage_collect(live, now=now)
+    return Collected(removed=[name for names in deleted.values() for name in names])

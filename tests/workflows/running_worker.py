@@ -1,0 +1,75 @@
+"""The whole worker against the shared real parts, for as long as a test needs it: the one
+way the integration tests run it (each test file's fixture picks its settings)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from k8s_objects import condition, ensure_nodeclass
+from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
+from workflow_realparts import Cloud
+
+from activities.kubernetes import nodeclaims
+from activities.kubernetes.client import Kube
+from activities.kubernetes.errors import NotFound
+from sandbox.nodes import NodeSimulator
+from worker.app import run_worker
+from worker.settings import Settings, TemporalSettings
+
+
+@asynccontextmanager
+async def worker_running(
+    env: WorkflowEnvironment,
+    kube: Kube,
+    admin: Kube,
+    cloud: Cloud,
+    cluster: str = "",
+    client: Client | None = None,
+    **settings: Any,
+) -> AsyncIterator[tuple[Client, str, str]]:
+    """Yields (client, cluster, task queue) while a worker runs for ``cluster`` (default: a
+    fresh name), on ``client`` (default: the environment's; a second worker of one queue in
+    this process needs its own connection)."""
+    ensure_nodeclass(admin)
+    cluster = cluster or f"it-{uuid.uuid4().hex[:6]}"
+    queue = f"q-{cluster}"
+    configured = Settings(
+        TemporalSettings(task_queue=queue),
+        cluster=cluster,
+        **{"health_port": 0, "search_attributes": True, **settings},
+    )
+    stop = asyncio.Event()
+    client = client or env.client
+    task = asyncio.create_task(
+        run_worker(configured, stop=stop, kube=kube, ec2=cloud.provider, client=client)
+    )
+    with NodeSimulator(admin, interval=0.2):
+        yield client, cluster, queue
+        stop.set()
+        await asyncio.wait_for(task, 30)
+
+
+async def until(probe: Callable[[], Any], *, timeout: float = 60, what: str = "") -> Any:
+    deadline = asyncio.get_running_loop().time() + timeout
+    last: Any = None
+    while asyncio.get_running_loop().time() < deadline:
+        try:
+            last = probe()
+            if asyncio.iscoroutine(last):
+                last = await last
+        except NotFound:
+            last = None
+        if last:
+            return last
+        await asyncio.sleep(0.25)
+    raise AssertionError(f"timed out waiting for {what}: last={last!r}")
+
+
+def claim_ready(admin: Kube, name: str) -> bool:
+    c = condition(nodeclaims.get(admin, name), "Ready")
+    return bool(c and c["status"] == "True")

@@ -1,0 +1,1 @@
+"""The cluster's garbage-collection workflow."""
