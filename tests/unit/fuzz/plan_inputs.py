@@ -140,17 +140,21 @@ values = st.one_of(
 Path = tuple[Any, ...]
 
 
-def _paths(obj: Any, prefix: Path = ()) -> list[Path]:
-    """Every place inside ``obj`` (a key of a mapping or an index of a list)."""
+def _paths(obj: Any, prefix: Path = (), depth: int = 0) -> list[Path]:
+    """Every place inside ``obj`` (a key of a mapping or an index of a list), to a depth of
+    40: mutations can nest values inside each other (or a value inside itself), and the
+    walk must not recurse without end."""
     out: list[Path] = []
+    if depth > 40:
+        return out
     if isinstance(obj, dict):
         for k, v in obj.items():
             out.append((*prefix, k))
-            out.extend(_paths(v, (*prefix, k)))
+            out.extend(_paths(v, (*prefix, k), depth + 1))
     elif isinstance(obj, list):
         for i, v in enumerate(obj):
             out.append((*prefix, i))
-            out.extend(_paths(v, (*prefix, i)))
+            out.extend(_paths(v, (*prefix, i), depth + 1))
     return out
 
 
