@@ -14,7 +14,10 @@ to a ThreadedMotoServer) so that:
 * launched instances carry ``aws:ec2launchtemplate:id`` / ``:version`` tags, as EC2 adds;
 * DescribeSpotPriceHistory returns a per-(type, zone) price (a stable fraction of on-demand);
 * IAM RemoveRoleFromInstanceProfile of a role the profile lacks answers NoSuchEntity, as IAM
-  does (moto fails with an internal error).
+  does (moto fails with an internal error);
+* DescribeLaunchTemplates pages with ``MaxResults`` / ``NextToken`` and, without
+  ``MaxResults``, returns every template, as EC2 does (moto cuts every answer at 15 and never
+  returns a ``NextToken``, so a cluster with more templates silently loses the rest).
 
 The provider code never knows; it only sees an EC2 endpoint that behaves more like EC2.
 """
@@ -221,6 +224,34 @@ class Emulation:
             )
         return ActionResult({"SpotPriceHistory": history})
 
+    # -- DescribeLaunchTemplates -------------------------------------------------------------
+    def describe_launch_templates(self, response: Any) -> ActionResult:
+        templates = response.ec2_backend.describe_launch_templates(
+            template_names=response._get_param("LaunchTemplateNames", []),
+            template_ids=response._get_param("LaunchTemplateIds", []),
+            filters=response._filters_from_querystring(),
+        )
+        start = int(response._get_param("NextToken") or 0)
+        size = response._get_int_param("MaxResults")
+        end = len(templates) if size is None else start + int(size)
+        page: dict[str, Any] = {
+            "LaunchTemplates": [
+                {
+                    "CreateTime": t.create_time,
+                    "CreatedBy": f"arn:{response.partition}:iam::{response.current_account}:root",
+                    "DefaultVersionNumber": t.default_version_number,
+                    "LatestVersionNumber": t.latest_version_number,
+                    "LaunchTemplateId": t.id,
+                    "LaunchTemplateName": t.name,
+                    "Tags": t.tags,
+                }
+                for t in templates[start:end]
+            ]
+        }
+        if end < len(templates):
+            page["NextToken"] = str(end)
+        return ActionResult(page)
+
 
 def _tag_with_template(backend: Any, spec: Mapping[str, Any], launched: list[Any]) -> None:
     """EC2 tags every instance with the template it came from; moto's CreateFleet does not."""
@@ -257,6 +288,9 @@ def install(emulation: Emulation | None = None) -> Emulation:
         _originals["describe_spot_price_history"] = EC2Response.__dict__.get(
             "describe_spot_price_history"
         )
+        _originals["describe_launch_templates"] = EC2Response.__dict__.get(
+            "describe_launch_templates"
+        )
 
         def create_fleet(self: Any) -> ActionResult:
             assert _installed is not None
@@ -266,7 +300,12 @@ def install(emulation: Emulation | None = None) -> Emulation:
             assert _installed is not None
             return _installed.describe_spot_price_history(self)
 
+        def describe_launch_templates(self: Any) -> ActionResult:
+            assert _installed is not None
+            return _installed.describe_launch_templates(self)
+
         EC2Response.create_fleet = create_fleet  # type: ignore[method-assign]
+        EC2Response.describe_launch_templates = describe_launch_templates  # type: ignore[method-assign]
         EC2Response.describe_spot_price_history = describe_spot_price_history  # type: ignore[method-assign]
         _originals["iam:remove_role_from_instance_profile"] = (
             IAMBackend.remove_role_from_instance_profile

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from activities.ec2.errors import InsufficientCapacity, NodeClassNotReady
+from activities.ec2.launch_templates import TAG_CLUSTER
 from activities.ec2.launch_types import LaunchRequest, parse_provider_id
 
 M5_FAMILY = [
@@ -273,6 +274,26 @@ def test_launch_templates_are_reused_by_content_and_collected_when_unused(
     assert env.clients.ec2.describe_launch_templates()["LaunchTemplates"] == []
     # and a launch after that recreates what it needs
     assert env.provider.launch(request("claim-c"), nc).instance_id != first.instance_id
+
+
+def test_more_launch_templates_than_one_page_are_all_listed_and_collected(env: Any) -> None:
+    mine = {"Key": TAG_CLUSTER, "Value": env.settings.cluster.name}
+    tags = [{"ResourceType": "launch-template", "Tags": [mine]}]
+    made = {f"joinery-page-{i:02d}" for i in range(40)}  # moto alone answers 15, no NextToken
+    for name in sorted(made):
+        env.clients.ec2.create_launch_template(
+            LaunchTemplateName=name, LaunchTemplateData={}, TagSpecifications=tags
+        )
+    pages = env.clients.ec2.get_paginator("describe_launch_templates").paginate(
+        PaginationConfig={"PageSize": 7}
+    )
+    sizes = [len(p["LaunchTemplates"]) for p in pages]
+    assert sizes == [7, 7, 7, 7, 7, 5]
+    unpaged = env.clients.ec2.describe_launch_templates()["LaunchTemplates"]
+    assert {t["LaunchTemplateName"] for t in unpaged} == made
+    later = datetime.now(UTC) + timedelta(minutes=10)
+    assert set(env.provider.templates.garbage_collect(set(), now=later)) == made
+    assert env.clients.ec2.describe_launch_templates()["LaunchTemplates"] == []
 
 
 def test_worker_cluster_settings_decide_discovery() -> None:
