@@ -9,7 +9,7 @@ from models.instancetype import InstanceType
 from models.requirements import Requirements
 from models.resources import Resources, render
 from scheduling.pods import Pod
-from scheduling.solving.classes import PodClasses
+from scheduling.solving.limits import PoolLimits
 from scheduling.solving.podclass import PodClass
 from scheduling.taints import untolerated
 from scheduling.targets import (
@@ -24,7 +24,7 @@ from scheduling.targets import (
 )
 
 
-class ClaimPlacement(PodClasses):
+class ClaimPlacement(PoolLimits):
     """Opening NodeClaims and adding pods to them."""
 
     def _types_for(self, pool: PoolView, reqs: Requirements) -> list[InstanceType]:
@@ -95,7 +95,7 @@ class ClaimPlacement(PodClasses):
         self._placed_class[id(pod)] = cls
         c.host_ports.update(cls.host_ports)
         if pool.remaining is not None:
-            self._rereserve(c)
+            self._reserve(c)
         self._record(cls, pod, c)
         return None
 
@@ -182,37 +182,6 @@ class ClaimPlacement(PodClasses):
                 return types if i == 0 else types[i:]
         return None
 
-    def _rereserve(self, c: ClaimTarget) -> None:
-        pool = c.pool
-        assert pool is not None and pool.remaining is not None
-        cap = self._capacity_vec(c.types)
-        if c.reserved is not None:
-            pool.remaining = [r + x for r, x in zip(pool.remaining, c.reserved, strict=True)]
-        pool.remaining = [r - x for r, x in zip(pool.remaining, cap, strict=True)]
-        c.reserved = cap
-
-    def _capacity_vec(self, types: list[InstanceType]) -> list[int]:
-        """The most a claim could take from its pool's limits: the max capacity of its types."""
-        out = [0] * (len(self.dims) + 1)
-        for it in types:
-            for i, d in enumerate(self.dims):
-                v = it.capacity.get(d, 0)
-                if v > out[i]:
-                    out[i] = v
-        out[-1] = 1000  # one node
-        return out
-
-    def _within_limits(self, pool: PoolView, it: InstanceType) -> bool:
-        if pool.remaining is None:
-            return True
-        for i, d in enumerate(self.dims):
-            if it.capacity.get(d, 0) > pool.remaining[i]:
-                return False
-        for k, v in pool.other_limits.items():
-            if it.capacity.get(k, 0) > v:
-                return False
-        return pool.remaining[-1] >= 1000
-
     def _new_claim(self, cls: PodClass, pod: Pod, pool: PoolView) -> str | None:
         if untolerated(pool.taints, cls.tolerations) is not None:
             t = untolerated(pool.taints, cls.tolerations)
@@ -244,9 +213,13 @@ class ClaimPlacement(PodClasses):
             )
 
         if pool.remaining is not None:
-            fitting = [it for it in fitting if self._within_limits(pool, it)]
-            if not fitting:
+            allowed = [it for it in fitting if self._within_limits(pool, it)]
+            if len(allowed) < len(fitting) and self._grow_open_claim(cls, pod, pool):
+                return None
+            if not allowed:
                 return f"nodepool {pool.name}: limits would be exceeded"
+            if len(allowed) < len(fitting):
+                fitting = allowed
         self._claim_seq += 1
         hostname = f"hostname-placeholder-{self._claim_seq:05d}"
         claim = ClaimTarget(
@@ -268,6 +241,34 @@ class ClaimPlacement(PodClasses):
         self.claims.append(claim)
         self.targets.append(claim)
         return None
+
+    def _grow_open_claim(self, cls: PodClass, pod: Pod, pool: PoolView) -> bool:
+        """Add the pod to an open claim of a limited pool by filling it past its target type.
+
+        A claim is filled only toward its target type (the best price for the workload),
+        yet holds back the largest type it lists from the pool's limits, as Karpenter's
+        claims do. When the limits leave too little for a new claim to hold the pod, the
+        room those open claims already hold back is used first: the claim is retargeted to
+        a larger type it lists (Karpenter's claims take pods up to their largest type). Its
+        types and reservation only shrink, so no limit is exceeded. Claims are tried in
+        creation order; a claim that cannot hold the class even at its largest type is not
+        tried for that class again.
+        """
+        for c in self.claims:
+            if c.pool is not pool or c.target is None or not c.pods:
+                continue
+            key = (id(cls), c.index)
+            if key in self._ungrowable:
+                continue
+            target = c.target
+            c.target = None  # fill toward any type the claim lists
+            failure = self._try_claim(cls, pod, c)
+            if failure is None:
+                return True
+            c.target = target
+            if failure.monotone:
+                self._ungrowable.add(key)
+        return False
 
     def _size_key(self, it: InstanceType) -> tuple[int, ...]:
         return tuple(self._alloc_vec(it))
