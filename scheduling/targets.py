@@ -95,6 +95,8 @@ class ExistingTarget(Target):
     in_flight: bool = False
     new_pods: list[Pod] = field(default_factory=list)
     base_used: Vec = field(default_factory=list)
+    volume_limits: dict[str, int] = field(default_factory=dict)  # CSI driver → attach limit
+    volumes: dict[str, set[str]] = field(default_factory=dict)  # CSI driver → volumes in use
 
 
 @dataclass(eq=False)

@@ -29,6 +29,7 @@ from scheduling.targets import (
     instance_type_compatible,
 )
 from scheduling.topology import Topology, TopologyGroup
+from scheduling.volumes import attach
 
 
 class SolverSetup:
@@ -221,9 +222,12 @@ class SolverSetup:
                 continue
             used: Resources = {}
             ports: set[tuple[str, int, str]] = set()
+            volumes: dict[str, set[str]] = {}
             for p in node.pods:
                 used = add(used, p.requests)
                 ports.update(p.host_ports)
+                if node.volume_limits and p.key in self.problem.volumes:
+                    attach(volumes, self.problem.volumes[p.key])
             alloc = self.vec(node.allocatable)
             # A node's pod capacity: missing dims (e.g. pods) mean zero room, as the kubelet.
             t = ExistingTarget(
@@ -239,6 +243,8 @@ class SolverSetup:
                 labels=node.labels,
                 nodepool=node.nodepool,
                 in_flight=node.in_flight,
+                volume_limits=node.volume_limits,
+                volumes=volumes,
             )
             self.existing.append(t)
             self.targets.append(t)
