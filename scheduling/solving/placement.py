@@ -71,8 +71,9 @@ class Placement(ClaimPlacement):
         for pool in self.pools:
             why = self._new_claim(cls, pod, pool)
             if why is None:
-                cls.cursor = len(self.targets)
-                cands.append(self.targets[-1])
+                if len(self.targets) > cls.cursor:  # a new claim, not an open one grown
+                    cls.cursor = len(self.targets)
+                    cands.append(self.targets[-1])
                 return None
             reasons.append(why)
         if not self.pools:
