@@ -66,6 +66,9 @@ class PoolView:
     min_values: dict[str, int]
     # Positions of ``remaining`` that carry a limit; the others are never read.
     limited: tuple[int, ...] = ()
+    # Set once the limits first narrow a new claim: from then on each claim lists only types
+    # no larger than its target (solving/limits.py).
+    tight: bool = False
     # Host ports the DaemonSets that run on every new node of this pool already hold.
     daemon_ports: frozenset[tuple[str, int, str]] = frozenset()
 

@@ -81,6 +81,8 @@ class ClaimPlacement(PoolLimits):
             return Failure("no instance type has room", topo is reqs)
         if target is None:
             target = self._target(fitting, topo, need)
+        if pool.tight:
+            fitting = self._no_larger_than(fitting, target, pool)
         if pool.min_values:
             fitting = self._fit(fitting, need)
             if min_values_shortfall(fitting, topo, pool.min_values):
@@ -213,10 +215,13 @@ class ClaimPlacement(PoolLimits):
             )
 
         if pool.remaining is not None:
-            allowed = [it for it in fitting if self._within_limits(pool, it)]
-            if len(allowed) < len(fitting) and self._grow_open_claim(cls, pod, pool):
-                return None
+            allowed = self._allowed(pool, fitting)
+            if len(allowed) < len(fitting) and not pool.tight:
+                self._tighten(pool)
+                allowed = self._allowed(pool, fitting)
             if not allowed:
+                if self._grow_open_claim(cls, pod, pool):
+                    return None
                 return f"nodepool {pool.name}: limits would be exceeded"
             if len(allowed) < len(fitting):
                 fitting = allowed
@@ -243,32 +248,48 @@ class ClaimPlacement(PoolLimits):
         return None
 
     def _grow_open_claim(self, cls: PodClass, pod: Pod, pool: PoolView) -> bool:
-        """Add the pod to an open claim of a limited pool by filling it past its target type.
-
-        A claim is filled only toward its target type (the best price for the workload),
-        yet holds back the largest type it lists from the pool's limits, as Karpenter's
-        claims do. When the limits leave too little for a new claim to hold the pod, the
-        room those open claims already hold back is used first: the claim is retargeted to
-        a larger type it lists (Karpenter's claims take pods up to their largest type). Its
-        types and reservation only shrink, so no limit is exceeded. Claims are tried in
-        creation order; a claim that cannot hold the class even at its largest type is not
-        tried for that class again.
-        """
+        """Add the pod to an open claim of a pool whose limits leave no room for a new claim,
+        by letting the claim list larger types within what the limits leave plus what it
+        holds back itself (Karpenter's claims take pods up to their largest type). Claims
+        are tried in creation order; one that cannot take the class is not tried for it
+        again, nor is the pool before another pod is placed somewhere (same state, same
+        answer)."""
+        tried = (id(cls), id(pool))
+        if self._growth_failed.get(tried) == self._placements:
+            return False
         for c in self.claims:
-            if c.pool is not pool or c.target is None or not c.pods:
+            if c.pool is not pool or not c.pods:
                 continue
             key = (id(cls), c.index)
             if key in self._ungrowable:
                 continue
-            target = c.target
-            c.target = None  # fill toward any type the claim lists
+            saved = (c.types, c.target, c.cap)
+            c.types = self._widened(c, self._types_for(pool, c.requirements))
+            c.target = None  # fill toward the best type it may now list
             failure = self._try_claim(cls, pod, c)
             if failure is None:
                 return True
-            c.target = target
+            c.types, c.target, c.cap = saved
             if failure.monotone:
                 self._ungrowable.add(key)
+        self._growth_failed[tried] = self._placements
         return False
+
+    def _widened(self, c: ClaimTarget, types: list[InstanceType]) -> list[InstanceType]:
+        """Of ``types``, largest first, those that hold the claim's pods and fit in what the
+        pool's limits leave once the claim's own reservation is released. The claim's
+        current types were reserved, so they are among them."""
+        pool = c.pool
+        assert pool is not None and pool.remaining is not None and c.reserved is not None
+        free = list(pool.remaining)
+        for i in pool.limited:
+            free[i] += c.reserved[i]
+        kept = [
+            it
+            for it in self._fit(types, c.used)
+            if all(self._capacity_of(it)[i] <= free[i] for i in pool.limited)
+        ]
+        return sorted(kept, key=self._size_key, reverse=True)
 
     def _size_key(self, it: InstanceType) -> tuple[int, ...]:
         return tuple(self._alloc_vec(it))

@@ -10,7 +10,15 @@ has no budget to run out of (a finite stand-in for "unlimited" would be used up 
 claims of a catalog with 24 TiB types and refuse pods long before any real limit).
 
 Here a claim's type list only shrinks as pods join it, so its reservation is recomputed
-and can only fall, never beyond what the launched node can take.
+and can only fall, never below what the launched node can take.
+
+Joinery fills a claim only toward its target type (solving/claims.py), so holding back its
+largest type would waste the limit. Until the limits first narrow a new claim nothing
+changes (the plan is the one made without limits); from then on the pool is *tight*: each
+claim lists only the types no larger than its target in the limited resources and holds
+back that much, which leaves room for more claims. When the limits leave no room for a new
+claim at all, an open claim may still take the pod by listing larger types within what is
+left plus what it holds back (claims.py, ``_grow_open_claim``).
 """
 
 from __future__ import annotations
@@ -31,6 +39,29 @@ class PoolLimits(PodClasses):
             v.append(NODE)
             self._capacity_cache[it.name] = v
         return v
+
+    def _allowed(self, pool: PoolView, types: list[InstanceType]) -> list[InstanceType]:
+        """The types a new claim of ``pool`` may list (``types`` itself when the limits
+        exclude none). Memoised per list and what the limits leave: once a pool's limits are
+        used up, every pod that tries it asks the same question."""
+        remaining = pool.remaining
+        assert remaining is not None
+        left = tuple(remaining[i] for i in pool.limited)
+        hit = self._allowed_cache.get(id(types))
+        if hit is not None and hit[0] is types and hit[1] == (id(pool), left):
+            return hit[2]
+        largest = [0] * len(left)
+        for it in types:
+            cap = self._capacity_of(it)
+            for j, i in enumerate(pool.limited):
+                if cap[i] > largest[j]:
+                    largest[j] = cap[i]
+        if all(m <= r for m, r in zip(largest, left, strict=True)):
+            out = types
+        else:
+            out = [it for it in types if self._within_limits(pool, it)]
+        self._allowed_cache[id(types)] = (types, (id(pool), left), out)
+        return out
 
     def _within_limits(self, pool: PoolView, it: InstanceType) -> bool:
         """Whether a new claim of ``pool`` may list ``it``: it fits in every limited resource."""
@@ -57,17 +88,23 @@ class PoolLimits(PodClasses):
             remaining[i] += (before[i] if before is not None else 0) - held[i]
         c.reserved = held
 
-    def _relist_within_limits(self, c: ClaimTarget, types: list[InstanceType]) -> None:
-        """List for the claim (which gave pods away, so more types hold it) those of
-        ``types`` the pool's limits allow once its own reservation is released, and reserve
-        them. Its current types were reserved, so they stay listed."""
-        pool = c.pool
-        assert pool is not None and pool.remaining is not None and c.reserved is not None
-        free = list(pool.remaining)
-        for i in pool.limited:
-            free[i] += c.reserved[i]
-        kept = [
-            it for it in types if all(self._capacity_of(it)[i] <= free[i] for i in pool.limited)
-        ]
-        c.types = kept
-        self._reserve(c)
+    def _no_larger_than(
+        self, types: list[InstanceType], target: InstanceType, pool: PoolView
+    ) -> list[InstanceType]:
+        """The types no larger than ``target`` in any limited resource: a claim is filled
+        only toward its target, so larger types would hold back room it never uses."""
+        top = self._capacity_of(target)
+        out = [it for it in types if all(self._capacity_of(it)[i] <= top[i] for i in pool.limited)]
+        return types if len(out) == len(types) else out
+
+    def _tighten(self, pool: PoolView) -> None:
+        """The limits narrowed a new claim of the pool for the first time: from now on its
+        claims list only types no larger than their targets, and the open ones give back
+        what they held beyond that (see the module docstring)."""
+        pool.tight = True
+        if pool.min_values:
+            return  # fewer types could break minValues: keep Karpenter's reservation
+        for c in self.claims:
+            if c.pool is pool and c.target is not None:
+                c.types = self._no_larger_than(c.types, c.target, pool)
+                self._reserve(c)

@@ -88,8 +88,14 @@ class SolverSetup:
         self._eligible: dict[tuple[object, ...], set[str]] = {}
         self._alloc_cache: dict[str, list[int]] = {}
         self._capacity_cache: dict[str, list[int]] = {}
-        # (pod class, claim index) pairs where growing the claim past its target cannot help.
+        self._allowed_cache: dict[
+            int, tuple[list[InstanceType], tuple[int, tuple[int, ...]], list[InstanceType]]
+        ] = {}
+        self._placements = 0  # pods placed so far: the solver's state changes with each
+        # (pod class, claim index) pairs where growing the claim cannot help, for good.
         self._ungrowable: set[tuple[int, int]] = set()
+        # (pod class, pool) → placements when no open claim of the pool could grow for it.
+        self._growth_failed: dict[tuple[int, int], int] = {}
 
     def _dimensions(self) -> list[str]:
         names = {CPU, MEMORY, PODS}

@@ -42,7 +42,8 @@ class SlackFilling(Pricing):
         topology rule mentions move from the claims holding them into that room when the
         receiving claim accepts them without narrowing; the receiver's price is unchanged
         and the giver's can only drop, so the plan never gets dearer. In a pool with limits
-        the giver's type list grows again only by types the limits still allow.
+        the giver's type list grows again only by types the limits still allow (not at all
+        once the limits bind).
         """
         claims = [c for c in self.claims if c.pool is not None]
         donors: list[tuple[ClaimTarget, dict[int, tuple[PodClass, list[Pod]]]]] = []
@@ -93,8 +94,9 @@ class SlackFilling(Pricing):
                 types = sorted(self._fit(types, donor.used), key=self._size_key, reverse=True)
                 if donor.pool.remaining is None:
                     donor.types = types
-                else:
-                    self._relist_within_limits(donor, types)
+                elif not donor.pool.tight:  # a tight pool's claims keep their trimmed lists
+                    donor.types = self._widened(donor, types)
+                    self._reserve(donor)
                 continue
             for target, pod, cls in reversed(log):  # no cheaper: put everything back
                 target.pods.remove(pod)

@@ -97,15 +97,29 @@ def test_a_limit_above_what_the_claims_hold_back_changes_nothing() -> None:
     assert limited == free
 
 
-def test_a_limit_below_what_the_claims_would_hold_back_places_every_pod() -> None:
-    # Same pods, 1,000 cpu: the claims' reservations (192 cpu each) reach the limit after five
-    # claims; later pods go on the open claims, grown past their targets, as Karpenter's
-    # claims would take them. Nothing is refused and the limit holds.
+def test_once_a_limit_binds_claims_hold_back_only_their_target_size() -> None:
+    # Same pods, 1,000 cpu: the fifth claim's 192-cpu type no longer fits in what is left.
+    # From then on each claim lists (and holds back) only types no larger than its target,
+    # so the plan is the one made without limits: same nodes, same price.
     cat = _small_and_huge()
     docs = [*_pods(30, "1500m", "3Gi"), *_pods(30, "250m", "1Gi", prefix="s")]
+    free = plan([nodepool(requirements=OD), *docs], cat)
     out = plan([nodepool(requirements=OD, limits={"cpu": "1000"}), *docs], cat)
     assert unschedulable(out) == []
+    assert [c["pods"] for c in out["nodeClaims"]] == [c["pods"] for c in free["nodeClaims"]]
+    assert out["cost"] == free["cost"]
     assert _held(out, cat, "cpu") <= parse_quantity("1000")
+
+
+def test_an_open_claim_grows_within_the_limit_when_no_new_claim_fits() -> None:
+    # 6 cpu: the first 3-cpu pod opens a claim aimed at a 4-cpu type; the second leaves no
+    # room for a new claim (2 cpu left), so the open claim takes it on the 6-cpu type, as
+    # Karpenter's claim (listing both) would.
+    cat = catalog(["c5.large", "c6i.xlarge"])
+    cat["instanceTypes"].append(_big("x6.large", 6, "24Gi", 0.5))
+    out = plan([nodepool(requirements=OD, limits={"cpu": "6"}), *_pods(2, "3", "1Gi")], cat)
+    assert unschedulable(out) == []
+    assert [c["instanceTypes"] for c in out["nodeClaims"]] == [["x6.large"]]
 
 
 @pytest.mark.parametrize(
