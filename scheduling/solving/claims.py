@@ -81,7 +81,7 @@ class ClaimPlacement(PoolLimits):
             return Failure("no instance type has room", topo is reqs)
         if target is None:
             target = self._target(fitting, topo, need)
-        if pool.tight:
+        if pool.tight and not pool.min_values:  # fewer types could break minValues
             fitting = self._no_larger_than(fitting, target, pool)
         if pool.min_values:
             fitting = self._fit(fitting, need)
