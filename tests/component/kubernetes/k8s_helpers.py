@@ -83,6 +83,37 @@ def pod(
     }
 
 
+# A one-type catalog for `joinery plan --catalog` against the test cluster.
+M5_CATALOG = {
+    "instanceTypes": [
+        {
+            "name": "m5.large",
+            "capacity": {"cpu": "2", "memory": "8Gi", "pods": "29"},
+            "offerings": [{"zone": "us-east-1a", "capacityType": "on-demand", "price": 0.096}],
+        }
+    ]
+}
+
+
+def nodepool_body(
+    name: str, *, labels: dict[str, str] | None = None, **spec: Any
+) -> dict[str, Any]:
+    """A NodePool allowing every capacity type, with template labels and extra spec fields."""
+    template: dict[str, Any] = {
+        "spec": {
+            "nodeClassRef": {
+                "group": "karpenter.k8s.aws",
+                "kind": "EC2NodeClass",
+                "name": "default",
+            },
+            "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "Exists"}],
+        }
+    }
+    if labels:
+        template["metadata"] = {"labels": labels}
+    return {"metadata": {"name": name}, "spec": {"template": template, **spec}}
+
+
 def condition(obj: dict[str, Any], type_: str) -> dict[str, Any] | None:
     for c in (obj.get("status") or {}).get("conditions") or []:
         if c.get("type") == type_:

@@ -9,23 +9,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from k8s_helpers import delete_node, eventually, kwok_node, pod
+from k8s_helpers import M5_CATALOG, delete_node, eventually, kwok_node, nodepool_body, pod
 
 from activities.kubernetes import custom_objects
 from activities.kubernetes.client import Kube
 from activities.kubernetes.resources import NODEPOOL
 from sandbox.cluster import Cluster
 from worker.cli import main
-
-CATALOG = {
-    "instanceTypes": [
-        {
-            "name": "m5.large",
-            "capacity": {"cpu": "2", "memory": "8Gi", "pods": "29"},
-            "offerings": [{"zone": "us-east-1a", "capacityType": "on-demand", "price": 0.096}],
-        }
-    ]
-}
 
 
 def _managed(name: str, pool: str) -> dict[str, object]:
@@ -56,24 +46,7 @@ def test_plan_reads_a_live_cluster_read_only(
     custom_objects.create(
         admin,
         NODEPOOL,
-        {
-            "metadata": {"name": pool},
-            "spec": {
-                "template": {
-                    "spec": {
-                        "nodeClassRef": {
-                            "group": "karpenter.k8s.aws",
-                            "kind": "EC2NodeClass",
-                            "name": "default",
-                        },
-                        "requirements": [
-                            {"key": "karpenter.sh/capacity-type", "operator": "Exists"}
-                        ],
-                    }
-                },
-                "disruption": {"consolidateAfter": "0s", "budgets": [{"nodes": "100%"}]},
-            },
-        },
+        nodepool_body(pool, disruption={"consolidateAfter": "0s", "budgets": [{"nodes": "100%"}]}),
     )
     for name in (busy, empty):
         admin.core.create_node(_managed(name, pool))
@@ -87,7 +60,7 @@ def test_plan_reads_a_live_cluster_read_only(
             what="kwok to run the pod",
         )
         catalog = tmp_path / "catalog.yaml"
-        catalog.write_text(yaml.safe_dump(CATALOG))
+        catalog.write_text(yaml.safe_dump(M5_CATALOG))
         config = str(cluster.kubeconfig_path)
 
         assert main(["plan", "--kubeconfig", config, "--catalog", str(catalog)]) == 0

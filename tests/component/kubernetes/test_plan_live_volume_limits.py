@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from k8s_helpers import delete_node, eventually, kwok_node, pod
+from k8s_helpers import M5_CATALOG, delete_node, eventually, kwok_node, nodepool_body, pod
 
 from activities.kubernetes import custom_objects
 from activities.kubernetes.client import Kube
@@ -18,15 +18,6 @@ from sandbox.cluster import Cluster
 from worker.cli import main
 
 EBS = "ebs.csi.aws.com"
-CATALOG = {
-    "instanceTypes": [
-        {
-            "name": "m5.large",
-            "capacity": {"cpu": "2", "memory": "8Gi", "pods": "29"},
-            "offerings": [{"zone": "us-east-1a", "capacityType": "on-demand", "price": 0.096}],
-        }
-    ]
-}
 
 
 def _pvc(name: str, storage_class: str) -> dict[str, object]:
@@ -59,28 +50,7 @@ def test_plan_counts_volumes_against_a_live_csinode(
 ) -> None:
     pool, node, sc = f"vol-{unique}", f"vol-{unique}", f"gp3-{unique}"
     mark = {"example.com/volume-test": unique}
-    custom_objects.create(
-        admin,
-        NODEPOOL,
-        {
-            "metadata": {"name": pool},
-            "spec": {
-                "template": {
-                    "metadata": {"labels": mark},
-                    "spec": {
-                        "nodeClassRef": {
-                            "group": "karpenter.k8s.aws",
-                            "kind": "EC2NodeClass",
-                            "name": "default",
-                        },
-                        "requirements": [
-                            {"key": "karpenter.sh/capacity-type", "operator": "Exists"}
-                        ],
-                    },
-                },
-            },
-        },
-    )
+    custom_objects.create(admin, NODEPOOL, nodepool_body(pool, labels=mark))
     admin.storage.create_storage_class(
         {
             "apiVersion": "storage.k8s.io/v1",
@@ -126,7 +96,7 @@ def test_plan_counts_volumes_against_a_live_csinode(
             what="kube-scheduler to find no room for db-1's volume",
         )
         catalog = tmp_path / "catalog.yaml"
-        catalog.write_text(yaml.safe_dump(CATALOG))
+        catalog.write_text(yaml.safe_dump(M5_CATALOG))
         config = str(cluster.kubeconfig_path)
         assert main(["plan", "--kubeconfig", config, "--catalog", str(catalog)]) == 0
         doc = json.loads(capsys.readouterr().out)
