@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
+import yaml
 from kubernetes import client as k8s
 
 from sandbox.cluster import KWOK_NODE_ANNOTATION, KWOK_NODE_ANNOTATION_VALUE
@@ -93,6 +96,17 @@ M5_CATALOG = {
         }
     ]
 }
+
+
+def plan_live(kubeconfig: Path, tmp_path: Path, capsys: Any, *args: str) -> dict[str, Any]:
+    """Run ``joinery plan --kubeconfig`` on the test cluster with M5_CATALOG; its JSON."""
+    from worker.cli import main  # the CLI only for the tests that run it
+
+    catalog = tmp_path / "catalog.yaml"
+    catalog.write_text(yaml.safe_dump(M5_CATALOG))
+    assert main(["plan", "--kubeconfig", str(kubeconfig), "--catalog", str(catalog), *args]) == 0
+    doc: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return doc
 
 
 def nodepool_body(

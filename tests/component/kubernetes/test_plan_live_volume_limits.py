@@ -4,18 +4,15 @@ kube-scheduler that marked the pod unschedulable)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-import yaml
-from k8s_helpers import M5_CATALOG, delete_node, eventually, kwok_node, nodepool_body, pod
+from k8s_helpers import delete_node, eventually, kwok_node, nodepool_body, plan_live, pod
 
 from activities.kubernetes import custom_objects
 from activities.kubernetes.client import Kube
 from activities.kubernetes.resources import NODEPOOL
 from sandbox.cluster import Cluster
-from worker.cli import main
 
 EBS = "ebs.csi.aws.com"
 
@@ -95,11 +92,7 @@ def test_plan_counts_volumes_against_a_live_csinode(
             ),
             what="kube-scheduler to find no room for db-1's volume",
         )
-        catalog = tmp_path / "catalog.yaml"
-        catalog.write_text(yaml.safe_dump(M5_CATALOG))
-        config = str(cluster.kubeconfig_path)
-        assert main(["plan", "--kubeconfig", config, "--catalog", str(catalog)]) == 0
-        doc = json.loads(capsys.readouterr().out)
+        doc = plan_live(cluster.kubeconfig_path, tmp_path, capsys)
         key = f"{namespace}/db-1"
         on_node = [p for n in doc["existingNodes"] for p in n["pods"]]
         assert key not in on_node
