@@ -16,6 +16,7 @@ from scheduling.targets import (
     vec_add,
     vec_fits,
 )
+from scheduling.volumes import attach, over_limit
 
 
 class Placement(ClaimPlacement):
@@ -26,6 +27,9 @@ class Placement(ClaimPlacement):
             return Failure("taint not tolerated", True)
         if cls.host_ports and ports_conflict(t.host_ports, cls.host_ports):
             return Failure("host port in use", True)
+        vols = self.problem.volumes.get(pod.key) if t.volume_limits else None
+        if vols and over_limit(t.volumes, t.volume_limits, vols):  # per pod: not monotone
+            return Failure("volume attach limit reached", False)
         if t.requirements.compatible(cls.reqs, self.allow_undefined) is not None:
             return Failure("labels do not match", True)
         need = vec_add(t.used, cls.vec)
@@ -38,6 +42,8 @@ class Placement(ClaimPlacement):
         t.pods.append(pod)
         t.new_pods.append(pod)
         t.host_ports.update(cls.host_ports)
+        if vols:
+            attach(t.volumes, vols)
         self._record(cls, pod, t)
         return None
 
@@ -65,8 +71,9 @@ class Placement(ClaimPlacement):
         for pool in self.pools:
             why = self._new_claim(cls, pod, pool)
             if why is None:
-                cls.cursor = len(self.targets)
-                cands.append(self.targets[-1])
+                if len(self.targets) > cls.cursor:  # a new claim, not an open one grown
+                    cls.cursor = len(self.targets)
+                    cands.append(self.targets[-1])
                 return None
             reasons.append(why)
         if not self.pools:
