@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -16,6 +17,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+EPHEMERAL_RANGE = "/proc/sys/net/ipv4/ip_local_port_range"
+LISTEN_FLOOR = 10000  # below it: well-known and registered services
 
 
 @dataclass
@@ -97,13 +101,39 @@ def wait_for(
         time.sleep(interval)
 
 
+def _listen_range() -> tuple[int, int]:
+    """Where to pick listening ports: below (or above) the kernel's ephemeral range.
+
+    A port taken from the ephemeral range (``bind(0)``) is free only until the next outgoing
+    connection: any client socket on the machine may be given it before our component binds
+    it ("Address already in use", seen when several sandboxes start at once). Ports outside
+    that range are never handed out implicitly.
+    """
+    try:
+        low, high = map(int, Path(EPHEMERAL_RANGE).read_text().split())
+    except (OSError, ValueError):
+        low, high = 32768, 60999  # Linux's default
+    if low - 1 - LISTEN_FLOOR >= 2000:
+        return LISTEN_FLOOR, low - 1
+    if 65535 - high >= 2000:
+        return high + 1, 65535
+    return 0, 0  # no room outside it: let the kernel choose
+
+
 def free_ports(count: int) -> list[int]:
-    """Distinct free loopback ports (held open together so they differ)."""
+    """Distinct free loopback ports outside the ephemeral range, chosen at random (so two
+    sandboxes starting together rarely pick the same) and held open together so they differ."""
+    low, high = _listen_range()
+    rng = random.SystemRandom()
     held: list[socket.socket] = []
     try:
-        for _ in range(count):
+        while len(held) < count:
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", 0))
+            try:
+                s.bind(("127.0.0.1", rng.randint(low, high) if high else 0))
+            except OSError:
+                s.close()
+                continue
             held.append(s)
         return [int(s.getsockname()[1]) for s in held]
     finally:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,11 +35,12 @@ SCENARIO_TIMEOUT = 150  # seconds the scenario itself may take (--timeout)
 # Disruption scenarios wait out several rounds, each with its 15 s validation delay.
 DISRUPTION_TIMEOUT = 420
 TIMEOUTS = {
-    "smoke": SCENARIO_TIMEOUT,
-    "interruption": SCENARIO_TIMEOUT,
     "consolidation": DISRUPTION_TIMEOUT,
     "drift": DISRUPTION_TIMEOUT,
+    "smoke": SCENARIO_TIMEOUT,
+    "interruption": SCENARIO_TIMEOUT,
 }
+STAGGER_SECONDS = 8
 
 
 @dataclass
@@ -90,7 +92,11 @@ def scenarios(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Sc
     waits (boot, validation delays, kube-scheduler backoff), so together they take about as
     long as the longest one instead of the sum (~9 minutes of the suite otherwise)."""
     logs = tmp_path_factory.mktemp("scenarios")
-    runs = {name: start_scenario(name, t, logs) for name, t in TIMEOUTS.items()}
+    runs: dict[str, ScenarioRun] = {}
+    for name, timeout in TIMEOUTS.items():  # longest first, a little apart: most of a
+        if runs:  # sandbox's ports are bound before the next one picks its own
+            time.sleep(STAGGER_SECONDS)
+        runs[name] = start_scenario(name, timeout, logs)
     yield runs
     for run in runs.values():
         if run.process.poll() is None:
