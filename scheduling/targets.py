@@ -26,6 +26,9 @@ Vec = list[int]
 class Failure:
     reason: str
     monotone: bool
+    # Decided by the target's own facts (its labels, taints, ports, room, and the pods on its
+    # hostname), not by pods elsewhere: see ``scheduling.solving.rejections``.
+    local: bool = False
 
 
 def vec_fits(need: Vec, alloc: Vec) -> bool:

@@ -27,7 +27,7 @@ from models import labels as L
 from models.resources import CPU, MEMORY, PODS
 from scheduling.pods import AffinityTerm, Pod
 from scheduling.problem import NodeInfo, Problem
-from scheduling.solver import CatalogCache, Plan, Solver
+from scheduling.solver import CatalogCache, NodeRejections, Plan, Solver
 
 
 def _usable(node: NodeInfo) -> bool:
@@ -77,6 +77,7 @@ class RoundState:
     simulations: int = 0
     version: int = 0  # bumped by every accepted command
     catalog: CatalogCache = field(default_factory=CatalogCache)
+    rejections: NodeRejections | None = None
     _counted_only: dict[str, NodeInfo] = field(default_factory=dict)
     _rooms: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     _wide_anti: list[AffinityTerm] | None = None
@@ -89,7 +90,8 @@ class RoundState:
         for n in problem.nodes:
             placed = plan.existing.get(n.name)
             nodes[n.name] = replace(n, pods=[*n.pods, *placed]) if placed else n
-        return cls(problem, nodes)
+        hosts = ((n.name, n.labels.get(L.HOSTNAME, n.name)) for n in nodes.values())
+        return cls(problem, nodes, rejections=NodeRejections(hosts))
 
     def simulate(
         self, without: Collection[str], pods: Sequence[Pod], *, new_nodes: bool = True
@@ -124,7 +126,7 @@ class RoundState:
             daemonsets=self.problem.daemonsets,
             volume_requirements=self.problem.volume_requirements,
         )
-        return Solver(sub, catalog=self.catalog).solve()
+        return Solver(sub, catalog=self.catalog, rejections=self.rejections).solve()
 
     def apply(self, removed: Collection[str], plan: Plan) -> None:
         """Accept a command: its nodes go, its pods join their existing destinations."""

@@ -11,6 +11,7 @@ from models.resources import Resources, render
 from scheduling.pods import Pod
 from scheduling.solving.classes import PodClasses
 from scheduling.solving.podclass import PodClass
+from scheduling.solving.rejections import PLACEHOLDER_PREFIX
 from scheduling.taints import untolerated
 from scheduling.targets import (
     ClaimTarget,
@@ -248,7 +249,7 @@ class ClaimPlacement(PodClasses):
             if not fitting:
                 return f"nodepool {pool.name}: limits would be exceeded"
         self._claim_seq += 1
-        hostname = f"hostname-placeholder-{self._claim_seq:05d}"
+        hostname = f"{PLACEHOLDER_PREFIX}{self._claim_seq:05d}"
         claim = ClaimTarget(
             hostname=hostname,
             requirements=pool.requirements,

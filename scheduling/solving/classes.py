@@ -74,6 +74,9 @@ class PodClasses(TopologyDomains):
             host_ports=pod.host_ports,
             self_selecting={id(g): int(g.selects(pod)) for g, _ in own},
         )
+        if self.rejections is not None:
+            full = (key[0], tuple(sorted(pod.labels.items())), *key[2:], tuple(self.dims))
+            cls.rejected_by = self.rejections.of(full)
         for g, s in own:
             if s is not None and g.key not in cls.eligible:
                 cls.eligible[g.key] = self._eligible_domains(

@@ -113,7 +113,9 @@ class TopologyDomains(SolverSetup):
             if doms is None:
                 doms = self._claim_domains(t, g.key, reqs)
                 if doms is None:
-                    return Failure(f"nodes here carry no {g.key} label for {g.describe()}", True)
+                    return Failure(
+                        f"nodes here carry no {g.key} label for {g.describe()}", True, local=True
+                    )
             counts = g.counts
             if g.kind == SPREAD:
                 assert spread is not None
@@ -129,7 +131,8 @@ class TopologyDomains(SolverSetup):
                 if g.key != L.HOSTNAME and eligible:
                     ok = [d for d in ok if d in eligible]
                 if not ok:
-                    return Failure(f"{g.describe()} would be violated", g.key == L.HOSTNAME)
+                    host = g.key == L.HOSTNAME
+                    return Failure(f"{g.describe()} would be violated", host, local=host)
                 least = min(counts.get(d, 0) for d in ok)
                 ok = [d for d in ok if counts.get(d, 0) == least]
                 pin.add(g.key)
@@ -146,7 +149,8 @@ class TopologyDomains(SolverSetup):
             else:  # ANTI
                 ok = [d for d in doms if counts.get(d, 0) == 0]
                 if not ok:
-                    return Failure(f"{g.describe()} would be violated", True)
+                    host = g.key == L.HOSTNAME
+                    return Failure(f"{g.describe()} would be violated", True, local=host)
                 pin.add(g.key)
             allowed[g.key] = ok
         for g in cls.inverse:
@@ -159,7 +163,11 @@ class TopologyDomains(SolverSetup):
                     continue
             ok = [d for d in doms if d not in g.owner_domains]
             if not ok:
-                return Failure(f"anti-affinity of a pod already placed ({g.describe()})", True)
+                return Failure(
+                    f"anti-affinity of a pod already placed ({g.describe()})",
+                    True,
+                    local=g.key == L.HOSTNAME,
+                )
             allowed[g.key] = ok
         extra: list[Requirement] = []
         for key, doms in allowed.items():

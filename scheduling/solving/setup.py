@@ -15,9 +15,10 @@ from models.instancetype import InstanceType
 from models.requirements import Requirements
 from models.resources import CPU, MEMORY, PODS, Resources, add
 from scheduling.pods import Pod
-from scheduling.problem import Problem
+from scheduling.problem import NodeInfo, Problem
 from scheduling.solving.catalog import CatalogCache
 from scheduling.solving.podclass import PodClass, RelaxState
+from scheduling.solving.rejections import NodeRejections
 from scheduling.taints import Taint, untolerated
 from scheduling.targets import (
     ClaimTarget,
@@ -37,16 +38,22 @@ class SolverSetup:
     _memory_per_cpu: float
 
     def __init__(
-        self, problem: Problem, order: str = "balanced", catalog: CatalogCache | None = None
+        self,
+        problem: Problem,
+        order: str = "balanced",
+        catalog: CatalogCache | None = None,
+        rejections: NodeRejections | None = None,
     ) -> None:
         """``order`` is "balanced" (ours) or "cpu" (Karpenter's: cpu, then memory, descending;
         with first-fit claims this is the first-fit-decreasing baseline benchmarks compare to).
 
         ``catalog`` carries what depends only on the pools and the instance types from one
-        solve to the next (disruption runs hundreds of simulations on one catalog)."""
+        solve to the next (disruption runs hundreds of simulations on one catalog);
+        ``rejections``, the existing nodes known to reject a pod class (one round's)."""
         if order not in ("balanced", "cpu"):
             raise ValueError(f"unknown order {order!r}")
         self.catalog = catalog if catalog is not None else CatalogCache()
+        self.rejections = rejections
         self.problem = problem
         self.order = order
         self.topology = Topology(self._namespace_labels())
@@ -207,24 +214,21 @@ class SolverSetup:
         return total
 
     def _existing(self) -> None:
+        dims = tuple(self.dims)
         for node in self.problem.nodes:
             if not node.schedulable:
                 continue
-            used: Resources = {}
-            ports: set[tuple[str, int, str]] = set()
-            for p in node.pods:
-                used = add(used, p.requests)
-                ports.update(p.host_ports)
-            alloc = self.vec(node.allocatable)
+            used, ports = self.catalog.per_list(("usage", dims), node.pods, self._usage)
+            alloc = self.catalog.per_list(("alloc", dims), node.allocatable, self.vec)
             # A node's pod capacity: missing dims (e.g. pods) mean zero room, as the kubelet.
             t = ExistingTarget(
                 hostname=node.labels.get(L.HOSTNAME, node.name),
                 requirements=node.requirements,
                 taints=node.taints,
-                used=self.vec(used),
-                host_ports=ports,
+                used=list(used),
+                host_ports=set(ports),
                 pods=list(node.pods),
-                base_used=self.vec(used),
+                base_used=list(used),
                 name=node.name,
                 allocatable=alloc,
                 labels=node.labels,
@@ -236,31 +240,54 @@ class SolverSetup:
             for key, value in node.labels.items():
                 self.universe.setdefault(key, set()).add(value)
 
+    def _usage(self, pods: list[Pod]) -> tuple[list[int], frozenset[tuple[str, int, str]]]:
+        """What a node's pods take: their summed requests and the host ports they hold."""
+        used: Resources = {}
+        ports: set[tuple[str, int, str]] = set()
+        for p in pods:
+            used = add(used, p.requests)
+            ports.update(p.host_ports)
+        return self.vec(used), frozenset(ports)
+
     def _bound_pods_topology(self) -> None:
         """Count pods already running, and let their anti-affinity block domains."""
-        for node in self.problem.nodes:
-            for p in node.pods:
-                for term in p.anti_affinity:
-                    self.topology.affinity_group(p, term, anti=True)
+        # Pods alike in namespace, labels and anti-affinity count alike: each node's pods are
+        # taken as such shapes with how many of each (kept across solves per pod list).
+        shapes: list[tuple[NodeInfo, list[tuple[Pod, int]]]] = [
+            (node, self.catalog.per_list("shapes", node.pods, _pod_shapes))
+            for node in self.problem.nodes
+        ]
+        owned_by: dict[tuple[object, ...], list[TopologyGroup]] = {}
+        for _, counted in shapes:
+            for p, _n in counted:
+                if p.anti_affinity:
+                    akey = (p.namespace, p.anti_affinity)
+                    if akey not in owned_by:
+                        owned_by[akey] = [
+                            self.topology.affinity_group(p, t, anti=True) for t in p.anti_affinity
+                        ]
         groups = list(self.topology.groups)
         # Replicas share their labels: which groups select a pod is worked out once per
         # (namespace, labels), not once per pod (a cluster has many more pods than shapes).
         selected: dict[tuple[object, ...], list[TopologyGroup]] = {}
-        for node in self.problem.nodes:
+        for node, counted in shapes:
             host = node.labels.get(L.HOSTNAME, node.name)
-            for p in node.pods:
-                owned = [self.topology.affinity_group(p, t, anti=True) for t in p.anti_affinity]
+            labels = node.labels
+            for p, n in counted:
                 shape = (p.namespace, *p.labels.items())
                 matching = selected.get(shape)
                 if matching is None:
                     matching = [g for g in groups if g.selects(p)]
                     selected[shape] = matching
-                domains = {
-                    g.key: ([host] if g.key == L.HOSTNAME else [node.labels[g.key]])
-                    for g in matching + owned
-                    if g.key == L.HOSTNAME or g.key in node.labels
-                }
-                self.topology.record(p, matching, owned, domains)
+                for g in matching:
+                    d = host if g.key == L.HOSTNAME else labels.get(g.key)
+                    if d is not None:
+                        g.counts[d] = g.counts.get(d, 0) + n
+                if p.anti_affinity:
+                    for g in owned_by[(p.namespace, p.anti_affinity)]:
+                        d = host if g.key == L.HOSTNAME else labels.get(g.key)
+                        if d is not None:
+                            g.owner_domains.add(d)
 
     def _declare_groups(self) -> None:
         """Create every group the pending pods can use, before anything is counted."""
@@ -287,6 +314,21 @@ class SolverSetup:
             self._req_sig[key] = sig
             self._keep_alive.append(reqs)
         return sig
+
+
+def _pod_shapes(pods: list[Pod]) -> list[tuple[Pod, int]]:
+    """The pods as (one of them, how many) per namespace, labels and anti-affinity, in the
+    order each first appears: all that counting them for topology looks at."""
+    first: dict[tuple[object, ...], Pod] = {}
+    count: dict[tuple[object, ...], int] = {}
+    for p in pods:
+        key = (p.namespace, tuple(p.labels.items()), p.anti_affinity)
+        if key in first:
+            count[key] += 1
+        else:
+            first[key] = p
+            count[key] = 1
+    return [(p, count[key]) for key, p in first.items()]
 
 
 def _selector_keys(pods: Sequence[Pod]) -> frozenset[str]:
