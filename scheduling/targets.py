@@ -26,8 +26,9 @@ Vec = list[int]
 class Failure:
     reason: str
     monotone: bool
-    # Decided by the target's own facts (its labels, taints, ports, room, and the pods on its
-    # hostname), not by pods elsewhere: see ``scheduling.solving.rejections``.
+    # Decided by an existing node's own facts whatever the pod's size (its labels, taints,
+    # host ports, and the pods on its hostname), not by pods elsewhere nor by its free room:
+    # see ``scheduling.solving.rejections``.
     local: bool = False
 
 

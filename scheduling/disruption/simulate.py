@@ -82,6 +82,7 @@ class RoundState:
     _rooms: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     _wide_anti: list[AffinityTerm] | None = None
     _price_order: list[tuple[float, int, int, int]] | None = None
+    _listed: tuple[int, list[tuple[str, NodeInfo, tuple[int, int, int] | None]]] | None = None
 
     @classmethod
     def after_plan(cls, problem: Problem, plan: Plan) -> RoundState:
@@ -99,22 +100,23 @@ class RoundState:
         """Solve ``pods`` onto the usable nodes other than ``without`` and the removed ones,
         opening new claims where they fit nowhere (unless ``new_nodes`` is False)."""
         self.simulations += 1
-        gone = set(without) | self.removed
+        gone = set(without)
         need = _smallest(pods) if pods else (0, 0, 0)
+        listing = self._listing()
         if self._prunable(pods):
             nodes = [
                 n
-                for name, n in self.nodes.items()
-                if name not in gone and _usable(n) and _has_room(self.room(name), need)
+                for name, n, room in listing
+                if room is not None and name not in gone and _has_room(room, need)
             ]
         else:
             # Every node's pods still count toward spread and affinity; a node that cannot
             # take any of the pods is there as counts only (not a target to try).
             nodes = []
-            for name, n in self.nodes.items():
+            for name, n, room in listing:
                 if name in gone:
                     continue
-                if _usable(n) and _has_room(self.room(name), need):
+                if room is not None and _has_room(room, need):
                     nodes.append(n)
                 else:
                     nodes.append(self._counts_only(name))
@@ -159,6 +161,18 @@ class RoundState:
             if c >= cpu and m >= mem and n >= count:
                 return price
         return None
+
+    def _listing(self) -> list[tuple[str, NodeInfo, tuple[int, int, int] | None]]:
+        """The nodes not removed, in order, each with its room if pods may land on it (None
+        if not); worked out once per accepted command, not once per simulation."""
+        if self._listed is None or self._listed[0] != self.version:
+            rows = [
+                (name, n, self.room(name) if _usable(n) else None)
+                for name, n in self.nodes.items()
+                if name not in self.removed
+            ]
+            self._listed = (self.version, rows)
+        return self._listed[1]
 
     def _counts_only(self, name: str) -> NodeInfo:
         node = self.nodes[name]

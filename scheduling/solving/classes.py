@@ -75,7 +75,9 @@ class PodClasses(TopologyDomains):
             self_selecting={id(g): int(g.selects(pod)) for g, _ in own},
         )
         if self.rejections is not None:
-            full = (key[0], tuple(sorted(pod.labels.items())), *key[2:], tuple(self.dims))
+            # Everything but the pod's size: room is the RoomIndex's; a rejection remembered
+            # is one no pod of these constraints, whatever its requests, could pass.
+            full = (key[0], tuple(sorted(pod.labels.items())), *key[3:])
             cls.rejected_by = self.rejections.of(full)
         for g, s in own:
             if s is not None and g.key not in cls.eligible:

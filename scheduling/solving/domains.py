@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from models import labels as L
 from models.requirements import Requirement, Requirements
-from scheduling.pods import Pod
+from scheduling.pods import Pod, SpreadConstraint
 from scheduling.solving.podclass import PodClass
 from scheduling.solving.setup import SolverSetup
 from scheduling.taints import untolerated
@@ -17,7 +17,7 @@ from scheduling.targets import (
     Target,
     instance_type_compatible,
 )
-from scheduling.topology import AFFINITY, SPREAD
+from scheduling.topology import AFFINITY, SPREAD, TopologyGroup
 
 
 class TopologyDomains(SolverSetup):
@@ -67,7 +67,7 @@ class TopologyDomains(SolverSetup):
                         out.update(v for v in r.values if merged.get_or_exists(key).has(v))
         for t in self.existing:
             v = t.labels.get(key)
-            if v is None:
+            if v is None or v in out:  # nothing to learn from this node
                 continue
             if honor_affinity and t.requirements.compatible(cls.reqs, self.allow_undefined):
                 continue
@@ -103,6 +103,77 @@ class TopologyDomains(SolverSetup):
         zones, cts = self.offers.offered(t.types, reqs)
         return (zones if key == L.ZONE else cts).get(domain, float("inf"))
 
+    def _own_allowed(
+        self,
+        cls: PodClass,
+        g: TopologyGroup,
+        spread: SpreadConstraint | None,
+        doms: list[str],
+    ) -> list[str] | Failure:
+        """The domains among ``doms`` one of the class's own rules allows now (for a spread,
+        the least filled of them), or why none."""
+        counts = g.counts
+        if g.kind == SPREAD:
+            assert spread is not None
+            eligible = cls.eligible.get(g.key, set())
+            if g.key == L.HOSTNAME or (
+                spread.min_domains is not None and len(eligible) < spread.min_domains
+            ):
+                floor = 0
+            else:
+                floor = min((counts.get(d, 0) for d in eligible), default=0)
+            selfsel = cls.self_selecting[id(g)]
+            ok = [d for d in doms if counts.get(d, 0) + selfsel - floor <= g.max_skew]
+            if g.key != L.HOSTNAME and eligible:
+                ok = [d for d in ok if d in eligible]
+            if not ok:
+                host = g.key == L.HOSTNAME
+                return Failure(f"{g.describe()} would be violated", host, local=host)
+            least = min(counts.get(d, 0) for d in ok)
+            ok = [d for d in ok if counts.get(d, 0) == least]
+        elif g.kind == AFFINITY:
+            if any(c > 0 for c in counts.values()):
+                ok = [d for d in doms if counts.get(d, 0) > 0]
+            elif cls.self_selecting[id(g)]:
+                ok = list(doms)
+            else:
+                return Failure(f"{g.describe()}: no matching pod is running or planned", False)
+            if not ok:
+                return Failure(f"{g.describe()}: not in a domain with a matching pod", False)
+        else:  # ANTI
+            ok = [d for d in doms if counts.get(d, 0) == 0]
+            if not ok:
+                host = g.key == L.HOSTNAME
+                return Failure(f"{g.describe()} would be violated", True, local=host)
+        return ok
+
+    def _closed_domains(self, cls: PodClass) -> list[tuple[str, set[str | None]]] | None:
+        """Per topology key of the class's own rules over domains wider than a node (zone
+        spread, zonal affinity and anti-affinity), the existing nodes' domains those rules rule
+        out now (``None`` standing for a node without the label): ``_topology`` fails on any
+        node there. Valid until the next placement changes the counts, so the solver asks once
+        per pod. Without it, every pod of a zonal class tries, one by one, every node of the
+        zones its spread has closed."""
+        wide = [(g, s) for g, s in cls.own if g.key != L.HOSTNAME]
+        if not wide:
+            return None
+        closed: dict[str, set[str | None]] = {}
+        for g, s in wide:
+            out = closed.setdefault(g.key, {None})
+            for v in self._existing_domains(g.key):
+                if v not in out and isinstance(self._own_allowed(cls, g, s, [v]), Failure):
+                    out.add(v)
+        return list(closed.items())
+
+    def _existing_domains(self, key: str) -> set[str]:
+        """The values the existing nodes carry for a label key."""
+        hit = self._domains_of.get(key)
+        if hit is None:
+            hit = self._domains_of[key] = {
+                v for t in self.existing if (v := t.labels.get(key)) is not None
+            }
+        return hit
+
     def _topology(self, cls: PodClass, t: Target, reqs: Requirements) -> Requirements | Failure:
         if not cls.own and not cls.inverse:
             return reqs
@@ -116,42 +187,10 @@ class TopologyDomains(SolverSetup):
                     return Failure(
                         f"nodes here carry no {g.key} label for {g.describe()}", True, local=True
                     )
-            counts = g.counts
-            if g.kind == SPREAD:
-                assert spread is not None
-                eligible = cls.eligible.get(g.key, set())
-                if g.key == L.HOSTNAME or (
-                    spread.min_domains is not None and len(eligible) < spread.min_domains
-                ):
-                    floor = 0
-                else:
-                    floor = min((counts.get(d, 0) for d in eligible), default=0)
-                selfsel = cls.self_selecting[id(g)]
-                ok = [d for d in doms if counts.get(d, 0) + selfsel - floor <= g.max_skew]
-                if g.key != L.HOSTNAME and eligible:
-                    ok = [d for d in ok if d in eligible]
-                if not ok:
-                    host = g.key == L.HOSTNAME
-                    return Failure(f"{g.describe()} would be violated", host, local=host)
-                least = min(counts.get(d, 0) for d in ok)
-                ok = [d for d in ok if counts.get(d, 0) == least]
-                pin.add(g.key)
-            elif g.kind == AFFINITY:
-                if any(c > 0 for c in counts.values()):
-                    ok = [d for d in doms if counts.get(d, 0) > 0]
-                elif cls.self_selecting[id(g)]:
-                    ok = list(doms)
-                else:
-                    return Failure(f"{g.describe()}: no matching pod is running or planned", False)
-                if not ok:
-                    return Failure(f"{g.describe()}: not in a domain with a matching pod", False)
-                pin.add(g.key)
-            else:  # ANTI
-                ok = [d for d in doms if counts.get(d, 0) == 0]
-                if not ok:
-                    host = g.key == L.HOSTNAME
-                    return Failure(f"{g.describe()} would be violated", True, local=host)
-                pin.add(g.key)
+            ok = self._own_allowed(cls, g, spread, doms)
+            if isinstance(ok, Failure):
+                return ok
+            pin.add(g.key)
             allowed[g.key] = ok
         for g in cls.inverse:
             if not g.owner_domains:

@@ -7,18 +7,20 @@ most moving pods (full, or already holding the one replica a hostname rule allow
 
 A rejection is remembered only when it is exact for every later simulation of the round:
 
-* it is *local*: decided by the node's own facts (taints, labels, host ports, room, and the
-  pods on its hostname for hostname-keyed spread and anti-affinity), never by counts over
-  zones or other wider domains, which change when other nodes are left out;
+* it is *local* and independent of the pod's size: decided by the node's own taints, labels
+  and host ports, or by the pods on its hostname for hostname-keyed spread and
+  anti-affinity; never by counts over zones or other wider domains, which change when other
+  nodes are left out, and never by free room (the solver's ``RoomIndex`` handles room);
 * it was made on the node as the round left it (no pod of this simulation placed there
   yet), and a round only ever adds pods to a node, so every such reason still holds later;
 * the node's hostname is its own (no other node, and no claim's placeholder, carries it), so
   no pod elsewhere counts toward its hostname domain.
 
-A class is named by everything its placement depends on, labels in full (a solve filters
-labels by the selectors it sees, which differ between simulations) and the solve's resource
-dimensions. Leaving out a node that would reject the class anyway changes no placement: the
-solver drops a node after a monotone failure, and the reasons it reports come from pools.
+A class is named by everything but its requests that its placement depends on, with its
+labels in full (a solve keeps only the labels the selectors it sees look at, and those
+differ between simulations). Leaving out a node that would reject the class anyway changes no
+placement: the solver drops a node after such a failure for good, and the reasons it reports
+come from pools, not from existing nodes.
 """
 
 from __future__ import annotations

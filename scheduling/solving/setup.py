@@ -17,6 +17,7 @@ from models.resources import CPU, MEMORY, PODS, Resources, add
 from scheduling.pods import Pod
 from scheduling.problem import NodeInfo, Problem
 from scheduling.solving.catalog import CatalogCache
+from scheduling.solving.nodefacts import NodeFacts
 from scheduling.solving.podclass import PodClass, RelaxState
 from scheduling.solving.rejections import NodeRejections
 from scheduling.taints import Taint, untolerated
@@ -91,6 +92,7 @@ class SolverSetup:
         ] = {}
         self._eligible: dict[tuple[object, ...], set[str]] = {}
         self._alloc_cache: dict[str, list[int]] = {}
+        self._domains_of: dict[str, set[str]] = {}
 
     def _dimensions(self) -> list[str]:
         names = {CPU, MEMORY, PODS}
@@ -117,8 +119,11 @@ class SolverSetup:
         """Pod label keys any selector looks at: other labels cannot change a placement."""
         keys: set[str] = set(_selector_keys(self.problem.pending))
         for n in self.problem.nodes:
-            keys.update(self.catalog.node_selector_keys(n.pods, _selector_keys))
+            keys.update(self._facts(n).selector_keys)
         return frozenset(keys)
+
+    def _facts(self, node: NodeInfo) -> NodeFacts:
+        return self.catalog.node_facts(node, _selector_keys)
 
     def _pools(self) -> list[PoolView]:
         pools = []
@@ -182,7 +187,8 @@ class SolverSetup:
         labels; the API server labels each with ``kubernetes.io/metadata.name``."""
         problem = self.problem
         names = {p.namespace for p in problem.pending}
-        names.update(p.namespace for n in problem.nodes for p in n.pods)
+        for n in problem.nodes:
+            names.update(self._facts(n).namespaces)
         names.update(problem.namespace_labels)
         return {
             ns: {**problem.namespace_labels.get(ns, {}), "kubernetes.io/metadata.name": ns}
@@ -215,18 +221,19 @@ class SolverSetup:
 
     def _existing(self) -> None:
         dims = tuple(self.dims)
+        pairs: set[tuple[str, str]] = set()
         for node in self.problem.nodes:
             if not node.schedulable:
                 continue
-            used, ports = self.catalog.per_list(("usage", dims), node.pods, self._usage)
-            alloc = self.catalog.per_list(("alloc", dims), node.allocatable, self.vec)
+            facts = self._facts(node)
+            used, alloc = facts.vectors(dims, self.vec)
             # A node's pod capacity: missing dims (e.g. pods) mean zero room, as the kubelet.
             t = ExistingTarget(
                 hostname=node.labels.get(L.HOSTNAME, node.name),
                 requirements=node.requirements,
                 taints=node.taints,
                 used=list(used),
-                host_ports=set(ports),
+                host_ports=set(facts.ports),
                 pods=list(node.pods),
                 base_used=list(used),
                 name=node.name,
@@ -237,55 +244,42 @@ class SolverSetup:
             )
             self.existing.append(t)
             self.targets.append(t)
-            for key, value in node.labels.items():
-                self.universe.setdefault(key, set()).add(value)
-
-    def _usage(self, pods: list[Pod]) -> tuple[list[int], frozenset[tuple[str, int, str]]]:
-        """What a node's pods take: their summed requests and the host ports they hold."""
-        used: Resources = {}
-        ports: set[tuple[str, int, str]] = set()
-        for p in pods:
-            used = add(used, p.requests)
-            ports.update(p.host_ports)
-        return self.vec(used), frozenset(ports)
+            pairs |= facts.label_items
+        for key, value in pairs:
+            self.universe.setdefault(key, set()).add(value)
 
     def _bound_pods_topology(self) -> None:
         """Count pods already running, and let their anti-affinity block domains."""
         # Pods alike in namespace, labels and anti-affinity count alike: each node's pods are
         # taken as such shapes with how many of each (kept across solves per pod list).
-        shapes: list[tuple[NodeInfo, list[tuple[Pod, int]]]] = [
-            (node, self.catalog.per_list("shapes", node.pods, _pod_shapes))
-            for node in self.problem.nodes
-        ]
+        per_node = [(node, self._facts(node).shapes) for node in self.problem.nodes]
         owned_by: dict[tuple[object, ...], list[TopologyGroup]] = {}
-        for _, counted in shapes:
-            for p, _n in counted:
-                if p.anti_affinity:
-                    akey = (p.namespace, p.anti_affinity)
-                    if akey not in owned_by:
-                        owned_by[akey] = [
-                            self.topology.affinity_group(p, t, anti=True) for t in p.anti_affinity
-                        ]
+        for _, counted in per_node:
+            for p, _n, _shape, akey in counted:
+                if akey is not None and akey not in owned_by:
+                    owned_by[akey] = [
+                        self.topology.affinity_group(p, t, anti=True) for t in p.anti_affinity
+                    ]
         groups = list(self.topology.groups)
         # Replicas share their labels: which groups select a pod is worked out once per
         # (namespace, labels), not once per pod (a cluster has many more pods than shapes).
         selected: dict[tuple[object, ...], list[TopologyGroup]] = {}
-        for node, counted in shapes:
-            host = node.labels.get(L.HOSTNAME, node.name)
+        hostname = L.HOSTNAME
+        for node, counted in per_node:
             labels = node.labels
-            for p, n in counted:
-                shape = (p.namespace, *p.labels.items())
+            host = labels.get(hostname, node.name)
+            for p, n, shape, akey in counted:
                 matching = selected.get(shape)
                 if matching is None:
-                    matching = [g for g in groups if g.selects(p)]
-                    selected[shape] = matching
+                    matching = selected[shape] = [g for g in groups if g.selects(p)]
                 for g in matching:
-                    d = host if g.key == L.HOSTNAME else labels.get(g.key)
+                    d = host if g.key == hostname else labels.get(g.key)
                     if d is not None:
-                        g.counts[d] = g.counts.get(d, 0) + n
-                if p.anti_affinity:
-                    for g in owned_by[(p.namespace, p.anti_affinity)]:
-                        d = host if g.key == L.HOSTNAME else labels.get(g.key)
+                        counts = g.counts
+                        counts[d] = counts.get(d, 0) + n
+                if akey is not None:
+                    for g in owned_by[akey]:
+                        d = host if g.key == hostname else labels.get(g.key)
                         if d is not None:
                             g.owner_domains.add(d)
 
@@ -314,21 +308,6 @@ class SolverSetup:
             self._req_sig[key] = sig
             self._keep_alive.append(reqs)
         return sig
-
-
-def _pod_shapes(pods: list[Pod]) -> list[tuple[Pod, int]]:
-    """The pods as (one of them, how many) per namespace, labels and anti-affinity, in the
-    order each first appears: all that counting them for topology looks at."""
-    first: dict[tuple[object, ...], Pod] = {}
-    count: dict[tuple[object, ...], int] = {}
-    for p in pods:
-        key = (p.namespace, tuple(p.labels.items()), p.anti_affinity)
-        if key in first:
-            count[key] += 1
-        else:
-            first[key] = p
-            count[key] = 1
-    return [(p, count[key]) for key, p in first.items()]
 
 
 def _selector_keys(pods: Sequence[Pod]) -> frozenset[str]:

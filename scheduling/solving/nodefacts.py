@@ -1,0 +1,99 @@
+"""What a solve reads from an existing node's pods and labels, worked out once per node.
+
+A disruption round solves hundreds of times over the same nodes; each solve used to walk
+every pod of every node again (to sum what they use, count them for topology, collect their
+namespaces and selector keys). ``NodeFacts`` holds those answers for one node as it is; a
+node whose pods, labels or allocatable change is a new ``NodeInfo`` (or a new list) and gets
+new facts, so an answer is never stale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from models.resources import Resources, add
+from scheduling.pods import Pod
+from scheduling.problem import NodeInfo
+
+Port = tuple[str, int, str]
+# One kind of pod on a node: (one of them, how many, (namespace, *labels) as topology groups
+# select on it, (namespace, anti-affinity terms) when it has any).
+Shape = tuple[Pod, int, tuple[object, ...], tuple[object, ...] | None]
+
+
+@dataclass(eq=False)
+class NodeFacts:
+    node: NodeInfo
+    pods: list[Pod]
+    labels: dict[str, str]
+    allocatable: Resources
+    shapes: list[Shape]
+    namespaces: frozenset[str]
+    selector_keys: frozenset[str]
+    label_items: frozenset[tuple[str, str]]
+    requests: Resources
+    ports: frozenset[Port]
+    _vectors: dict[tuple[str, ...], tuple[list[int], list[int]]] = field(default_factory=dict)
+
+    def current(self, node: NodeInfo) -> bool:
+        return (
+            self.node is node
+            and self.pods is node.pods
+            and self.labels is node.labels
+            and self.allocatable is node.allocatable
+        )
+
+    def vectors(
+        self, dims: tuple[str, ...], vec: Callable[[Resources], list[int]]
+    ) -> tuple[list[int], list[int]]:
+        """(used, allocatable) over ``dims``; callers copy ``used`` before changing it."""
+        hit = self._vectors.get(dims)
+        if hit is None:
+            hit = self._vectors[dims] = (vec(self.requests), vec(self.allocatable))
+        return hit
+
+
+def node_facts(
+    node: NodeInfo, selector_keys: Callable[[Sequence[Pod]], frozenset[str]]
+) -> NodeFacts:
+    requests: Resources = {}
+    ports: set[Port] = set()
+    for p in node.pods:
+        requests = add(requests, p.requests)
+        ports.update(p.host_ports)
+    return NodeFacts(
+        node=node,
+        pods=node.pods,
+        labels=node.labels,
+        allocatable=node.allocatable,
+        shapes=pod_shapes(node.pods),
+        namespaces=frozenset(p.namespace for p in node.pods),
+        selector_keys=selector_keys(node.pods),
+        label_items=frozenset(node.labels.items()),
+        requests=requests,
+        ports=frozenset(ports),
+    )
+
+
+def pod_shapes(pods: list[Pod]) -> list[Shape]:
+    """The pods as shapes (see ``Shape``), alike in namespace, labels and anti-affinity, in the
+    order each first appears: all that counting them for topology looks at."""
+    first: dict[tuple[object, ...], Pod] = {}
+    count: dict[tuple[object, ...], int] = {}
+    for p in pods:
+        key = (p.namespace, tuple(p.labels.items()), p.anti_affinity)
+        if key in first:
+            count[key] += 1
+        else:
+            first[key] = p
+            count[key] = 1
+    return [
+        (
+            p,
+            count[key],
+            (p.namespace, *p.labels.items()),
+            (p.namespace, p.anti_affinity) if p.anti_affinity else None,
+        )
+        for key, p in first.items()
+    ]
