@@ -27,6 +27,7 @@ class CatalogCache:
         self._pool_types: dict[int, tuple[object, object, list[InstanceType]]] = {}
         self._labels: dict[int, tuple[object, dict[str, set[str]]]] = {}
         self._facts: dict[int, NodeFacts] = {}
+        self._shape_names: dict[tuple[object, ...], int] = {}
 
     def offers(self, types: list[InstanceType]) -> OfferIndex:
         if self._offers is None or self._offers[0] is not types:
@@ -59,7 +60,7 @@ class CatalogCache:
         """What the node's pods and labels imply (``NodeFacts``), once per node as it is."""
         hit = self._facts.get(id(node))
         if hit is None or not hit.current(node):
-            hit = self._facts[id(node)] = node_facts(node, selector_keys)
+            hit = self._facts[id(node)] = node_facts(node, selector_keys, self._shape_names)
         return hit
 
     def type_labels(self, pool: object, types: list[InstanceType]) -> dict[str, set[str]]:

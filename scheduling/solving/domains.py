@@ -85,8 +85,8 @@ class TopologyDomains(SolverSetup):
         assert isinstance(t, ClaimTarget)
         if key in (L.ZONE, L.CAPACITY_TYPE):
             universe = (
-                len(self.universe.get(L.ZONE, ())),
-                len(self.universe.get(L.CAPACITY_TYPE, ())),
+                len(self.label_values(L.ZONE)),
+                len(self.label_values(L.CAPACITY_TYPE)),
             )
             zones, cts = self.offers.zones_and_types(t.types, reqs, universe)
             return sorted(zones if key == L.ZONE else cts)
@@ -95,7 +95,7 @@ class TopologyDomains(SolverSetup):
             return None
         if not r.complement:
             return sorted(r.values)
-        return sorted(v for v in self.universe.get(key, ()) if r.has(v))
+        return sorted(v for v in self.label_values(key) if r.has(v))
 
     def _domain_price(self, t: Target, key: str, reqs: Requirements, domain: str) -> float:
         if not isinstance(t, ClaimTarget) or key not in (L.ZONE, L.CAPACITY_TYPE):

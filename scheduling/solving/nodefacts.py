@@ -17,9 +17,10 @@ from scheduling.pods import Pod
 from scheduling.problem import NodeInfo
 
 Port = tuple[str, int, str]
-# One kind of pod on a node: (one of them, how many, (namespace, *labels) as topology groups
-# select on it, (namespace, anti-affinity terms) when it has any).
-Shape = tuple[Pod, int, tuple[object, ...], tuple[object, ...] | None]
+# One kind of pod on a node: (one of them, how many, a number naming its namespace and labels
+# (what topology groups select on), a number naming its namespace and anti-affinity terms
+# when it has any). The numbers come from one table per cache, so equal means alike.
+Shape = tuple[Pod, int, int, int | None]
 
 
 @dataclass(eq=False)
@@ -55,7 +56,9 @@ class NodeFacts:
 
 
 def node_facts(
-    node: NodeInfo, selector_keys: Callable[[Sequence[Pod]], frozenset[str]]
+    node: NodeInfo,
+    selector_keys: Callable[[Sequence[Pod]], frozenset[str]],
+    names: dict[tuple[object, ...], int],
 ) -> NodeFacts:
     requests: Resources = {}
     ports: set[Port] = set()
@@ -67,7 +70,7 @@ def node_facts(
         pods=node.pods,
         labels=node.labels,
         allocatable=node.allocatable,
-        shapes=pod_shapes(node.pods),
+        shapes=pod_shapes(node.pods, names),
         namespaces=frozenset(p.namespace for p in node.pods),
         selector_keys=selector_keys(node.pods),
         label_items=frozenset(node.labels.items()),
@@ -76,9 +79,10 @@ def node_facts(
     )
 
 
-def pod_shapes(pods: list[Pod]) -> list[Shape]:
+def pod_shapes(pods: list[Pod], names: dict[tuple[object, ...], int]) -> list[Shape]:
     """The pods as shapes (see ``Shape``), alike in namespace, labels and anti-affinity, in the
-    order each first appears: all that counting them for topology looks at."""
+    order each first appears: all that counting them for topology looks at. ``names`` numbers
+    each distinct key (grown as needed)."""
     first: dict[tuple[object, ...], Pod] = {}
     count: dict[tuple[object, ...], int] = {}
     for p in pods:
@@ -92,8 +96,15 @@ def pod_shapes(pods: list[Pod]) -> list[Shape]:
         (
             p,
             count[key],
-            (p.namespace, *p.labels.items()),
-            (p.namespace, p.anti_affinity) if p.anti_affinity else None,
+            _number(names, ("labels", p.namespace, *p.labels.items())),
+            _number(names, ("anti", p.namespace, p.anti_affinity)) if p.anti_affinity else None,
         )
         for key, p in first.items()
     ]
+
+
+def _number(names: dict[tuple[object, ...], int], key: tuple[object, ...]) -> int:
+    found = names.get(key)
+    if found is None:
+        found = names[key] = len(names)
+    return found

@@ -54,6 +54,7 @@ class SolverSetup:
         if order not in ("balanced", "cpu"):
             raise ValueError(f"unknown order {order!r}")
         self.catalog = catalog if catalog is not None else CatalogCache()
+        self._node_facts: dict[int, NodeFacts] = {}
         self.rejections = rejections
         self.problem = problem
         self.order = order
@@ -62,7 +63,10 @@ class SolverSetup:
         self.dim_index = {d: i for i, d in enumerate(self.dims)}
         self.instance_keys = self._instance_keys()
         self.allow_undefined = L.WELL_KNOWN_LABELS | self.instance_keys
+        # Label values per key that pools offer; existing nodes' values join a key when it is
+        # first read (``label_values``): most solves read two or three keys of dozens.
         self.universe: dict[str, set[str]] = {}
+        self._universe_done: set[str] = set()
         self.pools = self._pools()
         self.targets: list[Target] = []
         self.existing: list[ExistingTarget] = []
@@ -123,7 +127,11 @@ class SolverSetup:
         return frozenset(keys)
 
     def _facts(self, node: NodeInfo) -> NodeFacts:
-        return self.catalog.node_facts(node, _selector_keys)
+        """The node's facts, looked up once per solve (the problem's nodes do not change)."""
+        hit = self._node_facts.get(id(node))
+        if hit is None:
+            hit = self._node_facts[id(node)] = self.catalog.node_facts(node, _selector_keys)
+        return hit
 
     def _pools(self) -> list[PoolView]:
         pools = []
@@ -221,7 +229,6 @@ class SolverSetup:
 
     def _existing(self) -> None:
         dims = tuple(self.dims)
-        pairs: set[tuple[str, str]] = set()
         for node in self.problem.nodes:
             if not node.schedulable:
                 continue
@@ -244,16 +251,21 @@ class SolverSetup:
             )
             self.existing.append(t)
             self.targets.append(t)
-            pairs |= facts.label_items
-        for key, value in pairs:
-            self.universe.setdefault(key, set()).add(value)
+
+    def label_values(self, key: str) -> set[str]:
+        """Every value of a label key the pools offer or an existing node carries."""
+        values = self.universe.setdefault(key, set())
+        if key not in self._universe_done:
+            self._universe_done.add(key)
+            values.update(v for t in self.existing if (v := t.labels.get(key)) is not None)
+        return values
 
     def _bound_pods_topology(self) -> None:
         """Count pods already running, and let their anti-affinity block domains."""
         # Pods alike in namespace, labels and anti-affinity count alike: each node's pods are
         # taken as such shapes with how many of each (kept across solves per pod list).
         per_node = [(node, self._facts(node).shapes) for node in self.problem.nodes]
-        owned_by: dict[tuple[object, ...], list[TopologyGroup]] = {}
+        owned_by: dict[int, list[TopologyGroup]] = {}
         for _, counted in per_node:
             for p, _n, _shape, akey in counted:
                 if akey is not None and akey not in owned_by:
@@ -263,7 +275,7 @@ class SolverSetup:
         groups = list(self.topology.groups)
         # Replicas share their labels: which groups select a pod is worked out once per
         # (namespace, labels), not once per pod (a cluster has many more pods than shapes).
-        selected: dict[tuple[object, ...], list[TopologyGroup]] = {}
+        selected: dict[int, list[TopologyGroup]] = {}
         hostname = L.HOSTNAME
         for node, counted in per_node:
             labels = node.labels
