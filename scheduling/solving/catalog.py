@@ -7,10 +7,12 @@ from collections.abc import Callable, Sequence
 
 from models import labels as L
 from models.instancetype import InstanceType
+from models.requirements import Requirements
 from scheduling.offers import OfferIndex
 from scheduling.pods import Pod
 from scheduling.problem import NodeInfo
 from scheduling.solving.nodefacts import NodeFacts, node_facts
+from scheduling.targets import instance_type_compatible
 
 
 class CatalogCache:
@@ -27,6 +29,8 @@ class CatalogCache:
         self._pool_types: dict[int, tuple[object, object, list[InstanceType]]] = {}
         self._labels: dict[int, tuple[object, dict[str, set[str]]]] = {}
         self._facts: dict[int, NodeFacts] = {}
+        self._pool_domains: dict[tuple[object, ...], tuple[list[object], frozenset[str]]] = {}
+        self._compatible: dict[tuple[object, ...], tuple[object, dict[str, bool]]] = {}
         self._shape_names: dict[tuple[object, ...], int] = {}
 
     def offers(self, types: list[InstanceType]) -> OfferIndex:
@@ -62,6 +66,47 @@ class CatalogCache:
         if hit is None or not hit.current(node):
             hit = self._facts[id(node)] = node_facts(node, selector_keys, self._shape_names)
         return hit
+
+    def pool_domains(
+        self,
+        key: tuple[object, ...],
+        pool_types: Sequence[list[InstanceType]],
+        compute: Callable[[], frozenset[str]],
+    ) -> frozenset[str]:
+        """Topology domains the pools offer a pod class, per ``key`` (the class's
+        requirements and tolerations, the topology key, the pools' requirements and taints)
+        and the pools' type lists (by identity)."""
+        hit = self._pool_domains.get(key)
+        if (
+            hit is None
+            or len(hit[0]) != len(pool_types)
+            or any(a is not b for a, b in zip(hit[0], pool_types, strict=True))
+        ):
+            hit = self._pool_domains[key] = (list(pool_types), compute())
+        return hit[1]
+
+    def compatible(
+        self,
+        types: Sequence[InstanceType],
+        sig: tuple[object, ...],
+        reqs: Requirements,
+        instance_keys: frozenset[str],
+        offers: OfferIndex,
+    ) -> list[InstanceType]:
+        """The types compatible with ``reqs`` (whose signature is ``sig``) and offered under
+        them, each type's answer kept per signature for the next solve on this catalog."""
+        table = self._compatible.get(sig)
+        if table is None or table[0] is not offers:
+            table = self._compatible[sig] = (offers, {})
+        known = table[1]
+        out = []
+        for it in types:
+            ok = known.get(it.name)
+            if ok is None:
+                ok = known[it.name] = instance_type_compatible(it, reqs, instance_keys, offers)
+            if ok:
+                out.append(it)
+        return out
 
     def type_labels(self, pool: object, types: list[InstanceType]) -> dict[str, set[str]]:
         """Label values the pool's types offer (zones and capacity types of available

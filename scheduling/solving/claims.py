@@ -17,7 +17,6 @@ from scheduling.targets import (
     ClaimTarget,
     Failure,
     PoolView,
-    instance_type_compatible,
     min_values_shortfall,
     ports_conflict,
     vec_add,
@@ -32,13 +31,14 @@ class ClaimPlacement(PodClasses):
         key = (id(pool), self._sig(reqs))
         types = self._pool_types.get(key)
         if types is None:
-            types = [
-                it
-                for it in pool.instance_types
-                if instance_type_compatible(it, reqs, self.instance_keys, self.offers)
-            ]
+            types = self._compatible(pool.instance_types, reqs)
             self._pool_types[key] = types
         return types
+
+    def _compatible(self, types: list[InstanceType], reqs: Requirements) -> list[InstanceType]:
+        return self.catalog.compatible(
+            types, self._sig(reqs), reqs, self.instance_keys, self.offers
+        )
 
     def _fit(self, types: list[InstanceType], need: list[int]) -> list[InstanceType]:
         vec = self._alloc_vec
@@ -121,11 +121,7 @@ class ClaimPlacement(PodClasses):
         hit = self._narrowed.get(key)
         if hit is not None and hit[0] is types:
             return hit[1]
-        out = [
-            it
-            for it in types
-            if instance_type_compatible(it, reqs, self.instance_keys, self.offers)
-        ]
+        out = self._compatible(types, reqs)
         self._narrowed[key] = (types, out)
         return out
 

@@ -34,11 +34,22 @@ class TopologyDomains(SolverSetup):
             self._eligible[ck] = hit
         return hit
 
-    def _compute_eligible(
+    def _pool_domains(
         self, cls: PodClass, key: str, honor_affinity: bool, honor_taints: bool
-    ) -> set[str]:
-        """Domains a spread counts. nodeTaintsPolicy Ignore (the default) counts domains of
-        pools whose taints the pod does not tolerate; Honor leaves them out."""
+    ) -> frozenset[str]:
+        """The domains the pools can provide to the class (see ``_compute_eligible``): they
+        depend on the catalog and pools alone, so they are kept across solves."""
+        pools = tuple((p.name, self._sig(p.requirements), p.taints) for p in self.pools)
+        ck = (self._sig(cls.reqs), cls.tolerations, key, honor_affinity, honor_taints, pools)
+        return self.catalog.pool_domains(
+            ck,
+            [p.instance_types for p in self.pools],
+            lambda: self._compute_pool_domains(cls, key, honor_affinity, honor_taints),
+        )
+
+    def _compute_pool_domains(
+        self, cls: PodClass, key: str, honor_affinity: bool, honor_taints: bool
+    ) -> frozenset[str]:
         out: set[str] = set()
         for pool in self.pools:
             if honor_taints and untolerated(pool.taints, cls.tolerations) is not None:
@@ -65,6 +76,14 @@ class TopologyDomains(SolverSetup):
                     r = it.requirements.get(key) or merged.get(key)
                     if r is not None and not r.complement:
                         out.update(v for v in r.values if merged.get_or_exists(key).has(v))
+        return frozenset(out)
+
+    def _compute_eligible(
+        self, cls: PodClass, key: str, honor_affinity: bool, honor_taints: bool
+    ) -> set[str]:
+        """Domains a spread counts. nodeTaintsPolicy Ignore (the default) counts domains of
+        pools whose taints the pod does not tolerate; Honor leaves them out."""
+        out = set(self._pool_domains(cls, key, honor_affinity, honor_taints))
         for t in self.existing:
             v = t.labels.get(key)
             if v is None or v in out:  # nothing to learn from this node
