@@ -3,16 +3,31 @@ across solves."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
 
 from models import labels as L
 from models.instancetype import InstanceType
 from models.requirements import Requirements
 from scheduling.offers import OfferIndex
-from scheduling.pods import Pod
+from scheduling.pods import AffinityTerm, Pod, SpreadConstraint
 from scheduling.problem import NodeInfo
 from scheduling.solving.nodefacts import NodeFacts, node_facts
+from scheduling.taints import Toleration
 from scheduling.targets import instance_type_compatible
+from scheduling.topology import TopologyGroup
+
+# A pod's constraints once relaxed: node requirements, tolerations, spreads, affinity and
+# anti-affinity terms in force, its requests (sorted), and a number naming all but the requests.
+ClassParts = tuple[
+    Requirements,
+    tuple[Toleration, ...],
+    tuple[SpreadConstraint, ...],
+    tuple[AffinityTerm, ...],
+    tuple[AffinityTerm, ...],
+    tuple[tuple[str, int], ...],
+    int,
+]
 
 
 class CatalogCache:
@@ -32,6 +47,10 @@ class CatalogCache:
         self._pool_domains: dict[tuple[object, ...], tuple[list[object], frozenset[str]]] = {}
         self._compatible: dict[tuple[object, ...], tuple[object, dict[str, bool]]] = {}
         self._shape_names: dict[tuple[object, ...], int] = {}
+        self._group_names: dict[tuple[object, ...], int] = {}
+        self._selects: dict[tuple[int, int], bool] = {}
+        self._class_parts: dict[tuple[int, object], tuple[Pod, object, ClassParts]] = {}
+        self._constraints: dict[tuple[object, ...], int] = {}
 
     def offers(self, types: list[InstanceType]) -> OfferIndex:
         if self._offers is None or self._offers[0] is not types:
@@ -65,6 +84,45 @@ class CatalogCache:
         hit = self._facts.get(id(node))
         if hit is None or not hit.current(node):
             hit = self._facts[id(node)] = node_facts(node, selector_keys, self._shape_names)
+        return hit
+
+    def class_parts(
+        self,
+        pod: Pod,
+        state: Hashable,
+        vol: Requirements | None,
+        compute: Callable[[Pod, Any, Requirements | None], ClassParts],
+    ) -> ClassParts:
+        """A pod's constraints relaxed to ``state`` (``ClassParts``), once per pod, state and
+        volume requirements (a round moves the same pods in many simulations)."""
+        key = (id(pod), state)
+        hit = self._class_parts.get(key)
+        if hit is None or hit[0] is not pod or hit[1] is not vol:
+            hit = self._class_parts[key] = (pod, vol, compute(pod, state, vol))
+        return hit[2]
+
+    def constraints_number(self, constraints: tuple[object, ...]) -> int:
+        """A number per distinct constraints tuple: equal numbers, equal constraints."""
+        found = self._constraints.get(constraints)
+        if found is None:
+            found = self._constraints[constraints] = len(self._constraints)
+        return found
+
+    def group_number(self, group: TopologyGroup) -> int:
+        """A number for the group's identity, the same in every solve of this cache."""
+        ident = group.identity()
+        found = self._group_names.get(ident)
+        if found is None:
+            found = self._group_names[ident] = len(self._group_names)
+        return found
+
+    def selects(self, group_number: int, shape: int, group: TopologyGroup, pod: Pod) -> bool:
+        """Whether the group numbered ``group_number`` selects pods of the shape numbered
+        ``shape`` (``NodeFacts``), of which ``pod`` is one."""
+        key = (group_number, shape)
+        hit = self._selects.get(key)
+        if hit is None:
+            hit = self._selects[key] = group.selects(pod)
         return hit
 
     def pool_domains(

@@ -272,7 +272,9 @@ class SolverSetup:
                     owned_by[akey] = [
                         self.topology.affinity_group(p, t, anti=True) for t in p.anti_affinity
                     ]
-        groups = list(self.topology.groups)
+        # Whether a group selects a shape is kept across solves, by numbers for both.
+        numbered = [(g, self.catalog.group_number(g)) for g in self.topology.groups]
+        selects = self.catalog.selects
         # Replicas share their labels: which groups select a pod is worked out once per
         # (namespace, labels), not once per pod (a cluster has many more pods than shapes).
         selected: dict[int, list[TopologyGroup]] = {}
@@ -283,7 +285,9 @@ class SolverSetup:
             for p, n, shape, akey in counted:
                 matching = selected.get(shape)
                 if matching is None:
-                    matching = selected[shape] = [g for g in groups if g.selects(p)]
+                    matching = selected[shape] = [
+                        g for g, gid in numbered if selects(gid, shape, g, p)
+                    ]
                 for g in matching:
                     d = host if g.key == hostname else labels.get(g.key)
                     if d is not None:
