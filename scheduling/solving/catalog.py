@@ -46,6 +46,10 @@ class CatalogCache:
         self._facts: dict[int, NodeFacts] = {}
         self._pool_domains: dict[tuple[object, ...], tuple[list[object], frozenset[str]]] = {}
         self._compatible: dict[tuple[object, ...], tuple[object, dict[str, bool]]] = {}
+        self._compatible_lists: dict[
+            tuple[tuple[object, ...], int],
+            tuple[Sequence[InstanceType], object, list[InstanceType]],
+        ] = {}
         self._shape_names: dict[tuple[object, ...], int] = {}
         self._group_names: dict[tuple[object, ...], int] = {}
         self._selects: dict[tuple[int, int], bool] = {}
@@ -152,7 +156,13 @@ class CatalogCache:
         offers: OfferIndex,
     ) -> list[InstanceType]:
         """The types compatible with ``reqs`` (whose signature is ``sig``) and offered under
-        them, each type's answer kept per signature for the next solve on this catalog."""
+        them, each type's answer kept per signature for the next solve on this catalog, and
+        the list itself per input list. Callers never change the list they get."""
+        listed = self._compatible_lists.get((sig, id(types)))
+        if listed is not None and listed[0] is types and listed[1] is offers:
+            # The same list as last time: caches keyed by a type list's identity (offers,
+            # narrowing) then hit across solves too.
+            return listed[2]
         table = self._compatible.get(sig)
         if table is None or table[0] is not offers:
             table = self._compatible[sig] = (offers, {})
@@ -164,6 +174,7 @@ class CatalogCache:
                 ok = known[it.name] = instance_type_compatible(it, reqs, instance_keys, offers)
             if ok:
                 out.append(it)
+        self._compatible_lists[(sig, id(types))] = (types, offers, out)
         return out
 
     def type_labels(self, pool: object, types: list[InstanceType]) -> dict[str, set[str]]:
