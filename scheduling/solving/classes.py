@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from models import labels as L
 from models.requirements import Requirements
 from models.resources import CPU, MEMORY
 from scheduling.pods import Pod, SpreadConstraint
@@ -65,7 +66,8 @@ class PodClasses(TopologyDomains):
             )
             cls.rejected_by = self.rejections.of(full)
         for g, s in own:
-            if s is not None and g.key not in cls.eligible:
+            # A hostname spread never reads its eligible domains (its floor is 0).
+            if s is not None and g.key != L.HOSTNAME and g.key not in cls.eligible:
                 cls.eligible[g.key] = self._eligible_domains(
                     cls, g.key, s.honor_affinity, s.honor_taints
                 )

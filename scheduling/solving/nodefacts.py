@@ -36,6 +36,7 @@ class NodeFacts:
     requests: Resources
     ports: frozenset[Port]
     _vectors: dict[tuple[str, ...], tuple[list[int], list[int]]] = field(default_factory=dict)
+    _last: tuple[tuple[str, ...], tuple[list[int], list[int]]] | None = None
 
     def current(self, node: NodeInfo) -> bool:
         return (
@@ -49,9 +50,13 @@ class NodeFacts:
         self, dims: tuple[str, ...], vec: Callable[[Resources], list[int]]
     ) -> tuple[list[int], list[int]]:
         """(used, allocatable) over ``dims``; callers copy ``used`` before changing it."""
+        last = self._last
+        if last is not None and last[0] == dims:
+            return last[1]
         hit = self._vectors.get(dims)
         if hit is None:
             hit = self._vectors[dims] = (vec(self.requests), vec(self.allocatable))
+        self._last = (dims, hit)
         return hit
 
 

@@ -113,7 +113,10 @@ class Placement(ClaimPlacement):
                 f = self._try_claim(cls, pod, t)
             else:
                 assert isinstance(t, ExistingTarget)
-                if closed is not None and _in_closed(t.labels, closed):
+                if closed is not None and (
+                    t.labels.get(closed[0][0]) in closed[0][1]
+                    or (len(closed) > 1 and _in_closed(t.labels, closed))
+                ):
                     i += 1  # fails for now, not for good: kept for later pods
                     continue
                 f = self._try_existing(cls, pod, t)

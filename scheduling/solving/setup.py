@@ -15,7 +15,7 @@ from models.instancetype import InstanceType
 from models.requirements import Requirements
 from models.resources import CPU, MEMORY, PODS, Resources, add
 from scheduling.pods import Pod
-from scheduling.problem import NodeInfo, Problem
+from scheduling.problem import Problem
 from scheduling.solving.catalog import CatalogCache
 from scheduling.solving.nodefacts import NodeFacts
 from scheduling.solving.podclass import PodClass, RelaxState
@@ -54,7 +54,7 @@ class SolverSetup:
         if order not in ("balanced", "cpu"):
             raise ValueError(f"unknown order {order!r}")
         self.catalog = catalog if catalog is not None else CatalogCache()
-        self._node_facts: dict[int, NodeFacts] = {}
+        self._node_facts: list[NodeFacts] | None = None
         self.rejections = rejections
         self.problem = problem
         self.order = order
@@ -122,16 +122,17 @@ class SolverSetup:
     def _selector_label_keys(self) -> frozenset[str]:
         """Pod label keys any selector looks at: other labels cannot change a placement."""
         keys: set[str] = set(_selector_keys(self.problem.pending))
-        for n in self.problem.nodes:
-            keys.update(self._facts(n).selector_keys)
+        for facts in self._facts():
+            keys.update(facts.selector_keys)
         return frozenset(keys)
 
-    def _facts(self, node: NodeInfo) -> NodeFacts:
-        """The node's facts, looked up once per solve (the problem's nodes do not change)."""
-        hit = self._node_facts.get(id(node))
-        if hit is None:
-            hit = self._node_facts[id(node)] = self.catalog.node_facts(node, _selector_keys)
-        return hit
+    def _facts(self) -> list[NodeFacts]:
+        """Each problem node's facts, in order, looked up once per solve."""
+        if self._node_facts is None:
+            self._node_facts = [
+                self.catalog.node_facts(n, _selector_keys) for n in self.problem.nodes
+            ]
+        return self._node_facts
 
     def _pools(self) -> list[PoolView]:
         pools = []
@@ -195,8 +196,8 @@ class SolverSetup:
         labels; the API server labels each with ``kubernetes.io/metadata.name``."""
         problem = self.problem
         names = {p.namespace for p in problem.pending}
-        for n in problem.nodes:
-            names.update(self._facts(n).namespaces)
+        for facts in self._facts():
+            names.update(facts.namespaces)
         names.update(problem.namespace_labels)
         return {
             ns: {**problem.namespace_labels.get(ns, {}), "kubernetes.io/metadata.name": ns}
@@ -229,10 +230,9 @@ class SolverSetup:
 
     def _existing(self) -> None:
         dims = tuple(self.dims)
-        for node in self.problem.nodes:
+        for node, facts in zip(self.problem.nodes, self._facts(), strict=True):
             if not node.schedulable:
                 continue
-            facts = self._facts(node)
             used, alloc = facts.vectors(dims, self.vec)
             # A node's pod capacity: missing dims (e.g. pods) mean zero room, as the kubelet.
             t = ExistingTarget(
@@ -264,7 +264,7 @@ class SolverSetup:
         """Count pods already running, and let their anti-affinity block domains."""
         # Pods alike in namespace, labels and anti-affinity count alike: each node's pods are
         # taken as such shapes with how many of each (kept across solves per pod list).
-        per_node = [(node, self._facts(node).shapes) for node in self.problem.nodes]
+        per_node = [(f.node, f.shapes) for f in self._facts()]
         owned_by: dict[int, list[TopologyGroup]] = {}
         for _, counted in per_node:
             for p, _n, _shape, akey in counted:
