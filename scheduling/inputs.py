@@ -23,6 +23,7 @@ from scheduling.pods import Pod, PodError, parse_pod
 from scheduling.problem import NodeInfo, Problem
 from scheduling.shapes import shape_error
 from scheduling.taints import Taint
+from scheduling.volumes import csinode_limits, pod_volumes
 
 
 class InputError(ValueError):
@@ -188,6 +189,23 @@ def _volume_requirements(
     return Requirements(reqs) if reqs else None
 
 
+def _pods_volumes(
+    pod_docs: Iterable[tuple[Document, Pod]],
+    pvcs: Mapping[tuple[str, str], Mapping[str, Any]],
+    pvs: Mapping[str, Mapping[str, Any]],
+    classes: Mapping[str, Mapping[str, Any]],
+) -> dict[str, dict[str, frozenset[str]]]:
+    """Each pod's CSI volumes by driver, for the nodes' attach limits."""
+    out: dict[str, dict[str, frozenset[str]]] = {}
+    for d, pod in pod_docs:
+        spec_volumes = (d.body.get("spec") or {}).get("volumes") or []
+        if spec_volumes:
+            vols = pod_volumes(pod.namespace, pod.name, spec_volumes, pvcs, pvs, classes)
+            if vols:
+                out[pod.key] = vols
+    return out
+
+
 def build_problem(documents: Iterable[Document], instance_types: list[InstanceType]) -> Parsed:
     """Build the Problem; raises InputError (one line) for invalid input."""
     warnings: list[str] = []
@@ -201,6 +219,7 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
     classes: dict[str, Mapping[str, Any]] = {}
     runtime_overheads: dict[str, Resources] = {}
     namespace_labels: dict[str, dict[str, str]] = {}
+    volume_limits: dict[str, dict[str, int]] = {}  # node name → CSI driver → attach limit
     docs = flatten(documents)
     for d in docs:
         if d.body.get("kind") == "RuntimeClass":
@@ -247,6 +266,10 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
                 pvs[str((d.body.get("metadata") or {}).get("name"))] = d.body
             elif kind == "StorageClass":
                 classes[str((d.body.get("metadata") or {}).get("name"))] = d.body
+            elif kind == "CSINode":
+                volume_limits[str((d.body.get("metadata") or {}).get("name"))] = csinode_limits(
+                    d.body
+                )
             elif kind == "Namespace":
                 meta = d.body.get("metadata") or {}
                 labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
@@ -302,6 +325,11 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
             continue
         pending.append(pod)
 
+    for name, limits in volume_limits.items():
+        if name in nodes and limits and not nodes[name].in_flight:
+            nodes[name] = replace(nodes[name], volume_limits=limits)
+    volumes = _pods_volumes(pod_docs, pvcs, pvs, classes) if volume_limits else {}
+
     rejected: dict[str, str] = {}
     volume_reqs: dict[str, Requirements] = {}
     seen: set[str] = set()
@@ -335,6 +363,7 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
         nodes=list(nodes.values()),
         daemonsets=daemonsets,
         volume_requirements=volume_reqs,
+        volumes=volumes,
         rejected=rejected,
         namespace_labels=namespace_labels,
     )

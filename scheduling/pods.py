@@ -336,11 +336,7 @@ def parse_pod(
                         str(p.get("protocol") or "TCP"),
                     )
                 )
-    pvcs = tuple(
-        str(v["persistentVolumeClaim"]["claimName"])
-        for v in spec.get("volumes") or []
-        if v.get("persistentVolumeClaim")
-    )
+    pvcs = _claim_names(spec.get("volumes") or [])
     return Pod(
         namespace=namespace,
         name=name,
@@ -366,3 +362,15 @@ def parse_pod(
         deleting=bool(meta.get("deletionTimestamp")),
         invalid=invalid,
     )
+
+
+def _claim_names(volumes: list[Any]) -> tuple[str, ...]:
+    """The PVCs a pod's volumes name; a claim without a name is refused, as the API does."""
+    names = []
+    for i, v in enumerate(volumes):
+        claim = v.get("persistentVolumeClaim")
+        if claim:
+            if not claim.get("claimName"):
+                raise PodError(f"spec.volumes[{i}].persistentVolumeClaim.claimName is required")
+            names.append(str(claim["claimName"]))
+    return tuple(names)

@@ -26,6 +26,8 @@ class NodeInfo:
     nodepool: str | None = None
     in_flight: bool = False
     schedulable: bool = True
+    # Volume attach limit per CSI driver, from the node's CSINode (none: unlimited).
+    volume_limits: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -37,6 +39,8 @@ class Problem:
     daemonsets: list[Pod] = field(default_factory=list)
     # Extra node requirements per pending pod, from its volumes (pod key → requirements).
     volume_requirements: dict[str, Requirements] = field(default_factory=dict)
+    # CSI volumes per pod (pod key → driver → volume ids), pending and bound pods alike.
+    volumes: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
     # Pods rejected before solving (pod key → reason), reported as unschedulable.
     rejected: dict[str, str] = field(default_factory=dict)
     # Labels of the Namespace documents given (namespace name → labels).

@@ -108,7 +108,15 @@ POD_SPEC = {
             "nodeTaintsPolicy": SCALAR,
         }
     ),
-    "volumes": ListOf({"name": SCALAR, "persistentVolumeClaim": {"claimName": SCALAR}}),
+    "volumes": ListOf(
+        {
+            "name": SCALAR,
+            "persistentVolumeClaim": {"claimName": SCALAR},
+            "ephemeral": {
+                "volumeClaimTemplate": {"spec": {"storageClassName": SCALAR, "volumeName": SCALAR}}
+            },
+        }
+    ),
 }
 CONDITIONS = ListOf({"type": SCALAR, "status": SCALAR, "reason": SCALAR})
 POD = {
@@ -135,11 +143,21 @@ SHAPES: dict[str, Any] = {
     },
     "PersistentVolume": {
         "metadata": METADATA,
-        "spec": {"nodeAffinity": {"required": {"nodeSelectorTerms": ListOf(NODE_SELECTOR_TERM)}}},
+        "spec": {
+            "nodeAffinity": {"required": {"nodeSelectorTerms": ListOf(NODE_SELECTOR_TERM)}},
+            "csi": {"driver": SCALAR},
+        },
     },
     "StorageClass": {
         "metadata": METADATA,
+        "provisioner": SCALAR,
         "allowedTopologies": ListOf({"matchLabelExpressions": ListOf(SELECTOR_REQUIREMENT)}),
+    },
+    "CSINode": {
+        "metadata": METADATA,
+        "spec": {
+            "drivers": ListOf({"name": SCALAR, "nodeID": SCALAR, "allocatable": {"count": INT}})
+        },
     },
     "RuntimeClass": {"metadata": METADATA, "overhead": {"podFixed": RESOURCES}},
     "PodDisruptionBudget": {

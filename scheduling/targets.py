@@ -21,6 +21,8 @@ from scheduling.taints import Taint
 
 Vec = list[int]
 
+NODE = 1000  # one node under a NodePool's ``nodes`` limit, in the milli-units limits are kept in
+
 
 @dataclass(frozen=True, slots=True)
 class Failure:
@@ -66,9 +68,11 @@ class PoolView:
     daemon_overhead: Vec
     remaining: Vec | None  # limits minus what exists, per dimension + nodes (None = unlimited)
     min_values: dict[str, int]
-    other_limits: dict[str, int] = field(
-        default_factory=dict
-    )  # limits on resources no pod asks for
+    # Positions of ``remaining`` that carry a limit; the others are never read.
+    limited: tuple[int, ...] = ()
+    # Set once the limits first narrow a new claim: from then on each claim lists only types
+    # no larger than its target (solving/limits.py).
+    tight: bool = False
     # Host ports the DaemonSets that run on every new node of this pool already hold.
     daemon_ports: frozenset[tuple[str, int, str]] = frozenset()
 
@@ -98,6 +102,8 @@ class ExistingTarget(Target):
     in_flight: bool = False
     new_pods: list[Pod] = field(default_factory=list)
     base_used: Vec = field(default_factory=list)
+    volume_limits: dict[str, int] = field(default_factory=dict)  # CSI driver → attach limit
+    volumes: dict[str, set[str]] = field(default_factory=dict)  # CSI driver → volumes in use
 
 
 @dataclass(eq=False)

@@ -1,5 +1,6 @@
 """The cluster as the solver's input: NodePools, unschedulable and bound Pods, Nodes,
-in-flight NodeClaims, DaemonSets, PVCs / PVs / StorageClasses, as ``Document``s.
+in-flight NodeClaims, DaemonSets, PVCs / PVs / StorageClasses and CSINodes (volume attach
+limits), as ``Document``s.
 
 Objects the solver would reject one at a time (a malformed Pod, an invalid NodePool) are
 left out and named in ``skipped`` so one bad object never stops provisioning for the rest.
@@ -101,6 +102,7 @@ def read(kube: Kube, paused_pools: frozenset[str] = frozenset()) -> ClusterState
         (kube.core.list_persistent_volume_claim_for_all_namespaces, "PersistentVolumeClaim", "v1"),
         (kube.core.list_persistent_volume, "PersistentVolume", "v1"),
         (kube.storage.list_storage_class, "StorageClass", "storage.k8s.io/v1"),
+        (kube.storage.list_csi_node, "CSINode", "storage.k8s.io/v1"),
     )
     for method, kind, version in listing:
         for item in _typed(raw.list_all(method), kind, version):

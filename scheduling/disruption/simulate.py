@@ -127,6 +127,7 @@ class RoundState:
             nodes=nodes,
             daemonsets=self.problem.daemonsets,
             volume_requirements=self.problem.volume_requirements,
+            volumes=self.problem.volumes,
         )
         return Solver(sub, catalog=self.catalog, rejections=self.rejections).solve()
 

@@ -9,7 +9,7 @@ from models.instancetype import InstanceType
 from models.requirements import Requirements
 from models.resources import Resources, render
 from scheduling.pods import Pod
-from scheduling.solving.classes import PodClasses
+from scheduling.solving.limits import PoolLimits
 from scheduling.solving.podclass import PodClass
 from scheduling.solving.rejections import PLACEHOLDER_PREFIX
 from scheduling.taints import untolerated
@@ -24,7 +24,7 @@ from scheduling.targets import (
 )
 
 
-class ClaimPlacement(PodClasses):
+class ClaimPlacement(PoolLimits):
     """Opening NodeClaims and adding pods to them."""
 
     def _types_for(self, pool: PoolView, reqs: Requirements) -> list[InstanceType]:
@@ -82,6 +82,8 @@ class ClaimPlacement(PodClasses):
             return Failure("no instance type has room", topo is reqs)
         if target is None:
             target = self._target(fitting, topo, need)
+        if pool.tight and not pool.min_values:  # fewer types could break minValues
+            fitting = self._no_larger_than(fitting, target, pool)
         if pool.min_values:
             fitting = self._fit(fitting, need)
             if min_values_shortfall(fitting, topo, pool.min_values):
@@ -96,7 +98,7 @@ class ClaimPlacement(PodClasses):
         self._placed_class[id(pod)] = cls
         c.host_ports.update(cls.host_ports)
         if pool.remaining is not None:
-            self._rereserve(c)
+            self._reserve(c)
         self._record(cls, pod, c)
         return None
 
@@ -179,37 +181,6 @@ class ClaimPlacement(PodClasses):
                 return types if i == 0 else types[i:]
         return None
 
-    def _rereserve(self, c: ClaimTarget) -> None:
-        pool = c.pool
-        assert pool is not None and pool.remaining is not None
-        cap = self._capacity_vec(c.types)
-        if c.reserved is not None:
-            pool.remaining = [r + x for r, x in zip(pool.remaining, c.reserved, strict=True)]
-        pool.remaining = [r - x for r, x in zip(pool.remaining, cap, strict=True)]
-        c.reserved = cap
-
-    def _capacity_vec(self, types: list[InstanceType]) -> list[int]:
-        """The most a claim could take from its pool's limits: the max capacity of its types."""
-        out = [0] * (len(self.dims) + 1)
-        for it in types:
-            for i, d in enumerate(self.dims):
-                v = it.capacity.get(d, 0)
-                if v > out[i]:
-                    out[i] = v
-        out[-1] = 1000  # one node
-        return out
-
-    def _within_limits(self, pool: PoolView, it: InstanceType) -> bool:
-        if pool.remaining is None:
-            return True
-        for i, d in enumerate(self.dims):
-            if it.capacity.get(d, 0) > pool.remaining[i]:
-                return False
-        for k, v in pool.other_limits.items():
-            if it.capacity.get(k, 0) > v:
-                return False
-        return pool.remaining[-1] >= 1000
-
     def _new_claim(self, cls: PodClass, pod: Pod, pool: PoolView) -> str | None:
         if untolerated(pool.taints, cls.tolerations) is not None:
             t = untolerated(pool.taints, cls.tolerations)
@@ -241,9 +212,16 @@ class ClaimPlacement(PodClasses):
             )
 
         if pool.remaining is not None:
-            fitting = [it for it in fitting if self._within_limits(pool, it)]
-            if not fitting:
+            allowed = self._allowed(pool, fitting)
+            if len(allowed) < len(fitting) and not pool.tight:
+                self._tighten(pool)
+                allowed = self._allowed(pool, fitting)
+            if not allowed:
+                if self._grow_open_claim(cls, pod, pool):
+                    return None
                 return f"nodepool {pool.name}: limits would be exceeded"
+            if len(allowed) < len(fitting):
+                fitting = allowed
         self._claim_seq += 1
         hostname = f"{PLACEHOLDER_PREFIX}{self._claim_seq:05d}"
         claim = ClaimTarget(
@@ -265,6 +243,50 @@ class ClaimPlacement(PodClasses):
         self.claims.append(claim)
         self.targets.append(claim)
         return None
+
+    def _grow_open_claim(self, cls: PodClass, pod: Pod, pool: PoolView) -> bool:
+        """Add the pod to an open claim of a pool whose limits leave no room for a new claim,
+        by letting the claim list larger types within what the limits leave plus what it
+        holds back itself (Karpenter's claims take pods up to their largest type). Claims
+        are tried in creation order; one that cannot take the class is not tried for it
+        again, nor is the pool before another pod is placed somewhere (same state, same
+        answer)."""
+        tried = (id(cls), id(pool))
+        if self._growth_failed.get(tried) == self._placements:
+            return False
+        for c in self.claims:
+            if c.pool is not pool or not c.pods:
+                continue
+            key = (id(cls), c.index)
+            if key in self._ungrowable:
+                continue
+            saved = (c.types, c.target, c.cap)
+            c.types = self._widened(c, self._types_for(pool, c.requirements))
+            c.target = None  # fill toward the best type it may now list
+            failure = self._try_claim(cls, pod, c)
+            if failure is None:
+                return True
+            c.types, c.target, c.cap = saved
+            if failure.monotone:
+                self._ungrowable.add(key)
+        self._growth_failed[tried] = self._placements
+        return False
+
+    def _widened(self, c: ClaimTarget, types: list[InstanceType]) -> list[InstanceType]:
+        """Of ``types``, largest first, those that hold the claim's pods and fit in what the
+        pool's limits leave once the claim's own reservation is released. The claim's
+        current types were reserved, so they are among them."""
+        pool = c.pool
+        assert pool is not None and pool.remaining is not None and c.reserved is not None
+        free = list(pool.remaining)
+        for i in pool.limited:
+            free[i] += c.reserved[i]
+        kept = [
+            it
+            for it in self._fit(types, c.used)
+            if all(self._capacity_of(it)[i] <= free[i] for i in pool.limited)
+        ]
+        return sorted(kept, key=self._size_key, reverse=True)
 
     def _size_key(self, it: InstanceType) -> tuple[int, ...]:
         return tuple(self._alloc_vec(it))

@@ -244,6 +244,7 @@ class TopologyDomains(SolverSetup):
         return narrowed
 
     def _record(self, cls: PodClass, pod: Pod, t: Target) -> None:
+        self._placements += 1
         if not cls.matching and not cls.owned_anti:
             return
         domains: dict[str, list[str]] = {}

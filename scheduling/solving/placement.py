@@ -20,6 +20,7 @@ from scheduling.targets import (
     vec_add,
     vec_fits,
 )
+from scheduling.volumes import Volumes, attach, over_limit
 
 
 def _in_closed(labels: dict[str, str], closed: list[tuple[str, set[str | None]]]) -> bool:
@@ -54,7 +55,8 @@ class Placement(ClaimPlacement):
     _room_index: RoomIndex | None = None
 
     def _try_existing(self, cls: PodClass, pod: Pod, t: ExistingTarget) -> Failure | None:
-        f = self._existing_failure(cls, t)
+        vols = self.problem.volumes.get(pod.key) if t.volume_limits else None
+        f = self._existing_failure(cls, t, vols)
         if f is not None:
             if f.local and cls.rejected_by is not None and not t.new_pods:
                 assert self.rejections is not None
@@ -64,14 +66,20 @@ class Placement(ClaimPlacement):
         t.pods.append(pod)
         t.new_pods.append(pod)
         t.host_ports.update(cls.host_ports)
+        if vols:
+            attach(t.volumes, vols)
         self._record(cls, pod, t)
         return None
 
-    def _existing_failure(self, cls: PodClass, t: ExistingTarget) -> Failure | None:
+    def _existing_failure(
+        self, cls: PodClass, t: ExistingTarget, vols: Volumes | None
+    ) -> Failure | None:
         if untolerated(t.taints, cls.tolerations) is not None:
             return Failure("taint not tolerated", True, local=True)
         if cls.host_ports and ports_conflict(t.host_ports, cls.host_ports):
             return Failure("host port in use", True, local=True)
+        if vols and over_limit(t.volumes, t.volume_limits, vols):  # per pod: not monotone
+            return Failure("volume attach limit reached", False)
         if t.requirements.compatible(cls.reqs, self.allow_undefined) is not None:
             return Failure("labels do not match", True, local=True)
         need = vec_add(t.used, cls.vec)
@@ -130,8 +138,9 @@ class Placement(ClaimPlacement):
         for pool in self.pools:
             why = self._new_claim(cls, pod, pool)
             if why is None:
-                cls.cursor = len(self.targets)
-                cands.append(self.targets[-1])
+                if len(self.targets) > cls.cursor:  # a new claim, not an open one grown
+                    cls.cursor = len(self.targets)
+                    cands.append(self.targets[-1])
                 return None
             reasons.append(why)
         if not self.pools:

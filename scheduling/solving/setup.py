@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from models import labels as L
 from models.instancetype import InstanceType
+from models.nodepool import NodePool
 from models.requirements import Requirements
 from models.resources import CPU, MEMORY, PODS, Resources, add
 from scheduling.pods import Pod
@@ -22,6 +23,7 @@ from scheduling.solving.podclass import PodClass, RelaxState
 from scheduling.solving.rejections import NodeRejections
 from scheduling.taints import Taint, untolerated
 from scheduling.targets import (
+    NODE,
     ClaimTarget,
     ExistingTarget,
     PoolView,
@@ -29,6 +31,7 @@ from scheduling.targets import (
     instance_type_compatible,
 )
 from scheduling.topology import Topology, TopologyGroup
+from scheduling.volumes import attach
 
 
 class SolverSetup:
@@ -97,6 +100,15 @@ class SolverSetup:
         self._eligible: dict[tuple[object, ...], set[str]] = {}
         self._alloc_cache: dict[str, list[int]] = {}
         self._domains_of: dict[str, set[str]] = {}
+        self._capacity_cache: dict[str, list[int]] = {}
+        self._allowed_cache: dict[
+            int, tuple[list[InstanceType], tuple[int, tuple[int, ...]], list[InstanceType]]
+        ] = {}
+        self._placements = 0  # pods placed so far: the solver's state changes with each
+        # (pod class, claim index) pairs where growing the claim cannot help, for good.
+        self._ungrowable: set[tuple[int, int]] = set()
+        # (pod class, pool) → placements when no open claim of the pool could grow for it.
+        self._growth_failed: dict[tuple[int, int], int] = {}
 
     def _dimensions(self) -> list[str]:
         names = {CPU, MEMORY, PODS}
@@ -149,21 +161,7 @@ class SolverSetup:
                 ],
             )
             overhead = self._daemon_overhead(reqs, taints)
-            remaining = None
-            if np.spec.limits:
-                limits = np.limits_milli()
-                used: Resources = {}
-                for node in self.problem.nodes:
-                    if node.nodepool == np.name:
-                        used = add(used, node.capacity, {"nodes": 1000})
-                remaining_res = {k: v - used.get(k, 0) for k, v in limits.items()}
-                remaining = [remaining_res.get(d, 1 << 62) for d in self.dims]
-                remaining.append(remaining_res.get("nodes", 1 << 62))
-                other = {
-                    k: v
-                    for k, v in remaining_res.items()
-                    if k not in self.dim_index and k != "nodes"
-                }
+            remaining, limited = self._remaining_limits(np)
             min_values = {
                 L.normalize(r.key): r.min_values
                 for r in np.spec.template.spec.requirements
@@ -178,7 +176,7 @@ class SolverSetup:
                 self.vec(overhead),
                 remaining,
                 min_values,
-                other if np.spec.limits else {},
+                limited=limited,
                 daemon_ports=frozenset(
                     port for ds in self._daemons_on(reqs, taints) for port in ds.host_ports
                 ),
@@ -190,6 +188,24 @@ class SolverSetup:
                 if not r.complement:
                     self.universe.setdefault(key, set()).update(r.values)
         return pools
+
+    def _remaining_limits(self, np: NodePool) -> tuple[list[int] | None, tuple[int, ...]]:
+        """The pool's limits minus the capacity of its existing and in-flight nodes, per
+        dimension and then nodes, and the positions that carry a limit (None: no limits).
+        Positions without a limit hold 0 and are never read."""
+        if not np.spec.limits:
+            return None, ()
+        used: Resources = {}
+        for node in self.problem.nodes:
+            if node.nodepool == np.name:
+                used = add(used, node.capacity, {"nodes": NODE})
+        remaining = [0] * (len(self.dims) + 1)
+        limited = []
+        for key, limit in np.limits_milli().items():
+            i = len(self.dims) if key == "nodes" else self.dim_index[key]
+            remaining[i] = limit - used.get(key, 0)
+            limited.append(i)
+        return remaining, tuple(sorted(limited))
 
     def _namespace_labels(self) -> dict[str, dict[str, str]]:
         """Every namespace this run knows (given as a Namespace, or holding a pod) with its
@@ -234,6 +250,11 @@ class SolverSetup:
             if not node.schedulable:
                 continue
             used, alloc = facts.vectors(dims, self.vec)
+            volumes: dict[str, set[str]] = {}
+            if node.volume_limits:
+                for p in node.pods:
+                    if p.key in self.problem.volumes:
+                        attach(volumes, self.problem.volumes[p.key])
             # A node's pod capacity: missing dims (e.g. pods) mean zero room, as the kubelet.
             t = ExistingTarget(
                 hostname=node.labels.get(L.HOSTNAME, node.name),
@@ -248,6 +269,8 @@ class SolverSetup:
                 labels=node.labels,
                 nodepool=node.nodepool,
                 in_flight=node.in_flight,
+                volume_limits=node.volume_limits,
+                volumes=volumes,
             )
             self.existing.append(t)
             self.targets.append(t)

@@ -41,10 +41,11 @@ class SlackFilling(Pricing):
         than they need (most of all on claims that hostname rules keep small). Pods no
         topology rule mentions move from the claims holding them into that room when the
         receiving claim accepts them without narrowing; the receiver's price is unchanged
-        and the giver's can only drop, so the plan never gets dearer. Pools with limits are
-        left alone: a giver's type list grows again, which would move its reservation.
+        and the giver's can only drop, so the plan never gets dearer. In a pool with limits
+        the giver's type list grows again only by types the limits still allow (not at all
+        once the limits bind).
         """
-        claims = [c for c in self.claims if c.pool is not None and c.pool.remaining is None]
+        claims = [c for c in self.claims if c.pool is not None]
         donors: list[tuple[ClaimTarget, dict[int, tuple[PodClass, list[Pod]]]]] = []
         for c in claims:
             groups: dict[int, tuple[PodClass, list[Pod]]] = {}
@@ -90,7 +91,12 @@ class SlackFilling(Pricing):
                 # Fewer pods: types dropped earlier may hold them again; list them all.
                 assert donor.pool is not None
                 types = self._types_for(donor.pool, donor.requirements)
-                donor.types = sorted(self._fit(types, donor.used), key=self._size_key, reverse=True)
+                types = sorted(self._fit(types, donor.used), key=self._size_key, reverse=True)
+                if donor.pool.remaining is None:
+                    donor.types = types
+                elif not donor.pool.tight:  # a tight pool's claims keep their trimmed lists
+                    donor.types = self._widened(donor, types)
+                    self._reserve(donor)
                 continue
             for target, pod, cls in reversed(log):  # no cheaper: put everything back
                 target.pods.remove(pod)

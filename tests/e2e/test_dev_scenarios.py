@@ -9,7 +9,10 @@ exit code is 0 exactly when the summary says ``ok``, and nothing is left running
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,38 +33,75 @@ KEYS = {
 SCENARIO_TIMEOUT = 150  # seconds the scenario itself may take (--timeout)
 # Disruption scenarios wait out several rounds, each with its 15 s validation delay.
 DISRUPTION_TIMEOUT = 420
+TIMEOUTS = {
+    "smoke": SCENARIO_TIMEOUT,
+    "interruption": SCENARIO_TIMEOUT,
+    "consolidation": DISRUPTION_TIMEOUT,
+    "drift": DISRUPTION_TIMEOUT,
+}
 
 
-def run_scenario(name: str, timeout: int = SCENARIO_TIMEOUT) -> tuple[int, dict[str, Any], str]:
-    result = subprocess.run(
-        joinery_command(
-            "dev",
-            "--scenario",
-            name,
-            "--exit",
-            "--temporal-port",
-            "0",
-            "--boot-delay",
-            "1",
-            "--timeout",
-            str(timeout),
-        ),
-        capture_output=True,
-        text=True,
-        timeout=timeout + 120,
-        cwd=REPO,
-        check=False,
+@dataclass
+class ScenarioRun:
+    """One ``joinery dev --scenario`` subprocess; its output goes to files, not pipes, so a
+    chatty stack never blocks on a full pipe while the tests wait for another scenario."""
+
+    name: str
+    timeout: int
+    process: subprocess.Popen[bytes]
+    stdout: Path
+    stderr: Path
+
+    def result(self) -> tuple[int, dict[str, Any], str]:
+        code = self.process.wait(timeout=self.timeout + 120)
+        lines = self.stdout.read_text(errors="replace").strip().splitlines()
+        err = self.stderr.read_text(errors="replace")
+        assert lines, err[-4000:]
+        summary: dict[str, Any] = json.loads(lines[-1])
+        return code, summary, err
+
+
+def start_scenario(name: str, timeout: int, logs: Path) -> ScenarioRun:
+    command = joinery_command(
+        "dev",
+        "--scenario",
+        name,
+        "--exit",
+        "--temporal-port",
+        "0",
+        "--boot-delay",
+        "1",
+        "--timeout",
+        str(timeout),
     )
-    lines = result.stdout.strip().splitlines()
-    assert lines, result.stderr[-4000:]
-    summary: dict[str, Any] = json.loads(lines[-1])
-    return result.returncode, summary, result.stderr
+    paths = logs / f"{name}.out", logs / f"{name}.err"
+    out, err = (os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC) for p in paths)
+    try:
+        process = subprocess.Popen(command, stdout=out, stderr=err, cwd=REPO)
+    finally:
+        os.close(out)
+        os.close(err)
+    return ScenarioRun(name, timeout, process, *paths)
+
+
+@pytest.fixture(scope="module")
+def scenarios(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, ScenarioRun]]:
+    """Every scenario started at once: each runs its own sandbox on free ports and mostly
+    waits (boot, validation delays, kube-scheduler backoff), so together they take about as
+    long as the longest one instead of the sum (~9 minutes of the suite otherwise)."""
+    logs = tmp_path_factory.mktemp("scenarios")
+    runs = {name: start_scenario(name, t, logs) for name, t in TIMEOUTS.items()}
+    yield runs
+    for run in runs.values():
+        if run.process.poll() is None:
+            run.process.kill()
+            run.process.wait()
 
 
 @pytest.mark.timeout(SCENARIO_TIMEOUT + 150)
 @pytest.mark.parametrize("name", ["smoke", "interruption"])
-def test_scenario_holds(name: str) -> None:
-    code, summary, stderr = run_scenario(name)
+def test_scenario_holds(name: str, scenarios: dict[str, ScenarioRun]) -> None:
+    code, summary, stderr = scenarios[name].result()
     assert set(summary) >= KEYS, summary
     assert summary["scenario"] == name
     assert summary["ok"] is True, f"{summary}\n{stderr[-4000:]}"
@@ -78,10 +118,12 @@ def test_scenario_holds(name: str) -> None:
 
 
 @pytest.mark.timeout(DISRUPTION_TIMEOUT + 150)
-def test_consolidation_leaves_a_cheaper_fleet_within_budget_and_pdb() -> None:
+def test_consolidation_leaves_a_cheaper_fleet_within_budget_and_pdb(
+    scenarios: dict[str, ScenarioRun],
+) -> None:
     """40 pods scaled to 4: the DisruptionWorkflow alone makes the fleet smaller and cheaper,
     never disrupting more than the pool's budget at once nor breaking the PDB's promise."""
-    code, summary, stderr = run_scenario("consolidation", DISRUPTION_TIMEOUT)
+    code, summary, stderr = scenarios["consolidation"].result()
     assert summary["ok"] is True, f"{summary}\n{stderr[-4000:]}"
     assert code == 0
     assert summary["instancesLeftRunning"] == 0
@@ -103,10 +145,10 @@ def test_consolidation_leaves_a_cheaper_fleet_within_budget_and_pdb() -> None:
 
 
 @pytest.mark.timeout(DISRUPTION_TIMEOUT + 150)
-def test_drift_rolls_every_node_within_the_budget() -> None:
+def test_drift_rolls_every_node_within_the_budget(scenarios: dict[str, ScenarioRun]) -> None:
     """The pool's requirements exclude the running nodes: every one is replaced, never more
     than the budget (2) at once, with the PDB's minimum of pods Running throughout."""
-    code, summary, stderr = run_scenario("drift", DISRUPTION_TIMEOUT)
+    code, summary, stderr = scenarios["drift"].result()
     assert summary["ok"] is True, f"{summary}\n{stderr[-4000:]}"
     assert code == 0
     assert summary["instancesLeftRunning"] == 0

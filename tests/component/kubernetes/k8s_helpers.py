@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
+import yaml
 from kubernetes import client as k8s
 
 from sandbox.cluster import KWOK_NODE_ANNOTATION, KWOK_NODE_ANNOTATION_VALUE
@@ -81,6 +84,48 @@ def pod(
         "metadata": {"name": name, "labels": labels or {}},
         "spec": spec,
     }
+
+
+# A one-type catalog for `joinery plan --catalog` against the test cluster.
+M5_CATALOG = {
+    "instanceTypes": [
+        {
+            "name": "m5.large",
+            "capacity": {"cpu": "2", "memory": "8Gi", "pods": "29"},
+            "offerings": [{"zone": "us-east-1a", "capacityType": "on-demand", "price": 0.096}],
+        }
+    ]
+}
+
+
+def plan_live(kubeconfig: Path, tmp_path: Path, capsys: Any, *args: str) -> dict[str, Any]:
+    """Run ``joinery plan --kubeconfig`` on the test cluster with M5_CATALOG; its JSON."""
+    from worker.cli import main  # the CLI only for the tests that run it
+
+    catalog = tmp_path / "catalog.yaml"
+    catalog.write_text(yaml.safe_dump(M5_CATALOG))
+    assert main(["plan", "--kubeconfig", str(kubeconfig), "--catalog", str(catalog), *args]) == 0
+    doc: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return doc
+
+
+def nodepool_body(
+    name: str, *, labels: dict[str, str] | None = None, **spec: Any
+) -> dict[str, Any]:
+    """A NodePool allowing every capacity type, with template labels and extra spec fields."""
+    template: dict[str, Any] = {
+        "spec": {
+            "nodeClassRef": {
+                "group": "karpenter.k8s.aws",
+                "kind": "EC2NodeClass",
+                "name": "default",
+            },
+            "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "Exists"}],
+        }
+    }
+    if labels:
+        template["metadata"] = {"labels": labels}
+    return {"metadata": {"name": name}, "spec": {"template": template, **spec}}
 
 
 def condition(obj: dict[str, Any], type_: str) -> dict[str, Any] | None:

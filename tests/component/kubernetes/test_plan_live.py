@@ -3,29 +3,16 @@ server with Joinery's own (read-only) service account, with and without ``--disr
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-import yaml
-from k8s_helpers import delete_node, eventually, kwok_node, pod
+from k8s_helpers import delete_node, eventually, kwok_node, nodepool_body, plan_live, pod
 
 from activities.kubernetes import custom_objects
 from activities.kubernetes.client import Kube
 from activities.kubernetes.resources import NODEPOOL
 from sandbox.cluster import Cluster
-from worker.cli import main
-
-CATALOG = {
-    "instanceTypes": [
-        {
-            "name": "m5.large",
-            "capacity": {"cpu": "2", "memory": "8Gi", "pods": "29"},
-            "offerings": [{"zone": "us-east-1a", "capacityType": "on-demand", "price": 0.096}],
-        }
-    ]
-}
 
 
 def _managed(name: str, pool: str) -> dict[str, object]:
@@ -56,24 +43,7 @@ def test_plan_reads_a_live_cluster_read_only(
     custom_objects.create(
         admin,
         NODEPOOL,
-        {
-            "metadata": {"name": pool},
-            "spec": {
-                "template": {
-                    "spec": {
-                        "nodeClassRef": {
-                            "group": "karpenter.k8s.aws",
-                            "kind": "EC2NodeClass",
-                            "name": "default",
-                        },
-                        "requirements": [
-                            {"key": "karpenter.sh/capacity-type", "operator": "Exists"}
-                        ],
-                    }
-                },
-                "disruption": {"consolidateAfter": "0s", "budgets": [{"nodes": "100%"}]},
-            },
-        },
+        nodepool_body(pool, disruption={"consolidateAfter": "0s", "budgets": [{"nodes": "100%"}]}),
     )
     for name in (busy, empty):
         admin.core.create_node(_managed(name, pool))
@@ -86,18 +56,11 @@ def test_plan_reads_a_live_cluster_read_only(
             lambda: admin.core.read_namespaced_pod("web-0", namespace).status.phase == "Running",
             what="kwok to run the pod",
         )
-        catalog = tmp_path / "catalog.yaml"
-        catalog.write_text(yaml.safe_dump(CATALOG))
-        config = str(cluster.kubeconfig_path)
-
-        assert main(["plan", "--kubeconfig", config, "--catalog", str(catalog)]) == 0
-        plain = json.loads(capsys.readouterr().out)
+        plain = plan_live(cluster.kubeconfig_path, tmp_path, capsys)
         assert "disruption" not in plain
-
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        args = ["plan", "--kubeconfig", config, "--catalog", str(catalog), "--disruption"]
-        assert main([*args, "--now", now]) == 0
-        doc = json.loads(capsys.readouterr().out)["disruption"]
+        args = ("--disruption", "--now", now)
+        doc = plan_live(cluster.kubeconfig_path, tmp_path, capsys, *args)["disruption"]
         mine = {busy, empty}
         verdicts = {n: c["reason"] for c in doc["commands"] for n in c["nodes"] if n in mine}
         verdicts |= {v["node"]: "blocked" for v in doc["blocked"] if v["node"] in mine}

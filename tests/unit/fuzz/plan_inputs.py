@@ -41,15 +41,47 @@ def _provisioning() -> list[Any]:
             "db",
             "2",
             "4Gi",
-            tolerations=[toleration("team", "a")],
+            tolerations=[toleration("team", value="a")],
             volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}],
         ),
         pvc("data", storage_class="zonal"),
         storage_class("zonal", ["us-east-1a"]),
         daemonset("agent", "100m", "128Mi"),
         node("old-node", "2", "8Gi"),
+        *_volume_limits(),
         nodeclaim("claim-1", instance_type="c5.large"),
         {"apiVersion": "v1", "kind": "List", "items": [pod("batch", "250m", "256Mi")]},
+    ]
+
+
+def _volume_limits() -> list[Any]:
+    """A CSINode limit on old-node, and a pod there with a CSI PV and an ephemeral volume."""
+    ebs = "ebs.csi.aws.com"
+    scratch = {"volumeClaimTemplate": {"spec": {"storageClassName": "zonal"}}}
+    return [
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSINode",
+            "metadata": {"name": "old-node"},
+            "spec": {"drivers": [{"name": ebs, "nodeID": "i-old", "allocatable": {"count": 2}}]},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": "pv-logs"},
+            "spec": {"csi": {"driver": ebs, "volumeHandle": "vol-1"}},
+        },
+        pvc("logs", volume_name="pv-logs"),
+        pod(
+            "logger",
+            "100m",
+            "64Mi",
+            node_name="old-node",
+            volumes=[
+                {"name": "logs", "persistentVolumeClaim": {"claimName": "logs"}},
+                {"name": "scratch", "ephemeral": scratch},
+            ],
+        ),
     ]
 
 

@@ -1,0 +1,110 @@
+"""NodePool ``limits``: which instance types a new claim may use, and what each open claim
+holds back from its pool, as Karpenter's scheduler accounts for them.
+
+Karpenter starts from the pool's limits minus the capacity of the pool's existing and
+in-flight nodes; a new claim may only list types whose capacity fits in what is left (for
+every limited resource, and one node under a ``nodes`` limit); once opened, the claim holds
+back the largest capacity among the types it lists, because the cloud provider may launch
+any of them. Only the resources the pool limits are counted: a resource without a limit
+has no budget to run out of (a finite stand-in for "unlimited" would be used up by the
+claims of a catalog with 24 TiB types and refuse pods long before any real limit).
+
+Here a claim's type list only shrinks as pods join it, so its reservation is recomputed
+and can only fall, never below what the launched node can take.
+
+Joinery fills a claim only toward its target type (solving/claims.py), so holding back its
+largest type would waste the limit. Until the limits first narrow a new claim nothing
+changes (the plan is the one made without limits); from then on the pool is *tight*: each
+claim lists only the types no larger than its target in the limited resources and holds
+back that much, which leaves room for more claims. When the limits leave no room for a new
+claim at all, an open claim may still take the pod by listing larger types within what is
+left plus what it holds back (claims.py, ``_grow_open_claim``).
+"""
+
+from __future__ import annotations
+
+from models.instancetype import InstanceType
+from scheduling.solving.classes import PodClasses
+from scheduling.targets import NODE, ClaimTarget, PoolView
+
+
+class PoolLimits(PodClasses):
+    """Limit accounting over the pools' ``remaining`` vectors (see the module docstring)."""
+
+    def _capacity_of(self, it: InstanceType) -> list[int]:
+        """The type's capacity per dimension, plus one node, as limits count it."""
+        v = self._capacity_cache.get(it.name)
+        if v is None:
+            v = [it.capacity.get(d, 0) for d in self.dims]
+            v.append(NODE)
+            self._capacity_cache[it.name] = v
+        return v
+
+    def _allowed(self, pool: PoolView, types: list[InstanceType]) -> list[InstanceType]:
+        """The types a new claim of ``pool`` may list (``types`` itself when the limits
+        exclude none). Memoised per list and what the limits leave: once a pool's limits are
+        used up, every pod that tries it asks the same question."""
+        remaining = pool.remaining
+        assert remaining is not None
+        left = tuple(remaining[i] for i in pool.limited)
+        hit = self._allowed_cache.get(id(types))
+        if hit is not None and hit[0] is types and hit[1] == (id(pool), left):
+            return hit[2]
+        largest = [0] * len(left)
+        for it in types:
+            cap = self._capacity_of(it)
+            for j, i in enumerate(pool.limited):
+                if cap[i] > largest[j]:
+                    largest[j] = cap[i]
+        if all(m <= r for m, r in zip(largest, left, strict=True)):
+            out = types
+        else:
+            out = [it for it in types if self._within_limits(pool, it)]
+        self._allowed_cache[id(types)] = (types, (id(pool), left), out)
+        return out
+
+    def _within_limits(self, pool: PoolView, it: InstanceType) -> bool:
+        """Whether a new claim of ``pool`` may list ``it``: it fits in every limited resource."""
+        remaining = pool.remaining
+        if remaining is None:
+            return True
+        cap = self._capacity_of(it)
+        return all(cap[i] <= remaining[i] for i in pool.limited)
+
+    def _reserve(self, c: ClaimTarget) -> None:
+        """Hold back from the claim's pool the largest capacity among the types it lists,
+        in the limited resources only, replacing what it held before."""
+        pool = c.pool
+        assert pool is not None and pool.remaining is not None
+        held = [0] * len(pool.remaining)
+        for it in c.types:
+            cap = self._capacity_of(it)
+            for i in pool.limited:
+                if cap[i] > held[i]:
+                    held[i] = cap[i]
+        remaining = pool.remaining
+        before = c.reserved
+        for i in pool.limited:
+            remaining[i] += (before[i] if before is not None else 0) - held[i]
+        c.reserved = held
+
+    def _no_larger_than(
+        self, types: list[InstanceType], target: InstanceType, pool: PoolView
+    ) -> list[InstanceType]:
+        """The types no larger than ``target`` in any limited resource: a claim is filled
+        only toward its target, so larger types would hold back room it never uses."""
+        top = self._capacity_of(target)
+        out = [it for it in types if all(self._capacity_of(it)[i] <= top[i] for i in pool.limited)]
+        return types if len(out) == len(types) else out
+
+    def _tighten(self, pool: PoolView) -> None:
+        """The limits narrowed a new claim of the pool for the first time: from now on its
+        claims list only types no larger than their targets, and the open ones give back
+        what they held beyond that (see the module docstring)."""
+        pool.tight = True
+        if pool.min_values:
+            return  # fewer types could break minValues: keep Karpenter's reservation
+        for c in self.claims:
+            if c.pool is pool and c.target is not None:
+                c.types = self._no_larger_than(c.types, c.target, pool)
+                self._reserve(c)
