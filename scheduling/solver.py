@@ -19,12 +19,14 @@ from scheduling.problem import Problem
 from scheduling.solving.catalog import CatalogCache
 from scheduling.solving.podclass import PodClass, RelaxState
 from scheduling.solving.pricing import MAX_INSTANCE_TYPES
+from scheduling.solving.rejections import NodeRejections
 from scheduling.solving.result import Plan, PlannedClaim
 from scheduling.solving.slack import SlackFilling
 
 __all__ = [
     "MAX_INSTANCE_TYPES",
     "CatalogCache",
+    "NodeRejections",
     "Plan",
     "PlannedClaim",
     "PodClass",

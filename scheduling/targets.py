@@ -28,6 +28,10 @@ NODE = 1000  # one node under a NodePool's ``nodes`` limit, in the milli-units l
 class Failure:
     reason: str
     monotone: bool
+    # Decided by an existing node's own facts whatever the pod's size (its labels, taints,
+    # host ports, and the pods on its hostname), not by pods elsewhere nor by its free room:
+    # see ``scheduling.solving.rejections``.
+    local: bool = False
 
 
 def vec_fits(need: Vec, alloc: Vec) -> bool:

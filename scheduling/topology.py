@@ -30,6 +30,18 @@ class TopologyGroup:
     counts: dict[str, int] = field(default_factory=dict)
     owner_domains: set[str] = field(default_factory=set)  # ANTI: where the term's owners run
 
+    def identity(self) -> tuple[object, ...]:
+        """What makes two groups one (their counts are shared)."""
+        return (
+            self.kind,
+            self.key,
+            self.selector,
+            self.namespaces,
+            self.max_skew,
+            self.min_domains,
+            self.honor_affinity,
+        )
+
     def selects(self, pod: Pod) -> bool:
         if self.namespaces is not None and pod.namespace not in self.namespaces:
             return False
@@ -83,15 +95,7 @@ class Topology:
         return self._groups.values()
 
     def _intern(self, group: TopologyGroup) -> TopologyGroup:
-        ident = (
-            group.kind,
-            group.key,
-            group.selector,
-            group.namespaces,
-            group.max_skew,
-            group.min_domains,
-            group.honor_affinity,
-        )
+        ident = group.identity()
         found = self._groups.get(ident)
         if found is None:
             self._groups[ident] = group

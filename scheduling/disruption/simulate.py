@@ -27,7 +27,7 @@ from models import labels as L
 from models.resources import CPU, MEMORY, PODS
 from scheduling.pods import AffinityTerm, Pod
 from scheduling.problem import NodeInfo, Problem
-from scheduling.solver import CatalogCache, Plan, Solver
+from scheduling.solver import CatalogCache, NodeRejections, Plan, Solver
 
 
 def _usable(node: NodeInfo) -> bool:
@@ -77,10 +77,12 @@ class RoundState:
     simulations: int = 0
     version: int = 0  # bumped by every accepted command
     catalog: CatalogCache = field(default_factory=CatalogCache)
+    rejections: NodeRejections | None = None
     _counted_only: dict[str, NodeInfo] = field(default_factory=dict)
     _rooms: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     _wide_anti: list[AffinityTerm] | None = None
     _price_order: list[tuple[float, int, int, int]] | None = None
+    _listed: tuple[int, list[tuple[str, NodeInfo, tuple[int, int, int] | None]]] | None = None
 
     @classmethod
     def after_plan(cls, problem: Problem, plan: Plan) -> RoundState:
@@ -89,7 +91,8 @@ class RoundState:
         for n in problem.nodes:
             placed = plan.existing.get(n.name)
             nodes[n.name] = replace(n, pods=[*n.pods, *placed]) if placed else n
-        return cls(problem, nodes)
+        hosts = ((n.name, n.labels.get(L.HOSTNAME, n.name)) for n in nodes.values())
+        return cls(problem, nodes, rejections=NodeRejections(hosts))
 
     def simulate(
         self, without: Collection[str], pods: Sequence[Pod], *, new_nodes: bool = True
@@ -97,22 +100,23 @@ class RoundState:
         """Solve ``pods`` onto the usable nodes other than ``without`` and the removed ones,
         opening new claims where they fit nowhere (unless ``new_nodes`` is False)."""
         self.simulations += 1
-        gone = set(without) | self.removed
+        gone = set(without)
         need = _smallest(pods) if pods else (0, 0, 0)
+        listing = self._listing()
         if self._prunable(pods):
             nodes = [
                 n
-                for name, n in self.nodes.items()
-                if name not in gone and _usable(n) and _has_room(self.room(name), need)
+                for name, n, room in listing
+                if room is not None and name not in gone and _has_room(room, need)
             ]
         else:
             # Every node's pods still count toward spread and affinity; a node that cannot
             # take any of the pods is there as counts only (not a target to try).
             nodes = []
-            for name, n in self.nodes.items():
+            for name, n, room in listing:
                 if name in gone:
                     continue
-                if _usable(n) and _has_room(self.room(name), need):
+                if room is not None and _has_room(room, need):
                     nodes.append(n)
                 else:
                     nodes.append(self._counts_only(name))
@@ -125,7 +129,7 @@ class RoundState:
             volume_requirements=self.problem.volume_requirements,
             volumes=self.problem.volumes,
         )
-        return Solver(sub, catalog=self.catalog).solve()
+        return Solver(sub, catalog=self.catalog, rejections=self.rejections).solve()
 
     def apply(self, removed: Collection[str], plan: Plan) -> None:
         """Accept a command: its nodes go, its pods join their existing destinations."""
@@ -158,6 +162,18 @@ class RoundState:
             if c >= cpu and m >= mem and n >= count:
                 return price
         return None
+
+    def _listing(self) -> list[tuple[str, NodeInfo, tuple[int, int, int] | None]]:
+        """The nodes not removed, in order, each with its room if pods may land on it (None
+        if not); worked out once per accepted command, not once per simulation."""
+        if self._listed is None or self._listed[0] != self.version:
+            rows = [
+                (name, n, self.room(name) if _usable(n) else None)
+                for name, n in self.nodes.items()
+                if name not in self.removed
+            ]
+            self._listed = (self.version, rows)
+        return self._listed[1]
 
     def _counts_only(self, name: str) -> NodeInfo:
         node = self.nodes[name]

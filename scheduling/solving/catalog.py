@@ -1,27 +1,60 @@
-"""What a solve derives from the catalog and pools alone, kept across solves."""
+"""What a solve derives from the catalog and pools alone, and from each node as it is, kept
+across solves."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
 
 from models import labels as L
 from models.instancetype import InstanceType
+from models.requirements import Requirements
 from scheduling.offers import OfferIndex
-from scheduling.pods import Pod
+from scheduling.pods import AffinityTerm, Pod, SpreadConstraint
+from scheduling.problem import NodeInfo
+from scheduling.solving.nodefacts import NodeFacts, node_facts
+from scheduling.taints import Toleration
+from scheduling.targets import instance_type_compatible
+from scheduling.topology import TopologyGroup
+
+# A pod's constraints once relaxed: node requirements, tolerations, spreads, affinity and
+# anti-affinity terms in force, its requests (sorted), and a number naming all but the requests.
+ClassParts = tuple[
+    Requirements,
+    tuple[Toleration, ...],
+    tuple[SpreadConstraint, ...],
+    tuple[AffinityTerm, ...],
+    tuple[AffinityTerm, ...],
+    tuple[tuple[str, int], ...],
+    int,
+]
 
 
 class CatalogCache:
     """What a solve derives from the catalog and the pools alone, kept for the next solve on
     the same catalog: the offering index, the label keys types define, each pool's
-    compatible types and the label values they offer. Entries are keyed by object identity
-    (and hold the object), so a different catalog or pool never reads a stale entry."""
+    compatible types and the label values they offer; and each node's ``NodeFacts`` (a
+    disruption round solves hundreds of times over the same nodes). Entries are keyed by
+    object identity (and hold the object), so a different catalog, pool or node never reads a
+    stale entry."""
 
     def __init__(self) -> None:
         self._offers: tuple[object, OfferIndex] | None = None
         self._keys: tuple[object, frozenset[str]] | None = None
         self._pool_types: dict[int, tuple[object, object, list[InstanceType]]] = {}
         self._labels: dict[int, tuple[object, dict[str, set[str]]]] = {}
-        self._selector_keys: dict[int, tuple[list[Pod], frozenset[str]]] = {}
+        self._facts: dict[int, NodeFacts] = {}
+        self._pool_domains: dict[tuple[object, ...], tuple[list[object], frozenset[str]]] = {}
+        self._compatible: dict[tuple[object, ...], tuple[object, dict[str, bool]]] = {}
+        self._compatible_lists: dict[
+            tuple[tuple[object, ...], int],
+            tuple[Sequence[InstanceType], object, list[InstanceType]],
+        ] = {}
+        self._shape_names: dict[tuple[object, ...], int] = {}
+        self._group_names: dict[tuple[object, ...], int] = {}
+        self._selects: dict[tuple[int, int], bool] = {}
+        self._class_parts: dict[tuple[int, object], tuple[Pod, object, ClassParts]] = {}
+        self._constraints: dict[tuple[object, ...], int] = {}
 
     def offers(self, types: list[InstanceType]) -> OfferIndex:
         if self._offers is None or self._offers[0] is not types:
@@ -48,16 +81,101 @@ class CatalogCache:
             self._pool_types[id(pool)] = hit
         return hit[2]
 
-    def node_selector_keys(
-        self, pods: list[Pod], compute: Callable[[list[Pod]], frozenset[str]]
+    def node_facts(
+        self, node: NodeInfo, selector_keys: Callable[[Sequence[Pod]], frozenset[str]]
+    ) -> NodeFacts:
+        """What the node's pods and labels imply (``NodeFacts``), once per node as it is."""
+        hit = self._facts.get(id(node))
+        if hit is None or not hit.current(node):
+            hit = self._facts[id(node)] = node_facts(node, selector_keys, self._shape_names)
+        return hit
+
+    def class_parts(
+        self,
+        pod: Pod,
+        state: Hashable,
+        vol: Requirements | None,
+        compute: Callable[[Pod, Any, Requirements | None], ClassParts],
+    ) -> ClassParts:
+        """A pod's constraints relaxed to ``state`` (``ClassParts``), once per pod, state and
+        volume requirements (a round moves the same pods in many simulations)."""
+        key = (id(pod), state)
+        hit = self._class_parts.get(key)
+        if hit is None or hit[0] is not pod or hit[1] is not vol:
+            hit = self._class_parts[key] = (pod, vol, compute(pod, state, vol))
+        return hit[2]
+
+    def constraints_number(self, constraints: tuple[object, ...]) -> int:
+        """A number per distinct constraints tuple: equal numbers, equal constraints."""
+        found = self._constraints.get(constraints)
+        if found is None:
+            found = self._constraints[constraints] = len(self._constraints)
+        return found
+
+    def group_number(self, group: TopologyGroup) -> int:
+        """A number for the group's identity, the same in every solve of this cache."""
+        ident = group.identity()
+        found = self._group_names.get(ident)
+        if found is None:
+            found = self._group_names[ident] = len(self._group_names)
+        return found
+
+    def selects(self, group_number: int, shape: int, group: TopologyGroup, pod: Pod) -> bool:
+        """Whether the group numbered ``group_number`` selects pods of the shape numbered
+        ``shape`` (``NodeFacts``), of which ``pod`` is one."""
+        key = (group_number, shape)
+        hit = self._selects.get(key)
+        if hit is None:
+            hit = self._selects[key] = group.selects(pod)
+        return hit
+
+    def pool_domains(
+        self,
+        key: tuple[object, ...],
+        pool_types: Sequence[list[InstanceType]],
+        compute: Callable[[], frozenset[str]],
     ) -> frozenset[str]:
-        """Label keys the selectors of a node's pods look at, per pod list (a node whose
-        pods change gets a new list)."""
-        hit = self._selector_keys.get(id(pods))
-        if hit is None or hit[0] is not pods:
-            hit = (pods, compute(pods))
-            self._selector_keys[id(pods)] = hit
+        """Topology domains the pools offer a pod class, per ``key`` (the class's
+        requirements and tolerations, the topology key, the pools' requirements and taints)
+        and the pools' type lists (by identity)."""
+        hit = self._pool_domains.get(key)
+        if (
+            hit is None
+            or len(hit[0]) != len(pool_types)
+            or any(a is not b for a, b in zip(hit[0], pool_types, strict=True))
+        ):
+            hit = self._pool_domains[key] = (list(pool_types), compute())
         return hit[1]
+
+    def compatible(
+        self,
+        types: Sequence[InstanceType],
+        sig: tuple[object, ...],
+        reqs: Requirements,
+        instance_keys: frozenset[str],
+        offers: OfferIndex,
+    ) -> list[InstanceType]:
+        """The types compatible with ``reqs`` (whose signature is ``sig``) and offered under
+        them, each type's answer kept per signature for the next solve on this catalog, and
+        the list itself per input list. Callers never change the list they get."""
+        listed = self._compatible_lists.get((sig, id(types)))
+        if listed is not None and listed[0] is types and listed[1] is offers:
+            # The same list as last time: caches keyed by a type list's identity (offers,
+            # narrowing) then hit across solves too.
+            return listed[2]
+        table = self._compatible.get(sig)
+        if table is None or table[0] is not offers:
+            table = self._compatible[sig] = (offers, {})
+        known = table[1]
+        out = []
+        for it in types:
+            ok = known.get(it.name)
+            if ok is None:
+                ok = known[it.name] = instance_type_compatible(it, reqs, instance_keys, offers)
+            if ok:
+                out.append(it)
+        self._compatible_lists[(sig, id(types))] = (types, offers, out)
+        return out
 
     def type_labels(self, pool: object, types: list[InstanceType]) -> dict[str, set[str]]:
         """Label values the pool's types offer (zones and capacity types of available

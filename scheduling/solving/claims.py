@@ -11,12 +11,12 @@ from models.resources import Resources, render
 from scheduling.pods import Pod
 from scheduling.solving.limits import PoolLimits
 from scheduling.solving.podclass import PodClass
+from scheduling.solving.rejections import PLACEHOLDER_PREFIX
 from scheduling.taints import untolerated
 from scheduling.targets import (
     ClaimTarget,
     Failure,
     PoolView,
-    instance_type_compatible,
     min_values_shortfall,
     ports_conflict,
     vec_add,
@@ -31,13 +31,14 @@ class ClaimPlacement(PoolLimits):
         key = (id(pool), self._sig(reqs))
         types = self._pool_types.get(key)
         if types is None:
-            types = [
-                it
-                for it in pool.instance_types
-                if instance_type_compatible(it, reqs, self.instance_keys, self.offers)
-            ]
+            types = self._compatible(pool.instance_types, reqs)
             self._pool_types[key] = types
         return types
+
+    def _compatible(self, types: list[InstanceType], reqs: Requirements) -> list[InstanceType]:
+        return self.catalog.compatible(
+            types, self._sig(reqs), reqs, self.instance_keys, self.offers
+        )
 
     def _fit(self, types: list[InstanceType], need: list[int]) -> list[InstanceType]:
         vec = self._alloc_vec
@@ -122,11 +123,7 @@ class ClaimPlacement(PoolLimits):
         hit = self._narrowed.get(key)
         if hit is not None and hit[0] is types:
             return hit[1]
-        out = [
-            it
-            for it in types
-            if instance_type_compatible(it, reqs, self.instance_keys, self.offers)
-        ]
+        out = self._compatible(types, reqs)
         self._narrowed[key] = (types, out)
         return out
 
@@ -226,7 +223,7 @@ class ClaimPlacement(PoolLimits):
             if len(allowed) < len(fitting):
                 fitting = allowed
         self._claim_seq += 1
-        hostname = f"hostname-placeholder-{self._claim_seq:05d}"
+        hostname = f"{PLACEHOLDER_PREFIX}{self._claim_seq:05d}"
         claim = ClaimTarget(
             hostname=hostname,
             requirements=pool.requirements,

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from models import labels as L
+from models.requirements import Requirements
 from models.resources import CPU, MEMORY
 from scheduling.pods import Pod, SpreadConstraint
+from scheduling.solving.catalog import ClassParts
 from scheduling.solving.domains import TopologyDomains
 from scheduling.solving.podclass import PodClass, RelaxState
 from scheduling.taints import TOLERATE_ALL_PREFER_NO_SCHEDULE
@@ -18,37 +21,11 @@ class PodClasses(TopologyDomains):
     """Pod classes, preference relaxation and queue order."""
 
     def _pod_class(self, pod: Pod, state: RelaxState) -> PodClass:
-        reqs = pod.node_selector
-        if pod.required_terms:
-            reqs = reqs.with_requirements(pod.required_terms[state.term])
-        prefs = pod.preferred_terms[state.pref_node_dropped :]
-        if prefs:
-            reqs = reqs.with_requirements(prefs[0][1])
         vol = self.problem.volume_requirements.get(pod.key)
-        if vol is not None:
-            reqs = reqs.with_requirements(vol)
-        spreads = [s for s in pod.spreads if s.hard or not state.schedule_anyway_dropped]
-        aff = list(pod.affinity) + [
-            t for _, t in pod.preferred_affinity[state.pref_affinity_dropped :]
-        ]
-        anti = list(pod.anti_affinity) + [
-            t for _, t in pod.preferred_anti_affinity[state.pref_anti_dropped :]
-        ]
-        tolerations = pod.tolerations
-        if state.tolerate_prefer_no_schedule:
-            tolerations = (*tolerations, TOLERATE_ALL_PREFER_NO_SCHEDULE)
+        parts = self.catalog.class_parts(pod, state, vol, self._class_parts)
+        reqs, tolerations, spreads, aff, anti, requests, constraints = parts
         labels = tuple(sorted((k, v) for k, v in pod.labels.items() if k in self._label_keys))
-        key = (
-            pod.namespace,
-            labels,
-            tuple(sorted(pod.requests.items())),
-            self._sig(reqs),
-            tolerations,
-            tuple(spreads),
-            tuple(aff),
-            tuple(anti),
-            pod.host_ports,
-        )
+        key = (pod.namespace, labels, requests, constraints)
         cls = self._classes.get(key)
         if cls is not None:
             return cls
@@ -74,13 +51,61 @@ class PodClasses(TopologyDomains):
             host_ports=pod.host_ports,
             self_selecting={id(g): int(g.selects(pod)) for g, _ in own},
         )
+        if self.rejections is not None:
+            # Everything but the pod's size: room is the RoomIndex's; a rejection remembered
+            # is one no pod of these constraints, whatever its requests, could pass.
+            full = (
+                pod.namespace,
+                tuple(sorted(pod.labels.items())),
+                self._sig(reqs),
+                tolerations,
+                spreads,
+                aff,
+                anti,
+                pod.host_ports,
+            )
+            cls.rejected_by = self.rejections.of(full)
         for g, s in own:
-            if s is not None and g.key not in cls.eligible:
+            # A hostname spread never reads its eligible domains (its floor is 0).
+            if s is not None and g.key != L.HOSTNAME and g.key not in cls.eligible:
                 cls.eligible[g.key] = self._eligible_domains(
                     cls, g.key, s.honor_affinity, s.honor_taints
                 )
         self._classes[key] = cls
         return cls
+
+    def _class_parts(self, pod: Pod, state: RelaxState, vol: Requirements | None) -> ClassParts:
+        """The pod's constraints once relaxed to ``state`` (see ``ClassParts``)."""
+        reqs = pod.node_selector
+        if pod.required_terms:
+            reqs = reqs.with_requirements(pod.required_terms[state.term])
+        prefs = pod.preferred_terms[state.pref_node_dropped :]
+        if prefs:
+            reqs = reqs.with_requirements(prefs[0][1])
+        if vol is not None:
+            reqs = reqs.with_requirements(vol)
+        spreads = tuple(s for s in pod.spreads if s.hard or not state.schedule_anyway_dropped)
+        aff = (
+            *pod.affinity,
+            *(t for _, t in pod.preferred_affinity[state.pref_affinity_dropped :]),
+        )
+        anti = (
+            *pod.anti_affinity,
+            *(t for _, t in pod.preferred_anti_affinity[state.pref_anti_dropped :]),
+        )
+        tolerations = pod.tolerations
+        if state.tolerate_prefer_no_schedule:
+            tolerations = (*tolerations, TOLERATE_ALL_PREFER_NO_SCHEDULE)
+        constraints = (self._sig(reqs), tolerations, spreads, aff, anti, pod.host_ports)
+        return (
+            reqs,
+            tolerations,
+            spreads,
+            aff,
+            anti,
+            tuple(sorted(pod.requests.items())),
+            self.catalog.constraints_number(constraints),
+        )
 
     def _relax(self, pod: Pod, s: RelaxState) -> RelaxState | None:
         if s.term + 1 < len(pod.required_terms):

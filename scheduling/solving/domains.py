@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from models import labels as L
 from models.requirements import Requirement, Requirements
-from scheduling.pods import Pod
+from scheduling.pods import Pod, SpreadConstraint
 from scheduling.solving.podclass import PodClass
 from scheduling.solving.setup import SolverSetup
 from scheduling.taints import untolerated
@@ -17,7 +17,7 @@ from scheduling.targets import (
     Target,
     instance_type_compatible,
 )
-from scheduling.topology import AFFINITY, SPREAD
+from scheduling.topology import AFFINITY, SPREAD, TopologyGroup
 
 
 class TopologyDomains(SolverSetup):
@@ -34,11 +34,22 @@ class TopologyDomains(SolverSetup):
             self._eligible[ck] = hit
         return hit
 
-    def _compute_eligible(
+    def _pool_domains(
         self, cls: PodClass, key: str, honor_affinity: bool, honor_taints: bool
-    ) -> set[str]:
-        """Domains a spread counts. nodeTaintsPolicy Ignore (the default) counts domains of
-        pools whose taints the pod does not tolerate; Honor leaves them out."""
+    ) -> frozenset[str]:
+        """The domains the pools can provide to the class (see ``_compute_eligible``): they
+        depend on the catalog and pools alone, so they are kept across solves."""
+        pools = tuple((p.name, self._sig(p.requirements), p.taints) for p in self.pools)
+        ck = (self._sig(cls.reqs), cls.tolerations, key, honor_affinity, honor_taints, pools)
+        return self.catalog.pool_domains(
+            ck,
+            [p.instance_types for p in self.pools],
+            lambda: self._compute_pool_domains(cls, key, honor_affinity, honor_taints),
+        )
+
+    def _compute_pool_domains(
+        self, cls: PodClass, key: str, honor_affinity: bool, honor_taints: bool
+    ) -> frozenset[str]:
         out: set[str] = set()
         for pool in self.pools:
             if honor_taints and untolerated(pool.taints, cls.tolerations) is not None:
@@ -65,9 +76,17 @@ class TopologyDomains(SolverSetup):
                     r = it.requirements.get(key) or merged.get(key)
                     if r is not None and not r.complement:
                         out.update(v for v in r.values if merged.get_or_exists(key).has(v))
+        return frozenset(out)
+
+    def _compute_eligible(
+        self, cls: PodClass, key: str, honor_affinity: bool, honor_taints: bool
+    ) -> set[str]:
+        """Domains a spread counts. nodeTaintsPolicy Ignore (the default) counts domains of
+        pools whose taints the pod does not tolerate; Honor leaves them out."""
+        out = set(self._pool_domains(cls, key, honor_affinity, honor_taints))
         for t in self.existing:
             v = t.labels.get(key)
-            if v is None:
+            if v is None or v in out:  # nothing to learn from this node
                 continue
             if honor_affinity and t.requirements.compatible(cls.reqs, self.allow_undefined):
                 continue
@@ -85,8 +104,8 @@ class TopologyDomains(SolverSetup):
         assert isinstance(t, ClaimTarget)
         if key in (L.ZONE, L.CAPACITY_TYPE):
             universe = (
-                len(self.universe.get(L.ZONE, ())),
-                len(self.universe.get(L.CAPACITY_TYPE, ())),
+                len(self.label_values(L.ZONE)),
+                len(self.label_values(L.CAPACITY_TYPE)),
             )
             zones, cts = self.offers.zones_and_types(t.types, reqs, universe)
             return sorted(zones if key == L.ZONE else cts)
@@ -95,13 +114,84 @@ class TopologyDomains(SolverSetup):
             return None
         if not r.complement:
             return sorted(r.values)
-        return sorted(v for v in self.universe.get(key, ()) if r.has(v))
+        return sorted(v for v in self.label_values(key) if r.has(v))
 
     def _domain_price(self, t: Target, key: str, reqs: Requirements, domain: str) -> float:
         if not isinstance(t, ClaimTarget) or key not in (L.ZONE, L.CAPACITY_TYPE):
             return 0.0
         zones, cts = self.offers.offered(t.types, reqs)
         return (zones if key == L.ZONE else cts).get(domain, float("inf"))
+
+    def _own_allowed(
+        self,
+        cls: PodClass,
+        g: TopologyGroup,
+        spread: SpreadConstraint | None,
+        doms: list[str],
+    ) -> list[str] | Failure:
+        """The domains among ``doms`` one of the class's own rules allows now (for a spread,
+        the least filled of them), or why none."""
+        counts = g.counts
+        if g.kind == SPREAD:
+            assert spread is not None
+            eligible = cls.eligible.get(g.key, set())
+            if g.key == L.HOSTNAME or (
+                spread.min_domains is not None and len(eligible) < spread.min_domains
+            ):
+                floor = 0
+            else:
+                floor = min((counts.get(d, 0) for d in eligible), default=0)
+            selfsel = cls.self_selecting[id(g)]
+            ok = [d for d in doms if counts.get(d, 0) + selfsel - floor <= g.max_skew]
+            if g.key != L.HOSTNAME and eligible:
+                ok = [d for d in ok if d in eligible]
+            if not ok:
+                host = g.key == L.HOSTNAME
+                return Failure(f"{g.describe()} would be violated", host, local=host)
+            least = min(counts.get(d, 0) for d in ok)
+            ok = [d for d in ok if counts.get(d, 0) == least]
+        elif g.kind == AFFINITY:
+            if any(c > 0 for c in counts.values()):
+                ok = [d for d in doms if counts.get(d, 0) > 0]
+            elif cls.self_selecting[id(g)]:
+                ok = list(doms)
+            else:
+                return Failure(f"{g.describe()}: no matching pod is running or planned", False)
+            if not ok:
+                return Failure(f"{g.describe()}: not in a domain with a matching pod", False)
+        else:  # ANTI
+            ok = [d for d in doms if counts.get(d, 0) == 0]
+            if not ok:
+                host = g.key == L.HOSTNAME
+                return Failure(f"{g.describe()} would be violated", True, local=host)
+        return ok
+
+    def _closed_domains(self, cls: PodClass) -> list[tuple[str, set[str | None]]] | None:
+        """Per topology key of the class's own rules over domains wider than a node (zone
+        spread, zonal affinity and anti-affinity), the existing nodes' domains those rules rule
+        out now (``None`` standing for a node without the label): ``_topology`` fails on any
+        node there. Valid until the next placement changes the counts, so the solver asks once
+        per pod. Without it, every pod of a zonal class tries, one by one, every node of the
+        zones its spread has closed."""
+        wide = [(g, s) for g, s in cls.own if g.key != L.HOSTNAME]
+        if not wide:
+            return None
+        closed: dict[str, set[str | None]] = {}
+        for g, s in wide:
+            out = closed.setdefault(g.key, {None})
+            for v in self._existing_domains(g.key):
+                if v not in out and isinstance(self._own_allowed(cls, g, s, [v]), Failure):
+                    out.add(v)
+        return list(closed.items())
+
+    def _existing_domains(self, key: str) -> set[str]:
+        """The values the existing nodes carry for a label key."""
+        hit = self._domains_of.get(key)
+        if hit is None:
+            hit = self._domains_of[key] = {
+                v for t in self.existing if (v := t.labels.get(key)) is not None
+            }
+        return hit
 
     def _topology(self, cls: PodClass, t: Target, reqs: Requirements) -> Requirements | Failure:
         if not cls.own and not cls.inverse:
@@ -113,41 +203,13 @@ class TopologyDomains(SolverSetup):
             if doms is None:
                 doms = self._claim_domains(t, g.key, reqs)
                 if doms is None:
-                    return Failure(f"nodes here carry no {g.key} label for {g.describe()}", True)
-            counts = g.counts
-            if g.kind == SPREAD:
-                assert spread is not None
-                eligible = cls.eligible.get(g.key, set())
-                if g.key == L.HOSTNAME or (
-                    spread.min_domains is not None and len(eligible) < spread.min_domains
-                ):
-                    floor = 0
-                else:
-                    floor = min((counts.get(d, 0) for d in eligible), default=0)
-                selfsel = cls.self_selecting[id(g)]
-                ok = [d for d in doms if counts.get(d, 0) + selfsel - floor <= g.max_skew]
-                if g.key != L.HOSTNAME and eligible:
-                    ok = [d for d in ok if d in eligible]
-                if not ok:
-                    return Failure(f"{g.describe()} would be violated", g.key == L.HOSTNAME)
-                least = min(counts.get(d, 0) for d in ok)
-                ok = [d for d in ok if counts.get(d, 0) == least]
-                pin.add(g.key)
-            elif g.kind == AFFINITY:
-                if any(c > 0 for c in counts.values()):
-                    ok = [d for d in doms if counts.get(d, 0) > 0]
-                elif cls.self_selecting[id(g)]:
-                    ok = list(doms)
-                else:
-                    return Failure(f"{g.describe()}: no matching pod is running or planned", False)
-                if not ok:
-                    return Failure(f"{g.describe()}: not in a domain with a matching pod", False)
-                pin.add(g.key)
-            else:  # ANTI
-                ok = [d for d in doms if counts.get(d, 0) == 0]
-                if not ok:
-                    return Failure(f"{g.describe()} would be violated", True)
-                pin.add(g.key)
+                    return Failure(
+                        f"nodes here carry no {g.key} label for {g.describe()}", True, local=True
+                    )
+            ok = self._own_allowed(cls, g, spread, doms)
+            if isinstance(ok, Failure):
+                return ok
+            pin.add(g.key)
             allowed[g.key] = ok
         for g in cls.inverse:
             if not g.owner_domains:
@@ -159,7 +221,11 @@ class TopologyDomains(SolverSetup):
                     continue
             ok = [d for d in doms if d not in g.owner_domains]
             if not ok:
-                return Failure(f"anti-affinity of a pod already placed ({g.describe()})", True)
+                return Failure(
+                    f"anti-affinity of a pod already placed ({g.describe()})",
+                    True,
+                    local=g.key == L.HOSTNAME,
+                )
             allowed[g.key] = ok
         extra: list[Requirement] = []
         for key, doms in allowed.items():

@@ -4,6 +4,9 @@ then a new claim from each NodePool by weight; relaxing preferences when nothing
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Sequence
+
 from scheduling.pods import Pod
 from scheduling.solving.claims import ClaimPlacement
 from scheduling.solving.podclass import PodClass, RelaxState
@@ -12,33 +15,54 @@ from scheduling.targets import (
     ClaimTarget,
     ExistingTarget,
     Failure,
+    Target,
     ports_conflict,
     vec_add,
     vec_fits,
 )
-from scheduling.volumes import attach, over_limit
+from scheduling.volumes import Volumes, attach, over_limit
+
+
+def _in_closed(labels: dict[str, str], closed: list[tuple[str, set[str | None]]]) -> bool:
+    # A plain loop: any() over a generator costs several times more in this hot path.
+    for key, domains in closed:  # noqa: SIM110
+        if labels.get(key) in domains:
+            return True
+    return False
+
+
+class RoomIndex:
+    """Existing nodes by the cpu and memory they had free when the solve began."""
+
+    def __init__(self, nodes: Sequence[ExistingTarget]) -> None:
+        free = [(t.allocatable[0] - t.used[0], t.allocatable[1] - t.used[1]) for t in nodes]
+        self._order = sorted(range(len(nodes)), key=lambda i: free[i][0])
+        self._cpu = [free[i][0] for i in self._order]
+        self._memory = [free[i][1] for i in self._order]
+
+    def holding(self, need: Sequence[int]) -> list[int]:
+        """Indices, ascending, of the nodes whose free cpu and memory cover ``need``."""
+        cpu, memory = need[0], need[1]
+        start = bisect_left(self._cpu, cpu)
+        mem = self._memory
+        order = self._order
+        return sorted(order[k] for k in range(start, len(order)) if mem[k] >= memory)
 
 
 class Placement(ClaimPlacement):
     """Placing one pod on the first target that takes it."""
 
+    _room_index: RoomIndex | None = None
+
     def _try_existing(self, cls: PodClass, pod: Pod, t: ExistingTarget) -> Failure | None:
-        if untolerated(t.taints, cls.tolerations) is not None:
-            return Failure("taint not tolerated", True)
-        if cls.host_ports and ports_conflict(t.host_ports, cls.host_ports):
-            return Failure("host port in use", True)
         vols = self.problem.volumes.get(pod.key) if t.volume_limits else None
-        if vols and over_limit(t.volumes, t.volume_limits, vols):  # per pod: not monotone
-            return Failure("volume attach limit reached", False)
-        if t.requirements.compatible(cls.reqs, self.allow_undefined) is not None:
-            return Failure("labels do not match", True)
-        need = vec_add(t.used, cls.vec)
-        if not vec_fits(need, t.allocatable):
-            return Failure("not enough room", True)
-        topo = self._topology(cls, t, t.requirements)
-        if isinstance(topo, Failure):
-            return topo
-        t.used = need
+        f = self._existing_failure(cls, t, vols)
+        if f is not None:
+            if f.local and cls.rejected_by is not None and not t.new_pods:
+                assert self.rejections is not None
+                self.rejections.note(cls.rejected_by, t.name)
+            return f
+        t.used = vec_add(t.used, cls.vec)
         t.pods.append(pod)
         t.new_pods.append(pod)
         t.host_ports.update(cls.host_ports)
@@ -47,12 +71,49 @@ class Placement(ClaimPlacement):
         self._record(cls, pod, t)
         return None
 
+    def _existing_failure(
+        self, cls: PodClass, t: ExistingTarget, vols: Volumes | None
+    ) -> Failure | None:
+        if untolerated(t.taints, cls.tolerations) is not None:
+            return Failure("taint not tolerated", True, local=True)
+        if cls.host_ports and ports_conflict(t.host_ports, cls.host_ports):
+            return Failure("host port in use", True, local=True)
+        if vols and over_limit(t.volumes, t.volume_limits, vols):  # per pod: not monotone
+            return Failure("volume attach limit reached", False)
+        if t.requirements.compatible(cls.reqs, self.allow_undefined) is not None:
+            return Failure("labels do not match", True, local=True)
+        need = vec_add(t.used, cls.vec)
+        if not vec_fits(need, t.allocatable):
+            return Failure("not enough room", True)  # room: RoomIndex
+        topo = self._topology(cls, t, t.requirements)
+        return topo if isinstance(topo, Failure) else None
+
+    def _fresh_targets(self, cls: PodClass) -> list[Target]:
+        """The targets a class has not looked at yet, in order, less the existing nodes that
+        would reject it for good: too little cpu or memory free when the solve began (room
+        only shrinks), or known to reject it (``NodeRejections``). Leaving them out changes
+        no placement; on a consolidated cluster it spares most of the tries."""
+        start = cls.cursor
+        n = len(self.existing)
+        if start >= n:
+            return self.targets[start:]
+        assert start == 0  # a class takes every target the first time it looks
+        room = self._room_index
+        if room is None:
+            room = self._room_index = RoomIndex(self.existing)
+        picked = [self.existing[i] for i in room.holding(cls.vec)]
+        gone = cls.rejected_by
+        if gone:
+            picked = [t for t in picked if t.name not in gone]
+        return [*picked, *self.targets[n:]]
+
     def _place(self, pod: Pod, cls: PodClass) -> str | None:
         """Place a pod; returns None on success, else the reason it fits nowhere."""
         cands = cls.candidates
         if cls.cursor < len(self.targets):
-            cands.extend(self.targets[cls.cursor :])
+            cands.extend(self._fresh_targets(cls))
             cls.cursor = len(self.targets)
+        closed = self._closed_domains(cls) if cls.own else None
         i = 0
         while i < len(cands):
             t = cands[i]
@@ -60,6 +121,12 @@ class Placement(ClaimPlacement):
                 f = self._try_claim(cls, pod, t)
             else:
                 assert isinstance(t, ExistingTarget)
+                if closed is not None and (
+                    t.labels.get(closed[0][0]) in closed[0][1]
+                    or (len(closed) > 1 and _in_closed(t.labels, closed))
+                ):
+                    i += 1  # fails for now, not for good: kept for later pods
+                    continue
                 f = self._try_existing(cls, pod, t)
             if f is None:
                 return None

@@ -46,3 +46,5 @@ class PodClass:
     candidates: list[Target] = field(default_factory=list)
     cursor: int = 0
     pool_cache: dict[int, object] = field(default_factory=dict)
+    # Existing nodes known to reject the class before the solve starts (NodeRejections).
+    rejected_by: set[str] | None = None

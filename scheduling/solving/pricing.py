@@ -49,7 +49,7 @@ class Pricing(Placement):
                 listed.append(it)
                 if len(listed) == MAX_INSTANCE_TYPES:
                     break
-        universe = (len(self.universe.get(L.ZONE, ())), len(self.universe.get(L.CAPACITY_TYPE, ())))
+        universe = (len(self.label_values(L.ZONE)), len(self.label_values(L.CAPACITY_TYPE)))
         zones, cts = self.offers.zones_and_types(listed, reqs, universe)
         out_reqs = Requirements(r for k, r in reqs.items() if k != L.HOSTNAME).with_requirements(
             [

@@ -18,7 +18,9 @@ from models.resources import CPU, MEMORY, PODS, Resources, add
 from scheduling.pods import Pod
 from scheduling.problem import Problem
 from scheduling.solving.catalog import CatalogCache
+from scheduling.solving.nodefacts import NodeFacts
 from scheduling.solving.podclass import PodClass, RelaxState
+from scheduling.solving.rejections import NodeRejections
 from scheduling.taints import Taint, untolerated
 from scheduling.targets import (
     NODE,
@@ -40,16 +42,23 @@ class SolverSetup:
     _memory_per_cpu: float
 
     def __init__(
-        self, problem: Problem, order: str = "balanced", catalog: CatalogCache | None = None
+        self,
+        problem: Problem,
+        order: str = "balanced",
+        catalog: CatalogCache | None = None,
+        rejections: NodeRejections | None = None,
     ) -> None:
         """``order`` is "balanced" (ours) or "cpu" (Karpenter's: cpu, then memory, descending;
         with first-fit claims this is the first-fit-decreasing baseline benchmarks compare to).
 
         ``catalog`` carries what depends only on the pools and the instance types from one
-        solve to the next (disruption runs hundreds of simulations on one catalog)."""
+        solve to the next (disruption runs hundreds of simulations on one catalog);
+        ``rejections``, the existing nodes known to reject a pod class (one round's)."""
         if order not in ("balanced", "cpu"):
             raise ValueError(f"unknown order {order!r}")
         self.catalog = catalog if catalog is not None else CatalogCache()
+        self._node_facts: list[NodeFacts] | None = None
+        self.rejections = rejections
         self.problem = problem
         self.order = order
         self.topology = Topology(self._namespace_labels())
@@ -57,7 +66,10 @@ class SolverSetup:
         self.dim_index = {d: i for i, d in enumerate(self.dims)}
         self.instance_keys = self._instance_keys()
         self.allow_undefined = L.WELL_KNOWN_LABELS | self.instance_keys
+        # Label values per key that pools offer; existing nodes' values join a key when it is
+        # first read (``label_values``): most solves read two or three keys of dozens.
         self.universe: dict[str, set[str]] = {}
+        self._universe_done: set[str] = set()
         self.pools = self._pools()
         self.targets: list[Target] = []
         self.existing: list[ExistingTarget] = []
@@ -87,6 +99,7 @@ class SolverSetup:
         ] = {}
         self._eligible: dict[tuple[object, ...], set[str]] = {}
         self._alloc_cache: dict[str, list[int]] = {}
+        self._domains_of: dict[str, set[str]] = {}
         self._capacity_cache: dict[str, list[int]] = {}
         self._allowed_cache: dict[
             int, tuple[list[InstanceType], tuple[int, tuple[int, ...]], list[InstanceType]]
@@ -121,9 +134,17 @@ class SolverSetup:
     def _selector_label_keys(self) -> frozenset[str]:
         """Pod label keys any selector looks at: other labels cannot change a placement."""
         keys: set[str] = set(_selector_keys(self.problem.pending))
-        for n in self.problem.nodes:
-            keys.update(self.catalog.node_selector_keys(n.pods, _selector_keys))
+        for facts in self._facts():
+            keys.update(facts.selector_keys)
         return frozenset(keys)
+
+    def _facts(self) -> list[NodeFacts]:
+        """Each problem node's facts, in order, looked up once per solve."""
+        if self._node_facts is None:
+            self._node_facts = [
+                self.catalog.node_facts(n, _selector_keys) for n in self.problem.nodes
+            ]
+        return self._node_facts
 
     def _pools(self) -> list[PoolView]:
         pools = []
@@ -191,7 +212,8 @@ class SolverSetup:
         labels; the API server labels each with ``kubernetes.io/metadata.name``."""
         problem = self.problem
         names = {p.namespace for p in problem.pending}
-        names.update(p.namespace for n in problem.nodes for p in n.pods)
+        for facts in self._facts():
+            names.update(facts.namespaces)
         names.update(problem.namespace_labels)
         return {
             ns: {**problem.namespace_labels.get(ns, {}), "kubernetes.io/metadata.name": ns}
@@ -223,27 +245,25 @@ class SolverSetup:
         return total
 
     def _existing(self) -> None:
-        for node in self.problem.nodes:
+        dims = tuple(self.dims)
+        for node, facts in zip(self.problem.nodes, self._facts(), strict=True):
             if not node.schedulable:
                 continue
-            used: Resources = {}
-            ports: set[tuple[str, int, str]] = set()
+            used, alloc = facts.vectors(dims, self.vec)
             volumes: dict[str, set[str]] = {}
-            for p in node.pods:
-                used = add(used, p.requests)
-                ports.update(p.host_ports)
-                if node.volume_limits and p.key in self.problem.volumes:
-                    attach(volumes, self.problem.volumes[p.key])
-            alloc = self.vec(node.allocatable)
+            if node.volume_limits:
+                for p in node.pods:
+                    if p.key in self.problem.volumes:
+                        attach(volumes, self.problem.volumes[p.key])
             # A node's pod capacity: missing dims (e.g. pods) mean zero room, as the kubelet.
             t = ExistingTarget(
                 hostname=node.labels.get(L.HOSTNAME, node.name),
                 requirements=node.requirements,
                 taints=node.taints,
-                used=self.vec(used),
-                host_ports=ports,
+                used=list(used),
+                host_ports=set(facts.ports),
                 pods=list(node.pods),
-                base_used=self.vec(used),
+                base_used=list(used),
                 name=node.name,
                 allocatable=alloc,
                 labels=node.labels,
@@ -254,34 +274,53 @@ class SolverSetup:
             )
             self.existing.append(t)
             self.targets.append(t)
-            for key, value in node.labels.items():
-                self.universe.setdefault(key, set()).add(value)
+
+    def label_values(self, key: str) -> set[str]:
+        """Every value of a label key the pools offer or an existing node carries."""
+        values = self.universe.setdefault(key, set())
+        if key not in self._universe_done:
+            self._universe_done.add(key)
+            values.update(v for t in self.existing if (v := t.labels.get(key)) is not None)
+        return values
 
     def _bound_pods_topology(self) -> None:
         """Count pods already running, and let their anti-affinity block domains."""
-        for node in self.problem.nodes:
-            for p in node.pods:
-                for term in p.anti_affinity:
-                    self.topology.affinity_group(p, term, anti=True)
-        groups = list(self.topology.groups)
+        # Pods alike in namespace, labels and anti-affinity count alike: each node's pods are
+        # taken as such shapes with how many of each (kept across solves per pod list).
+        per_node = [(f.node, f.shapes) for f in self._facts()]
+        owned_by: dict[int, list[TopologyGroup]] = {}
+        for _, counted in per_node:
+            for p, _n, _shape, akey in counted:
+                if akey is not None and akey not in owned_by:
+                    owned_by[akey] = [
+                        self.topology.affinity_group(p, t, anti=True) for t in p.anti_affinity
+                    ]
+        # Whether a group selects a shape is kept across solves, by numbers for both.
+        numbered = [(g, self.catalog.group_number(g)) for g in self.topology.groups]
+        selects = self.catalog.selects
         # Replicas share their labels: which groups select a pod is worked out once per
         # (namespace, labels), not once per pod (a cluster has many more pods than shapes).
-        selected: dict[tuple[object, ...], list[TopologyGroup]] = {}
-        for node in self.problem.nodes:
-            host = node.labels.get(L.HOSTNAME, node.name)
-            for p in node.pods:
-                owned = [self.topology.affinity_group(p, t, anti=True) for t in p.anti_affinity]
-                shape = (p.namespace, *p.labels.items())
+        selected: dict[int, list[TopologyGroup]] = {}
+        hostname = L.HOSTNAME
+        for node, counted in per_node:
+            labels = node.labels
+            host = labels.get(hostname, node.name)
+            for p, n, shape, akey in counted:
                 matching = selected.get(shape)
                 if matching is None:
-                    matching = [g for g in groups if g.selects(p)]
-                    selected[shape] = matching
-                domains = {
-                    g.key: ([host] if g.key == L.HOSTNAME else [node.labels[g.key]])
-                    for g in matching + owned
-                    if g.key == L.HOSTNAME or g.key in node.labels
-                }
-                self.topology.record(p, matching, owned, domains)
+                    matching = selected[shape] = [
+                        g for g, gid in numbered if selects(gid, shape, g, p)
+                    ]
+                for g in matching:
+                    d = host if g.key == hostname else labels.get(g.key)
+                    if d is not None:
+                        counts = g.counts
+                        counts[d] = counts.get(d, 0) + n
+                if akey is not None:
+                    for g in owned_by[akey]:
+                        d = host if g.key == hostname else labels.get(g.key)
+                        if d is not None:
+                            g.owner_domains.add(d)
 
     def _declare_groups(self) -> None:
         """Create every group the pending pods can use, before anything is counted."""
