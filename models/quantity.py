@@ -50,8 +50,25 @@ def _to_milli(number: Decimal, value: object) -> int:
     return int(milli)
 
 
+# Quantities already parsed, by type and value: a cluster's thousands of pods repeat a few
+# dozen request values. Only values that parsed are kept (a bad one raises again).
+_PARSED: dict[tuple[type, object], int] = {}
+
+
 def parse_quantity(value: str | int | float) -> int:
     """Return the quantity as an integer number of milli-units."""
+    key = (type(value), value)
+    try:
+        return _PARSED[key]
+    except (KeyError, TypeError):
+        pass
+    milli = _parse_quantity(value)
+    if len(_PARSED) < 100_000 and isinstance(value, str | int | float):
+        _PARSED[key] = milli
+    return milli
+
+
+def _parse_quantity(value: str | int | float) -> int:
     if isinstance(value, bool):
         raise QuantityError(f"quantity {value!r} is not a number")
     if isinstance(value, int):
