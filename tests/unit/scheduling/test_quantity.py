@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from models import quantity
-from models.quantity import QuantityError, format_quantity, parse_quantity
+from models.quantity import MAX_MILLI, QuantityError, format_quantity, parse_limit, parse_quantity
 from models.resources import parse_resources
 
 
@@ -110,7 +110,7 @@ def test_parse_resources_names_the_resource() -> None:
 
 @pytest.mark.parametrize("value", ["100m", "1Gi", 2, 0.5, "1e3", -0.0])
 def test_a_quantity_parsed_again_gives_the_same_answer(value: str | int | float) -> None:
-    first = quantity._parse_quantity(value)
+    first = quantity._parse_quantity(value, saturate=False)
     assert parse_quantity(value) == first
     assert parse_quantity(value) == first  # from the kept answers
 
@@ -120,3 +120,19 @@ def test_a_bad_quantity_raises_every_time(value: str | int | float) -> None:
     for _ in range(2):
         with pytest.raises(QuantityError):
             parse_quantity(value)
+
+
+@pytest.mark.parametrize("text", ["10000000Gi", "9223372036854776", "1e30", "1e999999"])
+def test_a_limit_beyond_64_bit_milli_is_held_at_the_largest_a_request_is_refused(
+    text: str,
+) -> None:
+    assert parse_limit(text) == MAX_MILLI
+    with pytest.raises(QuantityError, match="too large"):
+        parse_quantity(text)
+
+
+def test_a_limit_in_range_is_exact_and_a_bad_one_still_refused() -> None:
+    assert parse_limit("1000Gi") == parse_quantity("1000Gi")
+    for bad in ("-1", "lots", "nan"):
+        with pytest.raises(QuantityError):
+            parse_limit(bad)
