@@ -60,9 +60,28 @@ def parse_limit(value: str | int | float) -> int:
     return parse_quantity(value, saturate=True)
 
 
+# Quantities already parsed, by type and value: a cluster's thousands of pods repeat a few
+# dozen request values. Only values that parsed are kept (a bad one raises again).
+_PARSED: dict[tuple[type, object], int] = {}
+
+
 def parse_quantity(value: str | int | float, saturate: bool = False) -> int:
     """Return the quantity as an integer number of milli-units; one beyond 64-bit milli-units
     is refused unless ``saturate`` holds it at the largest."""
+    if saturate:
+        return _parse_quantity(value, saturate)
+    key = (type(value), value)
+    try:
+        return _PARSED[key]
+    except (KeyError, TypeError):
+        pass
+    milli = _parse_quantity(value, saturate)
+    if len(_PARSED) < 100_000 and isinstance(value, str | int | float):
+        _PARSED[key] = milli
+    return milli
+
+
+def _parse_quantity(value: str | int | float, saturate: bool) -> int:
     if isinstance(value, bool):
         raise QuantityError(f"quantity {value!r} is not a number")
     if isinstance(value, int):

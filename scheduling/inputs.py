@@ -36,6 +36,9 @@ class Document:
 
     body: Mapping[str, Any]
     where: str  # e.g. "pods.yaml document 3"
+    # What ``flatten`` made of it, once it found nothing wrong: a disruption round flattens
+    # the same documents twice (the planner's view, then its own).
+    flat: list[Document] | None = field(default=None, init=False, repr=False, compare=False)
 
     def label(self) -> str:
         meta = self.body.get("metadata") or {}
@@ -54,22 +57,29 @@ def flatten(docs: Iterable[Document]) -> list[Document]:
     """Expand ``kind: List`` documents into their items."""
     out: list[Document] = []
     for d in docs:
-        if d.body.get("kind") == "List" or (
-            str(d.body.get("kind", "")).endswith("List") and "items" in d.body
-        ):
-            items = d.body.get("items") or []
-            if not isinstance(items, list):
-                raise InputError(f"{d.where}: items must be a list")
-            for i, item in enumerate(items):
-                if not isinstance(item, Mapping):
-                    raise InputError(f"{d.where}: items[{i}] must be a mapping")
-                out.extend(flatten([Document(item, f"{d.where} items[{i}]")]))
-        else:
-            err = shape_error(d.body)
-            if err:
-                raise InputError(f"{d.label()}: {err}")
-            out.append(d)
+        if d.flat is None:
+            d.flat = _flatten_one(d)
+        out.extend(d.flat)
     return out
+
+
+def _flatten_one(d: Document) -> list[Document]:
+    if d.body.get("kind") == "List" or (
+        str(d.body.get("kind", "")).endswith("List") and "items" in d.body
+    ):
+        items = d.body.get("items") or []
+        if not isinstance(items, list):
+            raise InputError(f"{d.where}: items must be a list")
+        out: list[Document] = []
+        for i, item in enumerate(items):
+            if not isinstance(item, Mapping):
+                raise InputError(f"{d.where}: items[{i}] must be a mapping")
+            out.extend(_flatten_one(Document(item, f"{d.where} items[{i}]")))
+        return out
+    err = shape_error(d.body)
+    if err:
+        raise InputError(f"{d.label()}: {err}")
+    return [d]
 
 
 def _booting(

@@ -22,6 +22,18 @@ class OfferIndex:
                 if o.available and o.price < pairs.get((o.zone, o.capacity_type), float("inf")):
                     pairs[(o.zone, o.capacity_type)] = o.price
             self._pairs[it.name] = pairs
+        # Each type's set of (zone, capacity type) pairs, as a number: equal sets, equal numbers.
+        numbers: dict[frozenset[tuple[str, str]], int] = {}
+        self._sold = {
+            name: numbers.setdefault(frozenset(pairs), len(numbers))
+            for name, pairs in self._pairs.items()
+        }
+        # The same answers by the types' names, for a list equal to one asked about before
+        # (a consolidation round builds equal lists in many solves).
+        self._seen_named: dict[tuple[object, ...], tuple[frozenset[str], frozenset[str]]] = {}
+        self._offered_named: dict[
+            tuple[object, ...], tuple[dict[str, float], dict[str, float]]
+        ] = {}
         self._seen: dict[
             tuple[int, Requirement, Requirement],
             tuple[Sequence[InstanceType], frozenset[str], frozenset[str]],
@@ -58,6 +70,10 @@ class OfferIndex:
         hit = self._offered.get(key)
         if hit is not None and hit[0] is types:
             return hit[1], hit[2]
+        same = self._offered_named.get((_names(types), zr, cr))
+        if same is not None:
+            self._offered[key] = (types, same[0], same[1])
+            return same
         zones: dict[str, float] = {}
         cts: dict[str, float] = {}
         seen: set[tuple[str, str]] = set()
@@ -73,6 +89,7 @@ class OfferIndex:
                     if price < cts.get(ct, float("inf")):
                         cts[ct] = price
         self._offered[key] = (types, zones, cts)
+        self._offered_named[(_names(types), zr, cr)] = (zones, cts)
         return zones, cts
 
     def zones_and_types(
@@ -84,10 +101,22 @@ class OfferIndex:
         hit = self._seen.get(key)
         if hit is not None and hit[0] is types:
             return hit[1], hit[2]
+        named = (_names(types), zr, cr, universe)
+        same = self._seen_named.get(named)
+        if same is not None:
+            self._seen[key] = (types, same[0], same[1])
+            return same
         zones: set[str] = set()
         cts: set[str] = set()
         nz, nc = universe
+        # Types that sell in the same zones and capacity types add nothing the first did not.
+        sold = self._sold
+        looked: set[int] = set()
         for it in types:
+            where = sold[it.name]
+            if where in looked:
+                continue
+            looked.add(where)
             for zone, ct in self._pairs[it.name]:
                 if zr.has(zone) and cr.has(ct):
                     zones.add(zone)
@@ -96,6 +125,7 @@ class OfferIndex:
                 break
         out = (types, frozenset(zones), frozenset(cts))
         self._seen[key] = out
+        self._seen_named[named] = (out[1], out[2])
         return out[1], out[2]
 
     def price_map(self, reqs: Requirements) -> dict[str, float]:
@@ -117,3 +147,7 @@ class OfferIndex:
 
     def has_offering(self, it: InstanceType, reqs: Requirements) -> bool:
         return self.cheapest(it, reqs) is not None
+
+
+def _names(types: Sequence[InstanceType]) -> tuple[str, ...]:
+    return tuple([it.name for it in types])

@@ -42,9 +42,7 @@ class Solver(SlackFilling):
     The layers it stacks live in ``scheduling.solving``; this class only runs them."""
 
     def solve(self) -> Plan:
-        cpu = sum(it.allocatable.get(CPU, 0) for it in self.problem.instance_types)
-        mem = sum(it.allocatable.get(MEMORY, 0) for it in self.problem.instance_types)
-        self._memory_per_cpu = mem / cpu if cpu else 0.0
+        self._memory_per_cpu = self.catalog.memory_per_cpu(self.problem.instance_types)
         demand = [0] * len(self.dims)
         for p in self.problem.pending:
             for i, v in enumerate(self.vec(p.requests)):

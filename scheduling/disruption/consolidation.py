@@ -21,6 +21,7 @@ nowhere, more than one node needed, or the cheapest replacement's price.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import itemgetter
 
 from models.resources import CPU, MEMORY
 from scheduling.disruption.context import RoundContext
@@ -70,9 +71,9 @@ def _signature(ctx: RoundContext, cands: Sequence[Candidate]) -> tuple[object, .
             for c in cands
         )
     )
-    pods = tuple(
-        sorted((ctx.signature(p, _pod_signature) for c in cands for p in c.pods), key=repr)
-    )
+    # Sorted by their text (kept with each pod's signature), as they always were.
+    signed = [ctx.signature(p, _pod_signature) for c in cands for p in c.pods]
+    pods = tuple(sig for _, sig in sorted(signed, key=itemgetter(0)))
     return (ctx.state.version, nodes, pods)
 
 

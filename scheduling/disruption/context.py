@@ -34,14 +34,16 @@ class RoundContext:
     kept: dict[str, str] = field(default_factory=dict)
     # Outcomes that failed, by candidate signature and state version (see consolidation).
     failures: dict[tuple[object, ...], str] = field(default_factory=dict)
-    _pod_sigs: dict[int, tuple[Pod, tuple[object, ...]]] = field(default_factory=dict)
+    _pod_sigs: dict[int, tuple[Pod, tuple[str, tuple[object, ...]]]] = field(default_factory=dict)
 
     def signature(
         self, pod: Pod, compute: Callable[[Pod], tuple[object, ...]]
-    ) -> tuple[object, ...]:
+    ) -> tuple[str, tuple[object, ...]]:
+        """The pod's signature (``compute``) with its text, worked out once per pod."""
         hit = self._pod_sigs.get(id(pod))
         if hit is None or hit[0] is not pod:
-            hit = self._pod_sigs[id(pod)] = (pod, compute(pod))
+            sig = compute(pod)
+            hit = self._pod_sigs[id(pod)] = (pod, (repr(sig), sig))
         return hit[1]
 
     def free(self, c: Candidate) -> bool:

@@ -9,10 +9,12 @@ from typing import Any
 from models import labels as L
 from models.instancetype import InstanceType
 from models.requirements import Requirements
+from models.resources import CPU, MEMORY
 from scheduling.offers import OfferIndex
 from scheduling.pods import AffinityTerm, Pod, SpreadConstraint
 from scheduling.problem import NodeInfo
 from scheduling.solving.nodefacts import NodeFacts, node_facts
+from scheduling.solving.tallies import TopologyTallies
 from scheduling.taints import Toleration
 from scheduling.targets import instance_type_compatible
 from scheduling.topology import TopologyGroup
@@ -55,11 +57,38 @@ class CatalogCache:
         self._selects: dict[tuple[int, int], bool] = {}
         self._class_parts: dict[tuple[int, object], tuple[Pod, object, ClassParts]] = {}
         self._constraints: dict[tuple[object, ...], int] = {}
+        self._per_cpu: tuple[object, float] | None = None
+        self._type_vectors: dict[
+            tuple[str, tuple[str, ...]], tuple[object, dict[str, list[int]]]
+        ] = {}
+        # The running pods' topology counts per group, kept up to date from solve to solve.
+        self.tallies = TopologyTallies()
 
     def offers(self, types: list[InstanceType]) -> OfferIndex:
         if self._offers is None or self._offers[0] is not types:
             self._offers = (types, OfferIndex(types))
         return self._offers[1]
+
+    def memory_per_cpu(self, types: list[InstanceType]) -> float:
+        """The catalog's memory per cpu (all types' allocatable summed): how pods are sized."""
+        hit = self._per_cpu
+        if hit is None or hit[0] is not types:
+            cpu = sum(it.allocatable.get(CPU, 0) for it in types)
+            mem = sum(it.allocatable.get(MEMORY, 0) for it in types)
+            hit = self._per_cpu = (types, mem / cpu if cpu else 0.0)
+        return hit[1]
+
+    def type_vectors(
+        self, kind: str, types: list[InstanceType], dims: tuple[str, ...]
+    ) -> dict[str, list[int]]:
+        """A table, by type name, of the types' allocatable (or capacity: ``kind``) as vectors
+        over ``dims``, kept for every solve with the same catalog and dimensions; the solver
+        fills it as it asks. Callers never change a vector they read."""
+        key = (kind, dims)
+        hit = self._type_vectors.get(key)
+        if hit is None or hit[0] is not types:
+            hit = self._type_vectors[key] = (types, {})
+        return hit[1]
 
     def instance_keys(self, types: list[InstanceType]) -> frozenset[str]:
         if self._keys is None or self._keys[0] is not types:

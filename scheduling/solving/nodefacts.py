@@ -21,6 +21,8 @@ Port = tuple[str, int, str]
 # (what topology groups select on), a number naming its namespace and anti-affinity terms
 # when it has any). The numbers come from one table per cache, so equal means alike.
 Shape = tuple[Pod, int, int, int | None]
+# A node as topology counts see it: its name and the identities of its pods list and labels.
+NodeKey = tuple[str, int, int]
 
 
 @dataclass(eq=False)
@@ -35,6 +37,8 @@ class NodeFacts:
     label_items: frozenset[tuple[str, str]]
     requests: Resources
     ports: frozenset[Port]
+    key: NodeKey
+    owners: list[Shape]  # the shapes with anti-affinity terms
     _vectors: dict[tuple[str, ...], tuple[list[int], list[int]]] = field(default_factory=dict)
     _last: tuple[tuple[str, ...], tuple[list[int], list[int]]] | None = None
 
@@ -70,17 +74,20 @@ def node_facts(
     for p in node.pods:
         requests = add(requests, p.requests)
         ports.update(p.host_ports)
+    shapes = pod_shapes(node.pods, names)
     return NodeFacts(
         node=node,
         pods=node.pods,
         labels=node.labels,
         allocatable=node.allocatable,
-        shapes=pod_shapes(node.pods, names),
+        shapes=shapes,
         namespaces=frozenset(p.namespace for p in node.pods),
         selector_keys=selector_keys(node.pods),
         label_items=frozenset(node.labels.items()),
         requests=requests,
         ports=frozenset(ports),
+        key=(node.name, id(node.pods), id(node.labels)),
+        owners=[s for s in shapes if s[3] is not None],
     )
 
 

@@ -21,6 +21,7 @@ from scheduling.solving.catalog import CatalogCache
 from scheduling.solving.nodefacts import NodeFacts
 from scheduling.solving.podclass import PodClass, RelaxState
 from scheduling.solving.rejections import NodeRejections
+from scheduling.solving.tallies import counts_once
 from scheduling.taints import Taint, untolerated
 from scheduling.targets import (
     NODE,
@@ -98,9 +99,10 @@ class SolverSetup:
             tuple[int, tuple[int, ...]], tuple[list[InstanceType], list[InstanceType]]
         ] = {}
         self._eligible: dict[tuple[object, ...], set[str]] = {}
-        self._alloc_cache: dict[str, list[int]] = {}
+        dims = tuple(self.dims)
+        self._alloc_cache = self.catalog.type_vectors("allocatable", problem.instance_types, dims)
         self._domains_of: dict[str, set[str]] = {}
-        self._capacity_cache: dict[str, list[int]] = {}
+        self._capacity_cache = self.catalog.type_vectors("capacity", problem.instance_types, dims)
         self._allowed_cache: dict[
             int, tuple[list[InstanceType], tuple[int, tuple[int, ...]], list[InstanceType]]
         ] = {}
@@ -285,42 +287,36 @@ class SolverSetup:
 
     def _bound_pods_topology(self) -> None:
         """Count pods already running, and let their anti-affinity block domains."""
+        facts = self._facts()
         # Pods alike in namespace, labels and anti-affinity count alike: each node's pods are
         # taken as such shapes with how many of each (kept across solves per pod list).
-        per_node = [(f.node, f.shapes) for f in self._facts()]
         owned_by: dict[int, list[TopologyGroup]] = {}
-        for _, counted in per_node:
-            for p, _n, _shape, akey in counted:
-                if akey is not None and akey not in owned_by:
-                    owned_by[akey] = [
+        hostname = L.HOSTNAME
+        for f in facts:
+            if not f.owners:
+                continue
+            labels = f.labels
+            host = labels.get(hostname, f.node.name)
+            for p, _n, _shape, akey in f.owners:
+                assert akey is not None
+                owned = owned_by.get(akey)
+                if owned is None:
+                    owned = owned_by[akey] = [
                         self.topology.affinity_group(p, t, anti=True) for t in p.anti_affinity
                     ]
-        # Whether a group selects a shape is kept across solves, by numbers for both.
-        numbered = [(g, self.catalog.group_number(g)) for g in self.topology.groups]
-        selects = self.catalog.selects
-        # Replicas share their labels: which groups select a pod is worked out once per
-        # (namespace, labels), not once per pod (a cluster has many more pods than shapes).
-        selected: dict[int, list[TopologyGroup]] = {}
-        hostname = L.HOSTNAME
-        for node, counted in per_node:
-            labels = node.labels
-            host = labels.get(hostname, node.name)
-            for p, n, shape, akey in counted:
-                matching = selected.get(shape)
-                if matching is None:
-                    matching = selected[shape] = [
-                        g for g, gid in numbered if selects(gid, shape, g, p)
-                    ]
-                for g in matching:
+                for g in owned:
                     d = host if g.key == hostname else labels.get(g.key)
                     if d is not None:
-                        counts = g.counts
-                        counts[d] = counts.get(d, 0) + n
-                if akey is not None:
-                    for g in owned_by[akey]:
-                        d = host if g.key == hostname else labels.get(g.key)
-                        if d is not None:
-                            g.owner_domains.add(d)
+                        g.owner_domains.add(d)
+        # Groups are known across solves by numbers, and so is whether one selects a shape;
+        # their counts are kept across solves and brought up to date by the nodes that
+        # changed (``TopologyTallies``), unless two nodes look alike to them.
+        numbered = [(g, self.catalog.group_number(g)) for g in self.topology.groups]
+        nodes = {f.key: f for f in facts}
+        if len(nodes) == len(facts):
+            self.catalog.tallies.count(numbered, nodes, self.catalog.selects)
+            return
+        counts_once(numbered, facts, self.catalog.selects)
 
     def _declare_groups(self) -> None:
         """Create every group the pending pods can use, before anything is counted."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from models import quantity
 from models.quantity import MAX_MILLI, QuantityError, format_quantity, parse_limit, parse_quantity
 from models.resources import parse_resources
 
@@ -105,6 +106,20 @@ def test_parse_resources_names_the_resource() -> None:
     assert parse_resources(None) == {}
     with pytest.raises(ValueError, match="cpu"):
         parse_resources({"cpu": "abc"})
+
+
+@pytest.mark.parametrize("value", ["100m", "1Gi", 2, 0.5, "1e3", -0.0])
+def test_a_quantity_parsed_again_gives_the_same_answer(value: str | int | float) -> None:
+    first = quantity._parse_quantity(value, saturate=False)
+    assert parse_quantity(value) == first
+    assert parse_quantity(value) == first  # from the kept answers
+
+
+@pytest.mark.parametrize("value", ["-1", "abc", float("nan"), True])
+def test_a_bad_quantity_raises_every_time(value: str | int | float) -> None:
+    for _ in range(2):
+        with pytest.raises(QuantityError):
+            parse_quantity(value)
 
 
 @pytest.mark.parametrize("text", ["10000000Gi", "9223372036854776", "1e30", "1e999999"])
