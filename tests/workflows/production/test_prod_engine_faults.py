@@ -45,6 +45,8 @@ from sandbox.nodes import NodeSimulator
 from sandbox.scenarios import spread_fleet as fleet
 from sandbox.temporal_server import ProductionTemporal
 from worker.round_history import read_rounds
+from workflows.disruption.state import VALIDATING
+from workflows.disruption.workflow import DisruptionWorkflow
 
 from cuttable_proxy import CuttableProxy  # isort: skip
 
@@ -177,16 +179,19 @@ async def test_server_sigkill_during_launches_and_a_round_then_drains(
     hold = threading.Event()
 
     def joins(claim: dict[str, Any]) -> bool:
-        """While ``hold`` is set, a replacement launched for the fleet boots but does not
-        join: the round that launched it waits, its candidate marked and not yet deleted,
-        for as long as the test needs (a real node's kubelet can be as slow)."""
+        """While ``hold`` is set, the instances of the fleet's replacement and of the
+        lifecycles boot but their nodes do not join, as EC2 instances take their 30-40 s:
+        the round that launched the replacement waits, its candidate marked and not yet
+        deleted, and the lifecycles wait for registration, for as long as the test needs."""
         meta = claim["metadata"]
-        ours = (meta.get("labels") or {}).get(L.NODEPOOL) == fleet_pool
-        return not (hold.is_set() and ours and meta["name"] not in before)
+        claim_pool = (meta.get("labels") or {}).get(L.NODEPOOL)
+        held = claim_pool == pool or (claim_pool == fleet_pool and meta["name"] not in before)
+        return not (hold.is_set() and held)
 
     ensure_nodeclass(admin)  # this test runs its own worker, its simulated kubelets gated
     with NodeSimulator(admin, interval=0.2, should_register=joins):
         async with joinery_worker(prod_client, kube, cloud) as worker:
+            client, cluster = worker.client, worker.cluster
             # the fleet a round consolidates: a filler and a web pod on each m5.xlarge node
             fleet.create_nodepool(admin, fleet_pool)
             create_namespace(admin, ns)
@@ -206,19 +211,25 @@ async def test_server_sigkill_during_launches_and_a_round_then_drains(
             }
             assert len(before) == FLEET_NODES, before
 
-            # the fillers go: each web pod now fits an m5.large, and a round replaces one node
-            # (the pool's budget); once it is mid-command, 100 lifecycles launch
+            # the filler goes: the web pod now fits an m5.large, and a round replaces the
+            # node; while the round waits out its validation delay, the lifecycles launch
             hold.set()
             fleet.scale(admin, ns, fleet.FILLER, 0)
-            candidate = await until(
-                lambda: mid_round(admin, fleet_pool, before),
-                timeout=180,
-                what="a round mid-command",
-            )
+            rounds = client.get_workflow_handle(contract.disruption_id(cluster))
+
+            async def validating() -> bool:
+                return (await rounds.query(DisruptionWorkflow.status)).phase == VALIDATING
+
+            await until(validating, timeout=120, what="a round validating its command")
             ensure_nodepool(admin, pool, disruption=NEVER_CONSOLIDATE)
             names = [f"{pool}-{i:03d}" for i in range(CLAIMS)]
             began = time.monotonic()
             await create_claims(admin, names, pool)
+            candidate = await until(
+                lambda: mid_round(admin, fleet_pool, before),
+                timeout=180,
+                what="the round mid-command",
+            )
             await until(
                 lambda: len(launched_names(admin, pool)) >= max(1, CLAIMS // 10),
                 timeout=180,
@@ -236,7 +247,7 @@ async def test_server_sigkill_during_launches_and_a_round_then_drains(
             restarted = time.monotonic()
             await until(lambda: worker.readyz() == 200, timeout=60, what="/readyz ready again")
             healthy = time.monotonic()
-            hold.clear()  # the replacement joins now
+            hold.clear()  # the replacement and the lifecycles' nodes join now
             await until(
                 lambda: len(ready_names(admin, pool)) == CLAIMS,
                 timeout=300,
