@@ -227,7 +227,7 @@ async def test_server_sigkill_during_launches_and_a_round_then_drains(
             await create_claims(admin, names, pool)
             candidate = await until(
                 lambda: mid_round(admin, fleet_pool, before),
-                timeout=180,
+                timeout=180 + 3 * CLAIMS,  # the round's activities queue behind the launches
                 what="the round mid-command",
             )
             await until(
