@@ -44,6 +44,7 @@ from activities.kubernetes import custom_objects, nodeclaims, raw
 from activities.kubernetes.client import Kube, from_kubeconfig
 from activities.kubernetes.errors import AlreadyExists, KubernetesError
 from activities.kubernetes.resources import EC2NODECLASS, NODEPOOL
+from sandbox import fleet_checks
 from sandbox.cluster import Cluster
 from sandbox.ec2.emulation import Emulation, install, uninstall
 from sandbox.ec2.seed import seed_region
@@ -245,18 +246,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         server.stop()
 
 
-def live_instances(clients: AWSClients) -> dict[str, list[str]]:
-    """nodeclaim tag → live instance ids."""
-    out: dict[str, list[str]] = {}
-    for r in clients.ec2.describe_instances()["Reservations"]:
-        for i in r["Instances"]:
-            if i["State"]["Name"] in ("terminated", "shutting-down"):
-                continue
-            tags = {t["Key"]: t["Value"] for t in i.get("Tags", [])}
-            out.setdefault(tags.get("karpenter.sh/nodeclaim", "?"), []).append(i["InstanceId"])
-    return out
-
-
 def nodeclass() -> dict[str, Any]:
     return {
         "metadata": {"name": "default"},
@@ -434,7 +423,7 @@ def _run(
     names = {c["metadata"]["name"] for c in claims}
 
     def instances_settled() -> dict[str, list[str]] | None:
-        found = live_instances(stack["clients"])
+        found = fleet_checks.instances(stack["clients"].ec2, live_only=True)
         return found if set(found) == names else None
 
     instances = eventually(instances_settled, 60, "no instance without a claim")
@@ -660,29 +649,16 @@ def _check_consolidation(
 ) -> None:
     problems = list(sampler.violations) + check_order(sampler, log)
     # no karpenter.sh/disrupted taint or DisruptionReason left where no command runs
-    for node in raw.call(admin.core.list_node).get("items") or []:
-        taints = (node.get("spec") or {}).get("taints") or []
-        if any(t.get("key") == "karpenter.sh/disrupted" for t in taints):
-            problems.append(f"node {node['metadata']['name']} still tainted disrupted")
+    problems += fleet_checks.disruption_leftovers(admin)
     claims, _ = nodeclaims.list_(admin)
     names = {c["metadata"]["name"] for c in claims}
-    for claim in claims:
-        conditions = (claim.get("status") or {}).get("conditions") or []
-        if any(c.get("type") == "DisruptionReason" for c in conditions):
-            problems.append(f"nodeclaim {claim['metadata']['name']} keeps DisruptionReason")
     # one instance per claim, ever (a relaunch would leave a second, terminated or not), and
     # every live instance belongs to a live claim
-    ever: dict[str, list[str]] = {}
-    for r in stack["clients"].ec2.describe_instances()["Reservations"]:
-        for i in r["Instances"]:
-            tags = {t["Key"]: t["Value"] for t in i.get("Tags", [])}
-            ever.setdefault(tags.get("karpenter.sh/nodeclaim", "?"), []).append(i["InstanceId"])
-    for name in sampler.claims:
-        if len(ever.get(name, [])) > 1:
-            problems.append(f"nodeclaim {name} launched {len(ever[name])} instances")
+    ever = fleet_checks.instances(stack["clients"].ec2)
+    problems += fleet_checks.double_launches({n: ever.get(n, []) for n in sampler.claims})
     live = eventually(
         lambda: (lambda found: found if set(found) == names else None)(
-            live_instances(stack["clients"])
+            fleet_checks.instances(stack["clients"].ec2, live_only=True)
         ),
         60,
         "no instance without a claim",

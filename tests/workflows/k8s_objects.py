@@ -49,13 +49,17 @@ def ensure_nodeclass(admin: Kube, name: str = "default") -> None:
         custom_objects.create(admin, EC2NODECLASS, body)
 
 
-def ensure_nodepool(admin: Kube, name: str, **template_spec: Any) -> None:
+def ensure_nodepool(
+    admin: Kube, name: str, *, disruption: dict[str, Any] | None = None, **template_spec: Any
+) -> None:
     spec = {
         "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
         "requirements": M5,
         **template_spec,
     }
-    body = {"metadata": {"name": name}, "spec": {"template": {"spec": spec}}}
+    body: dict[str, Any] = {"metadata": {"name": name}, "spec": {"template": {"spec": spec}}}
+    if disruption is not None:
+        body["spec"]["disruption"] = disruption
     with contextlib.suppress(AlreadyExists):
         custom_objects.create(admin, NODEPOOL, body)
 

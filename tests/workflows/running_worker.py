@@ -55,11 +55,17 @@ async def worker_running(
 
 
 async def until(probe: Callable[[], Any], *, timeout: float = 60, what: str = "") -> Any:
+    """Poll ``probe`` (a plain call, or one returning a coroutine) until it is truthy.
+
+    The probe runs in a thread: the worker under test shares this event loop, and a probe's
+    blocking call (a Kubernetes list, an HTTP probe) would hold up its workflow tasks all the
+    while. Listing 100 NodeClaims every 0.25 s on a loaded machine kept the loop blocked most
+    of the time, and workflow tasks overran their 10 s timeout over and over."""
     deadline = asyncio.get_running_loop().time() + timeout
     last: Any = None
     while asyncio.get_running_loop().time() < deadline:
         try:
-            last = probe()
+            last = await asyncio.to_thread(probe)
             if asyncio.iscoroutine(last):
                 last = await last
         except NotFound:

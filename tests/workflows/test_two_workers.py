@@ -25,6 +25,7 @@ from workflow_realparts import Cloud
 
 from activities.kubernetes.client import Kube, from_kubeconfig
 from models import contract
+from sandbox import fleet_checks
 from sandbox.cluster import Cluster
 from sandbox.nodes import NodeSimulator
 from sandbox.scenarios import spread_fleet as fleet
@@ -86,17 +87,6 @@ async def _activity_identities(client: Client, cluster: str) -> set[str]:
     return seen
 
 
-def _instances_ever(cloud: Cloud, pool: str) -> dict[str, list[str]]:
-    """nodeclaim → instance ids of ``pool``, terminated ones included."""
-    out: dict[str, list[str]] = {}
-    for r in cloud.clients.ec2.describe_instances()["Reservations"]:
-        for i in r["Instances"]:
-            tags = {t["Key"]: t["Value"] for t in i.get("Tags", [])}
-            if tags.get("karpenter.sh/nodepool") == pool:
-                out.setdefault(tags.get("karpenter.sh/nodeclaim", "?"), []).append(i["InstanceId"])
-    return out
-
-
 async def test_two_workers_do_no_double_work(
     two_workers: tuple[Client, str], admin: Kube, cloud: Cloud
 ) -> None:
@@ -114,7 +104,7 @@ async def test_two_workers_do_no_double_work(
     )
     fleet.create_spread(admin, ns, pool, fleet.WEB, NODES)
     await until(lambda: len(fleet.running(admin, ns, fleet.WEB)) == NODES, timeout=90, what="web")
-    provisioned = _instances_ever(cloud, pool)
+    provisioned = fleet_checks.instances(cloud.clients.ec2, nodepool=pool)
     assert len(provisioned) == NODES, provisioned
 
     # a consolidation: the empty node deleted, the other replaced by an m5.large
@@ -132,7 +122,7 @@ async def test_two_workers_do_no_double_work(
     replacements = [r for c in ours for r in c.replacements if r.startswith(f"{pool}-")]
     assert sorted(candidates) == sorted(provisioned), ours  # each removed once
     assert len(replacements) == 1, ours
-    ever = _instances_ever(cloud, pool)
+    ever = fleet_checks.instances(cloud.clients.ec2, nodepool=pool)
     assert set(ever) == set(provisioned) | set(replacements)
     assert all(len(ids) == 1 for ids in ever.values()), ever
     for kind, wid in (

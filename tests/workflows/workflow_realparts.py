@@ -9,6 +9,7 @@ from activities.ec2.catalog import RawCatalog
 from activities.ec2.clients import AWSClients
 from activities.ec2.provider import EC2Provider
 from activities.ec2.settings import ClusterInfo, ProviderSettings
+from sandbox import fleet_checks
 from sandbox.ec2.emulation import Emulation
 from sandbox.ec2.server import MotoServer
 
@@ -44,11 +45,8 @@ class Cloud:
         ]
 
     def live_instances(self) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        for r in self.clients.ec2.describe_instances()["Reservations"]:
-            out.extend(
-                i
-                for i in r["Instances"]
-                if i["State"]["Name"] not in ("terminated", "shutting-down")
-            )
-        return out
+        return [
+            i
+            for i in fleet_checks.every_instance(self.clients.ec2)
+            if i["State"]["Name"] not in fleet_checks.GONE
+        ]
