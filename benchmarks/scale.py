@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from temporalio.api.enums.v1 import EventType  # noqa: E402
 from temporalio.client import Client  # noqa: E402
 
 from models import contract  # noqa: E402
@@ -121,6 +122,18 @@ def spawn_workers(address: str, queue: str, replicas: int, workdir: Path) -> lis
     return out
 
 
+async def history_shape(client: Client, workflow_id: str) -> dict[str, int]:
+    """One lifecycle's history: events, workflow tasks, activity tasks, local-activity markers."""
+    history = await client.get_workflow_handle(workflow_id).fetch_history()
+    kinds = [e.event_type for e in history.events]
+    return {
+        "events": len(kinds),
+        "workflow_tasks": kinds.count(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED),
+        "activity_tasks": kinds.count(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED),
+        "markers": kinds.count(EventType.EVENT_TYPE_MARKER_RECORDED),
+    }
+
+
 async def drive(address: str, queue: str, count: int, concurrency: int) -> dict[str, Any]:
     client = await Client.connect(address)
     gate = asyncio.Semaphore(concurrency)
@@ -147,7 +160,9 @@ async def drive(address: str, queue: str, count: int, concurrency: int) -> dict[
     await asyncio.gather(*(one(i) for i in range(count)))
     elapsed = time.perf_counter() - began
     latencies.sort()
+    shape = await history_shape(client, contract.nodeclaim_id("scale", f"scale-{run_id}-0"))
     return {
+        **shape,
         "seconds": elapsed,
         "p50": latencies[len(latencies) // 2],
         "p99": latencies[max(0, int(len(latencies) * 0.99) - 1)],
@@ -187,6 +202,10 @@ def measure(kind: str, replicas: int, count: int, concurrency: int) -> dict[str,
         "worker_cpu_seconds": round(cpu_w, 1),
         "server_cpu_seconds": round(cpu_s, 1),
         "writes_per_lifecycle": round(writes / count, 1) if writes is not None else None,
+        "history_events": timing["events"],
+        "workflow_tasks": timing["workflow_tasks"],
+        "activity_tasks": timing["activity_tasks"],
+        "markers": timing["markers"],
     }
 
 
@@ -195,6 +214,7 @@ def run_worker(address: str, queue: str) -> None:
     from temporalio.worker import Worker
 
     from benchmarks.workflows import ACTIVITIES
+    from worker import tuning
 
     async def main() -> None:
         client = await Client.connect(address)
@@ -205,6 +225,7 @@ def run_worker(address: str, queue: str) -> None:
             activities=ACTIVITIES,
             max_concurrent_workflow_tasks=100,
             max_concurrent_activities=200,
+            **tuning.worker_options(),
         ):
             print("polling", flush=True)
             await asyncio.Event().wait()
@@ -228,7 +249,7 @@ def main() -> None:
         return
     header = (
         "server      replicas  lifecycles/s  p50 s  p99 s  worker CPU s  server CPU s"
-        "  writes/lifecycle"
+        "  writes/lifecycle  events  WFTs  activities  markers"
     )
     if not args.json:
         print(header, flush=True)
@@ -242,7 +263,8 @@ def main() -> None:
             print(
                 f"{kind:<11} {replicas:>8}  {r['lifecycles_per_second']:>12}  "
                 f"{r['p50_seconds']:>5}  {r['p99_seconds']:>5}  {r['worker_cpu_seconds']:>12}  "
-                f"{r['server_cpu_seconds']:>12}  {writes:>16}",
+                f"{r['server_cpu_seconds']:>12}  {writes:>16}  {r['history_events']:>6}  "
+                f"{r['workflow_tasks']:>4}  {r['activity_tasks']:>10}  {r['markers']:>7}",
                 flush=True,
             )
 

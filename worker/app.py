@@ -19,7 +19,6 @@ import contextlib
 import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +37,7 @@ from activities.lifecycle.common import Deps
 from activities.lifecycle.defs import NodeClaimActivities
 from activities.planning.defs import PlanningActivities
 from models import contract
-from worker import catalog_cache, connection, sdk_metrics, telemetry
+from worker import catalog_cache, connection, sdk_metrics, telemetry, tuning
 from worker.health import HealthServer, TemporalProbe
 from worker.metrics import PrometheusCounters
 from worker.settings import Settings
@@ -59,7 +58,6 @@ WORKFLOWS: Sequence[type] = (
     DisruptionWorkflow,
     GarbageCollectionWorkflow,
 )
-STICKY_TIMEOUT = timedelta(seconds=5)
 
 
 def activities_for(deps: Deps) -> list[Callable[..., Any]]:
@@ -123,9 +121,7 @@ def build_worker(client: Client, deps: Deps, task_queue: str, threads: int = 32)
         activities=activities_for(deps),
         activity_executor=ThreadPoolExecutor(max_workers=threads, thread_name_prefix="activity"),
         max_concurrent_activities=threads,
-        # A workflow's next task waits this long for a dead worker's sticky queue before any
-        # worker may take it (the SDK default is 10 s).
-        sticky_queue_schedule_to_start_timeout=STICKY_TIMEOUT,
+        **tuning.worker_options(),
     )
 
 
