@@ -12,8 +12,11 @@ write operations only).
 
     python benchmarks/scale.py [--count 1000] [--replicas 1,2,3] [--servers dev,production]
 
-Not yet here (docs/performance.md says so): the same through the real control plane and the
-EC2 emulator from one burst of 1,000 pending pods.
+``--pods 250,500,1000`` times the full path instead: per size, one ``joinery dev --scenario
+scale --boot-delay 0 --exit`` (a fresh stack: dev server, real control plane with kwok
+nodes, EC2 emulator, ``joinery worker``), one burst of that many pending pods that each need
+a node of their own, until all are Running; then the workload goes and the nodes are
+retired (``sandbox/scenarios/scale.py``).
 """
 
 from __future__ import annotations
@@ -233,6 +236,28 @@ def run_worker(address: str, queue: str) -> None:
     asyncio.run(main())
 
 
+def full_path(pods: int, timeout: float) -> None:
+    """One ``joinery dev --scenario scale`` run with ``pods`` pods; prints its figures."""
+    from benchmarks.e2e import run_once
+
+    os.environ["JOINERY_SCALE_PODS"] = str(pods)  # sandbox.scenarios.scale.PODS_ENV
+    r = run_once(0.0, timeout, cold=False, scenario="scale")
+    waits = r.get("pendingToRunning") or {}
+    breakdown = ", ".join(f"{k} {v:.0f}" for k, v in (r.get("breakdown") or {}).items())
+    print(
+        f"{pods} pods: all Running after {r.get('secondsToAllRunning')} s on {r.get('nodes')} "
+        f"node(s); pending-to-Running p50 {waits.get('p50')} s, p99 {waits.get('p99')} s, "
+        f"max {waits.get('max')} s; retired in {r.get('retiredSeconds')} s; "
+        f"{'ok' if r.get('ok') else 'FAILED'}; load {r['loadBefore']}->{r['loadAfter']}"
+        f"\n  breakdown (s from the create): {breakdown}",
+        flush=True,
+    )
+    for failure in r.get("failures") or []:
+        print(f"  failure: {failure}", flush=True)
+    for line in r.get("stderrTail") or []:
+        print(f"  {line}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=1000)
@@ -240,12 +265,18 @@ def main() -> None:
     parser.add_argument("--replicas", default="1,2,3")
     parser.add_argument("--servers", default="dev,production")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--pods", help="full path: comma-separated burst sizes, e.g. 250,1000")
+    parser.add_argument("--timeout", type=float, default=900.0, help="full path: per run")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--address", help=argparse.SUPPRESS)
     parser.add_argument("--queue", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         run_worker(args.address, args.queue)
+        return
+    if args.pods:
+        for pods in (int(n) for n in args.pods.split(",")):
+            full_path(pods, args.timeout)
         return
     header = (
         "server      replicas  lifecycles/s  p50 s  p99 s  worker CPU s  server CPU s"
