@@ -59,29 +59,19 @@ async def call(
             maximum_attempts=attempts,
             non_retryable_error_types=non_retryable,
         )
+    options: dict[str, Any] = {
+        "result_type": result_type,
+        "start_to_close_timeout": timeout,
+        "schedule_to_close_timeout": schedule_to_close,
+        "retry_policy": retry,
+        "summary": summary[:200],
+    }
     if local:
         if heartbeat is not None:
             raise ValueError(f"{name}: a local activity cannot heartbeat")
-        done: T = await workflow.execute_local_activity(
-            name,
-            arg,
-            result_type=result_type,
-            start_to_close_timeout=timeout,
-            schedule_to_close_timeout=schedule_to_close,
-            retry_policy=retry,
-            summary=summary[:200],
-        )
+        done: T = await workflow.execute_local_activity(name, arg, **options)
         return done
-    result: T = await workflow.execute_activity(
-        name,
-        arg,
-        result_type=result_type,
-        start_to_close_timeout=timeout,
-        schedule_to_close_timeout=schedule_to_close,
-        heartbeat_timeout=heartbeat,
-        retry_policy=retry,
-        summary=summary[:200],
-    )
+    result: T = await workflow.execute_activity(name, arg, heartbeat_timeout=heartbeat, **options)
     return result
 
 
