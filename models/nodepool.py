@@ -11,7 +11,7 @@ from models import labels as L
 from models.cron import schedule_error
 from models.duration import NEVER, parse_duration, parse_optional_duration
 from models.kube import KubeModel, NodeSelectorRequirementWithMinValues, ObjectMeta, Taint
-from models.quantity import parse_quantity
+from models.quantity import parse_limit
 from models.requirements import Requirements
 
 _BUDGET_NODES = re.compile(r"^((100|[0-9]{1,2})%|[0-9]+)$")
@@ -137,7 +137,7 @@ class NodePoolSpec(KubeModel):
     def _limits(cls, v: dict[str, str | int]) -> dict[str, str | int]:
         for name, q in v.items():
             try:
-                parse_quantity(q)
+                parse_limit(q)
             except ValueError as exc:
                 raise ValueError(f"{name}: {exc}") from None
         return v
@@ -162,4 +162,4 @@ class NodePool(KubeModel):
         )
 
     def limits_milli(self) -> dict[str, int]:
-        return {k: parse_quantity(v) for k, v in self.spec.limits.items()}
+        return {k: parse_limit(v) for k, v in self.spec.limits.items()}

@@ -39,25 +39,36 @@ class QuantityError(ValueError):
     """A string that is not a Kubernetes quantity."""
 
 
-def _to_milli(number: Decimal, value: object) -> int:
+def _to_milli(number: Decimal, value: object, saturate: bool = False) -> int:
     if not number.is_finite():
         raise QuantityError(f"quantity {value!r} is not a finite number")
     if number < 0:
         raise QuantityError(f"quantity {value!r} must not be negative")
     milli = (number * 1000).to_integral_value(ROUND_CEILING, context=_WIDE)
     if milli > MAX_MILLI:
+        if saturate:
+            return MAX_MILLI
         raise QuantityError(f"quantity {value!r} is too large")
     return int(milli)
 
 
-def parse_quantity(value: str | int | float) -> int:
-    """Return the quantity as an integer number of milli-units."""
+def parse_limit(value: str | int | float) -> int:
+    """A ceiling (a NodePool limit) in milli-units. Kubernetes keeps quantities of any size and
+    Karpenter compares limits exactly, so a limit beyond 64-bit milli-units is valid; no node
+    can reach it, so it is held at the largest value (Karpenter's own benchmark NodePool says
+    ``memory: 10000000Gi``, 1.07e19 milli-bytes)."""
+    return parse_quantity(value, saturate=True)
+
+
+def parse_quantity(value: str | int | float, saturate: bool = False) -> int:
+    """Return the quantity as an integer number of milli-units; one beyond 64-bit milli-units
+    is refused unless ``saturate`` holds it at the largest."""
     if isinstance(value, bool):
         raise QuantityError(f"quantity {value!r} is not a number")
     if isinstance(value, int):
-        return _to_milli(Decimal(value), value)
+        return _to_milli(Decimal(value), value, saturate)
     if isinstance(value, float):
-        return _to_milli(Decimal(repr(value)), value)
+        return _to_milli(Decimal(repr(value)), value, saturate)
     text = str(value).strip()
     match = _PATTERN.match(text)
     if not match:
@@ -72,12 +83,14 @@ def parse_quantity(value: str | int | float) -> int:
         if len(digits) > 5:  # |exponent| >= 100000: far outside any quantity
             if number == 0 or exp[1] == "-":
                 return _to_milli(Decimal("1e-9").copy_sign(number) if number else number, value)
+            if saturate and number > 0:
+                return MAX_MILLI
             raise QuantityError(f"quantity {value!r} is too large")
         number = number.scaleb(int(exp[1:]), context=_WIDE)
     else:
         suffix = match.group("suffix") or ""
         number = number * (_BINARY[suffix] if suffix in _BINARY else _DECIMAL[suffix])
-    return _to_milli(number, value)
+    return _to_milli(number, value, saturate)
 
 
 def format_quantity(milli: int, resource: str = "") -> str:

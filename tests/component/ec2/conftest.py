@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from botocore.config import Config
 
 from activities.ec2.catalog import RawCatalog, fetch_raw_catalog
 from activities.ec2.clients import AWSClients
@@ -69,7 +70,11 @@ class SessionCatalog:
 
 @pytest.fixture(scope="session")
 def session_catalog(moto_server: MotoServer, emulation: Emulation) -> SessionCatalog:
-    clients = AWSClients.create(REGION, moto_server.endpoint_url, moto_server.session())
+    # moto builds the whole DescribeInstanceTypes answer per page in pure Python: on a loaded
+    # machine one page took longer than the provider's 30 s read timeout, and every EC2 test
+    # of the session failed in this fixture. The catalog is the tests' input, not under test.
+    patient = Config(retries={"max_attempts": 5, "mode": "standard"}, read_timeout=300)
+    clients = AWSClients.create(REGION, moto_server.endpoint_url, moto_server.session(), patient)
     raw = fetch_raw_catalog(clients.ec2)
     pricing = PricingProvider(REGION, clients.ec2, clients.pricing)
     pricing.refresh()

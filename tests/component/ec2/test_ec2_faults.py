@@ -19,6 +19,7 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.retries.standard import ExponentialBackoff
 
 from activities.ec2.clients import AWSClients
 from activities.ec2.errors import EC2Error, Throttled, TransientError
@@ -95,6 +96,23 @@ def test_the_pricing_api_gap_pages_like_the_real_api() -> None:
 
 
 # -- the provider under fault --------------------------------------------------------------------
+BACKOFF_SCALE = 0.05
+
+
+@pytest.fixture(autouse=True)
+def shortened_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """botocore's own backoff (truncated exponential, full jitter, throttles slower than other
+    errors) decides every retry as in production; only the wait is 1/20 of it. Unscaled,
+    throttling alone slept ~20 s per test here (random(0, 1) x 2^attempt for each of ~30
+    faulted calls)."""
+    delay_amount = ExponentialBackoff.delay_amount
+
+    def shortened(self: ExponentialBackoff, context: Any) -> float:
+        return float(delay_amount(self, context)) * BACKOFF_SCALE
+
+    monkeypatch.setattr(ExponentialBackoff, "delay_amount", shortened)
+
+
 def _provider(env: Any, catalog: Any, injector: FaultInjector, queue: str = "") -> EC2Provider:
     clients = AWSClients.create(REGION, env.server.endpoint_url, env.server.session())
     injector.attach(clients.ec2, clients.ssm, clients.sqs, clients.eks, clients.iam)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from models.quantity import QuantityError, format_quantity, parse_quantity
+from models.quantity import MAX_MILLI, QuantityError, format_quantity, parse_limit, parse_quantity
 from models.resources import parse_resources
 
 
@@ -105,3 +105,19 @@ def test_parse_resources_names_the_resource() -> None:
     assert parse_resources(None) == {}
     with pytest.raises(ValueError, match="cpu"):
         parse_resources({"cpu": "abc"})
+
+
+@pytest.mark.parametrize("text", ["10000000Gi", "9223372036854776", "1e30", "1e999999"])
+def test_a_limit_beyond_64_bit_milli_is_held_at_the_largest_a_request_is_refused(
+    text: str,
+) -> None:
+    assert parse_limit(text) == MAX_MILLI
+    with pytest.raises(QuantityError, match="too large"):
+        parse_quantity(text)
+
+
+def test_a_limit_in_range_is_exact_and_a_bad_one_still_refused() -> None:
+    assert parse_limit("1000Gi") == parse_quantity("1000Gi")
+    for bad in ("-1", "lots", "nan"):
+        with pytest.raises(QuantityError):
+            parse_limit(bad)

@@ -97,6 +97,16 @@ def test_a_limit_above_what_the_claims_hold_back_changes_nothing() -> None:
     assert limited == free
 
 
+def test_a_limit_beyond_64_bit_milli_units_is_accepted_and_never_binds() -> None:
+    # Karpenter's own scheduling benchmark NodePool limits memory to 10000000Gi (1.07e19
+    # milli-bytes): valid in Kubernetes, so a plan, the same as without the limit.
+    docs = [*_pods(30, "1500m", "3Gi"), *_pods(30, "250m", "1Gi", prefix="s")]
+    free = plan([nodepool(requirements=OD), *docs], _small_and_huge())
+    huge = {"cpu": "10000", "memory": "10000000Gi"}
+    limited = plan([nodepool(requirements=OD, limits=huge), *docs], _small_and_huge())
+    assert limited == free
+
+
 def test_once_a_limit_binds_claims_hold_back_only_their_target_size() -> None:
     # Same pods, 1,000 cpu: the fifth claim's 192-cpu type no longer fits in what is left.
     # From then on each claim lists (and holds back) only types no larger than its target,
