@@ -12,8 +12,11 @@ write operations only).
 
     python benchmarks/scale.py [--count 1000] [--replicas 1,2,3] [--servers dev,production]
 
-Not yet here (docs/performance.md says so): the same through the real control plane and the
-EC2 emulator from one burst of 1,000 pending pods.
+``--pods 250,500,1000`` times the full path instead: per size, one ``joinery dev --scenario
+scale --boot-delay 0 --exit`` (a fresh stack: dev server, real control plane with kwok
+nodes, EC2 emulator, ``joinery worker``), one burst of that many pending pods that each need
+a node of their own, until all are Running; then the workload goes and the nodes are
+retired (``sandbox/scenarios/scale.py``).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from temporalio.api.enums.v1 import EventType  # noqa: E402
 from temporalio.client import Client  # noqa: E402
 
 from models import contract  # noqa: E402
@@ -121,6 +125,18 @@ def spawn_workers(address: str, queue: str, replicas: int, workdir: Path) -> lis
     return out
 
 
+async def history_shape(client: Client, workflow_id: str) -> dict[str, int]:
+    """One lifecycle's history: events, workflow tasks, activity tasks, local-activity markers."""
+    history = await client.get_workflow_handle(workflow_id).fetch_history()
+    kinds = [e.event_type for e in history.events]
+    return {
+        "events": len(kinds),
+        "workflow_tasks": kinds.count(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED),
+        "activity_tasks": kinds.count(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED),
+        "markers": kinds.count(EventType.EVENT_TYPE_MARKER_RECORDED),
+    }
+
+
 async def drive(address: str, queue: str, count: int, concurrency: int) -> dict[str, Any]:
     client = await Client.connect(address)
     gate = asyncio.Semaphore(concurrency)
@@ -147,7 +163,9 @@ async def drive(address: str, queue: str, count: int, concurrency: int) -> dict[
     await asyncio.gather(*(one(i) for i in range(count)))
     elapsed = time.perf_counter() - began
     latencies.sort()
+    shape = await history_shape(client, contract.nodeclaim_id("scale", f"scale-{run_id}-0"))
     return {
+        **shape,
         "seconds": elapsed,
         "p50": latencies[len(latencies) // 2],
         "p99": latencies[max(0, int(len(latencies) * 0.99) - 1)],
@@ -187,6 +205,10 @@ def measure(kind: str, replicas: int, count: int, concurrency: int) -> dict[str,
         "worker_cpu_seconds": round(cpu_w, 1),
         "server_cpu_seconds": round(cpu_s, 1),
         "writes_per_lifecycle": round(writes / count, 1) if writes is not None else None,
+        "history_events": timing["events"],
+        "workflow_tasks": timing["workflow_tasks"],
+        "activity_tasks": timing["activity_tasks"],
+        "markers": timing["markers"],
     }
 
 
@@ -195,6 +217,7 @@ def run_worker(address: str, queue: str) -> None:
     from temporalio.worker import Worker
 
     from benchmarks.workflows import ACTIVITIES
+    from worker import tuning
 
     async def main() -> None:
         client = await Client.connect(address)
@@ -205,11 +228,34 @@ def run_worker(address: str, queue: str) -> None:
             activities=ACTIVITIES,
             max_concurrent_workflow_tasks=100,
             max_concurrent_activities=200,
+            **tuning.worker_options(),
         ):
             print("polling", flush=True)
             await asyncio.Event().wait()
 
     asyncio.run(main())
+
+
+def full_path(pods: int, timeout: float) -> None:
+    """One ``joinery dev --scenario scale`` run with ``pods`` pods; prints its figures."""
+    from benchmarks.e2e import run_once
+
+    os.environ["JOINERY_SCALE_PODS"] = str(pods)  # sandbox.scenarios.scale.PODS_ENV
+    r = run_once(0.0, timeout, cold=False, scenario="scale")
+    waits = r.get("pendingToRunning") or {}
+    breakdown = ", ".join(f"{k} {v:.0f}" for k, v in (r.get("breakdown") or {}).items())
+    print(
+        f"{pods} pods: all Running after {r.get('secondsToAllRunning')} s on {r.get('nodes')} "
+        f"node(s); pending-to-Running p50 {waits.get('p50')} s, p99 {waits.get('p99')} s, "
+        f"max {waits.get('max')} s; retired in {r.get('retiredSeconds')} s; "
+        f"{'ok' if r.get('ok') else 'FAILED'}; load {r['loadBefore']}->{r['loadAfter']}"
+        f"\n  breakdown (s from the create): {breakdown}",
+        flush=True,
+    )
+    for failure in r.get("failures") or []:
+        print(f"  failure: {failure}", flush=True)
+    for line in r.get("stderrTail") or []:
+        print(f"  {line}", flush=True)
 
 
 def main() -> None:
@@ -219,6 +265,8 @@ def main() -> None:
     parser.add_argument("--replicas", default="1,2,3")
     parser.add_argument("--servers", default="dev,production")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--pods", help="full path: comma-separated burst sizes, e.g. 250,1000")
+    parser.add_argument("--timeout", type=float, default=900.0, help="full path: per run")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--address", help=argparse.SUPPRESS)
     parser.add_argument("--queue", help=argparse.SUPPRESS)
@@ -226,9 +274,13 @@ def main() -> None:
     if args.worker:
         run_worker(args.address, args.queue)
         return
+    if args.pods:
+        for pods in (int(n) for n in args.pods.split(",")):
+            full_path(pods, args.timeout)
+        return
     header = (
         "server      replicas  lifecycles/s  p50 s  p99 s  worker CPU s  server CPU s"
-        "  writes/lifecycle"
+        "  writes/lifecycle  events  WFTs  activities  markers"
     )
     if not args.json:
         print(header, flush=True)
@@ -242,7 +294,8 @@ def main() -> None:
             print(
                 f"{kind:<11} {replicas:>8}  {r['lifecycles_per_second']:>12}  "
                 f"{r['p50_seconds']:>5}  {r['p99_seconds']:>5}  {r['worker_cpu_seconds']:>12}  "
-                f"{r['server_cpu_seconds']:>12}  {writes:>16}",
+                f"{r['server_cpu_seconds']:>12}  {writes:>16}  {r['history_events']:>6}  "
+                f"{r['workflow_tasks']:>4}  {r['activity_tasks']:>10}  {r['markers']:>7}",
                 flush=True,
             )
 

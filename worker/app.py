@@ -19,7 +19,6 @@ import contextlib
 import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +37,7 @@ from activities.lifecycle.common import Deps
 from activities.lifecycle.defs import NodeClaimActivities
 from activities.planning.defs import PlanningActivities
 from models import contract
-from worker import catalog_cache, connection, sdk_metrics, telemetry
+from worker import catalog_cache, connection, sdk_metrics, telemetry, tuning
 from worker.health import HealthServer, TemporalProbe
 from worker.metrics import PrometheusCounters
 from worker.settings import Settings
@@ -59,14 +58,6 @@ WORKFLOWS: Sequence[type] = (
     DisruptionWorkflow,
     GarbageCollectionWorkflow,
 )
-STICKY_TIMEOUT = timedelta(seconds=5)
-# Workflow tasks this worker holds at once. They are pure Python under one GIL: more at once
-# only share the same CPU, so each takes longer. The SDK's default (100) let a burst of 100
-# new lifecycles on a loaded 2-core machine hold 100 tasks that each took 10-25 s, past the
-# 10 s workflow task timeout: the server dropped them and dispatched them again, more work
-# again, and the burst never drained. Tasks the worker has not taken wait at the server,
-# where no timeout runs.
-WORKFLOW_TASK_SLOTS = 8
 
 
 def activities_for(deps: Deps) -> list[Callable[..., Any]]:
@@ -130,11 +121,7 @@ def build_worker(client: Client, deps: Deps, task_queue: str, threads: int = 32)
         activities=activities_for(deps),
         activity_executor=ThreadPoolExecutor(max_workers=threads, thread_name_prefix="activity"),
         max_concurrent_activities=threads,
-        max_concurrent_workflow_tasks=WORKFLOW_TASK_SLOTS,
-        # (the SDK sizes its workflow thread pool to this)
-        # A workflow's next task waits this long for a dead worker's sticky queue before any
-        # worker may take it (the SDK default is 10 s).
-        sticky_queue_schedule_to_start_timeout=STICKY_TIMEOUT,
+        **tuning.worker_options(),
     )
 
 

@@ -21,7 +21,7 @@ from typing import Any
 from worker.cli import UsageError
 
 # sandbox.scenarios.SCENARIOS, import-free
-SCENARIO_NAMES = ("burst", "consolidation", "drift", "interruption", "smoke")
+SCENARIO_NAMES = ("burst", "consolidation", "drift", "interruption", "scale", "smoke")
 
 
 def register(subparsers: Any) -> None:

@@ -37,6 +37,8 @@ BATCH_IDLE = timedelta(seconds=1)
 BATCH_MAX = timedelta(seconds=10)
 # How long a failed round waits before trying again (pods stay pending meanwhile).
 RETRY_ROUND = timedelta(seconds=30)
+# Creating a burst's claims and starting their workflows: hundreds of API calls in one try.
+BURST_CALL = timedelta(minutes=2)
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 
 
@@ -131,6 +133,7 @@ class ProvisionerWorkflow:
                 outcome.claims,
                 list[CreatedNodeClaim],
                 summary=f"create {len(outcome.claims)} NodeClaim(s)",
+                timeout=BURST_CALL,
                 attempts=10,
             )
             await calls.call(
@@ -138,6 +141,7 @@ class ProvisionerWorkflow:
                 StartInput(created, self.inp.search_attributes),
                 int,
                 summary=f"start {len(created)} NodeClaim workflow(s)",
+                timeout=BURST_CALL,
                 attempts=10,
             )
         except ActivityError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,10 @@ from activities.planning.types import (
     StartInput,
 )
 from models.contract import ProvisioningActivity as names
+
+# Workflow starts in flight at once: a burst of 1,000 claims is 1,000 start calls, and one
+# after the other they take longer than the activity's timeout on a loaded server.
+STARTS_IN_FLIGHT = 32
 
 
 class PlanningActivities:
@@ -48,15 +53,20 @@ class PlanningActivities:
     async def start(self, inp: StartInput) -> int:
         client = activity.client()
         queue = activity.info().task_queue
-        for claim in inp.claims:
-            await start_lifecycle(
-                client,
-                cluster=self.deps.cluster,
-                task_queue=queue,
-                name=claim.name,
-                summary=claim.summary,
-                search_attributes=inp.search_attributes,
-            )
+        gate = asyncio.Semaphore(STARTS_IN_FLIGHT)
+
+        async def one(claim: CreatedNodeClaim) -> None:
+            async with gate:
+                await start_lifecycle(
+                    client,
+                    cluster=self.deps.cluster,
+                    task_queue=queue,
+                    name=claim.name,
+                    summary=claim.summary,
+                    search_attributes=inp.search_attributes,
+                )
+
+        await asyncio.gather(*(one(claim) for claim in inp.claims))
         return len(inp.claims)
 
     def all(self) -> list[Callable[..., Any]]:

@@ -21,6 +21,7 @@ SCENARIOS: dict[str, str] = {
     "interruption": "sandbox.scenarios.interruption",
     "consolidation": "sandbox.scenarios.consolidation",
     "drift": "sandbox.scenarios.drift",
+    "scale": "sandbox.scenarios.scale",
 }
 
 

@@ -93,6 +93,7 @@ NODECLAIM_SCENARIOS: dict[str, tuple[FakeCloud, Scenario]] = {
 async def record_nodeclaim(env: WorkflowEnvironment, name: str) -> str:
     cloud, scenario = NODECLAIM_SCENARIOS[name]
     queue = f"record-{name}"
+    cloud.clock = env.get_current_time
     async with Worker(
         env.client, task_queue=queue, workflows=[NodeClaimWorkflow], activities=cloud.activities()
     ):

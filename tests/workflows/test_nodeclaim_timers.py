@@ -31,6 +31,7 @@ SLACK = timedelta(seconds=1)
 async def lifecycle(
     env: WorkflowEnvironment, cloud: FakeCloud, task_queue: str, **inp: object
 ) -> AsyncIterator[WorkflowHandle[NodeClaimWorkflow, str]]:
+    cloud.clock = env.get_current_time
     async with Worker(
         env.client,
         task_queue=task_queue,

@@ -1,4 +1,4 @@
-"""The worker takes few workflow tasks at once (``worker.app.WORKFLOW_TASK_SLOTS``).
+"""The worker takes few workflow tasks at once (``worker.tuning.WORKFLOW_TASK_SLOTS``).
 
 The SDK builds a new run's sandbox on the worker's event loop, about 0.2 s of CPU each for a
 NodeClaim run on this machine; with the SDK's default of 100 slots, a burst of 100 new
@@ -16,7 +16,8 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from activities.lifecycle.common import Deps
-from worker.app import WORKFLOW_TASK_SLOTS, build_worker
+from worker.app import build_worker
+from worker.tuning import WORKFLOW_TASK_SLOTS
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

@@ -2,14 +2,16 @@
 
 ``FakeCloud`` scripts what the cluster and EC2 would answer and records every call, so
 workflow tests can check order and timing. Times come from the (possibly time-skipping)
-server via the activity's scheduled time, never the wall clock.
+server via the activity's scheduled time, never the wall clock. A local activity's scheduled
+time is the worker's wall clock, so under time skipping set ``clock`` to the environment's
+``get_current_time`` and local calls read the server's (skipped) time from it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from temporalio import activity
@@ -65,9 +67,16 @@ class FakeCloud:
     calls: list[tuple[str, Any, Any]] = field(default_factory=list)  # (name, arg, time)
     launch_tgp_seconds: float | None = None
     paused_checks: int = 0  # disruption-hold answers "paused" this many times first
+    clock: Callable[[], Awaitable[datetime]] | None = None  # the time-skipping server's time
 
-    def _record(self, name: str, arg: Any) -> None:
-        self.calls.append((name, arg, activity.info().current_attempt_scheduled_time))
+    async def _now(self) -> datetime:
+        info = activity.info()
+        if info.is_local and self.clock is not None:
+            return await self.clock()
+        return info.current_attempt_scheduled_time
+
+    async def _record(self, name: str, arg: Any) -> None:
+        self.calls.append((name, arg, await self._now()))
 
     def names(self) -> list[str]:
         return [c[0] for c in self.calls]
@@ -83,12 +92,12 @@ class FakeCloud:
 
         @activity.defn(name=names.PREPARE)
         async def prepare(name: str) -> ClaimSpec | None:
-            cloud._record(names.PREPARE, name)
+            await cloud._record(names.PREPARE, name)
             return cloud.claim
 
         @activity.defn(name=names.LAUNCH)
         async def launch(claim: ClaimSpec) -> LaunchOutcome:
-            cloud._record(names.LAUNCH, claim.name)
+            await cloud._record(names.LAUNCH, claim.name)
             if cloud.launch_error:
                 raise ApplicationError(
                     f"fake {cloud.launch_error}",
@@ -105,7 +114,7 @@ class FakeCloud:
 
         @activity.defn(name=names.REGISTER)
         async def register(inp: RegisterInput) -> str | None:
-            cloud._record(names.REGISTER, inp.provider_id)
+            await cloud._record(names.REGISTER, inp.provider_id)
             polls = sum(1 for n in cloud.names() if n == names.REGISTER)
             if cloud.register_after is None or polls <= cloud.register_after:
                 return None
@@ -113,7 +122,7 @@ class FakeCloud:
 
         @activity.defn(name=names.INITIALIZE)
         async def initialize(inp: InitializeInput) -> InitializeOutcome:
-            cloud._record(names.INITIALIZE, inp.node_name)
+            await cloud._record(names.INITIALIZE, inp.node_name)
             polls = sum(1 for n in cloud.names() if n == names.INITIALIZE)
             if polls <= cloud.initialize_after:
                 return InitializeOutcome(False, "NodeNotReady")
@@ -121,8 +130,8 @@ class FakeCloud:
 
         @activity.defn(name=names.BEGIN_TERMINATION)
         async def begin(inp: BeginTerminationInput) -> TerminationStart:
-            cloud._record(names.BEGIN_TERMINATION, inp)
-            now = activity.info().current_attempt_scheduled_time
+            await cloud._record(names.BEGIN_TERMINATION, inp)
+            now = await cloud._now()
             tgp = cloud.claim.termination_grace_period_seconds if cloud.claim else None
             deadline = (now + timedelta(seconds=tgp)).isoformat() if tgp is not None else None
             registered = any(n == names.INITIALIZE for n in cloud.names()) or any(
@@ -133,7 +142,7 @@ class FakeCloud:
 
         @activity.defn(name=names.DRAIN)
         async def drain(inp: DrainInput) -> DrainStatus:
-            cloud._record(names.DRAIN, inp)
+            await cloud._record(names.DRAIN, inp)
             if cloud.drain_script:
                 return cloud.drain_script.pop(0)
             if cloud.drain_forever is not None:
@@ -142,12 +151,12 @@ class FakeCloud:
 
         @activity.defn(name=names.VOLUMES)
         async def volumes(inp: VolumesInput) -> int:
-            cloud._record(names.VOLUMES, inp.node_name)
+            await cloud._record(names.VOLUMES, inp.node_name)
             return cloud.volumes_script.pop(0) if cloud.volumes_script else 0
 
         @activity.defn(name=names.TERMINATE_INSTANCE)
         async def terminate(inp: InstanceInput) -> bool:
-            cloud._record(names.TERMINATE_INSTANCE, inp)
+            await cloud._record(names.TERMINATE_INSTANCE, inp)
             if cloud.instance_polls > 0:
                 cloud.instance_polls -= 1
                 return False
@@ -155,12 +164,12 @@ class FakeCloud:
 
         @activity.defn(name=names.FINALIZE)
         async def finalize(inp: FinalizeInput) -> bool:
-            cloud._record(names.FINALIZE, inp)
+            await cloud._record(names.FINALIZE, inp)
             return True
 
         @activity.defn(name=names.DISRUPTION_HOLD)
         async def disruption_hold(nodepool: str) -> str:
-            cloud._record(names.DISRUPTION_HOLD, nodepool)
+            await cloud._record(names.DISRUPTION_HOLD, nodepool)
             if cloud.paused_checks > 0:
                 cloud.paused_checks -= 1
                 return f"disruption is paused for NodePool {nodepool}"

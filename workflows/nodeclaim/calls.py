@@ -4,6 +4,12 @@ Activities are called by name (``activities.lifecycle.names``) so test doubles r
 under the same names stand in for them. A failure that retrying the same call cannot fix
 (RBAC, a deleted object) does not fail the workflow: the phase loop records it, waits and
 tries again, because a NodeClaim must never be abandoned with an instance behind it.
+
+``local=True`` runs the activity as a local activity: in the worker that runs the workflow
+task, recorded as one marker event instead of three activity events plus a workflow task of
+its own. It is for the short Kubernetes and EC2 calls (reads, a taint, a finalizer), never
+for the ones that heartbeat (launch, drain): consecutive local calls share one workflow task,
+which is most of a lifecycle's cost in Temporal (docs/performance.md, benchmarks/scale.py).
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ async def call(
     schedule_to_close: timedelta | None = None,
     non_retryable: list[str] | None = None,
     attempts: int = 0,
+    local: bool = False,
 ) -> T:
     retry = RETRY
     if non_retryable or attempts:
@@ -52,16 +59,19 @@ async def call(
             maximum_attempts=attempts,
             non_retryable_error_types=non_retryable,
         )
-    result: T = await workflow.execute_activity(
-        name,
-        arg,
-        result_type=result_type,
-        start_to_close_timeout=timeout,
-        schedule_to_close_timeout=schedule_to_close,
-        heartbeat_timeout=heartbeat,
-        retry_policy=retry,
-        summary=summary[:200],
-    )
+    options: dict[str, Any] = {
+        "result_type": result_type,
+        "start_to_close_timeout": timeout,
+        "schedule_to_close_timeout": schedule_to_close,
+        "retry_policy": retry,
+        "summary": summary[:200],
+    }
+    if local:
+        if heartbeat is not None:
+            raise ValueError(f"{name}: a local activity cannot heartbeat")
+        done: T = await workflow.execute_local_activity(name, arg, **options)
+        return done
+    result: T = await workflow.execute_activity(name, arg, heartbeat_timeout=heartbeat, **options)
     return result
 
 
@@ -73,12 +83,19 @@ async def call_until_done(
     summary: str,
     timeout: timedelta = timedelta(seconds=20),
     heartbeat: timedelta | None = None,
+    local: bool = False,
 ) -> T:
     """Like ``call`` but a non-retryable failure pauses and tries again, forever."""
     while True:
         try:
             return await call(
-                name, arg, result_type, summary=summary, timeout=timeout, heartbeat=heartbeat
+                name,
+                arg,
+                result_type,
+                summary=summary,
+                timeout=timeout,
+                heartbeat=heartbeat,
+                local=local,
             )
         except ActivityError as exc:
             workflow.logger.warning("%s failed (%s); trying again in %s", name, exc, STUCK_PAUSE)

@@ -11,6 +11,8 @@ from workflows.nodeclaim.state import LifecycleState
 class Lifecycle(Protocol):
     name: str
     state: LifecycleState
+    # Short calls run as local activities (false in runs recorded before they did).
+    local_calls: bool
 
     def enter(self, phase: str) -> None: ...
 

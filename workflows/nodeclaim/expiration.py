@@ -43,7 +43,7 @@ async def run(wf: Lifecycle) -> str:
     while wf.state.ending is None:
         remaining = None if expires is None else expires - workflow.now()
         if remaining is not None and remaining <= timedelta(0):
-            hold = await _paused(spec.nodepool)
+            hold = await _paused(spec.nodepool, wf.local_calls)
             if not hold:
                 wf.end(EXPIRED, f"expireAfter {timedelta(seconds=spec.expire_after_seconds or 0)}")
                 break
@@ -56,9 +56,13 @@ async def run(wf: Lifecycle) -> str:
     return DRAINING
 
 
-async def _paused(nodepool: str) -> str:
+async def _paused(nodepool: str, local: bool) -> str:
     if not workflow.patched(PAUSE_HOLDS_EXPIRY):
         return ""
     return await calls.call(
-        names.DISRUPTION_HOLD, nodepool, str, summary=f"may pool {nodepool} be disrupted?"
+        names.DISRUPTION_HOLD,
+        nodepool,
+        str,
+        summary=f"may pool {nodepool} be disrupted?",
+        local=local,
     )

@@ -31,6 +31,7 @@ async def run(wf: Lifecycle) -> str:
             InitializeInput(spec, node),
             InitializeOutcome,
             summary=f"initialize {node}",
+            local=wf.local_calls,
         )
         if out.initialized:
             return READY

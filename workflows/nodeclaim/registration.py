@@ -38,6 +38,7 @@ async def run(wf: Lifecycle) -> str:
             RegisterInput(spec, launched.provider_id),
             str,
             summary=f"register {launched.provider_id}",
+            local=wf.local_calls,
         )
         if node:
             wf.state.node_name = node

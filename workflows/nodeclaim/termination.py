@@ -66,6 +66,7 @@ async def begin(wf: Lifecycle) -> TerminationStart:
             ),
             TerminationStart,
             summary=f"taint and delete {wf.name} ({ending.reason if ending else DELETED})",
+            local=wf.local_calls,
         )
     return wf.state.termination
 
@@ -115,7 +116,11 @@ async def detach(wf: Lifecycle) -> str:
     wf.state.waiting_for = "VolumeAttachments"
     while True:
         attached = await calls.call_until_done(
-            names.VOLUMES, VolumesInput(wf.name, node), int, summary=f"volumes on {node}"
+            names.VOLUMES,
+            VolumesInput(wf.name, node),
+            int,
+            summary=f"volumes on {node}",
+            local=wf.local_calls,
         )
         if attached == 0 or _past(deadline):
             return TERMINATING
@@ -135,6 +140,7 @@ async def terminate(wf: Lifecycle) -> str:
             InstanceInput(wf.name, launched.provider_id if launched else None),
             bool,
             summary=f"terminate {launched.instance_id if launched else 'instance of ' + wf.name}",
+            local=wf.local_calls,
         )
         if gone:
             return FINALIZING
@@ -152,6 +158,7 @@ async def finalize(wf: Lifecycle) -> str:
         ),
         bool,
         summary=f"remove finalizers of {wf.name}",
+        local=wf.local_calls,
     )
     wf.state.waiting_for = ""
     wf.describe(f"terminated: {ending.reason if ending else DELETED}")

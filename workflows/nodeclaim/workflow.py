@@ -55,6 +55,8 @@ with workflow.unsafe.imports_passed_through():
 
 # Kubernetes condition-reason syntax: the reason lands in the DisruptionReason condition.
 REASON = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
+# Runs recorded before the short calls became local activities replay with regular ones.
+LOCAL_CALLS = "local-short-calls"
 
 
 def _parse(text: str) -> datetime:
@@ -82,11 +84,13 @@ class NodeClaimWorkflow:
         self.search_attributes = inp.search_attributes
         self.history_limit = inp.history_limit
         self.state = inp.state or LifecycleState()
+        self.local_calls = False
         self._hint = False
 
     # -- the loop ---------------------------------------------------------------------------
     @workflow.run
     async def run(self, inp: NodeClaimInput) -> str:
+        self.local_calls = workflow.patched(LOCAL_CALLS)
         if not self.state.started_at:
             self.state.started_at = workflow.now().isoformat()
         steps: dict[str, Callable[[], Awaitable[str]]] = {
@@ -108,7 +112,11 @@ class NodeClaimWorkflow:
 
     async def _prepare(self) -> str:
         spec = await calls.call_until_done(
-            names.PREPARE, self.name, ClaimSpec, summary=f"read {self.name}, add finalizer"
+            names.PREPARE,
+            self.name,
+            ClaimSpec,
+            summary=f"read {self.name}, add finalizer",
+            local=self.local_calls,
         )
         if spec is None:
             self.describe(f"NodeClaim {self.name} does not exist")

@@ -1,0 +1,132 @@
+"""``scale``: one burst of N pending pods that each need a node of their own → all Running.
+
+The full path of ``benchmarks/scale.py --pods``: pods through the real control plane (kwok
+nodes), the EC2 emulator and the ``joinery dev`` worker, with whatever boot delay ``joinery
+dev`` was given (the benchmark uses 0 s). Each pod requests 2 CPU in a NodePool of m5.large
+and m5.xlarge (``spread_fleet.create_nodepool``): it fits only an m5.xlarge (3.92 CPU
+allocatable), and two do not fit one, so N pods need exactly N nodes without any
+anti-affinity term (which would also time the solver's pairwise checks, not the lifecycles).
+
+``JOINERY_SCALE_PODS`` sets N (default 1000). After one warm-up pod (the catalog load, as
+``burst`` does), the summary gives ``secondsToAllRunning`` from creating the Deployment, the
+``breakdown`` milestones of ``Sandbox.timeline`` and, per pod, pending-to-Running seconds
+(creation to the Ready condition; whole seconds, as Kubernetes stamps them) as p50, p99 and
+max. Then the Deployment goes, the empty nodes' claims are deleted and every instance must
+be terminated (``retiredSeconds``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+
+from models import labels as L
+from sandbox.scenarios import spread_fleet
+from sandbox.scenarios.common import (
+    Sandbox,
+    Summary,
+    _at,
+    _condition_at,
+    deployment,
+    time_left,
+)
+
+NAME = "scale"
+PODS_ENV = "JOINERY_SCALE_PODS"
+APP = "scale"
+CPU, MEMORY = "2", "1Gi"
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
+
+
+def _running(sandbox: Sandbox, namespace: str) -> int:
+    """Running pods of the app, counted off the raw list (the emulator shares this process:
+    deserializing 1,000 pods twice a second would slow it down)."""
+    response = sandbox.core.list_namespaced_pod(
+        namespace, label_selector=f"app={APP}", _preload_content=False
+    )
+    items = json.loads(response.data).get("items") or []
+    return sum(1 for p in items if (p.get("status") or {}).get("phase") == "Running")
+
+
+def _burst(sandbox: Sandbox, pool: str, replicas: int, deadline: float) -> tuple[str, float]:
+    """Create the Deployment; wait until all its pods Run. Returns namespace and seconds."""
+    namespace = sandbox.namespace(NAME)
+    body = deployment(APP, scenario=NAME, replicas=replicas, cpu=CPU, memory=MEMORY)
+    body["spec"]["template"]["spec"]["nodeSelector"] = {L.NODEPOOL: pool}
+    began = time.monotonic()
+    sandbox.create_deployment(namespace, body)
+    count = 0
+
+    def done() -> bool:
+        nonlocal count
+        count = _running(sandbox, namespace)
+        return count >= replicas
+
+    sandbox.wait(
+        f"{replicas} pods Running",
+        done,
+        timeout=time_left(deadline),
+        interval=1.0,
+        progress=lambda: f"{count}/{replicas} Running",
+    )
+    return namespace, time.monotonic() - began
+
+
+def _retire(sandbox: Sandbox, namespace: str, deadline: float) -> None:
+    sandbox.delete_deployments(namespace, [APP])
+    sandbox.wait(
+        "the pods to go",
+        lambda: not sandbox.pods(namespace, f"app={APP}"),
+        timeout=time_left(deadline),
+    )
+    sandbox.remove_empty_nodes(timeout=time_left(deadline))
+    sandbox.wait_instances_terminated(timeout=time_left(deadline))
+    sandbox.core.delete_namespace(namespace)
+
+
+def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    pods = int(os.environ.get(PODS_ENV, "1000"))
+    pool = f"scale-{uuid.uuid4().hex[:6]}"
+    spread_fleet.create_nodepool(sandbox.kube, pool)
+
+    warm_ns, warm_seconds = _burst(sandbox, pool, 1, deadline)
+    _retire(sandbox, warm_ns, deadline)
+    sandbox.log(f"warm-up: one pod Running after {warm_seconds:.1f}s; now {pods} pods")
+
+    created_at = time.time()
+    namespace, seconds = _burst(sandbox, pool, pods, deadline)
+    summary.pods = pods
+    summary.secondsToAllRunning = seconds
+    instances = sandbox.live_instances()
+    summary.nodes = len(instances)
+    summary.costPerHour = sandbox.cost_per_hour(instances)
+    breakdown = sandbox.timeline(namespace, f"app={APP}", created_at)
+    breakdown["allRunning"] = seconds
+    summary.breakdown = breakdown
+    waits = []
+    for pod in sandbox.pods(namespace, f"app={APP}"):
+        created, ready = _at(pod["metadata"].get("creationTimestamp")), _condition_at(pod, "Ready")
+        if created is not None and ready is not None:
+            waits.append(ready - created)
+    if waits:
+        summary.extra["pendingToRunning"] = {
+            "p50": _percentile(waits, 0.5),
+            "p99": _percentile(waits, 0.99),
+            "max": max(waits),
+        }
+    if summary.nodes != pods:
+        summary.failures.append(f"{pods} pods ran on {summary.nodes} instances, not one each")
+    sandbox.log(
+        f"{pods} pods Running after {seconds:.1f}s on {summary.nodes} node(s); breakdown: "
+        + ", ".join(f"{k} {v:.1f}" for k, v in breakdown.items())
+    )
+    began = time.monotonic()
+    _retire(sandbox, namespace, deadline)
+    summary.extra["retiredSeconds"] = round(time.monotonic() - began, 1)

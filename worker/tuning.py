@@ -1,0 +1,45 @@
+"""How a Joinery worker runs workflow code: the options every worker replica shares.
+
+Measured with ``benchmarks/scale.py`` (docs/performance.md): with instant activities most of a
+worker's CPU went to the workflow sandbox importing and compiling the ``workflows`` package
+again for every new workflow run. That package is Joinery's own deterministic workflow code
+(constants and functions only, no module state; its I/O lives in activities), so the worker
+passes it through: it is imported once per process, and the sandbox still guards everything
+else a workflow imports. Tests keep the full sandbox (their workers use the SDK's default
+runner), so a nondeterministic call in workflow code still fails there.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+# A workflow's next task waits this long for a dead worker's sticky queue before any worker
+# may take it (the SDK default is 10 s).
+STICKY_TIMEOUT = timedelta(seconds=5)
+# Workflow tasks this worker holds at once. They are pure Python under one GIL: more at once
+# only share the same CPU, so each takes longer. The SDK's default (100) let a burst of 100
+# new lifecycles on a loaded 2-core machine hold 100 tasks that each took 10-25 s, past the
+# 10 s workflow task timeout: the server dropped them and dispatched them again, more work
+# again, and the burst never drained. Tasks the worker has not taken wait at the server,
+# where no timeout runs.
+WORKFLOW_TASK_SLOTS = 8
+# Packages imported once per worker process instead of once per workflow run.
+PASSED_THROUGH = ("workflows", "activities", "models")
+
+
+def workflow_runner() -> SandboxedWorkflowRunner:
+    return SandboxedWorkflowRunner(
+        restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSED_THROUGH)
+    )
+
+
+def worker_options() -> dict[str, Any]:
+    """Keyword arguments for ``temporalio.worker.Worker`` beyond queue, workflows, activities."""
+    return {
+        "workflow_runner": workflow_runner(),
+        "sticky_queue_schedule_to_start_timeout": STICKY_TIMEOUT,
+        "max_concurrent_workflow_tasks": WORKFLOW_TASK_SLOTS,
+    }
