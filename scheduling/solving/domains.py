@@ -5,6 +5,7 @@ affinity and anti-affinity narrow a target's requirements when a pod is placed o
 from __future__ import annotations
 
 from models import labels as L
+from models.instancetype import InstanceType
 from models.requirements import Requirement, Requirements
 from scheduling.pods import Pod, SpreadConstraint
 from scheduling.solving.podclass import PodClass
@@ -103,12 +104,7 @@ class TopologyDomains(SolverSetup):
             return None if v is None else [v]
         assert isinstance(t, ClaimTarget)
         if key in (L.ZONE, L.CAPACITY_TYPE):
-            universe = (
-                len(self.label_values(L.ZONE)),
-                len(self.label_values(L.CAPACITY_TYPE)),
-            )
-            zones, cts = self.offers.zones_and_types(t.types, reqs, universe)
-            return sorted(zones if key == L.ZONE else cts)
+            return self._offered_domains(t.types, reqs, key)
         r = reqs.get(key)
         if r is None:
             return None
@@ -116,11 +112,33 @@ class TopologyDomains(SolverSetup):
             return sorted(r.values)
         return sorted(v for v in self.label_values(key) if r.has(v))
 
-    def _domain_price(self, t: Target, key: str, reqs: Requirements, domain: str) -> float:
+    def _offered_domains(
+        self, types: list[InstanceType], reqs: Requirements, key: str
+    ) -> list[str]:
+        """The zones (or capacity types) ``types`` are offered in under ``reqs``, sorted;
+        memoised per (type list, requirements, key), as a claim is asked again by every pod
+        that tries it while neither changes."""
+        ck = (id(types), id(reqs), key)
+        hit = self._offered_doms.get(ck)
+        if hit is not None and hit[0] is types and hit[1] is reqs:
+            return hit[2]
+        universe = (
+            len(self.label_values(L.ZONE)),
+            len(self.label_values(L.CAPACITY_TYPE)),
+        )
+        zones, cts = self.offers.zones_and_types(types, reqs, universe)
+        out = sorted(zones if key == L.ZONE else cts)
+        self._offered_doms[ck] = (types, reqs, out)
+        return out
+
+    def _cheapest_domain(self, t: Target, key: str, reqs: Requirements, doms: list[str]) -> str:
+        """Of ``doms``, the one whose cheapest offering is cheapest (ties by name)."""
         if not isinstance(t, ClaimTarget) or key not in (L.ZONE, L.CAPACITY_TYPE):
-            return 0.0
+            return min(doms)
         zones, cts = self.offers.offered(t.types, reqs)
-        return (zones if key == L.ZONE else cts).get(domain, float("inf"))
+        prices = zones if key == L.ZONE else cts
+        inf = float("inf")
+        return min(doms, key=lambda d: (prices.get(d, inf), d))
 
     def _own_allowed(
         self,
@@ -232,7 +250,7 @@ class TopologyDomains(SolverSetup):
             if key == L.HOSTNAME:
                 continue
             if key in pin and len(doms) > 1:
-                doms = [min(doms, key=lambda d: (self._domain_price(t, key, reqs, d), d))]
+                doms = [self._cheapest_domain(t, key, reqs, doms)]
             current = reqs.get(key)
             wanted = frozenset(doms)
             if current is not None and not current.complement and current.values == wanted:
@@ -240,7 +258,18 @@ class TopologyDomains(SolverSetup):
             extra.append(Requirement(key, False, wanted))
         if not extra:
             return reqs
+        return self._narrowed_by(reqs, tuple(extra))
+
+    def _narrowed_by(self, reqs: Requirements, extra: tuple[Requirement, ...]) -> Requirements:
+        """``reqs`` narrowed by ``extra``, one object per distinct pair: the same narrowing
+        then hits every cache keyed by identity (``_sig``, ``_narrow_types``, the offer
+        index) instead of building and sorting a new Requirements for each try."""
+        key = (id(reqs), extra)
+        hit = self._narrowings.get(key)
+        if hit is not None and hit[0] is reqs:
+            return hit[1]
         narrowed = reqs.with_requirements(extra)
+        self._narrowings[key] = (reqs, narrowed)
         return narrowed
 
     def _record(self, cls: PodClass, pod: Pod, t: Target) -> None:

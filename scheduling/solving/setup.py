@@ -98,6 +98,16 @@ class SolverSetup:
             tuple[int, tuple[int, ...]], tuple[list[InstanceType], list[InstanceType]]
         ] = {}
         self._eligible: dict[tuple[object, ...], set[str]] = {}
+        self._narrowings: dict[
+            tuple[int, tuple[object, ...]], tuple[Requirements, Requirements]
+        ] = {}
+        self._offered_doms: dict[
+            tuple[int, int, str], tuple[list[InstanceType], Requirements, list[str]]
+        ] = {}
+        self._rooms: dict[
+            tuple[int, int, tuple[int, ...]],
+            tuple[list[InstanceType], Requirements, list[int] | None],
+        ] = {}
         self._alloc_cache: dict[str, list[int]] = {}
         self._domains_of: dict[str, set[str]] = {}
         self._capacity_cache: dict[str, list[int]] = {}
