@@ -17,6 +17,7 @@ from scheduling.targets import (
     Failure,
     Target,
     instance_type_compatible,
+    vec_fits,
 )
 from scheduling.topology import AFFINITY, SPREAD, TopologyGroup
 
@@ -130,6 +131,77 @@ class TopologyDomains(SolverSetup):
         out = sorted(zones if key == L.ZONE else cts)
         self._offered_doms[ck] = (types, reqs, out)
         return out
+
+    def _full_whatever_pinned(
+        self, cls: PodClass, c: ClaimTarget, reqs: Requirements, need: list[int]
+    ) -> bool:
+        """Whether ``_try_claim`` is sure to fail here, and not for good, whatever domains the
+        class's topology picks: a shortcut that skips working them out. Exact, because:
+
+        * the claim's target cannot hold ``need`` and survives any narrowing of ``reqs`` to
+          zones / capacity types the claim's types offer (it has an available offering in
+          every such pair), so the claim stays full;
+        * every rule of the class's own is a spread or affinity over zone or capacity type,
+          and one of them pins a key ``reqs`` does not already pin to one value: the
+          topology then either fails for now (spread and affinity failures over those keys
+          are not monotone) or narrows ``reqs`` (so "claim is full" is not monotone either);
+        * no anti-affinity of a placed pod can reject it (the inverse rules hold no domain).
+
+        Pools with limits or minValues are left to the full path (a grown claim changes its
+        target there)."""
+        target = c.target
+        pool = c.pool
+        if target is None or vec_fits(need, c.cap) or pool is None:
+            return False
+        if pool.remaining is not None or pool.min_values:
+            return False
+        keys = self._pinning_keys(cls)
+        if not keys:
+            return False
+        for g in cls.inverse:
+            if g.owner_domains:
+                return False
+        for key in keys:
+            r = reqs.get(key)
+            if r is None or r.complement or len(r.values) != 1:
+                break
+        else:
+            return False
+        return self._target_stays(c.types, reqs, target)
+
+    def _pinning_keys(self, cls: PodClass) -> tuple[str, ...]:
+        """The keys of the class's own rules when all are spreads or affinities over zone or
+        capacity type (empty otherwise): see ``_full_whatever_pinned``."""
+        hit = self._pinning.get(id(cls))
+        if hit is None or hit[0] is not cls:
+            keys: tuple[str, ...] = ()
+            if cls.own and all(
+                g.kind in (SPREAD, AFFINITY) and g.key in (L.ZONE, L.CAPACITY_TYPE)
+                for g, _ in cls.own
+            ):
+                keys = tuple(dict.fromkeys(g.key for g, _ in cls.own))
+            hit = self._pinning[id(cls)] = (cls, keys)
+        return hit[1]
+
+    def _target_stays(
+        self, types: list[InstanceType], reqs: Requirements, target: InstanceType
+    ) -> bool:
+        """``target`` is among ``types`` narrowed to ``reqs`` with zone and capacity type
+        narrowed further to any of those the types offer under ``reqs``."""
+        key = (id(types), id(reqs), id(target))
+        hit = self._stays.get(key)
+        if hit is not None and hit[0] is types and hit[1] is reqs and hit[2] is target:
+            return hit[3]
+        zones = self._offered_domains(types, reqs, L.ZONE)
+        cts = self._offered_domains(types, reqs, L.CAPACITY_TYPE)
+        stays = (
+            bool(zones and cts)
+            and target in types
+            and instance_type_compatible(target, reqs, self.instance_keys, self.offers)
+            and self.offers.offered_in_all(target, zones, cts)
+        )
+        self._stays[key] = (types, reqs, target, stays)
+        return stays
 
     def _cheapest_domain(self, t: Target, key: str, reqs: Requirements, doms: list[str]) -> str:
         """Of ``doms``, the one whose cheapest offering is cheapest (ties by name)."""

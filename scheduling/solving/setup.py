@@ -104,6 +104,10 @@ class SolverSetup:
         self._offered_doms: dict[
             tuple[int, int, str], tuple[list[InstanceType], Requirements, list[str]]
         ] = {}
+        self._pinning: dict[int, tuple[PodClass, tuple[str, ...]]] = {}
+        self._stays: dict[
+            tuple[int, int, int], tuple[list[InstanceType], Requirements, InstanceType, bool]
+        ] = {}
         self._rooms: dict[
             tuple[int, int, tuple[int, ...]],
             tuple[list[InstanceType], Requirements, list[int] | None],
