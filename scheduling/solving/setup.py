@@ -108,6 +108,15 @@ class SolverSetup:
         self._stays: dict[
             tuple[int, int, int], tuple[list[InstanceType], Requirements, InstanceType, bool]
         ] = {}
+        self._listings: dict[
+            tuple[int, tuple[int, ...]],
+            tuple[
+                list[tuple[float, InstanceType, list[int]]],
+                list[InstanceType],
+                float,
+                frozenset[str],
+            ],
+        ] = {}
         self._rooms: dict[
             tuple[int, int, tuple[int, ...]],
             tuple[list[InstanceType], Requirements, list[int] | None],

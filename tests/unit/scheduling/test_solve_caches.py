@@ -1,7 +1,8 @@
 """The solver's memos and shortcuts give the answers the direct computation gives.
 
 ``DirectSolver`` undoes each of them (the topology narrowing memo, the offered-domains memo,
-the cheapest-room memo, and the "claim is full whatever the topology picks" shortcut); the
+the cheapest-room memo, the claim listing memo, and the "claim is full whatever the topology
+picks" shortcut); the
 plans must be identical, on Deployments over EC2-shaped catalogs where some offerings are
 unavailable (so the shortcut's "the target survives any zone" test goes both ways) and with
 NodePools that pin a zone or a capacity type.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import random
 import sys
+from operator import le
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +33,7 @@ from scheduling.offers import OfferIndex  # noqa: E402
 from scheduling.pods import parse_pod  # noqa: E402
 from scheduling.problem import Problem  # noqa: E402
 from scheduling.report import plan_to_dict  # noqa: E402
-from scheduling.solver import Solver  # noqa: E402
+from scheduling.solver import MAX_INSTANCE_TYPES, Solver  # noqa: E402
 from scheduling.solving.podclass import PodClass  # noqa: E402
 from scheduling.targets import ClaimTarget  # noqa: E402
 
@@ -61,6 +63,13 @@ class DirectSolver(Solver):
         self, cls: PodClass, c: ClaimTarget, reqs: Requirements, need: list[int]
     ) -> bool:
         return False
+
+    def _listing(
+        self, order: list[tuple[float, InstanceType, list[int]]], need: list[int]
+    ) -> tuple[list[InstanceType], float, frozenset[str]]:
+        fits = [(p, it) for p, it, alloc in order if all(map(le, need, alloc))]
+        listed = [it for _, it in fits][:MAX_INSTANCE_TYPES]
+        return listed, fits[0][0] if fits else 0.0, frozenset(it.name for it in listed)
 
 
 class CountingSolver(Solver):
