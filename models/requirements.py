@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from models.labels import WELL_KNOWN_LABELS, normalize
 
@@ -237,6 +238,14 @@ class Requirements(Mapping[str, Requirement]):
 
     def __getitem__(self, key: str) -> Requirement:
         return self._items[key]
+
+    # Mapping's own get and ``in`` go through __getitem__ and a caught KeyError: several
+    # times slower, and the solver asks them for every pod on every target it tries.
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._items.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._items)

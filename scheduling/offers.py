@@ -145,6 +145,13 @@ class OfferIndex:
             self._maps[key] = hit
         return hit
 
+    def offered_in_all(
+        self, it: InstanceType, zones: Sequence[str], capacity_types: Sequence[str]
+    ) -> bool:
+        """Whether the type has an available offering in every (zone, capacity type) pair."""
+        pairs = self._pairs[it.name]
+        return all((z, ct) in pairs for z in zones for ct in capacity_types)
+
     def has_offering(self, it: InstanceType, reqs: Requirements) -> bool:
         return self.cheapest(it, reqs) is not None
 

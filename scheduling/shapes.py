@@ -168,41 +168,69 @@ SHAPES: dict[str, Any] = {
 _DEFAULT = {"metadata": METADATA}
 
 
+def _leaf_ok(value: Any, shape: str) -> bool:
+    if shape == INT:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, str | int | float)
+
+
 def _mismatch(value: Any, shape: Any, path: str) -> str | None:
+    # Leaves and unset fields are checked in the loops, without a call or a path string
+    # each: a Pod has hundreds of fields to look at and is almost always right.
     if value is None:
         return None
     if isinstance(shape, dict):
         if not isinstance(value, Mapping):
             return f"{path}: expected a mapping"
         for key, sub in shape.items():
-            err = _mismatch(value.get(key), sub, f"{path}.{key}" if path else key)
+            item = value.get(key)
+            if item is None:
+                continue
+            if isinstance(sub, str):
+                if _leaf_ok(item, sub):
+                    continue
+                return (
+                    f"{path}.{key}: expected {_KIND_OF[sub]}"
+                    if path
+                    else (f"{key}: expected {_KIND_OF[sub]}")
+                )
+            err = _mismatch(item, sub, f"{path}.{key}" if path else key)
             if err:
                 return err
         return None
     if isinstance(shape, ListOf):
         if not isinstance(value, list):
             return f"{path}: expected a list"
+        sub = shape.item
         for i, item in enumerate(value):
-            if item is None and isinstance(shape.item, dict):
-                return f"{path}[{i}]: expected a mapping"
-            err = _mismatch(item, shape.item, f"{path}[{i}]")
+            if item is None:
+                if isinstance(sub, dict):
+                    return f"{path}[{i}]: expected a mapping"
+                continue
+            if isinstance(sub, str):
+                if _leaf_ok(item, sub):
+                    continue
+                return f"{path}[{i}]: expected {_KIND_OF[sub]}"
+            err = _mismatch(item, sub, f"{path}[{i}]")
             if err:
                 return err
         return None
     if isinstance(shape, MapOf):
         if not isinstance(value, Mapping):
             return f"{path}: expected a mapping"
+        sub = shape.value
         for key, item in value.items():
-            err = _mismatch(item, shape.value, f"{path}.{key}")
+            if item is None:
+                continue
+            if isinstance(sub, str):
+                if _leaf_ok(item, sub):
+                    continue
+                return f"{path}.{key}: expected {_KIND_OF[sub]}"
+            err = _mismatch(item, sub, f"{path}.{key}")
             if err:
                 return err
         return None
-    ok = (
-        isinstance(value, int) and not isinstance(value, bool)
-        if shape == INT
-        else isinstance(value, str | int | float)
-    )
-    return None if ok else f"{path}: expected {_KIND_OF[shape]}"
+    return None if _leaf_ok(value, shape) else f"{path}: expected {_KIND_OF[shape]}"
 
 
 Check = Callable[[Any], bool]

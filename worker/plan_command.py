@@ -21,6 +21,7 @@ from scheduling.report import plan_to_dict, plan_to_table
 from scheduling.solver import Solver
 from worker import manifest_yaml
 from worker.cli import UsageError, one_line
+from worker.plan_json import dumps_indented
 
 
 def register(sub: Any) -> None:
@@ -134,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     plan = solver.solve()
     doc = plan_to_dict(plan, lower_bound(solver, plan.scheduled))
     if args.output == "json":
-        print(json.dumps(doc, indent=2))
+        print(dumps_indented(doc))
     elif args.output == "yaml":
         print(yaml.safe_dump(doc, sort_keys=False), end="")
     else:

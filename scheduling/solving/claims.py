@@ -23,6 +23,9 @@ from scheduling.targets import (
     vec_fits,
 )
 
+# What ``_try_claim`` answers when the claim's target is full whatever the topology picks.
+_FULL_FOR_NOW = Failure("claim is full", False)
+
 
 class ClaimPlacement(PoolLimits):
     """Opening NodeClaims and adding pods to them."""
@@ -65,10 +68,12 @@ class ClaimPlacement(PoolLimits):
         reqs = self._merge(c.requirements, cls.reqs)
         if isinstance(reqs, Failure):
             return reqs
+        need = vec_add(c.used, cls.vec)
+        if self._full_whatever_pinned(cls, c, reqs, need):
+            return _FULL_FOR_NOW
         topo = self._topology(cls, c, reqs)
         if isinstance(topo, Failure):
             return topo
-        need = vec_add(c.used, cls.vec)
         types = c.types
         target = c.target
         if topo is not c.requirements:

@@ -5,6 +5,7 @@ affinity and anti-affinity narrow a target's requirements when a pod is placed o
 from __future__ import annotations
 
 from models import labels as L
+from models.instancetype import InstanceType
 from models.requirements import Requirement, Requirements
 from scheduling.pods import Pod, SpreadConstraint
 from scheduling.solving.podclass import PodClass
@@ -16,6 +17,7 @@ from scheduling.targets import (
     Failure,
     Target,
     instance_type_compatible,
+    vec_fits,
 )
 from scheduling.topology import AFFINITY, SPREAD, TopologyGroup
 
@@ -103,12 +105,7 @@ class TopologyDomains(SolverSetup):
             return None if v is None else [v]
         assert isinstance(t, ClaimTarget)
         if key in (L.ZONE, L.CAPACITY_TYPE):
-            universe = (
-                len(self.label_values(L.ZONE)),
-                len(self.label_values(L.CAPACITY_TYPE)),
-            )
-            zones, cts = self.offers.zones_and_types(t.types, reqs, universe)
-            return sorted(zones if key == L.ZONE else cts)
+            return self._offered_domains(t.types, reqs, key)
         r = reqs.get(key)
         if r is None:
             return None
@@ -116,11 +113,104 @@ class TopologyDomains(SolverSetup):
             return sorted(r.values)
         return sorted(v for v in self.label_values(key) if r.has(v))
 
-    def _domain_price(self, t: Target, key: str, reqs: Requirements, domain: str) -> float:
+    def _offered_domains(
+        self, types: list[InstanceType], reqs: Requirements, key: str
+    ) -> list[str]:
+        """The zones (or capacity types) ``types`` are offered in under ``reqs``, sorted;
+        memoised per (type list, requirements, key), as a claim is asked again by every pod
+        that tries it while neither changes."""
+        ck = (id(types), id(reqs), key)
+        hit = self._offered_doms.get(ck)
+        if hit is not None and hit[0] is types and hit[1] is reqs:
+            return hit[2]
+        universe = (
+            len(self.label_values(L.ZONE)),
+            len(self.label_values(L.CAPACITY_TYPE)),
+        )
+        zones, cts = self.offers.zones_and_types(types, reqs, universe)
+        out = sorted(zones if key == L.ZONE else cts)
+        self._offered_doms[ck] = (types, reqs, out)
+        return out
+
+    def _full_whatever_pinned(
+        self, cls: PodClass, c: ClaimTarget, reqs: Requirements, need: list[int]
+    ) -> bool:
+        """Whether ``_try_claim`` is sure to fail here, and not for good, whatever domains the
+        class's topology picks: a shortcut that skips working them out. Exact, because:
+
+        * the claim's target cannot hold ``need`` and survives any narrowing of ``reqs`` to
+          zones / capacity types the claim's types offer (it has an available offering in
+          every such pair), so the claim stays full;
+        * every rule of the class's own is a spread or affinity over zone or capacity type,
+          and one of them pins a key ``reqs`` does not already pin to one value: the
+          topology then either fails for now (spread and affinity failures over those keys
+          are not monotone) or narrows ``reqs`` (so "claim is full" is not monotone either);
+        * no anti-affinity of a placed pod can reject it (the inverse rules hold no domain).
+
+        Pools with limits or minValues are left to the full path (a grown claim changes its
+        target there)."""
+        target = c.target
+        pool = c.pool
+        if target is None or vec_fits(need, c.cap) or pool is None:
+            return False
+        if pool.remaining is not None or pool.min_values:
+            return False
+        keys = self._pinning_keys(cls)
+        if not keys:
+            return False
+        for g in cls.inverse:
+            if g.owner_domains:
+                return False
+        for key in keys:
+            r = reqs.get(key)
+            if r is None or r.complement or len(r.values) != 1:
+                break
+        else:
+            return False
+        return self._target_stays(c.types, reqs, target)
+
+    def _pinning_keys(self, cls: PodClass) -> tuple[str, ...]:
+        """The keys of the class's own rules when all are spreads or affinities over zone or
+        capacity type (empty otherwise): see ``_full_whatever_pinned``."""
+        hit = self._pinning.get(id(cls))
+        if hit is None or hit[0] is not cls:
+            keys: tuple[str, ...] = ()
+            if cls.own and all(
+                g.kind in (SPREAD, AFFINITY) and g.key in (L.ZONE, L.CAPACITY_TYPE)
+                for g, _ in cls.own
+            ):
+                keys = tuple(dict.fromkeys(g.key for g, _ in cls.own))
+            hit = self._pinning[id(cls)] = (cls, keys)
+        return hit[1]
+
+    def _target_stays(
+        self, types: list[InstanceType], reqs: Requirements, target: InstanceType
+    ) -> bool:
+        """``target`` is among ``types`` narrowed to ``reqs`` with zone and capacity type
+        narrowed further to any of those the types offer under ``reqs``."""
+        key = (id(types), id(reqs), id(target))
+        hit = self._stays.get(key)
+        if hit is not None and hit[0] is types and hit[1] is reqs and hit[2] is target:
+            return hit[3]
+        zones = self._offered_domains(types, reqs, L.ZONE)
+        cts = self._offered_domains(types, reqs, L.CAPACITY_TYPE)
+        stays = (
+            bool(zones and cts)
+            and target in types
+            and instance_type_compatible(target, reqs, self.instance_keys, self.offers)
+            and self.offers.offered_in_all(target, zones, cts)
+        )
+        self._stays[key] = (types, reqs, target, stays)
+        return stays
+
+    def _cheapest_domain(self, t: Target, key: str, reqs: Requirements, doms: list[str]) -> str:
+        """Of ``doms``, the one whose cheapest offering is cheapest (ties by name)."""
         if not isinstance(t, ClaimTarget) or key not in (L.ZONE, L.CAPACITY_TYPE):
-            return 0.0
+            return min(doms)
         zones, cts = self.offers.offered(t.types, reqs)
-        return (zones if key == L.ZONE else cts).get(domain, float("inf"))
+        prices = zones if key == L.ZONE else cts
+        inf = float("inf")
+        return min(doms, key=lambda d: (prices.get(d, inf), d))
 
     def _own_allowed(
         self,
@@ -232,7 +322,7 @@ class TopologyDomains(SolverSetup):
             if key == L.HOSTNAME:
                 continue
             if key in pin and len(doms) > 1:
-                doms = [min(doms, key=lambda d: (self._domain_price(t, key, reqs, d), d))]
+                doms = [self._cheapest_domain(t, key, reqs, doms)]
             current = reqs.get(key)
             wanted = frozenset(doms)
             if current is not None and not current.complement and current.values == wanted:
@@ -240,7 +330,18 @@ class TopologyDomains(SolverSetup):
             extra.append(Requirement(key, False, wanted))
         if not extra:
             return reqs
+        return self._narrowed_by(reqs, tuple(extra))
+
+    def _narrowed_by(self, reqs: Requirements, extra: tuple[Requirement, ...]) -> Requirements:
+        """``reqs`` narrowed by ``extra``, one object per distinct pair: the same narrowing
+        then hits every cache keyed by identity (``_sig``, ``_narrow_types``, the offer
+        index) instead of building and sorting a new Requirements for each try."""
+        key = (id(reqs), extra)
+        hit = self._narrowings.get(key)
+        if hit is not None and hit[0] is reqs:
+            return hit[1]
         narrowed = reqs.with_requirements(extra)
+        self._narrowings[key] = (reqs, narrowed)
         return narrowed
 
     def _record(self, cls: PodClass, pod: Pod, t: Target) -> None:

@@ -36,24 +36,39 @@ class Pricing(Placement):
         self._orders[key] = (types, out)
         return out
 
-    def _finalize(self, c: ClaimTarget) -> PlannedClaim:
-        assert c.pool is not None
-        reqs = c.requirements
-        need = c.used
+    def _listing(
+        self, order: list[tuple[float, InstanceType, list[int]]], need: list[int]
+    ) -> tuple[list[InstanceType], float, frozenset[str]]:
+        """The types of ``order`` that hold ``need`` (at most MAX_INSTANCE_TYPES, cheapest
+        first), the cheapest one's price and their names. Memoised per (order, need): claims
+        of one shape (one pod each under hostname rules, say) share the answer, and the
+        shared list then hits the offer index's caches too. Callers never change it."""
+        key = (id(order), tuple(need))
+        hit = self._listings.get(key)
+        if hit is not None and hit[0] is order:
+            return hit[1], hit[2], hit[3]
         listed: list[InstanceType] = []
         price = 0.0
-        for p, it, alloc in self._price_order(c.types, reqs):
+        for p, it, alloc in order:
             if all(map(le, need, alloc)):
                 if not listed:
                     price = p
                 listed.append(it)
                 if len(listed) == MAX_INSTANCE_TYPES:
                     break
+        names = frozenset(it.name for it in listed)
+        self._listings[key] = (order, listed, price, names)
+        return listed, price, names
+
+    def _finalize(self, c: ClaimTarget) -> PlannedClaim:
+        assert c.pool is not None
+        reqs = c.requirements
+        listed, price, names = self._listing(self._price_order(c.types, reqs), c.used)
         universe = (len(self.label_values(L.ZONE)), len(self.label_values(L.CAPACITY_TYPE)))
         zones, cts = self.offers.zones_and_types(listed, reqs, universe)
         out_reqs = Requirements(r for k, r in reqs.items() if k != L.HOSTNAME).with_requirements(
             [
-                Requirement(L.INSTANCE_TYPE, False, frozenset(it.name for it in listed)),
+                Requirement(L.INSTANCE_TYPE, False, names),
                 Requirement(L.ZONE, False, zones),
                 Requirement(L.CAPACITY_TYPE, False, cts),
             ]

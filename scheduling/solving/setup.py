@@ -99,6 +99,29 @@ class SolverSetup:
             tuple[int, tuple[int, ...]], tuple[list[InstanceType], list[InstanceType]]
         ] = {}
         self._eligible: dict[tuple[object, ...], set[str]] = {}
+        self._narrowings: dict[
+            tuple[int, tuple[object, ...]], tuple[Requirements, Requirements]
+        ] = {}
+        self._offered_doms: dict[
+            tuple[int, int, str], tuple[list[InstanceType], Requirements, list[str]]
+        ] = {}
+        self._pinning: dict[int, tuple[PodClass, tuple[str, ...]]] = {}
+        self._stays: dict[
+            tuple[int, int, int], tuple[list[InstanceType], Requirements, InstanceType, bool]
+        ] = {}
+        self._listings: dict[
+            tuple[int, tuple[int, ...]],
+            tuple[
+                list[tuple[float, InstanceType, list[int]]],
+                list[InstanceType],
+                float,
+                frozenset[str],
+            ],
+        ] = {}
+        self._rooms: dict[
+            tuple[int, int, tuple[int, ...]],
+            tuple[list[InstanceType], Requirements, list[int] | None],
+        ] = {}
         dims = tuple(self.dims)
         self._alloc_cache = self.catalog.type_vectors("allocatable", problem.instance_types, dims)
         self._domains_of: dict[str, set[str]] = {}

@@ -20,11 +20,22 @@ class SlackFilling(Pricing):
     """Filling the slack of open claims with unconstrained pods."""
 
     def _cheapest_room(self, c: ClaimTarget) -> list[int] | None:
-        """Allocatable of the cheapest type that holds the claim's pods (what it will cost)."""
-        for _, _, alloc in self._price_order(c.types, c.requirements):
+        """Allocatable of the cheapest type that holds the claim's pods (what it will cost).
+
+        Memoised per (type list, requirements, usage): every donor asks every claim, and
+        most claims have not changed since the last donor asked."""
+        types, reqs = c.types, c.requirements
+        key = (id(types), id(reqs), tuple(c.used))
+        hit = self._rooms.get(key)
+        if hit is not None and hit[0] is types and hit[1] is reqs:
+            return hit[2]
+        room = None
+        for _, _, alloc in self._price_order(types, reqs):
             if all(map(le, c.used, alloc)):
-                return alloc
-        return None
+                room = alloc
+                break
+        self._rooms[key] = (types, reqs, room)
+        return room
 
     def _size(self, vec: list[int]) -> float:
         return vec[0] * self._memory_per_cpu + vec[1]

@@ -1,0 +1,214 @@
+"""The solver's memos and shortcuts give the answers the direct computation gives.
+
+``DirectSolver`` undoes each of them (the topology narrowing memo, the offered-domains memo,
+the cheapest-room memo, the claim listing memo, and the "claim is full whatever the topology
+picks" shortcut); the
+plans must be identical, on Deployments over EC2-shaped catalogs where some offerings are
+unavailable (so the shortcut's "the target survives any zone" test goes both ways) and with
+NodePools that pin a zone or a capacity type.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from operator import le
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+ROOT = Path(__file__).resolve().parents[3]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.catalogs import ec2_like_catalog  # noqa: E402
+from benchmarks.workloads import deployments, nodepool, pod  # noqa: E402
+from models import labels as L  # noqa: E402
+from models.instancetype import InstanceType, Offering  # noqa: E402
+from models.quantity import parse_quantity  # noqa: E402
+from models.requirements import Requirement, Requirements  # noqa: E402
+from scheduling.offers import OfferIndex  # noqa: E402
+from scheduling.pods import parse_pod  # noqa: E402
+from scheduling.problem import Problem  # noqa: E402
+from scheduling.report import plan_to_dict  # noqa: E402
+from scheduling.solver import MAX_INSTANCE_TYPES, Solver  # noqa: E402
+from scheduling.solving.podclass import PodClass  # noqa: E402
+from scheduling.targets import ClaimTarget  # noqa: E402
+
+_CATALOG = ec2_like_catalog()
+
+
+class DirectSolver(Solver):
+    """The solver with its memos and the full-claim shortcut undone."""
+
+    def _narrowed_by(self, reqs: Requirements, extra: tuple[Requirement, ...]) -> Requirements:
+        return reqs.with_requirements(extra)
+
+    def _offered_domains(
+        self, types: list[InstanceType], reqs: Requirements, key: str
+    ) -> list[str]:
+        universe = (len(self.label_values(L.ZONE)), len(self.label_values(L.CAPACITY_TYPE)))
+        zones, cts = self.offers.zones_and_types(types, reqs, universe)
+        return sorted(zones if key == L.ZONE else cts)
+
+    def _cheapest_room(self, c: ClaimTarget) -> list[int] | None:
+        for _, _, alloc in self._price_order(c.types, c.requirements):
+            if all(a <= b for a, b in zip(c.used, alloc, strict=True)):
+                return alloc
+        return None
+
+    def _full_whatever_pinned(
+        self, cls: PodClass, c: ClaimTarget, reqs: Requirements, need: list[int]
+    ) -> bool:
+        return False
+
+    def _listing(
+        self, order: list[tuple[float, InstanceType, list[int]]], need: list[int]
+    ) -> tuple[list[InstanceType], float, frozenset[str]]:
+        fits = [(p, it) for p, it, alloc in order if all(map(le, need, alloc))]
+        listed = [it for _, it in fits][:MAX_INSTANCE_TYPES]
+        return listed, fits[0][0] if fits else 0.0, frozenset(it.name for it in listed)
+
+
+class CountingSolver(Solver):
+    """The solver as shipped, counting how often the shortcut answered."""
+
+    shortcuts = 0
+
+    def _full_whatever_pinned(
+        self, cls: PodClass, c: ClaimTarget, reqs: Requirements, need: list[int]
+    ) -> bool:
+        hit = super()._full_whatever_pinned(cls, c, reqs, need)
+        CountingSolver.shortcuts += hit
+        return hit
+
+
+def _catalog(rng: random.Random, size: int, holes: float) -> list[InstanceType]:
+    """``size`` EC2-shaped types, each offering unavailable with probability ``holes``."""
+    out = []
+    for it in rng.sample(_CATALOG, size):
+        offers = [
+            Offering(o.zone, o.capacity_type, o.price, rng.random() >= holes) for o in it.offerings
+        ]
+        if not any(o.available for o in offers):
+            offers[0] = Offering(offers[0].zone, offers[0].capacity_type, offers[0].price)
+        out.append(InstanceType(it.name, it.capacity, it.overhead, it.requirements, tuple(offers)))
+    return out
+
+
+def _plan(solver_class: type[Solver], types: list[InstanceType], raw: list[Any], pool: Any) -> Any:
+    pods = [parse_pod(p) for p in raw]
+    plan = solver_class(Problem([pool], types, pods)).solve()
+    return plan_to_dict(plan, 0.0)
+
+
+POOL_REQUIREMENTS: list[list[dict[str, Any]]] = [
+    [],
+    [{"key": L.ZONE, "operator": "In", "values": ["us-east-1a", "us-east-1b"]}],
+    [{"key": L.CAPACITY_TYPE, "operator": "In", "values": ["on-demand"]}],
+]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    deployments_count=st.integers(2, 10),
+    types=st.integers(20, 120),
+    holes=st.sampled_from([0.0, 0.03, 0.3]),
+    pool_reqs=st.sampled_from(range(len(POOL_REQUIREMENTS))),
+)
+def test_plans_equal_the_direct_computation(
+    seed: int, deployments_count: int, types: int, holes: float, pool_reqs: int
+) -> None:
+    rng = random.Random(seed)
+    catalog = _catalog(rng, types, holes)
+    raw = deployments(seed=seed, count=deployments_count)[:600]
+    pool = nodepool(requirements=POOL_REQUIREMENTS[pool_reqs])
+    assert _plan(Solver, catalog, raw, pool) == _plan(DirectSolver, catalog, raw, pool)
+
+
+def test_shortcut_fires_on_the_benchmark_shape_and_changes_nothing() -> None:
+    """On zonal spreads over claims opened by other Deployments the shortcut answers many
+    tries (so the equality above is not vacuous) and the plan stays the same."""
+    rng = random.Random(5)
+    catalog = _catalog(rng, 150, 0.0)
+    raw = deployments(seed=11, count=12)
+    pool = nodepool()
+    CountingSolver.shortcuts = 0
+    shipped = _plan(CountingSolver, catalog, raw, pool)
+    assert CountingSolver.shortcuts > 100
+    assert shipped == _plan(DirectSolver, catalog, raw, pool)
+
+
+@given(
+    keys=st.lists(st.sampled_from(["a", "b", "c", L.ZONE]), max_size=4),
+    probe=st.sampled_from(["a", "b", "c", "d", L.ZONE]),
+)
+def test_requirements_get_and_in_read_like_a_mapping(keys: list[str], probe: str) -> None:
+    reqs = Requirements(Requirement(k, False, frozenset({"x"})) for k in keys)
+    expected = dict(reqs.items())
+    assert reqs.get(probe) == expected.get(probe)
+    assert reqs.get(probe, "dflt") == expected.get(probe, "dflt")
+    assert (probe in reqs) == (probe in expected)
+
+
+@given(
+    available=st.lists(st.booleans(), min_size=6, max_size=6),
+    zones=st.lists(st.sampled_from(["z1", "z2", "z3"]), max_size=3, unique=True),
+    cts=st.lists(st.sampled_from(["spot", "on-demand"]), max_size=2, unique=True),
+)
+def test_offered_in_all_matches_the_offerings(
+    available: list[bool], zones: list[str], cts: list[str]
+) -> None:
+    pairs = [(z, c) for z in ("z1", "z2", "z3") for c in ("spot", "on-demand")]
+    offers = [Offering(z, c, 1.0, a) for (z, c), a in zip(pairs, available, strict=True)]
+    if not any(available):
+        offers.append(Offering("z1", "spot", 2.0))
+    it = InstanceType.build("t", {"cpu": 1000}, offers)
+    index = OfferIndex([it])
+    direct = all(
+        any(o.available and o.zone == z and o.capacity_type == c for o in it.offerings)
+        for z in zones
+        for c in cts
+    )
+    assert index.offered_in_all(it, zones, cts) == direct
+
+
+def test_a_full_claim_whose_target_a_zone_narrowing_drops_still_takes_the_pod() -> None:
+    """The shortcut must not answer when narrowing to the zone the spread picks drops the
+    claim's target: here the small type is sold in one zone only, so the second spread pod
+    (sent to another zone by maxSkew) re-targets the plain pod's claim to the large type and
+    joins it rather than opening a claim of its own."""
+    small = InstanceType.build(
+        "small",
+        {"cpu": parse_quantity("2"), "memory": parse_quantity("8Gi"), "pods": parse_quantity(10)},
+        [Offering("z-a", "on-demand", 0.1)],
+        overhead={"cpu": parse_quantity("100m")},
+    )
+    large = InstanceType.build(
+        "large",
+        {"cpu": parse_quantity("8"), "memory": parse_quantity("32Gi"), "pods": parse_quantity(50)},
+        [Offering(z, "on-demand", 0.8) for z in ("z-a", "z-b", "z-c")],
+    )
+    spread: dict[str, Any] = {
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": 1,
+                "topologyKey": L.ZONE,
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": "z"}},
+            }
+        ]
+    }
+    raw = [
+        pod("plain", "1500m", "1Gi", {"app": "p"}),
+        pod("z1", "600m", "1Gi", {"app": "z"}, **spread),
+        pod("z2", "600m", "1Gi", {"app": "z"}, **spread),
+    ]
+    shipped = _plan(Solver, [small, large], raw, nodepool())
+    assert shipped == _plan(DirectSolver, [small, large], raw, nodepool())
+    together = [c for c in shipped["nodeClaims"] if "default/plain" in c["pods"]]
+    assert together[0]["pods"] == ["default/plain", "default/z2"]
+    assert together[0]["zones"] == ["z-b"]
