@@ -102,9 +102,12 @@ class NodeClaimActivity:
 class ProvisioningActivity:
     """The provisioner's activities."""
 
+    # Plans and creates a round's NodeClaims, returns their names.
+    PROVISION = "provisioning.plan_and_create"
+    START = "provisioning.start_lifecycles"
+    # Rounds recorded before PROVISION: the plan (with the claims' bodies), then the creates.
     PLAN = "provisioning.plan"
     CREATE = "provisioning.create_nodeclaims"
-    START = "provisioning.start_lifecycles"
 
 
 class DisruptionActivity:
