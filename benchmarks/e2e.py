@@ -18,7 +18,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks import process_tree  # noqa: E402
 from sandbox.dev import joinery_command  # noqa: E402
 
 SCENARIO = "burst"
@@ -67,21 +67,11 @@ def run_once(
     )
     load_before = os.getloadavg()[0]
     began = time.monotonic()
-    try:
-        done = subprocess.run(
-            command,
-            capture_output=True,
-            text=True,
-            timeout=timeout + 300,  # plus start-up and stop of the whole stack
-            cwd=ROOT,
-            env=env,
-            check=False,
-        )
-        stdout, stderr, code = done.stdout, done.stderr, done.returncode
-    except subprocess.TimeoutExpired as exc:
-        stdout = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        stderr = exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
-        code = -1
+    # plus start-up and stop of the whole stack; on a timeout (or this benchmark stopped)
+    # the whole stack is stopped too, not only `joinery dev`
+    stdout, stderr, code, leftover = process_tree.run(
+        command, timeout=timeout + 300, cwd=ROOT, env=env
+    )
     wall = time.monotonic() - began
     summary: dict[str, Any] = {}
     lines = [line for line in stdout.strip().splitlines() if line.startswith("{")]
@@ -93,6 +83,10 @@ def run_once(
     if not summary:
         summary = {"ok": False, "failures": ["no JSON summary on stdout"]}
     summary["exitCode"] = code
+    if leftover:
+        summary.setdefault("failures", []).append(
+            f"{leftover} process(es) of the stack were still running after it and were killed"
+        )
     summary["wallSeconds"] = round(wall, 1)
     summary["loadBefore"] = round(load_before, 2)
     summary["loadAfter"] = round(os.getloadavg()[0], 2)
@@ -172,4 +166,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with process_tree.exit_on_termination():
+        sys.exit(main())

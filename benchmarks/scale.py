@@ -43,6 +43,7 @@ if str(ROOT) not in sys.path:
 from temporalio.api.enums.v1 import EventType  # noqa: E402
 from temporalio.client import Client  # noqa: E402
 
+from benchmarks import process_tree  # noqa: E402
 from models import contract  # noqa: E402
 from sandbox.processes import ChildProcess, free_ports, wait_for  # noqa: E402
 from workflows.nodeclaim.state import NodeClaimInput  # noqa: E402
@@ -301,4 +302,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # a SIGTERM (a time limit) unwinds through the servers' and workers' `finally`s
+    with process_tree.exit_on_termination():
+        main()
