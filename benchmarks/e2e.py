@@ -47,9 +47,10 @@ def machine() -> str:
 
 
 def run_once(
-    boot_delay: float, timeout: float, cold: bool, scenario: str = SCENARIO
+    boot_delay: float, timeout: float, cold: bool, scenario: str = SCENARIO, temporal: str = "dev"
 ) -> dict[str, Any]:
-    """One ``joinery dev --scenario SCENARIO --exit``; its summary plus wall time and load."""
+    """One ``joinery dev --scenario SCENARIO --exit``; its summary plus wall time and load.
+    ``temporal``: ``dev`` (the dev server) or ``server`` (temporal-server on PostgreSQL)."""
     env = dict(os.environ)
     if cold:
         env[WARMUP_ENV] = "0"
@@ -64,6 +65,8 @@ def run_once(
         "0",
         "--timeout",
         f"{timeout:g}",
+        "--temporal",
+        temporal,
     )
     load_before = os.getloadavg()[0]
     began = time.monotonic()
