@@ -211,9 +211,8 @@ def run_worker(address: str, queue: str) -> None:
             task_queue=queue,
             workflows=[NodeClaimWorkflow],
             activities=ACTIVITIES,
-            max_concurrent_workflow_tasks=100,
             max_concurrent_activities=200,
-            **tuning.worker_options(),
+            **tuning.worker_options(),  # the workflow task slots a `joinery worker` has
         ):
             print("polling", flush=True)
             await asyncio.Event().wait()

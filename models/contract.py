@@ -53,7 +53,7 @@ def task_queue(cluster: str) -> str:
 # NodeClaim workflow
 SIGNAL_DELETED = "deleted"
 SIGNAL_INTERRUPTED = "interrupted"
-SIGNAL_NODE_CHANGED = "node_changed"
+SIGNAL_NODE_CHANGED = "node_changed"  # argument: the Node's name (optional)
 UPDATE_DISRUPT = "disrupt"
 # Provisioner workflow
 SIGNAL_PODS_PENDING = "pods_pending"
