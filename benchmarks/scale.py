@@ -224,11 +224,12 @@ def run_worker(address: str, queue: str) -> None:
 DEV_TEMPORAL = {"dev": "dev", "production": "server"}
 
 
-def full_path(pods: int, timeout: float, kind: str) -> None:
+def full_path(pods: int, timeout: float, kind: str, retire: bool = True) -> None:
     """One ``joinery dev --scenario scale`` run with ``pods`` pods; prints its figures."""
     from benchmarks.e2e import run_once
 
     os.environ["JOINERY_SCALE_PODS"] = str(pods)  # sandbox.scenarios.scale.PODS_ENV
+    os.environ["JOINERY_SCALE_RETIRE"] = "1" if retire else "0"  # .RETIRE_ENV
     r = run_once(0.0, timeout, cold=False, scenario="scale", temporal=DEV_TEMPORAL[kind])
     waits = r.get("pendingToRunning") or {}
     breakdown = ", ".join(f"{k} {v:.0f}" for k, v in (r.get("breakdown") or {}).items())
@@ -265,6 +266,9 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--pods", help="full path: comma-separated burst sizes, e.g. 250,1000")
     parser.add_argument("--timeout", type=float, default=900.0, help="full path: per run")
+    parser.add_argument(
+        "--no-retire", action="store_true", help="full path: stop once all pods Run"
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--address", help=argparse.SUPPRESS)
     parser.add_argument("--queue", help=argparse.SUPPRESS)
@@ -275,7 +279,7 @@ def main() -> None:
     if args.pods:
         for pods in (int(n) for n in args.pods.split(",")):
             for kind in args.servers.split(","):
-                full_path(pods, args.timeout, kind)
+                full_path(pods, args.timeout, kind, retire=not args.no_retire)
         return
     header = (
         "server      replicas  lifecycles/s  p50 s  p99 s  worker CPU s  server CPU s"

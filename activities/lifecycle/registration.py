@@ -94,6 +94,8 @@ def register(deps: Deps, inp: RegisterInput) -> str | None:
     pool = inp.claim.nodepool
     selector = f"{L.NODEPOOL}={pool}" if pool else ""
     node = _hinted(deps, inp)
+    if node is None and not inp.search:
+        return None
     if node is None:
         node = nodes.by_provider_id(deps.kube, inp.provider_id, label_selector=selector)
     if node is None and selector:

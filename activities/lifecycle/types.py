@@ -50,6 +50,8 @@ class RegisterInput:
     provider_id: str
     # The Node the watcher saw for this claim, if any: read first, listed only if it is not.
     node_name: str = ""
+    # Whether to list Nodes when none is named (the workflow's first check names none yet).
+    search: bool = True
 
 
 @dataclass

@@ -13,7 +13,8 @@ anti-affinity term (which would also time the solver's pairwise checks, not the 
 (creation to the Ready condition; whole seconds, as Kubernetes stamps them) as p50, p99 and
 max, and the CPU seconds over the burst of the worker, the Temporal server and this process
 (``cpuSeconds``, and ``cpuSecondsPerNode``). Then the Deployment goes, the empty nodes'
-claims are deleted and every instance must be terminated (``retiredSeconds``).
+claims are deleted and every instance must be terminated (``retiredSeconds``), unless
+``JOINERY_SCALE_RETIRE=0``.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ from sandbox.temporal_server import ProductionTemporal
 
 NAME = "scale"
 PODS_ENV = "JOINERY_SCALE_PODS"
+# "0": stop after the burst (a before/after of the provisioning path in a third of the time).
+RETIRE_ENV = "JOINERY_SCALE_RETIRE"
 APP = "scale"
 CPU, MEMORY = "2", "1Gi"
 
@@ -165,6 +168,8 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
         f"{pods} pods Running after {seconds:.1f}s on {summary.nodes} node(s); breakdown: "
         + ", ".join(f"{k} {v:.1f}" for k, v in breakdown.items())
     )
+    if os.environ.get(RETIRE_ENV, "1") == "0":
+        return
     began = time.monotonic()
     _retire(sandbox, namespace, deadline)
     summary.extra["retiredSeconds"] = round(time.monotonic() - began, 1)

@@ -312,3 +312,6 @@ def test_registration_reads_the_node_the_watcher_named(
             node_name
         )
     assert len(listed) == 2
+    # the workflow's first check names no Node and asks for no list: nothing is read
+    first = RegisterInput(claim, out.provider_id, "", search=False)
+    assert registration.register(deps, first) is None and len(listed) == 2

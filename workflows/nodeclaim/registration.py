@@ -31,17 +31,22 @@ async def run(wf: Lifecycle) -> str:
     assert spec is not None and launched is not None
     deadline = wf.anchor() + REGISTRATION_TTL
     poll = FIRST_POLL
+    checks = 0
     wf.describe(f"waiting for the Node of `{launched.provider_id}` to register")
     while True:
         if wf.state.ending is not None:
             return DRAINING
         node = await calls.call_until_done(
             names.REGISTER,
-            RegisterInput(spec, launched.provider_id, wf.node_hint),
+            # The first check only reads a Node the watcher named: right after the launch
+            # none has registered yet, and the watcher's signal usually comes before the
+            # second. Later checks list too (a lost signal, a Node that came first).
+            RegisterInput(spec, launched.provider_id, wf.node_hint, search=checks > 0),
             str,
             summary=f"register {launched.provider_id}",
             local=wf.local_calls,
         )
+        checks += 1
         if node:
             wf.state.node_name = node
             return INITIALIZING
