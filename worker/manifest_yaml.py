@@ -27,6 +27,8 @@ _CORE_SCALARS = frozenset(
 )
 _NULL = "tag:yaml.org,2002:null"
 _MISSING = object()
+_NO_PATHS: dict[Any, Any] = {}
+_NOTHING = type(None)  # called with no arguments, returns None
 
 
 class ManifestLoader(_BASE):
@@ -46,48 +48,75 @@ class ManifestLoader(_BASE):
             self._resolved[key] = tag
         return tag
 
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        if not self.yaml_path_resolvers:
+            # Without path resolvers (none are registered for the safe loader) the composer's
+            # two calls per node only return; C-level callables make them nearly free.
+            self.descend_resolver = _NO_PATHS.get
+            self.ascend_resolver = _NOTHING
+
     def construct_document(self, node: Node) -> Any:
         self._built: dict[int, Any] = {}
         try:
             return self._build(node)
+        except ConstructorError:
+            # PyYAML builds a document breadth first and this loader depth first, so of two
+            # errors in one document each would name another: PyYAML's own pass names its own.
+            self._forget()
+            return super().construct_document(node)
         finally:
-            self._built = {}
-            self.constructed_objects: dict[Any, Any] = {}
-            self.recursive_objects: dict[Any, Any] = {}
+            self._forget()
+
+    def _forget(self) -> None:
+        self._built = {}
+        self.constructed_objects: dict[Any, Any] = {}
+        self.recursive_objects: dict[Any, Any] = {}
+        self.state_generators: list[Any] = []
 
     def _build(self, node: Node) -> Any:
         tag = node.tag
-        if tag == _STR and type(node) is ScalarNode:
-            return node.value
-        if tag == _NULL and type(node) is ScalarNode:
-            return None
-        if tag in _CORE_SCALARS and type(node) is ScalarNode:
-            return self.yaml_constructors[tag](self, node)
+        if type(node) is ScalarNode:
+            if tag == _STR:
+                return node.value
+            if tag == _NULL:
+                return None
+            if tag in _CORE_SCALARS:
+                return self.yaml_constructors[tag](self, node)
         got = self._built.get(id(node), _MISSING)
         if got is not _MISSING:
             return got
         if tag == _MAP and type(node) is MappingNode:
-            if any(k.tag == _MERGE for k, _ in node.value):
-                return self.construct_object(node, deep=True)
+            pairs = node.value
+            for key_node, _ in pairs:
+                if key_node.tag == _MERGE:
+                    return self.construct_object(node, deep=True)
             out: dict[Any, Any] = {}
             self._built[id(node)] = out
-            for key_node, value_node in node.value:
-                key = self._build(key_node)
-                try:
-                    hash(key)
-                except TypeError:
-                    raise ConstructorError(
-                        "while constructing a mapping",
-                        node.start_mark,
-                        "found unhashable key",
-                        key_node.start_mark,
-                    ) from None
-                out[key] = self._build(value_node)
+            for key_node, value_node in pairs:
+                # Most keys and many values are plain strings: taken here without a call.
+                if key_node.tag == _STR and type(key_node) is ScalarNode:
+                    key = key_node.value
+                else:
+                    key = self._build(key_node)
+                    try:
+                        hash(key)
+                    except TypeError:
+                        raise ConstructorError(
+                            "while constructing a mapping",
+                            node.start_mark,
+                            "found unhashable key",
+                            key_node.start_mark,
+                        ) from None
+                if value_node.tag == _STR and type(value_node) is ScalarNode:
+                    out[key] = value_node.value
+                else:
+                    out[key] = self._build(value_node)
             return out
         if tag == _SEQ and type(node) is SequenceNode:
             items: list[Any] = []
             self._built[id(node)] = items
-            items.extend(self._build(child) for child in node.value)
+            items.extend([self._build(child) for child in node.value])
             return items
         return self.construct_object(node, deep=True)
 
