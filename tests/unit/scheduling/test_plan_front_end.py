@@ -162,3 +162,67 @@ def test_plan_does_not_import_croniter(tmp_path: Path) -> None:
         cwd=Path(__file__).resolve().parents[3],
     )
     assert out.stdout.strip() == "False"
+
+
+def _one_type_catalog(tmp_path: Path) -> Path:
+    catalog = tmp_path / "catalog.yaml"
+    catalog.write_text(
+        yaml.safe_dump(
+            {
+                "instanceTypes": [
+                    {
+                        "name": "m.large",
+                        "capacity": {"cpu": "2", "memory": "8Gi", "pods": "110"},
+                        "offerings": [{"zone": "z1", "capacityType": "on-demand", "price": 0.1}],
+                    }
+                ]
+            }
+        )
+    )
+    return catalog
+
+
+_POOL = (
+    "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: default}\n"
+    "spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass,"
+    " name: default}, requirements: []}}}\n"
+)
+
+
+def test_duplicate_nodepool_names_the_document_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from worker.cli import main
+
+    manifests = tmp_path / "m.yaml"
+    manifests.write_text(_POOL + "---\n" + _POOL)
+    assert main(["plan", "-f", str(manifests), "--catalog", str(_one_type_catalog(tmp_path))]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"joinery plan: {manifests} document 2 (NodePool default): metadata.name: "
+        "duplicate NodePool\n"
+    )
+
+
+def test_a_closed_pipe_is_no_traceback(tmp_path: Path) -> None:
+    """`joinery plan ... | head`: the reader leaves early; the command ends quietly."""
+    pods = "".join(
+        f"---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}}}\n"
+        "spec: {containers: [{name: c, resources: {requests: {cpu: 100m}}}]}\n"
+        for i in range(5000)  # a plan larger than a pipe's buffer
+    )
+    manifests = tmp_path / "m.yaml"
+    manifests.write_text(_POOL + pods)
+    catalog = _one_type_catalog(tmp_path)
+    joinery = Path(sys.executable).with_name("joinery")
+    proc = subprocess.Popen(
+        [str(joinery), "plan", "-f", str(manifests), "--catalog", str(catalog)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.read(1) == b"{"
+    proc.stdout.close()  # the reader goes away with most of the plan unread
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1
+    assert "Traceback" not in err
