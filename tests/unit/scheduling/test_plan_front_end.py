@@ -226,3 +226,22 @@ def test_a_closed_pipe_is_no_traceback(tmp_path: Path) -> None:
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 1
     assert "Traceback" not in err
+
+
+def test_disruption_json_is_the_standard_encoders_text(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`--disruption -o json` is written by the plan's fast writer: the same bytes as
+    ``json.dumps(doc, indent=2)``."""
+    import json
+
+    from worker.cli import main
+
+    examples = Path(__file__).resolve().parents[3] / "examples"
+    argv = ["plan", "--disruption", "--now", "2026-11-23T12:00:00Z"]
+    argv += ["-f", str(examples / "cluster.yaml"), "--catalog", str(examples / "catalog.yaml")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    doc = json.loads(out)
+    assert doc["disruption"]["kept"] or doc["disruption"]["commands"]
+    assert out == json.dumps(doc, indent=2) + "\n"
