@@ -29,6 +29,18 @@ _NULL = "tag:yaml.org,2002:null"
 _MISSING = object()
 _NO_PATHS: dict[Any, Any] = {}
 _NOTHING = type(None)  # called with no arguments, returns None
+# What PyYAML's constructors raise, instead of a YAML error, on a value its tag cannot read.
+_UNREADABLE = (ValueError, IndexError, TypeError, AttributeError, KeyError, OverflowError)
+
+
+def _unreadable(node: Node) -> ConstructorError:
+    tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+    if isinstance(node, ScalarNode):
+        value = node.value if len(node.value) <= 40 else node.value[:40] + "..."
+        problem = f"cannot read {value!r} as {tag}"
+    else:
+        problem = f"cannot read this {tag} value"
+    return ConstructorError(None, None, problem, node.start_mark)
 
 
 class ManifestLoader(_BASE):
@@ -60,11 +72,15 @@ class ManifestLoader(_BASE):
         self._built: dict[int, Any] = {}
         try:
             return self._build(node)
-        except ConstructorError:
+        except ConstructorError as first:
             # PyYAML builds a document breadth first and this loader depth first, so of two
-            # errors in one document each would name another: PyYAML's own pass names its own.
+            # errors in one document each would name another: PyYAML's own pass names its own
+            # (or, where PyYAML would end in a Python exception, this loader's error stands).
             self._forget()
-            return super().construct_document(node)
+            try:
+                return super().construct_document(node)
+            except _UNREADABLE:
+                raise first from None
         finally:
             self._forget()
 
@@ -82,7 +98,10 @@ class ManifestLoader(_BASE):
             if tag == _NULL:
                 return None
             if tag in _CORE_SCALARS:
-                return self.yaml_constructors[tag](self, node)
+                try:
+                    return self.yaml_constructors[tag](self, node)
+                except _UNREADABLE:
+                    raise _unreadable(node) from None
         got = self._built.get(id(node), _MISSING)
         if got is not _MISSING:
             return got
@@ -90,7 +109,7 @@ class ManifestLoader(_BASE):
             pairs = node.value
             for key_node, _ in pairs:
                 if key_node.tag == _MERGE:
-                    return self.construct_object(node, deep=True)
+                    return self._construct(node)
             out: dict[Any, Any] = {}
             self._built[id(node)] = out
             for key_node, value_node in pairs:
@@ -118,7 +137,15 @@ class ManifestLoader(_BASE):
             self._built[id(node)] = items
             items.extend([self._build(child) for child in node.value])
             return items
-        return self.construct_object(node, deep=True)
+        return self._construct(node)
+
+    def _construct(self, node: Node) -> Any:
+        """PyYAML's own construction (merge keys, explicit tags), its Python exceptions on a
+        value its tag cannot read (``!!int ''``, ``!!timestamp x``) turned into a YAML error."""
+        try:
+            return self.construct_object(node, deep=True)
+        except _UNREADABLE:
+            raise _unreadable(node) from None
 
 
 def load_all(text: str) -> Iterator[Any]:
