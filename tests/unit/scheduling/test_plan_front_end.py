@@ -151,11 +151,8 @@ def test_collection_paused_restores_the_collector() -> None:
         gc.unfreeze()
 
 
-def test_plan_leaves_nothing_frozen(tmp_path: Path) -> None:
-    """In-process callers (the fuzz tier runs thousands of plans) get their memory back."""
-    from worker.cli import main
-
-    catalog = tmp_path / "c.yaml"
+def _one_type_catalog(tmp_path: Path) -> Path:
+    catalog = tmp_path / "catalog.yaml"
     catalog.write_text(
         yaml.safe_dump(
             {
@@ -169,6 +166,14 @@ def test_plan_leaves_nothing_frozen(tmp_path: Path) -> None:
             }
         )
     )
+    return catalog
+
+
+def test_plan_leaves_nothing_frozen(tmp_path: Path) -> None:
+    """In-process callers (the fuzz tier runs thousands of plans) get their memory back."""
+    from worker.cli import main
+
+    catalog = _one_type_catalog(tmp_path)
     manifests = tmp_path / "m.yaml"
     manifests.write_text("kind: Pod\napiVersion: v1\nmetadata: {name: p}\nspec: {}\n")
     gc.unfreeze()
@@ -188,24 +193,6 @@ def test_plan_does_not_import_croniter(tmp_path: Path) -> None:
         cwd=Path(__file__).resolve().parents[3],
     )
     assert out.stdout.strip() == "False"
-
-
-def _one_type_catalog(tmp_path: Path) -> Path:
-    catalog = tmp_path / "catalog.yaml"
-    catalog.write_text(
-        yaml.safe_dump(
-            {
-                "instanceTypes": [
-                    {
-                        "name": "m.large",
-                        "capacity": {"cpu": "2", "memory": "8Gi", "pods": "110"},
-                        "offerings": [{"zone": "z1", "capacityType": "on-demand", "price": 0.1}],
-                    }
-                ]
-            }
-        )
-    )
-    return catalog
 
 
 _POOL = (
