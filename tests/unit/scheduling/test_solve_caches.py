@@ -10,12 +10,14 @@ NodePools that pin a zone or a capacity type.
 
 from __future__ import annotations
 
+import copy
 import random
 import sys
 from operator import le
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -129,13 +131,60 @@ def test_plans_equal_the_direct_computation(
     assert _plan(Solver, catalog, raw, pool) == _plan(DirectSolver, catalog, raw, pool)
 
 
-def test_shortcut_fires_on_the_benchmark_shape_and_changes_nothing() -> None:
+# Limits: never reached (Karpenter's benchmark pool), reached part-way through (the pool turns
+# tight and open claims grow), and reached almost at once; and a minValues pool.
+POOL_SPECS: list[dict[str, Any]] = [
+    {"limits": {"cpu": "10000000", "memory": "10000000Gi"}},
+    {"limits": {"cpu": "400"}},
+    {"limits": {"cpu": "64", "memory": "256Gi"}},
+    {"limits": {"nodes": "6"}},
+    {
+        "requirements": [
+            {"key": "karpenter.k8s.aws/instance-family", "operator": "Exists", "minValues": 3}
+        ]
+    },
+    {
+        "limits": {"cpu": "300"},
+        "requirements": [
+            {"key": "karpenter.k8s.aws/instance-family", "operator": "Exists", "minValues": 2}
+        ],
+    },
+]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    deployments_count=st.integers(2, 10),
+    types=st.integers(20, 120),
+    holes=st.sampled_from([0.0, 0.03, 0.3]),
+    spec=st.sampled_from(range(len(POOL_SPECS))),
+)
+def test_plans_equal_the_direct_computation_with_limits_and_min_values(
+    seed: int, deployments_count: int, types: int, holes: float, spec: int
+) -> None:
+    """The full-claim shortcut answers for pools with limits and minValues too: a claim it
+    skips fails on the full path before limits or minValues are looked at."""
+    rng = random.Random(seed)
+    catalog = _catalog(rng, types, holes)
+    raw = deployments(seed=seed, count=deployments_count)[:600]
+    pool = nodepool(**copy.deepcopy(POOL_SPECS[spec]))
+    assert _plan(Solver, catalog, raw, pool) == _plan(DirectSolver, catalog, raw, pool)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [{}, POOL_SPECS[0], {"limits": {"cpu": "1600"}}],
+    ids=["free", "out-of-reach", "binding"],  # binding: 330 of the 1,858 pods are refused
+)
+def test_shortcut_fires_on_the_benchmark_shape_and_changes_nothing(spec: dict[str, Any]) -> None:
     """On zonal spreads over claims opened by other Deployments the shortcut answers many
-    tries (so the equality above is not vacuous) and the plan stays the same."""
+    tries (so the equality above is not vacuous) and the plan stays the same, with or
+    without limits."""
     rng = random.Random(5)
     catalog = _catalog(rng, 150, 0.0)
     raw = deployments(seed=11, count=12)
-    pool = nodepool()
+    pool = nodepool(**copy.deepcopy(spec))
     CountingSolver.shortcuts = 0
     shipped = _plan(CountingSolver, catalog, raw, pool)
     assert CountingSolver.shortcuts > 100
@@ -176,11 +225,27 @@ def test_offered_in_all_matches_the_offerings(
     assert index.offered_in_all(it, zones, cts) == direct
 
 
-def test_a_full_claim_whose_target_a_zone_narrowing_drops_still_takes_the_pod() -> None:
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {},
+        {"limits": {"cpu": "10000000", "memory": "10000000Gi"}},
+        {"limits": {"cpu": "20"}},
+        {
+            "requirements": [
+                {"key": L.INSTANCE_TYPE, "operator": "Exists", "minValues": 1},
+            ]
+        },
+    ],
+    ids=["no-limits", "limits-out-of-reach", "limits-that-narrow", "min-values"],
+)
+def test_a_full_claim_whose_target_a_zone_narrowing_drops_still_takes_the_pod(
+    spec: dict[str, Any],
+) -> None:
     """The shortcut must not answer when narrowing to the zone the spread picks drops the
     claim's target: here the small type is sold in one zone only, so the second spread pod
     (sent to another zone by maxSkew) re-targets the plain pod's claim to the large type and
-    joins it rather than opening a claim of its own."""
+    joins it rather than opening a claim of its own. The same with limits and minValues."""
     small = InstanceType.build(
         "small",
         {"cpu": parse_quantity("2"), "memory": parse_quantity("8Gi"), "pods": parse_quantity(10)},
@@ -207,8 +272,8 @@ def test_a_full_claim_whose_target_a_zone_narrowing_drops_still_takes_the_pod() 
         pod("z1", "600m", "1Gi", {"app": "z"}, **spread),
         pod("z2", "600m", "1Gi", {"app": "z"}, **spread),
     ]
-    shipped = _plan(Solver, [small, large], raw, nodepool())
-    assert shipped == _plan(DirectSolver, [small, large], raw, nodepool())
+    shipped = _plan(Solver, [small, large], raw, nodepool(**copy.deepcopy(spec)))
+    assert shipped == _plan(DirectSolver, [small, large], raw, nodepool(**copy.deepcopy(spec)))
     together = [c for c in shipped["nodeClaims"] if "default/plain" in c["pods"]]
     assert together[0]["pods"] == ["default/plain", "default/z2"]
     assert together[0]["zones"] == ["z-b"]
