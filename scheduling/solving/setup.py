@@ -126,6 +126,9 @@ class SolverSetup:
         self._alloc_cache = self.catalog.type_vectors("allocatable", problem.instance_types, dims)
         self._domains_of: dict[str, set[str]] = {}
         self._capacity_cache = self.catalog.type_vectors("capacity", problem.instance_types, dims)
+        self._largest: dict[
+            tuple[int, tuple[int, ...], int], tuple[list[InstanceType], list[int]]
+        ] = {}
         self._allowed_cache: dict[
             int, tuple[list[InstanceType], tuple[int, tuple[int, ...]], list[InstanceType]]
         ] = {}

@@ -1,8 +1,8 @@
 """The solver's memos and shortcuts give the answers the direct computation gives.
 
 ``DirectSolver`` undoes each of them (the topology narrowing memo, the offered-domains memo,
-the cheapest-room memo, the claim listing memo, and the "claim is full whatever the topology
-picks" shortcut); the
+the cheapest-room memo, the claim listing memo, the memo of what a claim holds back from its
+pool's limits, and the "claim is full whatever the topology picks" shortcut); the
 plans must be identical, on Deployments over EC2-shaped catalogs where some offerings are
 unavailable (so the shortcut's "the target survives any zone" test goes both ways) and with
 NodePools that pin a zone or a capacity type.
@@ -37,7 +37,7 @@ from scheduling.problem import Problem  # noqa: E402
 from scheduling.report import plan_to_dict  # noqa: E402
 from scheduling.solver import MAX_INSTANCE_TYPES, Solver  # noqa: E402
 from scheduling.solving.podclass import PodClass  # noqa: E402
-from scheduling.targets import ClaimTarget  # noqa: E402
+from scheduling.targets import ClaimTarget, PoolView  # noqa: E402
 
 _CATALOG = ec2_like_catalog()
 
@@ -65,6 +65,13 @@ class DirectSolver(Solver):
         self, cls: PodClass, c: ClaimTarget, reqs: Requirements, need: list[int]
     ) -> bool:
         return False
+
+    def _largest_capacity(self, types: list[InstanceType], pool: PoolView) -> list[int]:
+        assert pool.remaining is not None
+        held = [0] * len(pool.remaining)
+        for i in pool.limited:
+            held[i] = max((self._capacity_of(it)[i] for it in types), default=0)
+        return held
 
     def _listing(
         self, order: list[tuple[float, InstanceType, list[int]]], need: list[int]
