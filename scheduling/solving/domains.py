@@ -345,6 +345,7 @@ class TopologyDomains(SolverSetup):
 
     def _record(self, cls: PodClass, pod: Pod, t: Target) -> None:
         self._placements += 1
+        self._changes += 1
         if not cls.matching and not cls.owned_anti:
             return
         domains: dict[str, list[str]] = {}

@@ -116,6 +116,7 @@ class PoolLimits(PodClasses):
         claims list only types no larger than their targets, and the open ones give back
         what they held beyond that (see the module docstring)."""
         pool.tight = True
+        self._changes += 1
         if pool.min_values:
             return  # fewer types could break minValues: keep Karpenter's reservation
         for c in self.claims:

@@ -133,6 +133,9 @@ class SolverSetup:
             int, tuple[list[InstanceType], tuple[int, tuple[int, ...]], list[InstanceType]]
         ] = {}
         self._placements = 0  # pods placed so far: the solver's state changes with each
+        # Bumped by every change a placement attempt can see: a pod placed, a pool turned
+        # tight (``_place`` remembers a class's failure until it moves).
+        self._changes = 0
         # (pod class, claim index) pairs where growing the claim cannot help, for good.
         self._ungrowable: set[tuple[int, int]] = set()
         # (pod class, pool) → placements when no open claim of the pool could grow for it.
