@@ -9,6 +9,10 @@ relaxed one step at a time) with two changes that matter at scale and for cost:
   that class, so a Deployment's replicas cost little more than one pod.
 * Claims are tried first-fit in creation order, and a zonal decision always pins one zone
   (the cheapest among the equally good), so recorded topology counts are exact.
+* A failure is remembered until the solver changes (a pod placed, a pool turned tight): the
+  next pod of the class, or alike in every relaxation step, gets the same answer, and a
+  failed pod is not retried while nothing changed (solving/placement.py). A consolidation
+  simulation, where most pods fit nowhere, is mostly answered so.
 """
 
 from __future__ import annotations

@@ -136,6 +136,8 @@ class SolverSetup:
         # Bumped by every change a placement attempt can see: a pod placed, a pool turned
         # tight (``_place`` remembers a class's failure until it moves).
         self._changes = 0
+        # First class → (changes, relaxation chain → (reason, last step)) of pods that failed.
+        self._chain_failures: dict[int, tuple[int, dict[int, tuple[str, RelaxState]]]] = {}
         # (pod class, claim index) pairs where growing the claim cannot help, for good.
         self._ungrowable: set[tuple[int, int]] = set()
         # (pod class, pool) → placements when no open claim of the pool could grow for it.

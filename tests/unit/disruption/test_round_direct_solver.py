@@ -28,14 +28,28 @@ from scheduling.disruption.report import decision_to_dict  # noqa: E402
 from scheduling.disruption.round import run_round  # noqa: E402
 from scheduling.pods import Pod  # noqa: E402
 from scheduling.solver import Solver  # noqa: E402
-from scheduling.solving.podclass import PodClass  # noqa: E402
+from scheduling.solving.podclass import PodClass, RelaxState  # noqa: E402
 
 
 class CountingSolver(Solver):
-    """The solver as shipped, counting the failures it remembered instead of working out."""
+    """The solver as shipped, counting the failures it remembered instead of working out
+    (a pod answered whole, or one relaxation step answered for its class)."""
 
     remembered = 0
     not_retried = 0
+    _worked = False
+
+    def _schedule(self, pod: Pod) -> str | None:
+        self._worked = False
+        why = super()._schedule(pod)
+        CountingSolver.remembered += why is not None and not self._worked
+        return why
+
+    def _schedule_from(
+        self, pod: Pod, state: RelaxState, first: PodClass | None = None
+    ) -> str | None:
+        self._worked = True
+        return super()._schedule_from(pod, state, first)
 
     def _place(self, pod: Pod, cls: PodClass) -> str | None:
         known = cls.failed_at
@@ -74,5 +88,5 @@ def test_rounds_decide_the_same_as_with_the_direct_solver(
         decision = run_round(_docs(docs), types, NOW).decision
         docs = apply(docs, decision, types, rnd)
     if workload == "deployments":
-        assert CountingSolver.remembered > 1000
-        assert CountingSolver.not_retried > 50
+        assert CountingSolver.remembered > 300
+        assert CountingSolver.not_retried > 20

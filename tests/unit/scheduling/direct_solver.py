@@ -12,7 +12,7 @@ from models.instancetype import InstanceType
 from models.requirements import Requirement, Requirements
 from scheduling.pods import Pod
 from scheduling.solver import MAX_INSTANCE_TYPES, Solver
-from scheduling.solving.podclass import PodClass
+from scheduling.solving.podclass import PodClass, RelaxState
 from scheduling.targets import ClaimTarget, PoolView
 
 
@@ -42,6 +42,9 @@ class DirectSolver(Solver):
 
     def _place(self, pod: Pod, cls: PodClass) -> str | None:
         return self._try_targets(pod, cls)
+
+    def _schedule(self, pod: Pod) -> str | None:
+        return self._schedule_from(pod, self.states.get(id(pod), RelaxState()))
 
     def _fails_again(self, at: int) -> bool:
         return False

@@ -279,3 +279,32 @@ def test_a_class_that_failed_is_tried_again_once_a_pod_is_placed(order: str) -> 
     assert [sorted(c["pods"]) for c in shipped["nodeClaims"]] == [
         ["default/a1", "default/a5", "default/a9"]
     ]
+
+
+def test_a_pod_alike_at_its_first_step_but_relaxing_otherwise_is_not_answered_for() -> None:
+    """Two pods of one class at their first step (the same pod-affinity term, required in
+    one, preferred in the other) relax differently: the failure of the first (required,
+    no pod of app b anywhere) must not answer for the second, which drops its preference
+    and is placed."""
+    term = {"labelSelector": {"matchLabels": {"app": "b"}}, "topologyKey": L.HOSTNAME}
+    required = {
+        "affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    }
+    preferred = {
+        "affinity": {
+            "podAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 10, "podAffinityTerm": term}
+                ]
+            }
+        }
+    }
+    raw = [
+        pod("a1", "1", "1Gi", {"app": "a"}, **required),
+        pod("a2", "1", "1Gi", {"app": "a"}, **preferred),
+    ]
+    catalog = _catalog(random.Random(3), 40, 0.0)
+    shipped = _plan(Solver, catalog, raw, nodepool())
+    assert shipped == _plan(DirectSolver, catalog, raw, nodepool())
+    assert [u["pod"] for u in shipped["unschedulable"]] == ["default/a1"]
+    assert [c["pods"] for c in shipped["nodeClaims"]] == [["default/a2"]]
