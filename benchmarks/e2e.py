@@ -18,7 +18,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks import process_tree  # noqa: E402
 from sandbox.dev import joinery_command  # noqa: E402
 
 SCENARIO = "burst"
@@ -47,9 +47,10 @@ def machine() -> str:
 
 
 def run_once(
-    boot_delay: float, timeout: float, cold: bool, scenario: str = SCENARIO
+    boot_delay: float, timeout: float, cold: bool, scenario: str = SCENARIO, temporal: str = "dev"
 ) -> dict[str, Any]:
-    """One ``joinery dev --scenario SCENARIO --exit``; its summary plus wall time and load."""
+    """One ``joinery dev --scenario SCENARIO --exit``; its summary plus wall time and load.
+    ``temporal``: ``dev`` (the dev server) or ``server`` (temporal-server on PostgreSQL)."""
     env = dict(os.environ)
     if cold:
         env[WARMUP_ENV] = "0"
@@ -64,24 +65,16 @@ def run_once(
         "0",
         "--timeout",
         f"{timeout:g}",
+        "--temporal",
+        temporal,
     )
     load_before = os.getloadavg()[0]
     began = time.monotonic()
-    try:
-        done = subprocess.run(
-            command,
-            capture_output=True,
-            text=True,
-            timeout=timeout + 300,  # plus start-up and stop of the whole stack
-            cwd=ROOT,
-            env=env,
-            check=False,
-        )
-        stdout, stderr, code = done.stdout, done.stderr, done.returncode
-    except subprocess.TimeoutExpired as exc:
-        stdout = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        stderr = exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
-        code = -1
+    # plus start-up and stop of the whole stack; on a timeout (or this benchmark stopped)
+    # the whole stack is stopped too, not only `joinery dev`
+    stdout, stderr, code, leftover = process_tree.run(
+        command, timeout=timeout + 300, cwd=ROOT, env=env
+    )
     wall = time.monotonic() - began
     summary: dict[str, Any] = {}
     lines = [line for line in stdout.strip().splitlines() if line.startswith("{")]
@@ -93,6 +86,10 @@ def run_once(
     if not summary:
         summary = {"ok": False, "failures": ["no JSON summary on stdout"]}
     summary["exitCode"] = code
+    if leftover:
+        summary.setdefault("failures", []).append(
+            f"{leftover} process(es) of the stack were still running after it and were killed"
+        )
     summary["wallSeconds"] = round(wall, 1)
     summary["loadBefore"] = round(load_before, 2)
     summary["loadAfter"] = round(os.getloadavg()[0], 2)
@@ -172,4 +169,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with process_tree.exit_on_termination():
+        sys.exit(main())

@@ -12,8 +12,8 @@ write operations only).
 
     python benchmarks/scale.py [--count 1000] [--replicas 1,2,3] [--servers dev,production]
 
-``--pods 250,500,1000`` times the full path instead: per size, one ``joinery dev --scenario
-scale --boot-delay 0 --exit`` (a fresh stack: dev server, real control plane with kwok
+``--pods 250,500,1000`` times the full path instead: per size and server, one ``joinery dev
+--scenario scale --boot-delay 0 --exit`` (a fresh stack: Temporal, real control plane with kwok
 nodes, EC2 emulator, ``joinery worker``), one burst of that many pending pods that each need
 a node of their own, until all are Running; then the workload goes and the nodes are
 retired (``sandbox/scenarios/scale.py``).
@@ -43,28 +43,13 @@ if str(ROOT) not in sys.path:
 from temporalio.api.enums.v1 import EventType  # noqa: E402
 from temporalio.client import Client  # noqa: E402
 
+from benchmarks import process_tree  # noqa: E402
 from models import contract  # noqa: E402
-from sandbox.processes import ChildProcess, free_ports, wait_for  # noqa: E402
+from sandbox.processes import ChildProcess, free_ports, group_cpu_seconds, wait_for  # noqa: E402
 from workflows.nodeclaim.state import NodeClaimInput  # noqa: E402
 from workflows.nodeclaim.workflow import NodeClaimWorkflow  # noqa: E402
 
-TICKS = os.sysconf("SC_CLK_TCK")
 WRITE_PREFIXES = ("Create", "Update", "Append", "Delete", "Put", "Set", "Complete", "Upsert")
-
-
-def group_cpu_seconds(pgid: int) -> float:
-    """User + system CPU of every live process in a process group (from /proc)."""
-    total = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid:  # fields after "comm)": state ppid pgrp ...
-            total += int(fields[11]) + int(fields[12])
-    return total / TICKS
 
 
 def persistence_writes(metrics_url: str) -> float:
@@ -226,9 +211,8 @@ def run_worker(address: str, queue: str) -> None:
             task_queue=queue,
             workflows=[NodeClaimWorkflow],
             activities=ACTIVITIES,
-            max_concurrent_workflow_tasks=100,
             max_concurrent_activities=200,
-            **tuning.worker_options(),
+            **tuning.worker_options(),  # the workflow task slots a `joinery worker` has
         ):
             print("polling", flush=True)
             await asyncio.Event().wait()
@@ -236,22 +220,36 @@ def run_worker(address: str, queue: str) -> None:
     asyncio.run(main())
 
 
-def full_path(pods: int, timeout: float) -> None:
+# --servers names as `joinery dev --temporal` spells them
+DEV_TEMPORAL = {"dev": "dev", "production": "server"}
+
+
+def full_path(pods: int, timeout: float, kind: str) -> None:
     """One ``joinery dev --scenario scale`` run with ``pods`` pods; prints its figures."""
     from benchmarks.e2e import run_once
 
     os.environ["JOINERY_SCALE_PODS"] = str(pods)  # sandbox.scenarios.scale.PODS_ENV
-    r = run_once(0.0, timeout, cold=False, scenario="scale")
+    r = run_once(0.0, timeout, cold=False, scenario="scale", temporal=DEV_TEMPORAL[kind])
     waits = r.get("pendingToRunning") or {}
     breakdown = ", ".join(f"{k} {v:.0f}" for k, v in (r.get("breakdown") or {}).items())
+    cpu = ", ".join(f"{k} {v}" for k, v in (r.get("cpuSeconds") or {}).items())
+    per_node = ", ".join(f"{k} {v}" for k, v in (r.get("cpuSecondsPerNode") or {}).items())
     print(
-        f"{pods} pods: all Running after {r.get('secondsToAllRunning')} s on {r.get('nodes')} "
-        f"node(s); pending-to-Running p50 {waits.get('p50')} s, p99 {waits.get('p99')} s, "
-        f"max {waits.get('max')} s; retired in {r.get('retiredSeconds')} s; "
+        f"{kind} server, {pods} pods: all Running after {r.get('secondsToAllRunning')} s on "
+        f"{r.get('nodes')} node(s); pending-to-Running p50 {waits.get('p50')} s, "
+        f"p99 {waits.get('p99')} s, max {waits.get('max')} s; "
+        f"retired in {r.get('retiredSeconds')} s; "
         f"{'ok' if r.get('ok') else 'FAILED'}; load {r['loadBefore']}->{r['loadAfter']}"
-        f"\n  breakdown (s from the create): {breakdown}",
+        f"\n  breakdown (s from the create): {breakdown}"
+        f"\n  CPU s over the burst: {cpu}; per node: {per_node}",
         flush=True,
     )
+    for a in r.get("provisionerActivities") or []:
+        print(
+            f"  provisioner: {a['activity']} scheduled at {a['at']} s, waited {a['waited']} s, "
+            f"ran {a['ran']} s (attempt {a['attempt']}), result {a['resultBytes']} bytes",
+            flush=True,
+        )
     for failure in r.get("failures") or []:
         print(f"  failure: {failure}", flush=True)
     for line in r.get("stderrTail") or []:
@@ -276,7 +274,8 @@ def main() -> None:
         return
     if args.pods:
         for pods in (int(n) for n in args.pods.split(",")):
-            full_path(pods, args.timeout)
+            for kind in args.servers.split(","):
+                full_path(pods, args.timeout, kind)
         return
     header = (
         "server      replicas  lifecycles/s  p50 s  p99 s  worker CPU s  server CPU s"
@@ -301,4 +300,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # a SIGTERM (a time limit) unwinds through the servers' and workers' `finally`s
+    with process_tree.exit_on_termination():
+        main()

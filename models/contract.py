@@ -53,7 +53,7 @@ def task_queue(cluster: str) -> str:
 # NodeClaim workflow
 SIGNAL_DELETED = "deleted"
 SIGNAL_INTERRUPTED = "interrupted"
-SIGNAL_NODE_CHANGED = "node_changed"
+SIGNAL_NODE_CHANGED = "node_changed"  # argument: the Node's name (optional)
 UPDATE_DISRUPT = "disrupt"
 # Provisioner workflow
 SIGNAL_PODS_PENDING = "pods_pending"
@@ -102,9 +102,12 @@ class NodeClaimActivity:
 class ProvisioningActivity:
     """The provisioner's activities."""
 
+    # Plans and creates a round's NodeClaims, returns their names.
+    PROVISION = "provisioning.plan_and_create"
+    START = "provisioning.start_lifecycles"
+    # Rounds recorded before PROVISION: the plan (with the claims' bodies), then the creates.
     PLAN = "provisioning.plan"
     CREATE = "provisioning.create_nodeclaims"
-    START = "provisioning.start_lifecycles"
 
 
 class DisruptionActivity:

@@ -17,6 +17,9 @@ NODE_INITIALIZED = "karpenter.sh/initialized"
 NODE_REGISTERED = "karpenter.sh/registered"
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
 TERMINATION_FINALIZER = "karpenter.sh/termination"
+# Joinery's own: on a NodeClaim, the provisioning round that created it, so a retried round
+# finds the claims its earlier attempt made instead of making them again.
+PROVISIONING_ROUND = "joinery.dev/provisioning-round"
 # Put on a node once Joinery has decided to take it away, so nothing new lands there.
 DISRUPTED_TAINT_KEY = "karpenter.sh/disrupted"
 # Put on a node launched but not yet initialized.

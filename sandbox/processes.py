@@ -76,6 +76,22 @@ class ChildProcess:
             self.popen.wait()
 
 
+def group_cpu_seconds(pgid: int) -> float:
+    """User + system CPU of every live process in a process group (from /proc); a child
+    spawned here leads its own group, so this is that child's CPU with its helpers'."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:  # fields after "comm)": state ppid pgrp ...
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def wait_for(
     what: str,
     check: Callable[[], bool],

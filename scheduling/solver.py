@@ -63,22 +63,21 @@ class Solver(SlackFilling):
             queue = self._balanced_order(queue)
         else:
             queue.sort(key=lambda p: (-p.requests.get(CPU, 0), -p.requests.get(MEMORY, 0), p.key))
-        failed: list[tuple[Pod, str]] = []
+        failed: list[tuple[Pod, str, int]] = []
         for p in queue:
-            why = self._schedule(p)
-            if why is not None:
-                failed.append((p, why))
+            self._schedule_or_note(p, failed)
         # Pods that failed may fit now that others placed (pod affinity); retry until stable.
         while failed:
             retry, failed = failed, []
-            for p, _ in retry:
+            for p, why, at in retry:
+                if self._fails_again(at):
+                    failed.append((p, why, at))
+                    continue
                 self.states.pop(id(p), None)
-                why = self._schedule(p)
-                if why is not None:
-                    failed.append((p, why))
+                self._schedule_or_note(p, failed)
             if len(failed) == len(retry):
                 break
-        for p, why in failed:
+        for p, why, _ in failed:
             unschedulable[p.key] = why
         scheduled = [p for p in queue if p.key not in unschedulable]
         if self.order == "balanced":
@@ -86,6 +85,22 @@ class Solver(SlackFilling):
         claims = [self._finalize(c) for c in self.claims if c.pods]
         existing = {t.name: list(t.new_pods) for t in self.existing if t.new_pods}
         return Plan(claims, existing, unschedulable, scheduled)
+
+    def _schedule_or_note(self, pod: Pod, failed: list[tuple[Pod, str, int]]) -> None:
+        """Schedule a pod from its first relaxation step; if it fits nowhere, note it in
+        ``failed`` with the solver's changes count when it failed (-1 if its own attempt
+        changed the solver, say by turning a pool tight)."""
+        before = self._changes
+        why = self._schedule(pod)
+        if why is not None:
+            failed.append((pod, why, before if self._changes == before else -1))
+
+    def _fails_again(self, at: int) -> bool:
+        """Whether a pod that failed when the solver's changes count was ``at`` would fail
+        again now, for the same reason and at the same relaxation step: nothing it can see
+        has changed since (a retry starts from the first step, as its attempt did). On a
+        consolidation simulation most failed pods failed after the last placement."""
+        return at == self._changes
 
 
 def solve(problem: Problem, order: str = "balanced") -> Plan:

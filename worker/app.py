@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -119,8 +118,7 @@ def build_worker(client: Client, deps: Deps, task_queue: str, threads: int = 32)
         task_queue=task_queue,
         workflows=list(WORKFLOWS),
         activities=activities_for(deps),
-        activity_executor=ThreadPoolExecutor(max_workers=threads, thread_name_prefix="activity"),
-        max_concurrent_activities=threads,
+        **tuning.activity_options(threads),
         **tuning.worker_options(),
     )
 

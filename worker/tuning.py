@@ -11,6 +11,7 @@ runner), so a nondeterministic call in workflow code still fails there.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
@@ -26,6 +27,14 @@ STICKY_TIMEOUT = timedelta(seconds=5)
 # again, and the burst never drained. Tasks the worker has not taken wait at the server,
 # where no timeout runs.
 WORKFLOW_TASK_SLOTS = 8
+# Local activities (the lifecycle's short Kubernetes calls) this worker runs at once, on
+# threads of their own. The SDK runs local and regular activities on one executor, and a
+# local activity runs inside its workflow task: when launches and drains held every thread,
+# local calls queued behind them, each workflow task stayed open 8 s (until the SDK's task
+# heartbeat) holding one of the WORKFLOW_TASK_SLOTS, and the provisioner's own tasks waited
+# behind hundreds of lifecycles' (a 250-pod burst: a second round 150 s late;
+# docs/performance.md). A workflow task schedules one or two at a time, so twice the slots.
+LOCAL_ACTIVITY_SLOTS = 2 * WORKFLOW_TASK_SLOTS
 # Packages imported once per worker process instead of once per workflow run.
 PASSED_THROUGH = ("workflows", "activities", "models")
 
@@ -34,6 +43,18 @@ def workflow_runner() -> SandboxedWorkflowRunner:
     return SandboxedWorkflowRunner(
         restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSED_THROUGH)
     )
+
+
+def activity_options(threads: int) -> dict[str, Any]:
+    """The activity executor and slots: ``threads`` regular activities at once, and
+    LOCAL_ACTIVITY_SLOTS local ones that never wait for a thread a regular one holds."""
+    return {
+        "activity_executor": ThreadPoolExecutor(
+            max_workers=threads + LOCAL_ACTIVITY_SLOTS, thread_name_prefix="activity"
+        ),
+        "max_concurrent_activities": threads,
+        "max_concurrent_local_activities": LOCAL_ACTIVITY_SLOTS,
+    }
 
 
 def worker_options() -> dict[str, Any]:

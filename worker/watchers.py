@@ -437,7 +437,7 @@ class Watchers:
         now = time.monotonic()
         if now - self._last_hint.get(name, 0.0) >= 2.0:
             self._last_hint[name] = now
-            self.signal_claim(claim, contract.SIGNAL_NODE_CHANGED)
+            self.signal_claim(claim, contract.SIGNAL_NODE_CHANGED, name)
 
     def on_interruption(self, event: InterruptionEvent) -> bool:
         """False while an instance has no known NodeClaim: the queue keeps the message."""

@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
         CreatedNodeClaim,
         PlanInput,
         PlanOutcome,
+        ProvisionOutcome,
         StartInput,
     )
     from models import contract
@@ -39,6 +40,8 @@ BATCH_MAX = timedelta(seconds=10)
 RETRY_ROUND = timedelta(seconds=30)
 # Creating a burst's claims and starting their workflows: hundreds of API calls in one try.
 BURST_CALL = timedelta(minutes=2)
+# The planning activity creates the claims and returns names (replaces PLAN, then CREATE).
+PLAN_CREATES = "provision-plan-creates-nodeclaims"
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 
 
@@ -112,6 +115,57 @@ class ProvisionerWorkflow:
     async def _round(self) -> None:
         self.inp.rounds += 1
         self._last_round = workflow.now().isoformat()
+        if workflow.patched(PLAN_CREATES):
+            await self._provision()
+        else:
+            await self._plan_create_start()
+
+    async def _provision(self) -> None:
+        try:
+            outcome = await calls.call(
+                ProvisioningActivity.PROVISION,
+                PlanInput(self.inp.cluster, sorted(self.inp.paused_pools)),
+                ProvisionOutcome,
+                summary="plan: read cluster, solve, create NodeClaims",
+                timeout=timedelta(minutes=5),
+                heartbeat=timedelta(seconds=10),
+                attempts=5,
+            )
+            names = outcome.created
+            if names:
+                await calls.call(
+                    ProvisioningActivity.START,
+                    StartInput(search_attributes=self.inp.search_attributes, names=names),
+                    int,
+                    summary=f"start {len(names)} NodeClaim workflow(s)",
+                    timeout=BURST_CALL,
+                    attempts=10,
+                )
+        except ActivityError as exc:
+            await self._failed(exc)
+            return
+        self.inp.created += len(names)
+        unschedulable = f", {outcome.unschedulable} unschedulable" if outcome.unschedulable else ""
+        if not names:
+            self._last_result = (
+                f"{outcome.pending_pods} pending pod(s), no new NodeClaims{unschedulable}"
+            )
+            return
+        self._last_result = (
+            f"{outcome.pending_pods} pending pod(s) → {len(names)} NodeClaim(s): "
+            + ", ".join(names[:5])
+            + (" ..." if len(names) > 5 else "")
+            + unschedulable
+        )
+
+    async def _failed(self, exc: ActivityError) -> None:
+        self._last_result = f"round failed: {exc.cause or exc}"
+        workflow.logger.warning("provisioning round failed: %s", exc)
+        self._trigger()  # the pods are still pending: plan again
+        await workflow.sleep(RETRY_ROUND)
+
+    async def _plan_create_start(self) -> None:
+        """A round as recorded before ``PLAN_CREATES``: kept for those histories' replay."""
         try:
             outcome = await calls.call(
                 ProvisioningActivity.PLAN,
@@ -145,10 +199,7 @@ class ProvisionerWorkflow:
                 attempts=10,
             )
         except ActivityError as exc:
-            self._last_result = f"round failed: {exc.cause or exc}"
-            workflow.logger.warning("provisioning round failed: %s", exc)
-            self._trigger()  # the pods are still pending: plan again
-            await workflow.sleep(RETRY_ROUND)
+            await self._failed(exc)
             return
         self.inp.created += len(created)
         self._last_result = (

@@ -78,11 +78,24 @@ def node_patch(node: dict[str, Any], claim: dict[str, Any]) -> dict[str, Any] | 
     return patch
 
 
+def _hinted(deps: Deps, inp: RegisterInput) -> dict[str, Any] | None:
+    """The Node the watcher named, if it carries the claim's providerID (one GET)."""
+    if not inp.node_name:
+        return None
+    try:
+        node = nodes.get(deps.kube, inp.node_name)
+    except NotFound:
+        return None
+    return node if (node.get("spec") or {}).get("providerID") == inp.provider_id else None
+
+
 def register(deps: Deps, inp: RegisterInput) -> str | None:
     """The registered Node's name, or None while no Node carries the providerID yet."""
     pool = inp.claim.nodepool
     selector = f"{L.NODEPOOL}={pool}" if pool else ""
-    node = nodes.by_provider_id(deps.kube, inp.provider_id, label_selector=selector)
+    node = _hinted(deps, inp)
+    if node is None:
+        node = nodes.by_provider_id(deps.kube, inp.provider_id, label_selector=selector)
     if node is None and selector:
         node = nodes.by_provider_id(deps.kube, inp.provider_id)
     if node is None:

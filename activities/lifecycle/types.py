@@ -48,6 +48,8 @@ class LaunchOutcome:
 class RegisterInput:
     claim: ClaimSpec
     provider_id: str
+    # The Node the watcher saw for this claim, if any: read first, listed only if it is not.
+    node_name: str = ""
 
 
 @dataclass

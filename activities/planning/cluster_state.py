@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from activities.kubernetes import custom_objects, nodeclaims, nodepools, nodes, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.resources import EC2NODECLASS
+from models import labels as L
 from models.errors import field_error
 from models.nodepool import NodePool
 from scheduling.inputs import Document
@@ -32,6 +33,8 @@ class ClusterState:
     skipped: list[str] = field(default_factory=list)
     invalid_pods: dict[str, str] = field(default_factory=dict)  # "ns/name" -> field: why
     uids: dict[str, str] = field(default_factory=dict)  # of unschedulable pods, for events
+    # Every NodeClaim's name (deleting ones too) -> the provisioning round that made it ("").
+    claim_rounds: dict[str, str] = field(default_factory=dict)
 
 
 def unschedulable(pod: dict[str, Any]) -> bool:
@@ -92,7 +95,11 @@ def read(kube: Kube, paused_pools: frozenset[str] = frozenset()) -> ClusterState
         docs.append(Document(node, f"Node {node['metadata']['name']}"))
     claims, _ = nodeclaims.list_(kube)
     for claim in claims:
-        if claim["metadata"].get("deletionTimestamp"):
+        meta = claim["metadata"]
+        state.claim_rounds[str(meta["name"])] = str(
+            (meta.get("annotations") or {}).get(L.PROVISIONING_ROUND, "")
+        )
+        if meta.get("deletionTimestamp"):
             continue
         docs.append(Document(claim, f"NodeClaim {claim['metadata']['name']}"))
     apps = k8s.AppsV1Api(kube.api_client)

@@ -1,7 +1,8 @@
 """One provisioning round: the cluster and the catalog in, the NodeClaims to create out.
 
-Names are chosen here (``<pool>-<5 random chars>``, like Karpenter's generateName), so the
-workflow history records them and a retried create finds the claim it already made.
+Names are chosen here (``<pool>-<5 chars>``, like Karpenter's generateName): random for
+``joinery plan`` and disruption replacements, derived from the round for the provisioner
+(activities.planning.provision), so a retried create finds the claim it already made.
 """
 
 from __future__ import annotations
@@ -9,12 +10,14 @@ from __future__ import annotations
 import secrets
 import string
 import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from activities.ec2.provider import EC2Provider
 from activities.kubernetes.client import Kube
 from activities.metrics import Counters
 from activities.planning import cluster_state
+from activities.planning.cluster_state import ClusterState
 from activities.planning.types import PlannedNodeClaim, PlanOutcome
 from models import labels as L
 from models.ec2nodeclass import EC2NodeClass
@@ -28,8 +31,16 @@ from scheduling.solver import PlannedClaim, Solver
 ALPHABET = string.ascii_lowercase + string.digits
 
 
+# Chooses the name of a round's ``index``-th new claim of ``pool``.
+Namer = Callable[[str, int], str]
+
+
 def claim_name(pool: str) -> str:
     return f"{pool}-{''.join(secrets.choice(ALPHABET) for _ in range(5))}"
+
+
+def random_name(pool: str, index: int) -> str:
+    return claim_name(pool)
 
 
 def instance_types(
@@ -65,7 +76,9 @@ def owner_references(pool: NodePool) -> list[dict[str, Any]]:
     ]
 
 
-def body_for(claim: PlannedClaim, pool: NodePool, name: str) -> dict[str, Any]:
+def body_for(
+    claim: PlannedClaim, pool: NodePool, name: str, annotations: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     tmpl = pool.spec.template
     spec: dict[str, Any] = {
         "nodeClassRef": tmpl.spec.node_class_ref.to_wire(),
@@ -83,7 +96,11 @@ def body_for(claim: PlannedClaim, pool: NodePool, name: str) -> dict[str, Any]:
         "name": name,
         "labels": {**tmpl.metadata.labels, L.NODEPOOL: pool.name},
         # The template hash Karpenter stamps, so drift is told from a pool change.
-        "annotations": {**tmpl.metadata.annotations, **hash_annotations(pool)},
+        "annotations": {
+            **tmpl.metadata.annotations,
+            **hash_annotations(pool),
+            **(annotations or {}),
+        },
     }
     owners = owner_references(pool)
     if owners:
@@ -91,13 +108,18 @@ def body_for(claim: PlannedClaim, pool: NodePool, name: str) -> dict[str, Any]:
     return {"metadata": metadata, "spec": spec}
 
 
-def planned_nodeclaim(claim: PlannedClaim, pool: NodePool) -> PlannedNodeClaim:
-    """A solver claim as the NodeClaim to create, named now (so the history records it)."""
-    name = claim_name(claim.nodepool)
+def planned_nodeclaim(
+    claim: PlannedClaim,
+    pool: NodePool,
+    name: str | None = None,
+    annotations: Mapping[str, str] | None = None,
+) -> PlannedNodeClaim:
+    """A solver claim as the NodeClaim to create, named now (so a retried create finds it)."""
+    name = name or claim_name(claim.nodepool)
     return PlannedNodeClaim(
         name=name,
         nodepool=claim.nodepool,
-        body=body_for(claim, pool, name),
+        body=body_for(claim, pool, name, annotations),
         instance_types=[it.name for it in claim.instance_types[:20]],
         capacity_types=list(claim.capacity_types),
         zones=list(claim.zones),
@@ -112,7 +134,19 @@ def plan(
     paused_pools: frozenset[str] = frozenset(),
     counters: Counters | None = None,
 ) -> PlanOutcome:
-    state = cluster_state.read(kube, paused_pools)
+    return plan_state(cluster_state.read(kube, paused_pools), ec2, counters)
+
+
+def plan_state(
+    state: ClusterState,
+    ec2: EC2Provider,
+    counters: Counters | None = None,
+    *,
+    name: Namer = random_name,
+    annotations: Mapping[str, str] | None = None,
+) -> PlanOutcome:
+    """The claims to create for ``state``'s pending pods, named by ``name`` and carrying
+    ``annotations``."""
     if not state.nodepools or not state.pending:
         why = "no NodePool can be used (each is invalid, paused or being deleted)"
         valid = [pod for pod in state.uids if pod not in state.invalid_pods]
@@ -143,7 +177,10 @@ def plan(
             len(result.unschedulable),
         )
     pools = {p.name: p for p in state.nodepools}
-    claims = [planned_nodeclaim(c, pools[c.nodepool]) for c in result.claims]
+    claims = [
+        planned_nodeclaim(c, pools[c.nodepool], name(c.nodepool, i), annotations)
+        for i, c in enumerate(result.claims)
+    ]
     told = [*result.unschedulable, *state.invalid_pods]
     return PlanOutcome(
         pod_uids={pod: state.uids[pod] for pod in told if pod in state.uids},

@@ -52,6 +52,18 @@ class PlanOutcome:
 
 
 @dataclass
+class ProvisionOutcome:
+    """What one provisioning round did, as the provisioner's history records it: the names
+    of the NodeClaims the round created (over all its attempts) and counts. No bodies: a
+    burst of a thousand claims is a few kilobytes of names here (docs/performance.md)."""
+
+    created: list[str] = field(default_factory=list)
+    pending_pods: int = 0
+    unschedulable: int = 0
+    skipped: list[str] = field(default_factory=list)  # a few examples, one line each
+
+
+@dataclass
 class CreatedNodeClaim:
     name: str
     uid: str
@@ -60,5 +72,9 @@ class CreatedNodeClaim:
 
 @dataclass
 class StartInput:
-    claims: list[CreatedNodeClaim]
+    """Lifecycles to start: ``names`` (the activity reads the claims for their summaries),
+    or ``claims`` as rounds recorded before the planning activity created them."""
+
+    claims: list[CreatedNodeClaim] = field(default_factory=list)
     search_attributes: bool = False
+    names: list[str] = field(default_factory=list)

@@ -11,8 +11,9 @@ anti-affinity term (which would also time the solver's pairwise checks, not the 
 ``burst`` does), the summary gives ``secondsToAllRunning`` from creating the Deployment, the
 ``breakdown`` milestones of ``Sandbox.timeline`` and, per pod, pending-to-Running seconds
 (creation to the Ready condition; whole seconds, as Kubernetes stamps them) as p50, p99 and
-max. Then the Deployment goes, the empty nodes' claims are deleted and every instance must
-be terminated (``retiredSeconds``).
+max, and the CPU seconds over the burst of the worker, the Temporal server and this process
+(``cpuSeconds``, and ``cpuSecondsPerNode``). Then the Deployment goes, the empty nodes'
+claims are deleted and every instance must be terminated (``retiredSeconds``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ import time
 import uuid
 
 from models import labels as L
-from sandbox.scenarios import spread_fleet
+from sandbox.dev import TemporalDevServer
+from sandbox.processes import group_cpu_seconds
+from sandbox.scenarios import round_timeline, spread_fleet
 from sandbox.scenarios.common import (
     Sandbox,
     Summary,
@@ -32,6 +35,7 @@ from sandbox.scenarios.common import (
     deployment,
     time_left,
 )
+from sandbox.temporal_server import ProductionTemporal
 
 NAME = "scale"
 PODS_ENV = "JOINERY_SCALE_PODS"
@@ -52,6 +56,25 @@ def _running(sandbox: Sandbox, namespace: str) -> int:
     )
     items = json.loads(response.data).get("items") or []
     return sum(1 for p in items if (p.get("status") or {}).get("phase") == "Running")
+
+
+def _cpu(sandbox: Sandbox) -> dict[str, float]:
+    """CPU seconds so far of the worker, the Temporal server (with PostgreSQL for the
+    production server) and this process (the EC2 emulator, node simulator and scenario)."""
+    stack = sandbox.stack
+    temporal: list[int] = []
+    if isinstance(stack.temporal, TemporalDevServer):
+        temporal = [stack.temporal.process.popen.pid]
+    elif isinstance(stack.temporal, ProductionTemporal):
+        temporal = [
+            p.popen.pid for p in (stack.temporal.server, stack.temporal.postgres.process) if p
+        ]
+    own = os.times()
+    return {
+        "worker": group_cpu_seconds(stack.worker.popen.pid) if stack.worker else 0.0,
+        "temporal": sum(group_cpu_seconds(g) for g in temporal),
+        "sandbox": own.user + own.system,
+    }
 
 
 def _burst(sandbox: Sandbox, pool: str, replicas: int, deadline: float) -> tuple[str, float]:
@@ -101,7 +124,9 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
     sandbox.log(f"warm-up: one pod Running after {warm_seconds:.1f}s; now {pods} pods")
 
     created_at = time.time()
+    cpu_before = _cpu(sandbox)
     namespace, seconds = _burst(sandbox, pool, pods, deadline)
+    cpu_after = _cpu(sandbox)
     summary.pods = pods
     summary.secondsToAllRunning = seconds
     instances = sandbox.live_instances()
@@ -121,6 +146,19 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
             "p99": _percentile(waits, 0.99),
             "max": max(waits),
         }
+    # over the burst (create to all Running), per node launched
+    summary.extra["cpuSecondsPerNode"] = {
+        part: round((cpu_after[part] - cpu_before[part]) / max(1, summary.nodes), 3)
+        for part in cpu_after
+    }
+    summary.extra["cpuSeconds"] = {
+        part: round(cpu_after[part] - cpu_before[part], 1) for part in cpu_after
+    }
+    temporal = sandbox.stack.temporal
+    if temporal is not None:
+        summary.extra["provisionerActivities"] = round_timeline.provisioner_activities(
+            temporal.address, temporal.namespace, sandbox.stack.options.cluster_name, created_at
+        )
     if summary.nodes != pods:
         summary.failures.append(f"{pods} pods ran on {summary.nodes} instances, not one each")
     sandbox.log(

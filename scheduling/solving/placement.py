@@ -108,7 +108,27 @@ class Placement(ClaimPlacement):
         return [*picked, *self.targets[n:]]
 
     def _place(self, pod: Pod, cls: PodClass) -> str | None:
-        """Place a pod; returns None on success, else the reason it fits nowhere."""
+        """Place a pod; returns None on success, else the reason it fits nowhere.
+
+        A class that failed to place a pod fails again, for the same reason, while nothing
+        has changed since (no pod placed, no pool turned tight): every target and pool
+        answers a class alone, except for a pod's own volumes on nodes with attach limits
+        (such pods are always tried, and never answer for others). On a consolidation
+        simulation most pods fit nowhere, and the replicas of a Deployment follow each other
+        in the queue: nine tries in ten are answered here."""
+        if self.problem.volumes.get(pod.key):
+            return self._try_targets(pod, cls)
+        known = cls.failed_at
+        if known is not None and known[0] == self._changes:
+            return known[1]
+        before = self._changes
+        reason = self._try_targets(pod, cls)
+        if reason is not None and self._changes == before:
+            cls.failed_at = (before, reason)
+        return reason
+
+    def _try_targets(self, pod: Pod, cls: PodClass) -> str | None:
+        """``_place`` without its memory of failures."""
         cands = cls.candidates
         if cls.cursor < len(self.targets):
             cands.extend(self._fresh_targets(cls))

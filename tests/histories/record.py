@@ -212,10 +212,12 @@ async def main(only: list[str]) -> None:
                 continue
             (HERE / f"{name}.json").write_text(await record_nodeclaim(env, name))
             print("recorded", name)
-        if not only or "provisioner_rounds_pause_resume" in only:
+        # provisioner_rounds_pause_resume.json is the same scenario recorded before the
+        # planning activity created the claims (PLAN_CREATES): kept, never re-recorded.
+        if not only or "provisioner_plan_creates" in only:
             history = await record_provisioner(env)
-            (HERE / "provisioner_rounds_pause_resume.json").write_text(history)
-            print("recorded provisioner_rounds_pause_resume")
+            (HERE / "provisioner_plan_creates.json").write_text(history)
+            print("recorded provisioner_plan_creates")
         if not only or "disruption_rounds" in only:
             (HERE / "disruption_rounds.json").write_text(await record_disruption(env))
             print("recorded disruption_rounds")

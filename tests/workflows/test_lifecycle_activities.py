@@ -298,3 +298,35 @@ def _node_gone(admin: Kube, name: str) -> bool:
     except NotFound:
         return True
     return False
+
+
+def test_registration_reads_the_node_the_watcher_named(
+    deps: Deps, admin: Kube, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = f"acts-{uuid.uuid4().hex[:6]}"
+    create_claim(admin, name, "acts")
+    claim = claims.prepare(deps, name)
+    assert claim is not None
+    out = launch.launch(deps, claim)
+    simulate_kubelet(admin, nodeclaims.get(admin, name))
+    node_name = eventually(
+        lambda: registration.register(deps, RegisterInput(claim, out.provider_id))
+    )
+    listed: list[str] = []
+    real_list = nodes.by_provider_id
+
+    def counting(*args: object, **kwargs: object) -> object:
+        listed.append(str(args[1]))
+        return real_list(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(nodes, "by_provider_id", counting)
+    # named by the watcher: one read, no list of the pool's Nodes
+    hinted = RegisterInput(claim, out.provider_id, node_name)
+    assert registration.register(deps, hinted) == node_name
+    assert listed == []
+    # a name that is not this claim's Node (or no Node at all): the list finds the right one
+    for wrong in ("no-such-node", f"other-{uuid.uuid4().hex[:6]}"):
+        assert registration.register(deps, RegisterInput(claim, out.provider_id, wrong)) == (
+            node_name
+        )
+    assert len(listed) == 2

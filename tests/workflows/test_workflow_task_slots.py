@@ -1,4 +1,5 @@
-"""The worker takes few workflow tasks at once (``worker.tuning.WORKFLOW_TASK_SLOTS``).
+"""The worker takes few workflow tasks at once (``worker.tuning.WORKFLOW_TASK_SLOTS``), and
+its local activities never wait for threads its regular activities hold.
 
 The SDK builds a new run's sandbox on the worker's event loop, about 0.2 s of CPU each for a
 NodeClaim run on this machine; with the SDK's default of 100 slots, a burst of 100 new
@@ -10,12 +11,19 @@ SIGKILL); this pins the setting that bounds it.
 
 from __future__ import annotations
 
+import asyncio
+import threading
+import uuid
+from datetime import timedelta
 from unittest.mock import MagicMock
 
 import pytest
+from temporalio import activity, workflow
 from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
 
 from activities.lifecycle.common import Deps
+from worker import tuning
 from worker.app import build_worker
 from worker.tuning import WORKFLOW_TASK_SLOTS
 
@@ -34,3 +42,58 @@ async def test_the_worker_holds_few_workflow_tasks_at_once(
     assert worker.config()["max_concurrent_workflow_tasks"] == WORKFLOW_TASK_SLOTS
     # still inside the timeout with a quarter of a core
     assert WORKFLOW_TASK_SLOTS * SANDBOX_BUILD_SECONDS * 4 < TASK_TIMEOUT_SECONDS
+
+
+HELD = threading.Event()
+
+
+@activity.defn(name="slots.hold_a_thread")
+def hold_a_thread() -> None:
+    """A launch or a drain: holds its thread until told."""
+    HELD.wait(60)
+
+
+@activity.defn(name="slots.short_call")
+def short_call() -> str:
+    return "done"
+
+
+@workflow.defn(name="SlotsLocalCallWhileThreadsAreHeld", sandboxed=False)
+class LocalCallWhileThreadsAreHeld:
+    """Holds every regular activity thread, then makes a local call (a lifecycle's read)."""
+
+    @workflow.run
+    async def run(self, threads: int) -> str:
+        for _ in range(threads):
+            workflow.start_activity(hold_a_thread, start_to_close_timeout=timedelta(seconds=90))
+        await workflow.sleep(1)  # the held activities start first
+        return await workflow.execute_local_activity(
+            short_call, start_to_close_timeout=timedelta(seconds=30)
+        )
+
+
+async def test_a_local_call_does_not_wait_for_threads_that_activities_hold(
+    dev_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    threads = 2
+    HELD.clear()
+    async with Worker(
+        dev_env.client,
+        task_queue=task_queue,
+        workflows=[LocalCallWhileThreadsAreHeld],
+        activities=[hold_a_thread, short_call],
+        **tuning.activity_options(threads),
+    ):
+        try:
+            result = await asyncio.wait_for(
+                dev_env.client.execute_workflow(
+                    LocalCallWhileThreadsAreHeld.run,
+                    threads,
+                    id=f"slots-{uuid.uuid4().hex[:8]}",
+                    task_queue=task_queue,
+                ),
+                timeout=20,
+            )
+        finally:
+            HELD.set()  # let the held activities end, so the worker can shut down
+    assert result == "done"

@@ -13,6 +13,8 @@ class Lifecycle(Protocol):
     state: LifecycleState
     # Short calls run as local activities (false in runs recorded before they did).
     local_calls: bool
+    # The Node the worker's Node watcher saw for this claim ("" until it signals one).
+    node_hint: str
 
     def enter(self, phase: str) -> None: ...
 

@@ -1,8 +1,10 @@
 """Registration phase: wait (durably) for the instance's Node, within the 15-minute TTL.
 
 The workflow polls with a growing interval and wakes early when the worker's Node watcher
-signals that a Node appeared. Past the TTL the claim is deleted and its instance terminated,
-as Karpenter's liveness controller does.
+signals that a Node appeared; the signal names the Node, so the check reads that one Node
+instead of listing the pool's (a list per poll per claim grew with the square of a burst).
+Past the TTL the claim is deleted and its instance terminated, as Karpenter's liveness
+controller does.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ async def run(wf: Lifecycle) -> str:
             return DRAINING
         node = await calls.call_until_done(
             names.REGISTER,
-            RegisterInput(spec, launched.provider_id),
+            RegisterInput(spec, launched.provider_id, wf.node_hint),
             str,
             summary=f"register {launched.provider_id}",
             local=wf.local_calls,

@@ -85,6 +85,7 @@ class NodeClaimWorkflow:
         self.history_limit = inp.history_limit
         self.state = inp.state or LifecycleState()
         self.local_calls = False
+        self.node_hint = ""
         self._hint = False
 
     # -- the loop ---------------------------------------------------------------------------
@@ -199,8 +200,10 @@ class NodeClaimWorkflow:
         self.end(INTERRUPTED, kind)
 
     @workflow.signal(name=contract.SIGNAL_NODE_CHANGED)
-    def node_changed(self) -> None:
+    def node_changed(self, node: str = "") -> None:
         self._hint = True
+        if node:
+            self.node_hint = node
 
     @workflow.update(name=contract.UPDATE_DISRUPT)
     def disrupt(self, request: DisruptRequest) -> str:

@@ -1,0 +1,70 @@
+"""The provisioner's rounds as its history shows them: when each activity was scheduled,
+how long it waited for a worker and ran, and how big its result was.
+
+For ``scale``: it tells where a burst's seconds went between the pods going pending and the
+last NodeClaim being made (rounds that waited for each other, a slow solve, slow creates).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from models import contract
+
+
+@dataclass
+class ActivitySpan:
+    name: str
+    scheduled: float  # seconds from ``since``
+    waited: float  # scheduled to started
+    ran: float  # started to completed (0 when it did not complete)
+    result_bytes: int
+    attempt: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "activity": self.name.removeprefix("provisioning."),
+            "at": round(self.scheduled, 1),
+            "waited": round(self.waited, 1),
+            "ran": round(self.ran, 1),
+            "resultBytes": self.result_bytes,
+            "attempt": self.attempt,
+        }
+
+
+async def _spans(address: str, namespace: str, workflow_id: str, since: float) -> list[Any]:
+    from temporalio.client import Client
+
+    client = await Client.connect(address, namespace=namespace)
+    history = await client.get_workflow_handle(workflow_id).fetch_history()
+    scheduled: dict[int, tuple[str, float]] = {}
+    started: dict[int, tuple[float, int]] = {}
+    spans: list[ActivitySpan] = []
+    for event in history.events:
+        at = event.event_time.ToDatetime().timestamp()
+        if event.HasField("activity_task_scheduled_event_attributes"):
+            attrs = event.activity_task_scheduled_event_attributes
+            scheduled[event.event_id] = (attrs.activity_type.name, at)
+        elif event.HasField("activity_task_started_event_attributes"):
+            s = event.activity_task_started_event_attributes
+            started[s.scheduled_event_id] = (at, s.attempt)
+        elif event.HasField("activity_task_completed_event_attributes"):
+            c = event.activity_task_completed_event_attributes
+            name, when = scheduled.get(c.scheduled_event_id, ("?", at))
+            began, attempt = started.get(c.scheduled_event_id, (at, 0))
+            if when >= since:
+                spans.append(
+                    ActivitySpan(
+                        name, when - since, began - when, at - began, c.result.ByteSize(), attempt
+                    )
+                )
+    return [s.to_json() for s in spans]
+
+
+def provisioner_activities(
+    address: str, namespace: str, cluster: str, since: float
+) -> list[dict[str, Any]]:
+    """The provisioner's completed activities scheduled after ``since`` (epoch seconds)."""
+    return asyncio.run(_spans(address, namespace, contract.provisioner_id(cluster), since))

@@ -1,0 +1,101 @@
+"""The provisioning round's activity against the real control plane and emulated EC2: it
+creates the planned NodeClaims itself, returns only their names, and a retried attempt makes
+none twice (it finds the claims its earlier attempts made and plans only the rest)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from k8s_objects import (
+    create_namespace,
+    create_pod,
+    ensure_nodeclass,
+    ensure_nodepool,
+    eventually,
+    pod,
+)
+from temporalio.converter import DataConverter
+from workflow_realparts import Cloud
+
+from activities.kubernetes import nodeclaims, raw
+from activities.kubernetes.client import Kube
+from activities.lifecycle.common import Deps
+from activities.planning import provision
+from models import labels as L
+
+PODS = 12
+
+
+def _names_of(admin: Kube, pool: str) -> set[str]:
+    listed, _ = nodeclaims.list_(admin, nodepool=pool)
+    return {str(c["metadata"]["name"]) for c in listed}
+
+
+def _unschedulable(admin: Kube, ns: str) -> int:
+    listed = raw.call(admin.core.list_namespaced_pod, ns).get("items") or []
+    return sum(
+        1
+        for p in listed
+        if any(c.get("reason") == "Unschedulable" for c in p["status"].get("conditions") or [])
+    )
+
+
+@pytest.fixture
+def key(admin: Kube) -> Iterator[str]:
+    """A round key of this test's own; the claims the round made are deleted afterwards
+    (the round plans for every pending pod of the shared cluster, not only this test's)."""
+    made = provision.round_key("provisioner@test", uuid.uuid4().hex, "1")
+    yield made
+    for claim in nodeclaims.list_(admin)[0]:
+        if (claim["metadata"].get("annotations") or {}).get(L.PROVISIONING_ROUND) == made:
+            nodeclaims.delete(admin, claim["metadata"]["name"])
+
+
+def test_a_round_creates_its_claims_once_and_returns_names(
+    kube: Kube, admin: Kube, cloud: Cloud, key: str
+) -> None:
+    ensure_nodeclass(admin)
+    pool = f"prov-{uuid.uuid4().hex[:6]}"
+    ensure_nodepool(admin, pool)
+    ns = f"t-{uuid.uuid4().hex[:8]}"
+    create_namespace(admin, ns)
+    big = {"requests": {"cpu": "1500m", "memory": "1Gi"}}
+    for i in range(PODS):
+        body = pod(f"web-{i}", ns, spec={"nodeSelector": {L.NODEPOOL: pool}})
+        body["spec"]["containers"][0]["resources"] = big
+        create_pod(admin, body)
+
+    eventually(lambda: _unschedulable(admin, ns) == PODS, what="pods marked unschedulable")
+    deps = Deps(kube=kube, ec2=cloud.provider)
+
+    first = provision.provision(deps, frozenset(), key, attempt=1)
+    mine = _names_of(admin, pool)
+    assert len(mine) >= PODS // 2 and mine <= set(first.created)
+    assert first.pending_pods >= PODS
+    for name in mine:
+        annotations = nodeclaims.get(admin, name)["metadata"]["annotations"]
+        assert annotations[L.PROVISIONING_ROUND] == key
+    # names and counts only: a few dozen bytes a claim, where a claim's body is a kilobyte
+    payload = DataConverter.default.payload_converter.to_payloads([first])[0]
+    assert payload.ByteSize() < 200 + 40 * len(first.created)
+
+    # the activity retried (its result was lost): nothing new, the same names
+    again = provision.provision(deps, frozenset(), key, attempt=2)
+    assert _names_of(admin, pool) == mine
+    assert sorted(again.created) == sorted(first.created)
+
+    # an attempt that made only part of the round: the retry makes the rest, once
+    lost = sorted(mine)[0]
+    nodeclaims.delete(admin, lost)
+    eventually(lambda: lost not in _names_of(admin, pool), what="claim gone")
+    third = provision.provision(deps, frozenset(), key, attempt=3)
+    now = _names_of(admin, pool)
+    assert len(now) == len(mine) and lost not in now
+    assert now <= set(third.created) and len(third.created) == len(first.created)
+    # another round (another key) plans nothing more for pods that claims are coming for
+    other = provision.provision(deps, frozenset(), key + "x", attempt=1)
+    assert _names_of(admin, pool) == now
+    for name in set(other.created):
+        nodeclaims.delete(admin, name)
