@@ -225,6 +225,7 @@ def test_persistent_faults_are_reported_typed_and_the_retry_launches_once(
 ) -> None:
     injector = FaultInjector()
     provider = _provider(env, session_catalog, injector)
+    provider.catalog.use_raw(session_catalog.raw)  # its faults are the tests' above
     nc = make_nodeclass.build(role=ROLE)
     provider.instance_types(nc)
     # boto3 gives up after its retries: the activity sees a typed, retryable error naming
