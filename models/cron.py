@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from croniter import croniter
+# croniter (and dateutil under it) is imported where a schedule is first read: most NodePools
+# have no budget schedule, and `joinery plan` should not pay for the import at start-up.
 
 _DESCRIPTORS = {
     "@yearly": "0 0 1 1 *",
@@ -28,12 +29,17 @@ def schedule_error(schedule: str) -> str | None:
     expr = schedule.strip()
     if expr.startswith("@"):
         return None if expr in _DESCRIPTORS else f"{expr!r} is not a known descriptor"
-    if len(expr.split()) != 5 or not croniter.is_valid(expr):
-        return f"{expr!r} is not a valid five-field cron expression"
-    return None
+    if len(expr.split()) == 5:
+        from croniter import croniter
+
+        if croniter.is_valid(expr):
+            return None
+    return f"{expr!r} is not a valid five-field cron expression"
 
 
 def next_hit(schedule: str, after: datetime) -> datetime:
     """The schedule's first hit strictly after ``after`` (which carries its time zone)."""
+    from croniter import croniter
+
     hit: datetime = croniter(_expression(schedule), after).get_next(datetime)
     return hit

@@ -288,6 +288,8 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
                 pass
             else:
                 warnings.append(f"{d.label()}: kind {kind} is not used by the planner; ignored")
+        except InputError:
+            raise  # already names the document
         except ValidationError as exc:
             raise InputError(f"{d.label()}: {field_error(exc)}") from None
         except PodError as exc:

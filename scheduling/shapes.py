@@ -236,12 +236,17 @@ def _mismatch(value: Any, shape: Any, path: str) -> str | None:
 Check = Callable[[Any], bool]
 
 
+# Decoded YAML and JSON hold plain dicts, strs, ints and floats: an exact type test answers
+# for nearly every value, before the slower isinstance (an ABC check for Mapping).
+_SCALAR_TYPES = frozenset((str, int, float))
+
+
 def _scalar(value: Any) -> bool:
-    return isinstance(value, str | int | float)
+    return type(value) in _SCALAR_TYPES or isinstance(value, str | int | float)
 
 
 def _int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    return type(value) is int or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _compile(shape: Any) -> Check:
@@ -254,7 +259,7 @@ def _compile(shape: Any) -> Check:
         fields = {key: _compile(sub) for key, sub in shape.items()}
 
         def mapping(value: Any) -> bool:
-            if not isinstance(value, Mapping):
+            if type(value) is not dict and not isinstance(value, Mapping):
                 return False
             for key, item in value.items():
                 if item is not None:
@@ -269,7 +274,7 @@ def _compile(shape: Any) -> Check:
         nullable = not isinstance(shape.item, dict)
 
         def listing(value: Any) -> bool:
-            if not isinstance(value, list):
+            if type(value) is not list and not isinstance(value, list):
                 return False
             for item in value:
                 if item is None:
@@ -284,7 +289,7 @@ def _compile(shape: Any) -> Check:
         value_check = _compile(shape.value)
 
         def values(value: Any) -> bool:
-            if not isinstance(value, Mapping):
+            if type(value) is not dict and not isinstance(value, Mapping):
                 return False
             for item in value.values():  # noqa: SIM110 (a plain loop: hot path)
                 if item is not None and not value_check(item):

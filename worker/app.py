@@ -150,7 +150,11 @@ async def ensure_cluster_workflows(client: Client, settings: Settings) -> None:
         wanted.append(
             (
                 GarbageCollectionWorkflow.run,
-                GarbageCollectionInput(cluster, settings.garbage_collection_period),
+                GarbageCollectionInput(
+                    cluster,
+                    settings.garbage_collection_period,
+                    settings.garbage_collection_grace,
+                ),
                 contract.garbage_collection_id(cluster),
                 f"garbage collection · cluster {cluster}",
             )

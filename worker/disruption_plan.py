@@ -7,7 +7,6 @@ The plan object of ``joinery plan`` with one more key, ``disruption`` (DESIGN.md
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from datetime import UTC, datetime
 from typing import Any
@@ -21,6 +20,7 @@ from scheduling.inputs import Document, InputError
 from scheduling.lowerbound import lower_bound
 from scheduling.report import plan_to_dict, plan_to_table
 from worker.cli import UsageError, one_line
+from worker.plan_json import dumps_indented
 
 
 def parse_now(text: str | None) -> datetime:
@@ -51,7 +51,7 @@ def run_disruption(
     )
     doc["disruption"] = decision_to_dict(result.decision)
     if args.output == "json":
-        print(json.dumps(doc, indent=2))
+        print(dumps_indented(doc))
     elif args.output == "yaml":
         print(yaml.safe_dump(doc, sort_keys=False), end="")
     else:

@@ -27,6 +27,20 @@ _CORE_SCALARS = frozenset(
 )
 _NULL = "tag:yaml.org,2002:null"
 _MISSING = object()
+_NO_PATHS: dict[Any, Any] = {}
+_NOTHING = type(None)  # called with no arguments, returns None
+# What PyYAML's constructors raise, instead of a YAML error, on a value its tag cannot read.
+_UNREADABLE = (ValueError, IndexError, TypeError, AttributeError, KeyError, OverflowError)
+
+
+def _unreadable(node: Node) -> ConstructorError:
+    tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+    if isinstance(node, ScalarNode):
+        value = node.value if len(node.value) <= 40 else node.value[:40] + "..."
+        problem = f"cannot read {value!r} as {tag}"
+    else:
+        problem = f"cannot read this {tag} value"
+    return ConstructorError(None, None, problem, node.start_mark)
 
 
 class ManifestLoader(_BASE):
@@ -46,50 +60,92 @@ class ManifestLoader(_BASE):
             self._resolved[key] = tag
         return tag
 
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        if not self.yaml_path_resolvers:
+            # Without path resolvers (none are registered for the safe loader) the composer's
+            # two calls per node only return; C-level callables make them nearly free.
+            self.descend_resolver = _NO_PATHS.get
+            self.ascend_resolver = _NOTHING
+
     def construct_document(self, node: Node) -> Any:
         self._built: dict[int, Any] = {}
         try:
             return self._build(node)
+        except ConstructorError as first:
+            # PyYAML builds a document breadth first and this loader depth first, so of two
+            # errors in one document each would name another: PyYAML's own pass names its own
+            # (or, where PyYAML would end in a Python exception, this loader's error stands).
+            self._forget()
+            try:
+                return super().construct_document(node)
+            except _UNREADABLE:
+                raise first from None
         finally:
-            self._built = {}
-            self.constructed_objects: dict[Any, Any] = {}
-            self.recursive_objects: dict[Any, Any] = {}
+            self._forget()
+
+    def _forget(self) -> None:
+        self._built = {}
+        self.constructed_objects: dict[Any, Any] = {}
+        self.recursive_objects: dict[Any, Any] = {}
+        self.state_generators: list[Any] = []
 
     def _build(self, node: Node) -> Any:
         tag = node.tag
-        if tag == _STR and type(node) is ScalarNode:
-            return node.value
-        if tag == _NULL and type(node) is ScalarNode:
-            return None
-        if tag in _CORE_SCALARS and type(node) is ScalarNode:
-            return self.yaml_constructors[tag](self, node)
+        if type(node) is ScalarNode:
+            if tag == _STR:
+                return node.value
+            if tag == _NULL:
+                return None
+            if tag in _CORE_SCALARS:
+                try:
+                    return self.yaml_constructors[tag](self, node)
+                except _UNREADABLE:
+                    raise _unreadable(node) from None
         got = self._built.get(id(node), _MISSING)
         if got is not _MISSING:
             return got
         if tag == _MAP and type(node) is MappingNode:
-            if any(k.tag == _MERGE for k, _ in node.value):
-                return self.construct_object(node, deep=True)
+            pairs = node.value
+            for key_node, _ in pairs:
+                if key_node.tag == _MERGE:
+                    return self._construct(node)
             out: dict[Any, Any] = {}
             self._built[id(node)] = out
-            for key_node, value_node in node.value:
-                key = self._build(key_node)
-                try:
-                    hash(key)
-                except TypeError:
-                    raise ConstructorError(
-                        "while constructing a mapping",
-                        node.start_mark,
-                        "found unhashable key",
-                        key_node.start_mark,
-                    ) from None
-                out[key] = self._build(value_node)
+            for key_node, value_node in pairs:
+                # Most keys and many values are plain strings: taken here without a call.
+                if key_node.tag == _STR and type(key_node) is ScalarNode:
+                    key = key_node.value
+                else:
+                    key = self._build(key_node)
+                    try:
+                        hash(key)
+                    except TypeError:
+                        raise ConstructorError(
+                            "while constructing a mapping",
+                            node.start_mark,
+                            "found unhashable key",
+                            key_node.start_mark,
+                        ) from None
+                if value_node.tag == _STR and type(value_node) is ScalarNode:
+                    out[key] = value_node.value
+                else:
+                    out[key] = self._build(value_node)
             return out
         if tag == _SEQ and type(node) is SequenceNode:
             items: list[Any] = []
             self._built[id(node)] = items
-            items.extend(self._build(child) for child in node.value)
+            items.extend([self._build(child) for child in node.value])
             return items
-        return self.construct_object(node, deep=True)
+        return self._construct(node)
+
+    def _construct(self, node: Node) -> Any:
+        """PyYAML's own construction (merge keys, explicit tags), its Python exceptions on a
+        value its tag cannot read (``!!int ''``, ``!!timestamp x``) turned into a YAML error."""
+        try:
+            return self.construct_object(node, deep=True)
+        except _UNREADABLE:
+            raise _unreadable(node) from None
 
 
 def load_all(text: str) -> Iterator[Any]:

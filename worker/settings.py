@@ -6,6 +6,7 @@ import argparse
 import os
 from dataclasses import dataclass
 
+from activities.garbage.types import GRACE_SECONDS as GC_GRACE_SECONDS
 from models import contract
 from workflows.garbage.state import PERIOD_SECONDS as GC_PERIOD_SECONDS
 
@@ -58,6 +59,9 @@ class Settings:
     # instance or a NodePool, unused launch templates).
     garbage_collection: bool = True
     garbage_collection_period: float = GC_PERIOD_SECONDS  # seconds between rounds
+    # Seconds after launch before an instance or a claim is judged (Karpenter's 30 s; the
+    # integration tests shorten it, as the period, so they do not sit it out).
+    garbage_collection_grace: float = GC_GRACE_SECONDS
     catalog_cache: str = ""
 
     def __post_init__(self) -> None:

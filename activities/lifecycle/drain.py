@@ -8,7 +8,9 @@ evicted. When the claim's terminationGracePeriod is about to run out, each remai
 deleted early enough that its own grace period ends by the node's deadline.
 
 One call is one pass; the workflow calls again after a backoff, so a PDB that blocks for an
-hour costs timers, not a pinned activity slot.
+hour costs timers, not a pinned activity slot. A Node that no longer exists has nothing to
+drain, as in Karpenter, whose drain runs only on a Node it holds: the pods still bound to its
+name are the pod garbage collector's, and their PodDisruptionBudgets would block forever.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from activities.kubernetes import conditions as cond
-from activities.kubernetes import events, eviction, nodeclaims, pods
+from activities.kubernetes import events, eviction, nodeclaims, nodes, pods
 from activities.kubernetes.errors import EvictionBlocked, NotFound
 from activities.kubernetes.retries import retry_conflicts
 from activities.lifecycle.common import Deps, parse_iso, utc_now
@@ -76,6 +78,13 @@ def drain_pass(
     status = DrainStatus(done=False)
     resumed = set(already_evicted)
     groups: list[list[dict[str, Any]]] = [[], [], [], []]
+    try:
+        nodes.get(deps.kube, inp.node_name)
+    except NotFound:
+        # e.g. a workflow task that finalized a dead node was lost and is run again
+        status.done = True
+        _report(deps, inp, status)
+        return status
     for pod in pods.on_node(deps.kube, inp.node_name):
         if pods.is_terminal(pod) or pods.is_mirror_pod(pod) or tolerates_disrupted(pod):
             continue

@@ -56,6 +56,7 @@ class CatalogCache:
         self._group_names: dict[tuple[object, ...], int] = {}
         self._selects: dict[tuple[int, int], bool] = {}
         self._class_parts: dict[tuple[int, object], tuple[Pod, object, ClassParts]] = {}
+        self._chains: dict[int, tuple[Pod, Requirements | None, int]] = {}
         self._constraints: dict[tuple[object, ...], int] = {}
         self._per_cpu: tuple[object, float] | None = None
         self._type_vectors: dict[
@@ -132,6 +133,17 @@ class CatalogCache:
         hit = self._class_parts.get(key)
         if hit is None or hit[0] is not pod or hit[1] is not vol:
             hit = self._class_parts[key] = (pod, vol, compute(pod, state, vol))
+        return hit[2]
+
+    def chain_number(
+        self, pod: Pod, vol: Requirements | None, compute: Callable[[], tuple[object, ...]]
+    ) -> int:
+        """A number for the pod's relaxation steps as ``compute`` lists them (each step with
+        its requests and constraints), once per pod and volume requirements: equal numbers,
+        equal steps."""
+        hit = self._chains.get(id(pod))
+        if hit is None or hit[0] is not pod or hit[1] is not vol:
+            hit = self._chains[id(pod)] = (pod, vol, self.constraints_number(("chain", compute())))
         return hit[2]
 
     def constraints_number(self, constraints: tuple[object, ...]) -> int:

@@ -147,13 +147,12 @@ class TopologyDomains(SolverSetup):
           are not monotone) or narrows ``reqs`` (so "claim is full" is not monotone either);
         * no anti-affinity of a placed pod can reject it (the inverse rules hold no domain).
 
-        Pools with limits or minValues are left to the full path (a grown claim changes its
-        target there)."""
+        It holds for pools with limits or minValues too: the full path fails at "claim is
+        full" (or in the topology) before it looks at either, and the claim's target and
+        ``cap`` are what that path would compare. (A claim grown past its pool's limits has
+        its target cleared while it is tried, so the shortcut stays out of the way there.)"""
         target = c.target
-        pool = c.pool
-        if target is None or vec_fits(need, c.cap) or pool is None:
-            return False
-        if pool.remaining is not None or pool.min_values:
+        if target is None or vec_fits(need, c.cap) or c.pool is None:
             return False
         keys = self._pinning_keys(cls)
         if not keys:
@@ -346,6 +345,7 @@ class TopologyDomains(SolverSetup):
 
     def _record(self, cls: PodClass, pod: Pod, t: Target) -> None:
         self._placements += 1
+        self._changes += 1
         if not cls.matching and not cls.owned_anti:
             return
         domains: dict[str, list[str]] = {}

@@ -76,17 +76,31 @@ class PoolLimits(PodClasses):
         in the limited resources only, replacing what it held before."""
         pool = c.pool
         assert pool is not None and pool.remaining is not None
-        held = [0] * len(pool.remaining)
-        for it in c.types:
-            cap = self._capacity_of(it)
-            for i in pool.limited:
-                if cap[i] > held[i]:
-                    held[i] = cap[i]
-        remaining = pool.remaining
+        held = self._largest_capacity(c.types, pool)
         before = c.reserved
+        if before is held:
+            return  # the claim's types did not change: it holds back what it held
+        remaining = pool.remaining
         for i in pool.limited:
             remaining[i] += (before[i] if before is not None else 0) - held[i]
         c.reserved = held
+
+    def _largest_capacity(self, types: list[InstanceType], pool: PoolView) -> list[int]:
+        """The largest capacity among ``types`` in each of the pool's limited resources (0
+        elsewhere). Memoised per type list: a claim asks again after every pod it takes,
+        while its list (of up to the whole catalog) seldom changes. The vector returned is
+        never changed by its readers."""
+        assert pool.remaining is not None
+        key = (id(types), pool.limited, len(pool.remaining))
+        hit = self._largest.get(key)
+        if hit is not None and hit[0] is types:
+            return hit[1]
+        held = [0] * len(pool.remaining)
+        caps = [self._capacity_of(it) for it in types]
+        for i in pool.limited:
+            held[i] = max((cap[i] for cap in caps), default=0)
+        self._largest[key] = (types, held)
+        return held
 
     def _no_larger_than(
         self, types: list[InstanceType], target: InstanceType, pool: PoolView
@@ -102,6 +116,7 @@ class PoolLimits(PodClasses):
         claims list only types no larger than their targets, and the open ones give back
         what they held beyond that (see the module docstring)."""
         pool.tight = True
+        self._changes += 1
         if pool.min_values:
             return  # fewer types could break minValues: keep Karpenter's reservation
         for c in self.claims:

@@ -108,7 +108,27 @@ class Placement(ClaimPlacement):
         return [*picked, *self.targets[n:]]
 
     def _place(self, pod: Pod, cls: PodClass) -> str | None:
-        """Place a pod; returns None on success, else the reason it fits nowhere."""
+        """Place a pod; returns None on success, else the reason it fits nowhere.
+
+        A class that failed to place a pod fails again, for the same reason, while nothing
+        has changed since (no pod placed, no pool turned tight): every target and pool
+        answers a class alone, except for a pod's own volumes on nodes with attach limits
+        (such pods are always tried, and never answer for others). On a consolidation
+        simulation most pods fit nowhere, and the replicas of a Deployment follow each other
+        in the queue: nine tries in ten are answered here."""
+        if self.problem.volumes.get(pod.key):
+            return self._try_targets(pod, cls)
+        known = cls.failed_at
+        if known is not None and known[0] == self._changes:
+            return known[1]
+        before = self._changes
+        reason = self._try_targets(pod, cls)
+        if reason is not None and self._changes == before:
+            cls.failed_at = (before, reason)
+        return reason
+
+    def _try_targets(self, pod: Pod, cls: PodClass) -> str | None:
+        """``_place`` without its memory of failures."""
         cands = cls.candidates
         if cls.cursor < len(self.targets):
             cands.extend(self._fresh_targets(cls))
@@ -148,9 +168,60 @@ class Placement(ClaimPlacement):
         return "; ".join(reasons)
 
     def _schedule(self, pod: Pod) -> str | None:
-        state = self.states.get(id(pod), RelaxState())
+        """Place a pod, relaxing its preferences one step at a time until it fits; None on
+        success, else why it fits nowhere (its last step's reason).
+
+        A pod alike in every step to one that failed, from the first step, while nothing has
+        changed since (no pod placed, no pool turned tight) fails the same way: it is
+        answered at once. "Alike" is the first step's class (namespace, the labels selectors
+        read, requests, constraints) and ``_relaxation_chain``; pods with volumes are always
+        tried (their volumes count on nodes with attach limits)."""
+        start = self.states.get(id(pod))
+        if start is not None or self.problem.volumes.get(pod.key):
+            return self._schedule_from(pod, start or RelaxState())
+        first = self._pod_class(pod, RelaxState())
+        known = self._chain_failures.get(id(first))
+        if known is not None and known[0] == self._changes:
+            # Only now is the chain worked out: pods that fit at once never need it.
+            hit = known[1].get(self._relaxation_chain(pod))
+            if hit is not None:
+                self.states[id(pod)] = hit[1]
+                return hit[0]
+        before = self._changes
+        why = self._schedule_from(pod, RelaxState(), first)
+        if why is not None and self._changes == before:
+            if known is None or known[0] != before:
+                known = self._chain_failures[id(first)] = (before, {})
+            known[1][self._relaxation_chain(pod)] = (why, self.states[id(pod)])
+        return why
+
+    def _relaxation_chain(self, pod: Pod) -> int:
+        """A number for the pod's relaxation steps with their requests and constraints: equal
+        numbers (with equal first classes) mean the same class at every step. Kept per pod
+        for the round (``CatalogCache.chain_number``)."""
+        vol = self.problem.volume_requirements.get(pod.key)
+
+        def steps() -> tuple[object, ...]:
+            out: list[object] = []
+            state: RelaxState | None = RelaxState()
+            while state is not None:
+                parts = self.catalog.class_parts(pod, state, vol, self._class_parts)
+                out.append((state, parts[5], parts[6]))
+                state = self._relax(pod, state)
+            return tuple(out)
+
+        return self.catalog.chain_number(pod, vol, steps)
+
+    def _schedule_from(
+        self, pod: Pod, state: RelaxState, first: PodClass | None = None
+    ) -> str | None:
+        """``_schedule`` from relaxation step ``state`` (``first``: its class, if known),
+        without its memory of failures."""
         while True:
-            cls = self._pod_class(pod, state)
+            if first is not None:
+                cls, first = first, None
+            else:
+                cls = self._pod_class(pod, state)
             reason = self._place(pod, cls)
             if reason is None:
                 self.states[id(pod)] = state

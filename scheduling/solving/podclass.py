@@ -48,3 +48,5 @@ class PodClass:
     pool_cache: dict[int, object] = field(default_factory=dict)
     # Existing nodes known to reject the class before the solve starts (NodeRejections).
     rejected_by: set[str] | None = None
+    # (solver changes, reason) of the class's last failure to place a pod (``_place``).
+    failed_at: tuple[int, str] | None = None

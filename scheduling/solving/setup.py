@@ -126,10 +126,18 @@ class SolverSetup:
         self._alloc_cache = self.catalog.type_vectors("allocatable", problem.instance_types, dims)
         self._domains_of: dict[str, set[str]] = {}
         self._capacity_cache = self.catalog.type_vectors("capacity", problem.instance_types, dims)
+        self._largest: dict[
+            tuple[int, tuple[int, ...], int], tuple[list[InstanceType], list[int]]
+        ] = {}
         self._allowed_cache: dict[
             int, tuple[list[InstanceType], tuple[int, tuple[int, ...]], list[InstanceType]]
         ] = {}
         self._placements = 0  # pods placed so far: the solver's state changes with each
+        # Bumped by every change a placement attempt can see: a pod placed, a pool turned
+        # tight (``_place`` remembers a class's failure until it moves).
+        self._changes = 0
+        # First class → (changes, relaxation chain → (reason, last step)) of pods that failed.
+        self._chain_failures: dict[int, tuple[int, dict[int, tuple[str, RelaxState]]]] = {}
         # (pod class, claim index) pairs where growing the claim cannot help, for good.
         self._ungrowable: set[tuple[int, int]] = set()
         # (pod class, pool) → placements when no open claim of the pool could grow for it.

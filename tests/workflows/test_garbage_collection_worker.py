@@ -63,9 +63,15 @@ async def worker(
 async def fast_worker(
     dev_env: WorkflowEnvironment, kube: Kube, admin: Kube, cloud: Cloud
 ) -> AsyncIterator[Running]:
-    """Rounds every second, so a test sees several."""
+    """Rounds every second, so a test sees several; a launch is judged 2 s after it, not 30 s
+    (the grace itself is the activity tests' business)."""
     async with worker_running(
-        dev_env, kube, admin, cloud, garbage_collection_period=1.0
+        dev_env,
+        kube,
+        admin,
+        cloud,
+        garbage_collection_period=1.0,
+        garbage_collection_grace=2.0,
     ) as running:
         yield running
 

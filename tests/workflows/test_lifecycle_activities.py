@@ -213,6 +213,24 @@ def test_drain_order_pdb_and_do_not_disrupt(deps: Deps, admin: Kube, cloud: Clou
     eventually(lambda: _node_gone(admin, node), what="node deleted")
 
 
+def test_a_node_that_is_gone_has_nothing_to_drain(deps: Deps, admin: Kube) -> None:
+    """A lost workflow task that already finalized a dead node runs its drain again: the pods
+    still bound to the deleted Node's name are left to the pod garbage collector, not evicted
+    against a PodDisruptionBudget that would block forever."""
+    name = f"acts-{uuid.uuid4().hex[:6]}"
+    create_claim(admin, name, "acts")
+    assert claims.prepare(deps, name) is not None
+    ns = f"t-{uuid.uuid4().hex[:8]}"
+    create_namespace(admin, ns)
+    create_pdb(admin, ns, "hold")
+    create_pod(admin, pod("held", ns, node=f"{name}-deleted"))
+
+    status = drain.drain_pass(deps, DrainInput(name, f"{name}-deleted"))
+    assert status.done and (status.evicted, status.blocked, status.waiting) == ([], [], [])
+    assert pods.get(admin, ns, "held")["metadata"].get("deletionTimestamp") is None
+    assert condition(nodeclaims.get(admin, name), "Drained")["status"] == "True"  # type: ignore[index]
+
+
 def test_terminate_finds_an_unrecorded_instance_by_tag(
     deps: Deps, admin: Kube, cloud: Cloud
 ) -> None:

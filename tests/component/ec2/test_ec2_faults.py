@@ -23,6 +23,7 @@ from botocore.retries.standard import ExponentialBackoff
 
 from activities.ec2.clients import AWSClients
 from activities.ec2.errors import EC2Error, Throttled, TransientError
+from activities.ec2.interruption import InterruptionQueue
 from activities.ec2.launch_types import LaunchResult
 from activities.ec2.permissions import CALLS
 from activities.ec2.pricing import PRICING_API, PricingProvider, offline_table
@@ -165,8 +166,11 @@ def every_call(env: Any, provider: EC2Provider, make_nodeclass: Any, make_reques
     assert _live_instances(env)["claim-a"] == 1
     env.clients.iam.create_role(RoleName="OtherRole", AssumeRolePolicyDocument="{}")
     assert provider.resolve_nodeclass(make_nodeclass.build(role="OtherRole")).ready
-    queue = provider.interruption_queue()
-    assert queue is not None
+    assert provider.interruption_queue() is not None
+    # as the provider's queue (found by name: GetQueueUrl), a kept message back after 1 s, not 10
+    queue = InterruptionQueue(
+        provider.clients.sqs, provider.settings.interruption_queue or "", retry_seconds=1
+    )
     env.clients.sqs.send_message(QueueUrl=queue.url, MessageBody=_interruption(result.instance_id))
     seen: list[str] = []
     first_try = True
@@ -221,6 +225,7 @@ def test_persistent_faults_are_reported_typed_and_the_retry_launches_once(
 ) -> None:
     injector = FaultInjector()
     provider = _provider(env, session_catalog, injector)
+    provider.catalog.use_raw(session_catalog.raw)  # its faults are the tests' above
     nc = make_nodeclass.build(role=ROLE)
     provider.instance_types(nc)
     # boto3 gives up after its retries: the activity sees a typed, retryable error naming

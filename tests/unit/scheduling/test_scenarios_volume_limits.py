@@ -180,3 +180,20 @@ def test_a_csinode_driver_without_a_name_is_refused(
     code = main(["plan", "-f", str(manifests), "--catalog", str(cat)])
     err = capsys.readouterr().err
     assert code == 2 and "spec.drivers[0].name is required" in err and err.count("\n") == 1
+
+
+def test_a_pod_refused_for_its_volume_does_not_answer_for_a_pod_alike_without_one() -> None:
+    """The solver remembers a pod class's failure until something changes; a failure caused
+    by a pod's own volumes must not answer for the next pod of the class. Here no NodePool
+    exists: p1 (one more EBS volume) fits nowhere, p2 (the same pod without it) takes n1."""
+    docs = [d for d in _cluster(2, 2) if d["kind"] != "NodePool"]
+    out = plan(
+        [
+            *docs,
+            pvc("data", storage_class="gp3"),
+            pod("p1", "100m", labels={"app": "x"}, pvcs=["data"]),
+            pod("p2", "100m", labels={"app": "x"}),
+        ]
+    )
+    assert where(out)["default/p2"] == "node:n1"
+    assert [u["pod"] for u in out["unschedulable"]] == ["default/p1"]

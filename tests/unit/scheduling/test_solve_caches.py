@@ -1,8 +1,9 @@
 """The solver's memos and shortcuts give the answers the direct computation gives.
 
 ``DirectSolver`` undoes each of them (the topology narrowing memo, the offered-domains memo,
-the cheapest-room memo, the claim listing memo, and the "claim is full whatever the topology
-picks" shortcut); the
+the cheapest-room memo, the claim listing memo, the memo of what a claim holds back from its
+pool's limits, a class's and a pod's remembered failures, and the "claim is full whatever
+the topology picks" shortcut); the
 plans must be identical, on Deployments over EC2-shaped catalogs where some offerings are
 unavailable (so the shortcut's "the target survives any zone" test goes both ways) and with
 NodePools that pin a zone or a capacity type.
@@ -10,18 +11,21 @@ NodePools that pin a zone or a capacity type.
 
 from __future__ import annotations
 
+import copy
 import random
 import sys
-from operator import le
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[3]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from direct_solver import DirectSolver  # noqa: E402
 
 from benchmarks.catalogs import ec2_like_catalog  # noqa: E402
 from benchmarks.workloads import deployments, nodepool, pod  # noqa: E402
@@ -33,43 +37,11 @@ from scheduling.offers import OfferIndex  # noqa: E402
 from scheduling.pods import parse_pod  # noqa: E402
 from scheduling.problem import Problem  # noqa: E402
 from scheduling.report import plan_to_dict  # noqa: E402
-from scheduling.solver import MAX_INSTANCE_TYPES, Solver  # noqa: E402
+from scheduling.solver import Solver  # noqa: E402
 from scheduling.solving.podclass import PodClass  # noqa: E402
 from scheduling.targets import ClaimTarget  # noqa: E402
 
 _CATALOG = ec2_like_catalog()
-
-
-class DirectSolver(Solver):
-    """The solver with its memos and the full-claim shortcut undone."""
-
-    def _narrowed_by(self, reqs: Requirements, extra: tuple[Requirement, ...]) -> Requirements:
-        return reqs.with_requirements(extra)
-
-    def _offered_domains(
-        self, types: list[InstanceType], reqs: Requirements, key: str
-    ) -> list[str]:
-        universe = (len(self.label_values(L.ZONE)), len(self.label_values(L.CAPACITY_TYPE)))
-        zones, cts = self.offers.zones_and_types(types, reqs, universe)
-        return sorted(zones if key == L.ZONE else cts)
-
-    def _cheapest_room(self, c: ClaimTarget) -> list[int] | None:
-        for _, _, alloc in self._price_order(c.types, c.requirements):
-            if all(a <= b for a, b in zip(c.used, alloc, strict=True)):
-                return alloc
-        return None
-
-    def _full_whatever_pinned(
-        self, cls: PodClass, c: ClaimTarget, reqs: Requirements, need: list[int]
-    ) -> bool:
-        return False
-
-    def _listing(
-        self, order: list[tuple[float, InstanceType, list[int]]], need: list[int]
-    ) -> tuple[list[InstanceType], float, frozenset[str]]:
-        fits = [(p, it) for p, it, alloc in order if all(map(le, need, alloc))]
-        listed = [it for _, it in fits][:MAX_INSTANCE_TYPES]
-        return listed, fits[0][0] if fits else 0.0, frozenset(it.name for it in listed)
 
 
 class CountingSolver(Solver):
@@ -129,13 +101,60 @@ def test_plans_equal_the_direct_computation(
     assert _plan(Solver, catalog, raw, pool) == _plan(DirectSolver, catalog, raw, pool)
 
 
-def test_shortcut_fires_on_the_benchmark_shape_and_changes_nothing() -> None:
+# Limits: never reached (Karpenter's benchmark pool), reached part-way through (the pool turns
+# tight and open claims grow), and reached almost at once; and a minValues pool.
+POOL_SPECS: list[dict[str, Any]] = [
+    {"limits": {"cpu": "10000000", "memory": "10000000Gi"}},
+    {"limits": {"cpu": "400"}},
+    {"limits": {"cpu": "64", "memory": "256Gi"}},
+    {"limits": {"nodes": "6"}},
+    {
+        "requirements": [
+            {"key": "karpenter.k8s.aws/instance-family", "operator": "Exists", "minValues": 3}
+        ]
+    },
+    {
+        "limits": {"cpu": "300"},
+        "requirements": [
+            {"key": "karpenter.k8s.aws/instance-family", "operator": "Exists", "minValues": 2}
+        ],
+    },
+]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    deployments_count=st.integers(2, 10),
+    types=st.integers(20, 120),
+    holes=st.sampled_from([0.0, 0.03, 0.3]),
+    spec=st.sampled_from(range(len(POOL_SPECS))),
+)
+def test_plans_equal_the_direct_computation_with_limits_and_min_values(
+    seed: int, deployments_count: int, types: int, holes: float, spec: int
+) -> None:
+    """The full-claim shortcut answers for pools with limits and minValues too: a claim it
+    skips fails on the full path before limits or minValues are looked at."""
+    rng = random.Random(seed)
+    catalog = _catalog(rng, types, holes)
+    raw = deployments(seed=seed, count=deployments_count)[:600]
+    pool = nodepool(**copy.deepcopy(POOL_SPECS[spec]))
+    assert _plan(Solver, catalog, raw, pool) == _plan(DirectSolver, catalog, raw, pool)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [{}, POOL_SPECS[0], {"limits": {"cpu": "2000"}}],
+    ids=["free", "out-of-reach", "binding"],  # binding: 139 of the 1,858 pods are refused
+)
+def test_shortcut_fires_on_the_benchmark_shape_and_changes_nothing(spec: dict[str, Any]) -> None:
     """On zonal spreads over claims opened by other Deployments the shortcut answers many
-    tries (so the equality above is not vacuous) and the plan stays the same."""
+    tries (so the equality above is not vacuous) and the plan stays the same, with or
+    without limits."""
     rng = random.Random(5)
     catalog = _catalog(rng, 150, 0.0)
     raw = deployments(seed=11, count=12)
-    pool = nodepool()
+    pool = nodepool(**copy.deepcopy(spec))
     CountingSolver.shortcuts = 0
     shipped = _plan(CountingSolver, catalog, raw, pool)
     assert CountingSolver.shortcuts > 100
@@ -176,11 +195,27 @@ def test_offered_in_all_matches_the_offerings(
     assert index.offered_in_all(it, zones, cts) == direct
 
 
-def test_a_full_claim_whose_target_a_zone_narrowing_drops_still_takes_the_pod() -> None:
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {},
+        {"limits": {"cpu": "10000000", "memory": "10000000Gi"}},
+        {"limits": {"cpu": "20"}},
+        {
+            "requirements": [
+                {"key": L.INSTANCE_TYPE, "operator": "Exists", "minValues": 1},
+            ]
+        },
+    ],
+    ids=["no-limits", "limits-out-of-reach", "limits-that-narrow", "min-values"],
+)
+def test_a_full_claim_whose_target_a_zone_narrowing_drops_still_takes_the_pod(
+    spec: dict[str, Any],
+) -> None:
     """The shortcut must not answer when narrowing to the zone the spread picks drops the
     claim's target: here the small type is sold in one zone only, so the second spread pod
     (sent to another zone by maxSkew) re-targets the plain pod's claim to the large type and
-    joins it rather than opening a claim of its own."""
+    joins it rather than opening a claim of its own. The same with limits and minValues."""
     small = InstanceType.build(
         "small",
         {"cpu": parse_quantity("2"), "memory": parse_quantity("8Gi"), "pods": parse_quantity(10)},
@@ -207,8 +242,69 @@ def test_a_full_claim_whose_target_a_zone_narrowing_drops_still_takes_the_pod() 
         pod("z1", "600m", "1Gi", {"app": "z"}, **spread),
         pod("z2", "600m", "1Gi", {"app": "z"}, **spread),
     ]
-    shipped = _plan(Solver, [small, large], raw, nodepool())
-    assert shipped == _plan(DirectSolver, [small, large], raw, nodepool())
+    shipped = _plan(Solver, [small, large], raw, nodepool(**copy.deepcopy(spec)))
+    assert shipped == _plan(DirectSolver, [small, large], raw, nodepool(**copy.deepcopy(spec)))
     together = [c for c in shipped["nodeClaims"] if "default/plain" in c["pods"]]
     assert together[0]["pods"] == ["default/plain", "default/z2"]
     assert together[0]["zones"] == ["z-b"]
+
+
+@pytest.mark.parametrize("order", ["balanced", "cpu"])
+def test_a_class_that_failed_is_tried_again_once_a_pod_is_placed(order: str) -> None:
+    """A remembered failure lasts only until something changes: a1 and a9 need a pod of app
+    b on their node and come before and after b's one pod in the queue (same size, name
+    order). a1 fails, b is placed, a9 must join it (not be answered from a1's failure), and
+    a1's retry must see b too."""
+    affinity = {
+        "affinity": {
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "b"}}, "topologyKey": L.HOSTNAME}
+                ]
+            }
+        }
+    }
+    raw = [
+        pod("a1", "1", "1Gi", {"app": "a"}, **affinity),
+        pod("a5", "1", "1Gi", {"app": "b"}),
+        pod("a9", "1", "1Gi", {"app": "a"}, **affinity),
+    ]
+    catalog = _catalog(random.Random(3), 40, 0.0)
+    pods = [parse_pod(p) for p in raw]
+    shipped = plan_to_dict(Solver(Problem([nodepool()], catalog, pods), order).solve(), 0.0)
+    pods = [parse_pod(p) for p in raw]
+    direct = plan_to_dict(DirectSolver(Problem([nodepool()], catalog, pods), order).solve(), 0.0)
+    assert shipped == direct
+    assert not shipped["unschedulable"]
+    assert [sorted(c["pods"]) for c in shipped["nodeClaims"]] == [
+        ["default/a1", "default/a5", "default/a9"]
+    ]
+
+
+def test_a_pod_alike_at_its_first_step_but_relaxing_otherwise_is_not_answered_for() -> None:
+    """Two pods of one class at their first step (the same pod-affinity term, required in
+    one, preferred in the other) relax differently: the failure of the first (required,
+    no pod of app b anywhere) must not answer for the second, which drops its preference
+    and is placed."""
+    term = {"labelSelector": {"matchLabels": {"app": "b"}}, "topologyKey": L.HOSTNAME}
+    required = {
+        "affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    }
+    preferred = {
+        "affinity": {
+            "podAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 10, "podAffinityTerm": term}
+                ]
+            }
+        }
+    }
+    raw = [
+        pod("a1", "1", "1Gi", {"app": "a"}, **required),
+        pod("a2", "1", "1Gi", {"app": "a"}, **preferred),
+    ]
+    catalog = _catalog(random.Random(3), 40, 0.0)
+    shipped = _plan(Solver, catalog, raw, nodepool())
+    assert shipped == _plan(DirectSolver, catalog, raw, nodepool())
+    assert [u["pod"] for u in shipped["unschedulable"]] == ["default/a1"]
+    assert [c["pods"] for c in shipped["nodeClaims"]] == [["default/a2"]]

@@ -1,0 +1,64 @@
+"""The solver with every memo and shortcut undone: the yardstick the property tests compare
+the shipped solver against (tests/unit/scheduling/test_solve_caches.py for provisioning,
+tests/unit/disruption/test_round_direct_solver.py for disruption rounds). Each override
+computes directly what the shipped method remembers or skips."""
+
+from __future__ import annotations
+
+from operator import le
+
+from models import labels as L
+from models.instancetype import InstanceType
+from models.requirements import Requirement, Requirements
+from scheduling.pods import Pod
+from scheduling.solver import MAX_INSTANCE_TYPES, Solver
+from scheduling.solving.podclass import PodClass, RelaxState
+from scheduling.targets import ClaimTarget, PoolView
+
+
+class DirectSolver(Solver):
+    """The solver with its memos and the full-claim shortcut undone."""
+
+    def _narrowed_by(self, reqs: Requirements, extra: tuple[Requirement, ...]) -> Requirements:
+        return reqs.with_requirements(extra)
+
+    def _offered_domains(
+        self, types: list[InstanceType], reqs: Requirements, key: str
+    ) -> list[str]:
+        universe = (len(self.label_values(L.ZONE)), len(self.label_values(L.CAPACITY_TYPE)))
+        zones, cts = self.offers.zones_and_types(types, reqs, universe)
+        return sorted(zones if key == L.ZONE else cts)
+
+    def _cheapest_room(self, c: ClaimTarget) -> list[int] | None:
+        for _, _, alloc in self._price_order(c.types, c.requirements):
+            if all(a <= b for a, b in zip(c.used, alloc, strict=True)):
+                return alloc
+        return None
+
+    def _full_whatever_pinned(
+        self, cls: PodClass, c: ClaimTarget, reqs: Requirements, need: list[int]
+    ) -> bool:
+        return False
+
+    def _place(self, pod: Pod, cls: PodClass) -> str | None:
+        return self._try_targets(pod, cls)
+
+    def _schedule(self, pod: Pod) -> str | None:
+        return self._schedule_from(pod, self.states.get(id(pod), RelaxState()))
+
+    def _fails_again(self, at: int) -> bool:
+        return False
+
+    def _largest_capacity(self, types: list[InstanceType], pool: PoolView) -> list[int]:
+        assert pool.remaining is not None
+        held = [0] * len(pool.remaining)
+        for i in pool.limited:
+            held[i] = max((self._capacity_of(it)[i] for it in types), default=0)
+        return held
+
+    def _listing(
+        self, order: list[tuple[float, InstanceType, list[int]]], need: list[int]
+    ) -> tuple[list[InstanceType], float, frozenset[str]]:
+        fits = [(p, it) for p, it, alloc in order if all(map(le, need, alloc))]
+        listed = [it for _, it in fits][:MAX_INSTANCE_TYPES]
+        return listed, fits[0][0] if fits else 0.0, frozenset(it.name for it in listed)
