@@ -79,10 +79,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    own_process = argv is None  # the command line of this process, not a caller's list
     if argv is None:
         argv = sys.argv[1:]
     parser = build_parser(argv)
     args = parser.parse_args(argv)
+    args.own_process = own_process
     try:
         code: int = args.func(args)
     except UsageError as exc:

@@ -139,6 +139,9 @@ def test_collection_paused_restores_the_collector() -> None:
         assert not gc.isenabled()
         kept = [{"x": [i]} for i in range(1000)]
     assert gc.isenabled()
+    assert gc.get_freeze_count() == frozen  # an in-process caller is never frozen
+    with collection_paused(freeze=True):
+        kept = [{"x": [i]} for i in range(1000)]
     assert gc.get_freeze_count() >= frozen + len(kept)
     gc.unfreeze()
     gc.disable()
@@ -169,16 +172,18 @@ def _one_type_catalog(tmp_path: Path) -> Path:
     return catalog
 
 
-def test_plan_leaves_nothing_frozen(tmp_path: Path) -> None:
-    """In-process callers (the fuzz tier runs thousands of plans) get their memory back."""
+def test_plan_leaves_nothing_frozen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process callers (the fuzz tier runs thousands of plans) are never frozen: objects
+    given back by ``gc.unfreeze`` land in the oldest generation, where garbage piled up."""
     from worker.cli import main
 
+    freezes: list[None] = []
+    monkeypatch.setattr(gc, "freeze", lambda: freezes.append(None))
     catalog = _one_type_catalog(tmp_path)
     manifests = tmp_path / "m.yaml"
     manifests.write_text("kind: Pod\napiVersion: v1\nmetadata: {name: p}\nspec: {}\n")
-    gc.unfreeze()
     assert main(["plan", "-f", str(manifests), "--catalog", str(catalog)]) == 0
-    assert gc.get_freeze_count() == 0
+    assert freezes == []
     assert gc.isenabled()
 
 
