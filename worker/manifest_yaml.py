@@ -148,6 +148,11 @@ class ManifestLoader(_BASE):
             raise _unreadable(node) from None
 
 
+def uses_libyaml() -> bool:
+    """Whether the C parser is in use (the pure-Python one gives the same documents, slower)."""
+    return _BASE is not yaml.SafeLoader
+
+
 def load_all(text: str) -> Iterator[Any]:
     """The documents of ``text``, as ``yaml.safe_load_all`` would return them."""
     return yaml.load_all(text, Loader=ManifestLoader)

@@ -21,7 +21,7 @@ from scheduling.inputs import Document, InputError, build_problem
 from scheduling.lowerbound import lower_bound
 from scheduling.report import plan_to_dict, plan_to_table
 from scheduling.solver import Solver
-from worker import manifest_yaml
+from worker import catalog_file_cache, manifest_yaml
 from worker.cli import UsageError, one_line
 from worker.plan_json import dumps_indented
 
@@ -43,11 +43,14 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run, own_process=False)
 
 
-def _read_text(path: str) -> str:
+def _read_bytes(path: str) -> bytes:
     try:
-        data = Path(path).read_bytes() if path != "-" else sys.stdin.buffer.read()
+        return Path(path).read_bytes() if path != "-" else sys.stdin.buffer.read()
     except OSError as exc:
         raise UsageError(f"{path}: {exc.strerror}") from None
+
+
+def _decode(path: str, data: bytes) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -60,7 +63,11 @@ def _no_constant(name: str) -> Any:
 
 def _read_yaml(path: str) -> Iterator[tuple[int, Any]]:
     """The documents of a YAML (or JSON) file, numbered from 1."""
-    text = _read_text(path)
+    return _documents(path, _decode(path, _read_bytes(path)))
+
+
+def _documents(path: str, text: str) -> Iterator[tuple[int, Any]]:
+    """The documents of ``text`` (the file ``path``), numbered from 1."""
     if text.lstrip()[:1] in ("{", "["):
         # JSON is YAML too, but the json module reads it far faster; anything it rejects
         # falls through to the YAML parser, which gives the usual error.
@@ -96,7 +103,11 @@ def load_documents(paths: list[str]) -> list[Document]:
 
 
 def load_instance_types(path: str) -> list[InstanceType]:
-    docs = [b for _, b in _read_yaml(path) if b is not None]
+    data = _read_bytes(path)
+    docs = catalog_file_cache.load(data)
+    if docs is None:
+        docs = [b for _, b in _documents(path, _decode(path, data)) if b is not None]
+        catalog_file_cache.store(data, docs)
     if len(docs) != 1 or not isinstance(docs[0], dict):
         raise UsageError(f"{path}: expected one catalog document with instanceTypes")
     try:
