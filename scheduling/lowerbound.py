@@ -11,6 +11,7 @@ capacity is already paid for), which keeps the bound valid when the cluster has 
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 
 from models.resources import CPU, MEMORY, PODS
@@ -89,13 +90,36 @@ class _RateTable:
             need = vec_add(overhead, cls.vec)
             fitting.extend(rate for alloc, rate in cands if vec_fits(need, alloc))
         fitting.sort()
-        front = []
-        # Sorted lexicographically, a vector's dominators all come before it.
-        for r in fitting:
-            if not any(f[0] <= r[0] and f[1] <= r[1] and f[2] <= r[2] for f in front):
-                front.append(r)
+        front = _pareto_front(fitting)
         self._fronts[key] = front
         return front
+
+
+def _pareto_front(ordered: list[tuple[float, float, float]]) -> list[tuple[float, float, float]]:
+    """The vectors of ``ordered`` (sorted lexicographically) that no earlier one is at most in
+    every coordinate, in order; O(n log n) where pairwise pruning was O(n x front).
+
+    Sorted so, every earlier vector is at most this one in the first coordinate, so it is
+    dominated when an earlier one is at most it in the other two: when the least third
+    coordinate among earlier vectors whose second is at most its own is at most its third.
+    ``seconds``/``thirds`` keep the earlier vectors' (second, third) pairs that no other
+    earlier pair dominates, by second ascending (so thirds descending): that least third is
+    the one just left of where this vector's second would go.
+    """
+    front: list[tuple[float, float, float]] = []
+    seconds: list[float] = []
+    thirds: list[float] = []
+    for r in ordered:
+        j = bisect_right(seconds, r[1])
+        if j and thirds[j - 1] <= r[2]:
+            continue
+        front.append(r)
+        k = j
+        while k < len(thirds) and thirds[k] >= r[2]:
+            k += 1
+        seconds[j:k] = [r[1]]
+        thirds[j:k] = [r[2]]
+    return front
 
 
 def lower_bound(solver: Solver, pods: Sequence[Pod]) -> float:
@@ -127,9 +151,8 @@ def lower_bound(solver: Solver, pods: Sequence[Pod]) -> float:
     for lam in _grid():
         total = 0.0
         for req, rates, count in prepared:
-            total += count * min(
-                lam[0] * req[0] * r[0] + lam[1] * req[1] * r[1] + lam[2] * req[2] * r[2]
-                for r in rates
-            )
+            # The same products as lam[i] * req[i] * r[i], left to right, so the same floats.
+            a, b, c = lam[0] * req[0], lam[1] * req[1], lam[2] * req[2]
+            total += count * min([a * r0 + b * r1 + c * r2 for r0, r1, r2 in rates])
         best = max(best, total)
     return best

@@ -4,12 +4,18 @@ side-by-side benchmark's real-catalog workload files."""
 
 from __future__ import annotations
 
+import random
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from models.catalog import dump_catalog
+from scheduling import lowerbound
+from scheduling.inputs import Document, build_problem
+from scheduling.lowerbound import _pareto_front, lower_bound
+from scheduling.solver import Solver
 
 ROOT = Path(__file__).resolve().parents[3]
 if str(ROOT) not in sys.path:
@@ -17,6 +23,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.catalogs import ec2_like_catalog  # noqa: E402
 from benchmarks.side_by_side import deployments_of  # noqa: E402
+from benchmarks.workloads import nodepool_manifest  # noqa: E402
 from worker import manifest_yaml  # noqa: E402
 
 SCALARS = [
@@ -79,3 +86,36 @@ def test_real_catalog_workload_reads_as_pyyaml_reads_it() -> None:
     texts.append(yaml.dump(cat, Dumper=dump, sort_keys=False))
     for text in texts:
         assert list(manifest_yaml.load_all(text)) == list(yaml.load_all(text, yaml.CSafeLoader))
+
+
+def _pairwise_front(ordered: list[tuple[float, float, float]]) -> list[tuple[float, float, float]]:
+    """The front as the lower bound first computed it: each vector against those kept."""
+    front: list[tuple[float, float, float]] = []
+    for r in ordered:
+        if not any(f[0] <= r[0] and f[1] <= r[1] and f[2] <= r[2] for f in front):
+            front.append(r)
+    return front
+
+
+def test_pareto_front_is_pairwise_pruning() -> None:
+    rng = random.Random(12)
+    for trial in range(400):
+        size = rng.randrange(0, 60)
+        # Few distinct values, so ties and duplicates in every coordinate are common.
+        values = [rng.choice([0.0, 0.5, 1.0, 2.0, 3.0]) for _ in range(4)] + [rng.random()]
+        vectors = sorted(tuple(rng.choice(values) for _ in range(3)) for _ in range(size))
+        assert _pareto_front(vectors) == _pairwise_front(vectors), trial  # type: ignore[arg-type]
+
+
+def test_lower_bound_is_the_pairwise_bound_on_the_real_catalog() -> None:
+    """Float for float: the bound on the Deployments over the EC2-shaped catalog."""
+    docs = [nodepool_manifest(), *deployments_of(400)]
+    problem = build_problem(
+        [Document(d, f"doc {i}") for i, d in enumerate(docs)], ec2_like_catalog()
+    ).problem
+    solver = Solver(problem)
+    plan = solver.solve()
+    fast = lower_bound(solver, plan.scheduled)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(lowerbound, "_pareto_front", _pairwise_front)
+        assert lower_bound(solver, plan.scheduled) == fast > 0
