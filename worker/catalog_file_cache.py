@@ -7,10 +7,11 @@ under a name that is the SHA-256 of everything that decides them: the file's byt
 version and whether libyaml is used, and the source of our loader (worker/manifest_yaml.py).
 A changed file, parser or loader is a new name, so an entry is never stale; what is read back
 is validated exactly like a fresh parse. Only documents JSON gives back unchanged are stored
-(plain mappings with string keys, lists, strings, ints, finite floats, booleans, None); a file
-with a date, binary or NaN is parsed every time. Small files are not stored (their parse is
-already fast). Every cache failure (no home, read-only disk, a corrupt entry) falls back to
-parsing. ``JOINERY_CACHE_DIR`` moves the cache; set to an empty string it turns it off.
+(plain mappings with string keys, lists, strings, ints, finite floats, booleans, None, no
+aliases); a file with a date, binary, NaN or an alias is parsed every time. Small files are
+not stored (their parse is already fast). Every cache failure (no home, read-only disk, a
+corrupt entry) falls back to parsing. ``JOINERY_CACHE_DIR`` moves the cache; set to an empty
+string it turns it off.
 
 (Not worker/catalog_cache.py, which keeps the worker's EC2 catalog across restarts.) The
 manifests are not cached: a user's manifests are new on each run, and a benchmark that
@@ -63,8 +64,10 @@ def entry_name(data: bytes) -> str:
 
 def json_faithful(value: Any) -> bool:
     """Whether JSON gives ``value`` back equal and of the same types (so a stored entry reads
-    back as the parse that made it)."""
+    back as the parse that made it). A list or mapping met twice (a YAML alias, or a value
+    that contains itself) is not: JSON would copy it, or never end."""
     stack = [value]
+    seen: set[int] = set()
     while stack:
         v = stack.pop()
         t = type(v)
@@ -74,6 +77,10 @@ def json_faithful(value: Any) -> bool:
             if v != v or v in (float("inf"), float("-inf")):
                 return False
             continue
+        if t is list or t is dict:
+            if id(v) in seen:
+                return False
+            seen.add(id(v))
         if t is list:
             stack.extend(v)
             continue

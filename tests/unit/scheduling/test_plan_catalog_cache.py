@@ -127,9 +127,29 @@ def test_what_json_would_change_is_parsed_every_time(
     load_instance_types(str(path))
     assert not list(cache.glob("*.json"))
     faithful = catalog_file_cache.json_faithful
-    assert faithful([{"a": [1, 2.5, True, None, "x"]}])
-    for unfaithful in ({1: "a"}, {"a": float("nan")}, [float("inf")], ("a",), b"x", {True: 1}):
+    assert faithful([{"a": [1, 2.5, True, None, "x"], "b": [1, 2.5, True, None, "x"]}])
+    shared: list[Any] = ["x"]
+    looped: list[Any] = []
+    looped.append(looped)
+    for unfaithful in (
+        {1: "a"},
+        {"a": float("nan")},
+        [float("inf")],
+        ("a",),
+        b"x",
+        {True: 1},
+        {"a": shared, "b": shared},
+        looped,
+    ):
         assert not faithful([unfaithful])
+
+
+def test_a_catalog_that_contains_itself_is_refused_not_stored(tmp_path: Path, cache: Path) -> None:
+    path = tmp_path / "loop.yaml"
+    path.write_text("instanceTypes: &t [*t]\n")
+    with pytest.raises(UsageError):
+        load_instance_types(str(path))
+    assert not cache.exists() or not list(cache.glob("*.json"))
 
 
 def test_corrupt_entry_falls_back_to_parsing(tmp_path: Path, cache: Path) -> None:
