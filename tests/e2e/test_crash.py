@@ -168,19 +168,20 @@ class Chaos(threading.Thread):
         stack: dict[str, Any],
         window: float = KILL_WINDOW,
         settle: float = SETTLE,
+        killed: bool = False,
     ) -> None:
         """Kill through a phase for up to ``window`` seconds, then hold fire until it is
         done: every kill costs the survivors ~10 s, and on a slow machine endless kills
         could starve progress; the phase must finish either way.
 
-        Within the window a phase is not over before its first kill: a fast phase would
-        otherwise end before any kill landed and the run would test nothing. A kill after
-        the work is done still checks that a restarted worker leaves a converged cluster
-        converged."""
+        With ``killed``, a phase is not over within the window before its first kill: a fast
+        phase would otherwise end before any kill landed and the run would test nothing. A
+        kill after the work is done still checks that a restarted worker leaves a converged
+        cluster converged."""
         kills_before = self.worker.kills
 
         def killed_and_done() -> Any:
-            if KILLS_ON and self.worker.kills == kills_before:
+            if killed and KILLS_ON and self.worker.kills == kills_before:
                 return None
             return done()
 
@@ -411,7 +412,9 @@ def _run(
         start_killing(worker, probe, chaos, stack)
         try:
             # 1. the Deployment's pods get nodes, through kills
-            chaos.phase(lambda: probe.available() == REPLICAS, "all replicas running", stack)
+            chaos.phase(
+                lambda: probe.available() == REPLICAS, "all replicas running", stack, killed=True
+            )
             provisioned = time.monotonic() - started
             first, _ = nodeclaims.list_(admin, nodepool=POOL)
             probe.armed = True
@@ -429,7 +432,7 @@ def _run(
                     and all(_ready(c) for c in claims)
                 )
 
-            chaos.phase(converged, "deleted claims gone, replacements Ready", stack)
+            chaos.phase(converged, "deleted claims gone, replacements Ready", stack, killed=True)
         finally:
             chaos.halt.set()
             chaos.join()
@@ -451,7 +454,7 @@ def _run(
     )
     assert all(len(ids) == 1 for ids in instances.values()), instances
     assert probe.lowest >= REPLICAS - 1, f"PDB violated: {probe.lowest}/{REPLICAS}"
-    # each phase waits for at least one kill (Chaos.phase), so two phases saw two or more
+    # each phase waited for at least one kill (Chaos.phase), so two phases saw two or more
     assert worker.kills >= 2 or not KILLS_ON
 
 
