@@ -141,7 +141,9 @@ async def ensure_cluster_workflows(client: Client, settings: Settings) -> None:
         wanted.append(
             (
                 DisruptionWorkflow.run,
-                DisruptionInput(cluster, sa),
+                DisruptionInput(
+                    cluster, sa, validation_delay_seconds=settings.disruption_validation_delay
+                ),
                 contract.disruption_id(cluster),
                 f"disruption rounds · cluster {cluster}",
             )

@@ -23,7 +23,7 @@ from activities.disruption.types import Decision, MarkInput
 from models import contract
 from models.contract import DisruptionActivity
 from workflows.disruption.execute import POLL
-from workflows.disruption.state import VALIDATION_DELAY
+from workflows.disruption.state import VALIDATION_DELAY, DisruptionInput
 
 _CLOSED = (
     EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
@@ -50,7 +50,7 @@ class RoundTiming:
 
     wall: float
     activities: float
-    validation: float  # the 15 s validation delay
+    validation: float  # the validation delay (15 s unless the worker was told otherwise)
     polls: float  # timers between readiness checks of the replacements
     machinery: float
     dispatch: float  # of ``machinery``: activities waiting to be picked up (schedule-to-start)
@@ -94,6 +94,7 @@ def _covered(spans: list[tuple[datetime, datetime]]) -> float:
 @dataclass
 class _Round:
     start: datetime
+    validation_delay: timedelta  # the run's (its input says; a worker setting)
     activities: list[tuple[datetime, datetime]] = field(default_factory=list)
     waits: list[tuple[datetime, datetime]] = field(default_factory=list)  # scheduled → started
     timers: dict[str, tuple[datetime, datetime | None, timedelta]] = field(default_factory=dict)
@@ -108,7 +109,7 @@ class _Round:
             fired = min(fired, end)
             spans.append((started, fired))
             seconds = (fired - started).total_seconds()
-            if length == VALIDATION_DELAY:
+            if length == self.validation_delay:
                 validation += seconds
             elif length == POLL:
                 polls += seconds
@@ -146,6 +147,7 @@ async def read_run(
     started: dict[int, datetime] = {}
     scheduled: dict[int, datetime] = {}
     validation_timers: set[str] = set()
+    delay = VALIDATION_DELAY
     after_validation = False
     validating: int | None = None  # the compute scheduled once the validation timer fired
     decision: Decision | None = None
@@ -157,13 +159,17 @@ async def read_run(
 
     for event in events:
         kind = event.event_type
-        if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+        if kind == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+            payloads = event.workflow_execution_started_event_attributes.input.payloads
+            [inp] = await decode(list(payloads), [DisruptionInput])
+            delay = inp.validation_delay
+        elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             attrs = event.activity_task_scheduled_event_attributes
             name = attrs.activity_type.name
             scheduled[event.event_id] = _time(event)
             if name == DisruptionActivity.PAUSE_STATE and not after_validation:
                 close()
-                current = _Round(_time(event))
+                current = _Round(_time(event), delay)
             elif name == DisruptionActivity.COMPUTE:
                 validating = event.event_id if after_validation else None
                 after_validation = False
@@ -191,7 +197,7 @@ async def read_run(
         elif kind == EventType.EVENT_TYPE_TIMER_STARTED:
             attrs_t = event.timer_started_event_attributes
             length = attrs_t.start_to_fire_timeout.ToTimedelta()
-            if length == VALIDATION_DELAY:
+            if length == delay:
                 validation_timers.add(attrs_t.timer_id)
             if current is not None:
                 current.timers[attrs_t.timer_id] = (_time(event), None, length)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from activities.garbage.types import GRACE_SECONDS as GC_GRACE_SECONDS
 from models import contract
+from workflows.disruption.state import VALIDATION_DELAY_SECONDS
 from workflows.garbage.state import PERIOD_SECONDS as GC_PERIOD_SECONDS
 
 
@@ -55,6 +56,9 @@ class Settings:
     provisioner: bool = True
     # Run the cluster's DisruptionWorkflow (consolidation, emptiness, drift).
     disruption: bool = True
+    # Seconds a round's decision must still hold before its commands run (Karpenter's 15 s;
+    # the integration tests shorten it). Applies when the workflow starts.
+    disruption_validation_delay: float = VALIDATION_DELAY_SECONDS
     # Run the cluster's GarbageCollectionWorkflow (orphan instances, claims without an
     # instance or a NodePool, unused launch templates).
     garbage_collection: bool = True

@@ -17,6 +17,7 @@ from worker.settings import (
     add_temporal_args,
     temporal_from,
 )
+from workflows.disruption.state import VALIDATION_DELAY_SECONDS
 
 
 def register(sub: Any) -> None:
@@ -50,6 +51,14 @@ def register(sub: Any) -> None:
         default=env("JOINERY_CATALOG_CACHE", ""),
         help="file to keep the EC2 catalog in across restarts (off when empty)",
     )
+    p.add_argument(
+        "--disruption-validation-delay",
+        type=float,
+        default=env("JOINERY_DISRUPTION_VALIDATION_DELAY", str(VALIDATION_DELAY_SECONDS)),
+        metavar="SECONDS",
+        help="how long a disruption decision must still hold before it is carried out "
+        "(default: Karpenter's 15; applies when the cluster's disruption workflow starts)",
+    )
     p.add_argument("--activity-threads", type=int, default=32)
     p.add_argument("--no-watchers", action="store_true", help="only run workflows and activities")
     p.add_argument("-v", "--verbose", action="store_true")
@@ -61,6 +70,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         raise UsageError("--activity-threads must be at least 1")
     if not 0 <= args.health_port <= 65535:
         raise UsageError("--health-port must be 0..65535")
+    if not 0 <= args.disruption_validation_delay <= 3600:
+        raise UsageError("--disruption-validation-delay must be 0..3600 seconds")
     return Settings(
         temporal=temporal_from(args),
         cluster=args.cluster,
@@ -79,6 +90,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         activity_threads=args.activity_threads,
         watchers=not args.no_watchers,
         catalog_cache=args.catalog_cache,
+        disruption_validation_delay=args.disruption_validation_delay,
     )
 
 

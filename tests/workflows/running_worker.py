@@ -41,7 +41,13 @@ async def worker_running(
     configured = Settings(
         TemporalSettings(task_queue=queue),
         cluster=cluster,
-        **{"health_port": 0, "search_attributes": True, **settings},
+        # a round's decision holds 2 s, not Karpenter's 15: the tests wait out every round
+        **{
+            "health_port": 0,
+            "search_attributes": True,
+            "disruption_validation_delay": 2.0,
+            **settings,
+        },
     )
     stop = asyncio.Event()
     client = client or env.client

@@ -41,7 +41,7 @@ async def test_a_round_is_findable_by_reason_and_nodepool_with_its_summary(
     ):
         handle = await client.start_workflow(
             DisruptionWorkflow.run,
-            DisruptionInput(cluster, search_attributes=True),
+            DisruptionInput(cluster, search_attributes=True, validation_delay_seconds=2.0),
             id=contract.disruption_id(cluster),
             task_queue=task_queue,
         )

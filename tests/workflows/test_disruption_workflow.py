@@ -17,6 +17,7 @@ from temporalio.worker import Worker
 from activities.disruption.types import Decision, Readiness
 from models import contract
 from models.contract import DisruptionActivity as names
+from worker.round_history import read_run
 from workflows.disruption.execute import command_timeout
 from workflows.disruption.state import DisruptionInput
 from workflows.disruption.workflow import DisruptionWorkflow
@@ -26,7 +27,10 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 @asynccontextmanager
 async def rounds(
-    env: WorkflowEnvironment, fake: FakeDisruption, task_queue: str
+    env: WorkflowEnvironment,
+    fake: FakeDisruption,
+    task_queue: str,
+    inp: Callable[[str], DisruptionInput] = DisruptionInput,
 ) -> AsyncIterator[WorkflowHandle[DisruptionWorkflow, None]]:
     cluster = f"c-{uuid.uuid4().hex[:6]}"
     async with Worker(
@@ -37,7 +41,7 @@ async def rounds(
     ):
         handle = await env.client.start_workflow(
             DisruptionWorkflow.run,
-            DisruptionInput(cluster),
+            inp(cluster),
             id=contract.disruption_id(cluster),
             task_queue=task_queue,
         )
@@ -92,6 +96,25 @@ async def test_a_valid_command_runs_after_the_validation_delay(
     assert status.validations == 1
     assert "replace 2 nodes by 1 m5.large" in status.last_action
     assert "(1 invalidated)" in status.last_action
+
+
+async def test_the_validation_delay_is_the_one_the_workflow_was_started_with(
+    time_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    cmd = command(["a"])
+    fake = FakeDisruption(
+        decisions=[Decision(commands=[cmd]), Decision(commands=[cmd])],
+        readiness=lambda claims, n: Readiness(initialized=list(claims)),
+    )
+    started = lambda cluster: DisruptionInput(cluster, validation_delay_seconds=4.0)  # noqa: E731
+    async with rounds(time_env, fake, task_queue, started) as handle:
+        await until(time_env, lambda: names.DELETE_NODECLAIMS in fake.names(), "deleted", 0.5)
+        history = await handle.fetch_history()
+    first, second = fake.times(names.COMPUTE)[:2]
+    assert timedelta(seconds=4) <= second - first < timedelta(seconds=15)
+    # the round's history read back counts that timer as the validation delay
+    read = await read_run(history.events, time_env.client.data_converter)
+    assert [round(t.validation) for t in read.timings] == [4]
 
 
 async def test_a_failed_replacement_is_undone(

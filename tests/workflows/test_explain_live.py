@@ -105,7 +105,7 @@ async def rounds(
         )
         handle = await dev_env.client.start_workflow(
             DisruptionWorkflow.run,
-            DisruptionInput(cluster),
+            DisruptionInput(cluster, validation_delay_seconds=2.0),
             id=contract.disruption_id(cluster),
             task_queue=task_queue,
         )

@@ -49,6 +49,7 @@ async def two_workers(
         cluster=name,
         health_port=0,
         search_attributes=True,
+        disruption_validation_delay=3.0,  # Karpenter's 15 s adds nothing this test checks
     )
     target = dev_env.client.service_client.config.target_host
     stop = asyncio.Event()

@@ -10,7 +10,6 @@ from datetime import timedelta
 
 from temporalio import workflow
 
-from workflows.disruption.state import VALIDATION_DELAY
 from workflows.nodeclaim import calls
 
 with workflow.unsafe.imports_passed_through():
@@ -39,7 +38,10 @@ def still_valid(first: Decision, second: Decision) -> list[CommandSpec]:
 
 
 async def validated(
-    cluster: str, round_no: int, validating: Callable[[list[CommandSpec]], None]
+    cluster: str,
+    round_no: int,
+    validating: Callable[[list[CommandSpec]], None],
+    delay: timedelta,
 ) -> tuple[Decision, Decision, list[CommandSpec]]:
     """The first decision, the latest (the second, when there was one) and the commands
     that survived validation. ``validating`` is told the proposed commands before the delay.
@@ -50,7 +52,7 @@ async def validated(
     validating(first.commands)
     proposed = "; ".join(c.summary for c in first.commands)
     await workflow.sleep(
-        VALIDATION_DELAY,
+        delay,
         summary=clip(f"round {round_no}: validation delay: {proposed}"),
     )
     second = await decide(cluster, f"round {round_no}: validate: read cluster, decide again")

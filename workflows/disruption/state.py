@@ -12,7 +12,10 @@ VALIDATING = "Validating"
 EXECUTING = "Executing"
 
 # Karpenter's validation delay: a decision must still hold this long after it was made.
-VALIDATION_DELAY = timedelta(seconds=15)
+# The default of ``DisruptionInput.validation_delay_seconds`` (a worker setting: the
+# integration tests shorten it, as they shorten garbage collection's period).
+VALIDATION_DELAY_SECONDS = 15.0
+VALIDATION_DELAY = timedelta(seconds=VALIDATION_DELAY_SECONDS)
 # A round runs this long after the last cluster change (changes come in bursts) ...
 DEBOUNCE = timedelta(seconds=5)
 # ... but no later than this after the first one.
@@ -60,6 +63,13 @@ class DisruptionInput:
     # Validation delays waited so far: a round's wall time minus these is Joinery's own time
     # (the sandbox's consolidation benchmark subtracts them).
     validations: int = 0
+    # How long a decision must hold before its commands run (set when the worker starts the
+    # workflow; carried across continue-as-new, so a restarted worker does not change it).
+    validation_delay_seconds: float = VALIDATION_DELAY_SECONDS
+
+    @property
+    def validation_delay(self) -> timedelta:
+        return timedelta(seconds=self.validation_delay_seconds)
 
 
 @dataclass

@@ -78,7 +78,7 @@ class DisruptionWorkflow:
         self._enter(COMPUTING, f"round {self.inp.rounds}")
         try:
             first, latest, kept = await compute.validated(
-                self.inp.cluster, self.inp.rounds, self._validating
+                self.inp.cluster, self.inp.rounds, self._validating, self.inp.validation_delay
             )
         except ActivityError as exc:
             # A decision that could not be made (its attempts used up, e.g. by worker
