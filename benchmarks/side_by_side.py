@@ -503,11 +503,12 @@ def main() -> int:
         print(doc)
         return 0
     load = os.getloadavg()
+    catalog = "parsed each run" if args.cold_catalog else "from its cache (filled before timing)"
     print(
         f"# {platform.machine()}, {os.cpu_count()} CPUs, load {load[0]:.2f} {load[1]:.2f} "
         f"{load[2]:.2f}; Karpenter {results[0]['karpenterVersion'] if results else '?'} "
         f"(GOMAXPROCS=1); python {platform.python_version()}; "
-        f"catalog {'parsed each run' if args.cold_catalog else 'from its cache after run 1'}"
+        f"catalog {catalog}"
     )
     print(table(results, args.runs))
     print()
