@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from scheduling.pods import Pod
 from scheduling.solving.claims import ClaimPlacement
-from scheduling.solving.podclass import PodClass, RelaxState
+from scheduling.solving.podclass import FIRST_STEP, PodClass, RelaxState
 from scheduling.taints import untolerated
 from scheduling.targets import (
     ClaimTarget,
@@ -53,6 +53,10 @@ class Placement(ClaimPlacement):
     """Placing one pod on the first target that takes it."""
 
     _room_index: RoomIndex | None = None
+    # Existing nodes that had room for a request vector (cpu, memory) when the solve began.
+    _held: dict[tuple[int, int], list[ExistingTarget]] | None = None
+    # The existing node the last pod placed there went to, with its class.
+    _last_existing: tuple[ExistingTarget, PodClass] | None = None
 
     def _try_existing(self, cls: PodClass, pod: Pod, t: ExistingTarget) -> Failure | None:
         vols = self.problem.volumes.get(pod.key) if t.volume_limits else None
@@ -62,14 +66,21 @@ class Placement(ClaimPlacement):
                 assert self.rejections is not None
                 self.rejections.note(cls.rejected_by, t.name)
             return f
+        self._put_existing(cls, pod, t, vols)
+        return None
+
+    def _put_existing(
+        self, cls: PodClass, pod: Pod, t: ExistingTarget, vols: Volumes | None
+    ) -> None:
+        """Bind a pod that fits to an existing node."""
         t.used = vec_add(t.used, cls.vec)
         t.pods.append(pod)
         t.new_pods.append(pod)
         t.host_ports.update(cls.host_ports)
         if vols:
             attach(t.volumes, vols)
+        self._last_existing = (t, cls)
         self._record(cls, pod, t)
-        return None
 
     def _existing_failure(
         self, cls: PodClass, t: ExistingTarget, vols: Volumes | None
@@ -92,16 +103,23 @@ class Placement(ClaimPlacement):
         """The targets a class has not looked at yet, in order, less the existing nodes that
         would reject it for good: too little cpu or memory free when the solve began (room
         only shrinks), or known to reject it (``NodeRejections``). Leaving them out changes
-        no placement; on a consolidated cluster it spares most of the tries."""
+        no placement; on a consolidated cluster it spares most of the tries. The nodes with
+        room are listed once per request vector (most classes of a solve share a few)."""
         start = cls.cursor
         n = len(self.existing)
         if start >= n:
             return self.targets[start:]
         assert start == 0  # a class takes every target the first time it looks
-        room = self._room_index
-        if room is None:
-            room = self._room_index = RoomIndex(self.existing)
-        picked = [self.existing[i] for i in room.holding(cls.vec)]
+        held = self._held
+        if held is None:
+            held = self._held = {}
+        need = (cls.vec[0], cls.vec[1])
+        picked = held.get(need)
+        if picked is None:
+            room = self._room_index
+            if room is None:
+                room = self._room_index = RoomIndex(self.existing)
+            picked = held[need] = [self.existing[i] for i in room.holding(cls.vec)]
         gone = cls.rejected_by
         if gone:
             picked = [t for t in picked if t.name not in gone]
@@ -179,7 +197,7 @@ class Placement(ClaimPlacement):
         start = self.states.get(id(pod))
         if start is not None or self.problem.volumes.get(pod.key):
             return self._schedule_from(pod, start or RelaxState())
-        first = self._pod_class(pod, RelaxState())
+        first = self._pod_class(pod, FIRST_STEP)
         known = self._chain_failures.get(id(first))
         if known is not None and known[0] == self._changes:
             # Only now is the chain worked out: pods that fit at once never need it.
@@ -188,7 +206,7 @@ class Placement(ClaimPlacement):
                 self.states[id(pod)] = hit[1]
                 return hit[0]
         before = self._changes
-        why = self._schedule_from(pod, RelaxState(), first)
+        why = self._schedule_from(pod, FIRST_STEP, first)
         if why is not None and self._changes == before:
             if known is None or known[0] != before:
                 known = self._chain_failures[id(first)] = (before, {})

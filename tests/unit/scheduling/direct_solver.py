@@ -1,7 +1,8 @@
 """The solver with every memo and shortcut undone: the yardstick the property tests compare
 the shipped solver against (tests/unit/scheduling/test_solve_caches.py for provisioning,
 tests/unit/disruption/test_round_direct_solver.py for disruption rounds). Each override
-computes directly what the shipped method remembers or skips."""
+computes directly what the shipped method remembers or skips (twins of a pod included: each
+takes the full path, ``scheduling/solving/twins.py``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from models.requirements import Requirement, Requirements
 from scheduling.pods import Pod
 from scheduling.solver import MAX_INSTANCE_TYPES, Solver
 from scheduling.solving.podclass import PodClass, RelaxState
-from scheduling.targets import ClaimTarget, PoolView
+from scheduling.solving.twins import Failed
+from scheduling.targets import ClaimTarget, PoolView, Target
 
 
 class DirectSolver(Solver):
@@ -48,6 +50,13 @@ class DirectSolver(Solver):
 
     def _fails_again(self, at: int) -> bool:
         return False
+
+    def _follow(self, pod: Pod, head_failed: tuple[Pod, str, int] | None, failed: Failed) -> bool:
+        return False
+
+    def _fresh_targets(self, cls: PodClass) -> list[Target]:
+        self._held = None  # the nodes with room listed again for every class
+        return super()._fresh_targets(cls)
 
     def _largest_capacity(self, types: list[InstanceType], pool: PoolView) -> list[int]:
         assert pool.remaining is not None
