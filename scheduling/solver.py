@@ -25,7 +25,7 @@ from scheduling.solving.podclass import PodClass, RelaxState
 from scheduling.solving.pricing import MAX_INSTANCE_TYPES
 from scheduling.solving.rejections import NodeRejections
 from scheduling.solving.result import Plan, PlannedClaim
-from scheduling.solving.twins import TwinRuns
+from scheduling.solving.slack import SlackFilling
 
 __all__ = [
     "MAX_INSTANCE_TYPES",
@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 
-class Solver(TwinRuns):
+class Solver(SlackFilling):
     """One scheduling run over a Problem. Deterministic for a given input.
 
     The layers it stacks live in ``scheduling.solving``; this class only runs them."""
@@ -68,7 +68,8 @@ class Solver(TwinRuns):
         else:
             queue.sort(key=lambda p: (-p.requests.get(CPU, 0), -p.requests.get(MEMORY, 0), p.key))
         failed: list[tuple[Pod, str, int]] = []
-        self._place_queue(queue, failed)
+        for p in queue:
+            self._schedule_or_note(p, failed)
         # Pods that failed may fit now that others placed (pod affinity); retry until stable.
         while failed:
             retry, failed = failed, []
@@ -88,6 +89,15 @@ class Solver(TwinRuns):
         claims = [self._finalize(c) for c in self.claims if c.pods]
         existing = {t.name: list(t.new_pods) for t in self.existing if t.new_pods}
         return Plan(claims, existing, unschedulable, scheduled)
+
+    def _schedule_or_note(self, pod: Pod, failed: list[tuple[Pod, str, int]]) -> None:
+        """Schedule a pod from its first relaxation step; if it fits nowhere, note it in
+        ``failed`` with the solver's changes count when it failed (-1 if its own attempt
+        changed the solver, say by turning a pool tight)."""
+        before = self._changes
+        why = self._schedule(pod)
+        if why is not None:
+            failed.append((pod, why, before if self._changes == before else -1))
 
     def _fails_again(self, at: int) -> bool:
         """Whether a pod that failed when the solver's changes count was ``at`` would fail

@@ -57,7 +57,6 @@ class CatalogCache:
         self._selects: dict[tuple[int, int], bool] = {}
         self._class_parts: dict[tuple[int, object], tuple[Pod, object, ClassParts]] = {}
         self._chains: dict[int, tuple[Pod, Requirements | None, int]] = {}
-        self._twins: dict[int, tuple[Pod, Requirements | None, int]] = {}
         self._constraints: dict[tuple[object, ...], int] = {}
         self._per_cpu: tuple[object, float] | None = None
         self._type_vectors: dict[
@@ -145,20 +144,6 @@ class CatalogCache:
         hit = self._chains.get(id(pod))
         if hit is None or hit[0] is not pod or hit[1] is not vol:
             hit = self._chains[id(pod)] = (pod, vol, self.constraints_number(("chain", compute())))
-        return hit[2]
-
-    def twin_number(
-        self, pod: Pod, vol: Requirements | None, first: Callable[[], ClassParts]
-    ) -> int:
-        """A number for everything about the pod its first step's class reads but its name:
-        namespace, labels, requests and constraints (``first()``: its first step's
-        ``ClassParts``). Equal numbers: the same first class in any one solve. Once per pod
-        and volume requirements."""
-        hit = self._twins.get(id(pod))
-        if hit is None or hit[0] is not pod or hit[1] is not vol:
-            parts = first()
-            key = ("twin", pod.namespace, tuple(sorted(pod.labels.items())), parts[5], parts[6])
-            hit = self._twins[id(pod)] = (pod, vol, self.constraints_number(key))
         return hit[2]
 
     def constraints_number(self, constraints: tuple[object, ...]) -> int:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from scheduling.pods import Pod
 from scheduling.solving.claims import ClaimPlacement
-from scheduling.solving.podclass import FIRST_STEP, PodClass, RelaxState
+from scheduling.solving.podclass import PodClass, RelaxState
 from scheduling.taints import untolerated
 from scheduling.targets import (
     ClaimTarget,
@@ -55,8 +55,6 @@ class Placement(ClaimPlacement):
     _room_index: RoomIndex | None = None
     # Existing nodes that had room for a request vector (cpu, memory) when the solve began.
     _held: dict[tuple[int, int], list[ExistingTarget]] | None = None
-    # The existing node the last pod placed there went to, with its class.
-    _last_existing: tuple[ExistingTarget, PodClass] | None = None
 
     def _try_existing(self, cls: PodClass, pod: Pod, t: ExistingTarget) -> Failure | None:
         vols = self.problem.volumes.get(pod.key) if t.volume_limits else None
@@ -66,21 +64,14 @@ class Placement(ClaimPlacement):
                 assert self.rejections is not None
                 self.rejections.note(cls.rejected_by, t.name)
             return f
-        self._put_existing(cls, pod, t, vols)
-        return None
-
-    def _put_existing(
-        self, cls: PodClass, pod: Pod, t: ExistingTarget, vols: Volumes | None
-    ) -> None:
-        """Bind a pod that fits to an existing node."""
         t.used = vec_add(t.used, cls.vec)
         t.pods.append(pod)
         t.new_pods.append(pod)
         t.host_ports.update(cls.host_ports)
         if vols:
             attach(t.volumes, vols)
-        self._last_existing = (t, cls)
         self._record(cls, pod, t)
+        return None
 
     def _existing_failure(
         self, cls: PodClass, t: ExistingTarget, vols: Volumes | None
@@ -197,7 +188,7 @@ class Placement(ClaimPlacement):
         start = self.states.get(id(pod))
         if start is not None or self.problem.volumes.get(pod.key):
             return self._schedule_from(pod, start or RelaxState())
-        first = self._pod_class(pod, FIRST_STEP)
+        first = self._pod_class(pod, RelaxState())
         known = self._chain_failures.get(id(first))
         if known is not None and known[0] == self._changes:
             # Only now is the chain worked out: pods that fit at once never need it.
@@ -206,7 +197,7 @@ class Placement(ClaimPlacement):
                 self.states[id(pod)] = hit[1]
                 return hit[0]
         before = self._changes
-        why = self._schedule_from(pod, FIRST_STEP, first)
+        why = self._schedule_from(pod, RelaxState(), first)
         if why is not None and self._changes == before:
             if known is None or known[0] != before:
                 known = self._chain_failures[id(first)] = (before, {})

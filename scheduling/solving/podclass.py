@@ -27,11 +27,6 @@ class RelaxState:
     tolerate_prefer_no_schedule: bool = False
 
 
-# The first step, nothing relaxed: one object, so that "placed at the first step" is an
-# identity test (``TwinRuns``).
-FIRST_STEP = RelaxState()
-
-
 @dataclass(eq=False)
 class PodClass:
     """Pods that share every scheduling constraint (after relaxation) and so behave alike."""

@@ -1,8 +1,7 @@
 """The solver with every memo and shortcut undone: the yardstick the property tests compare
 the shipped solver against (tests/unit/scheduling/test_solve_caches.py for provisioning,
 tests/unit/disruption/test_round_direct_solver.py for disruption rounds). Each override
-computes directly what the shipped method remembers or skips (twins of a pod included: each
-takes the full path, ``scheduling/solving/twins.py``)."""
+computes directly what the shipped method remembers or skips."""
 
 from __future__ import annotations
 
@@ -14,7 +13,6 @@ from models.requirements import Requirement, Requirements
 from scheduling.pods import Pod
 from scheduling.solver import MAX_INSTANCE_TYPES, Solver
 from scheduling.solving.podclass import PodClass, RelaxState
-from scheduling.solving.twins import Failed
 from scheduling.targets import ClaimTarget, PoolView, Target
 
 
@@ -49,9 +47,6 @@ class DirectSolver(Solver):
         return self._schedule_from(pod, self.states.get(id(pod), RelaxState()))
 
     def _fails_again(self, at: int) -> bool:
-        return False
-
-    def _follow(self, pod: Pod, head_failed: tuple[Pod, str, int] | None, failed: Failed) -> bool:
         return False
 
     def _fresh_targets(self, cls: PodClass) -> list[Target]:
