@@ -4,6 +4,8 @@ pod to an open claim, narrowing its instance types to those that still hold its 
 
 from __future__ import annotations
 
+from operator import le
+
 from models import labels as L
 from models.instancetype import InstanceType
 from models.requirements import Requirements
@@ -44,8 +46,9 @@ class ClaimPlacement(PoolLimits):
         )
 
     def _fit(self, types: list[InstanceType], need: list[int]) -> list[InstanceType]:
+        known = self._alloc_cache  # read inline: a call per type costs more than the test
         vec = self._alloc_vec
-        return [it for it in types if vec_fits(need, vec(it))]
+        return [it for it in types if all(map(le, need, known.get(it.name) or vec(it)))]
 
     def _alloc_vec(self, it: InstanceType) -> list[int]:
         v = self._alloc_cache.get(it.name)
@@ -148,19 +151,17 @@ class ClaimPlacement(PoolLimits):
         if hit is not None and hit[0] is types:
             return hit[1]
         prices = self.offers.price_map(reqs)
-        demand = self._demand
+        demanded = [(i, d) for i, d in enumerate(self._demand) if d > 0]
         scored: list[tuple[float, float, InstanceType]] = []
+        known = self._alloc_cache
         for it in types:
-            alloc = self._alloc_vec(it)
-            if not vec_fits(need, alloc):
+            alloc = known.get(it.name) or self._alloc_vec(it)
+            if not all(map(le, need, alloc)):
                 continue
             price = prices.get(it.name)
             if price is None:
                 continue
-            worth = min(
-                (alloc[i] / demand[i] for i in range(len(demand)) if demand[i] > 0),
-                default=1.0,
-            )
+            worth = min([alloc[i] / d for i, d in demanded]) if demanded else 1.0
             if worth <= 0:
                 continue
             scored.append((price / worth, worth, it))

@@ -53,6 +53,8 @@ class Placement(ClaimPlacement):
     """Placing one pod on the first target that takes it."""
 
     _room_index: RoomIndex | None = None
+    # Existing nodes that had room for a request vector (cpu, memory) when the solve began.
+    _held: dict[tuple[int, int], list[ExistingTarget]] | None = None
 
     def _try_existing(self, cls: PodClass, pod: Pod, t: ExistingTarget) -> Failure | None:
         vols = self.problem.volumes.get(pod.key) if t.volume_limits else None
@@ -92,16 +94,23 @@ class Placement(ClaimPlacement):
         """The targets a class has not looked at yet, in order, less the existing nodes that
         would reject it for good: too little cpu or memory free when the solve began (room
         only shrinks), or known to reject it (``NodeRejections``). Leaving them out changes
-        no placement; on a consolidated cluster it spares most of the tries."""
+        no placement; on a consolidated cluster it spares most of the tries. The nodes with
+        room are listed once per request vector (most classes of a solve share a few)."""
         start = cls.cursor
         n = len(self.existing)
         if start >= n:
             return self.targets[start:]
         assert start == 0  # a class takes every target the first time it looks
-        room = self._room_index
-        if room is None:
-            room = self._room_index = RoomIndex(self.existing)
-        picked = [self.existing[i] for i in room.holding(cls.vec)]
+        held = self._held
+        if held is None:
+            held = self._held = {}
+        need = (cls.vec[0], cls.vec[1])
+        picked = held.get(need)
+        if picked is None:
+            room = self._room_index
+            if room is None:
+                room = self._room_index = RoomIndex(self.existing)
+            picked = held[need] = [self.existing[i] for i in room.holding(cls.vec)]
         gone = cls.rejected_by
         if gone:
             picked = [t for t in picked if t.name not in gone]

@@ -13,7 +13,7 @@ from models.requirements import Requirement, Requirements
 from scheduling.pods import Pod
 from scheduling.solver import MAX_INSTANCE_TYPES, Solver
 from scheduling.solving.podclass import PodClass, RelaxState
-from scheduling.targets import ClaimTarget, PoolView
+from scheduling.targets import ClaimTarget, PoolView, Target
 
 
 class DirectSolver(Solver):
@@ -48,6 +48,10 @@ class DirectSolver(Solver):
 
     def _fails_again(self, at: int) -> bool:
         return False
+
+    def _fresh_targets(self, cls: PodClass) -> list[Target]:
+        self._held = None  # the nodes with room listed again for every class
+        return super()._fresh_targets(cls)
 
     def _largest_capacity(self, types: list[InstanceType], pool: PoolView) -> list[int]:
         assert pool.remaining is not None
