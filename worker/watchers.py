@@ -4,8 +4,10 @@ Each watcher is a thread doing list + watch (re-listing when the watch expires),
 events to the asyncio loop that owns the Temporal client. Every action is idempotent
 (signals set flags, starts use USE_EXISTING), so several workers may watch at once.
 
-- Pods: an unschedulable pod → ``pods_pending`` to the provisioner (coalesced); every
-  ``resync`` seconds, any still-unschedulable pod triggers again; ``karpenter_pods_state``.
+- Pods: an unschedulable pod → ``pods_pending`` to the provisioner, at most one signal in
+  flight: pods that turn unschedulable while one is sent get one follow-up after it (a burst
+  of 1,000 pods is a handful of signals, not 1,000 workflow tasks); every ``resync`` seconds,
+  any still-unschedulable pod triggers again; ``karpenter_pods_state``.
 - NodeClaims: a new claim → its workflow is started (covers a crash between create and
   start, and claims made by others); a deletionTimestamp → ``deleted``.
 - Nodes: a Node not yet initialized → ``node_changed`` hint to its claim's workflow; a
@@ -112,6 +114,9 @@ class Watchers:
     _initialized: set[str] = field(default_factory=set)
     _disruption_pending: bool = False
     _disruption_lock: threading.Lock = field(default_factory=threading.Lock)
+    _provisioning_lock: threading.Lock = field(default_factory=threading.Lock)
+    _provisioning_in_flight: bool = False
+    _provisioning_again: bool = False
     _pools: dict[str, Obj] = field(default_factory=dict)
     _claim_by_node: dict[str, str] = field(default_factory=dict)
     _pod_event_sent: dict[str, float] = field(default_factory=dict)
@@ -260,9 +265,39 @@ class Watchers:
 
     # -- actions -----------------------------------------------------------------------------
     def trigger_provisioning(self) -> None:
-        PROVISIONING_SIGNALS.inc()
+        """Tell the provisioner pods are pending, with at most one signal in flight.
+
+        A trigger while a signal is being sent asks for one follow-up once it is done, so a
+        pod seen after the provisioner took the signal still starts a round of its own. Each
+        signal also extends the provisioner's batch window, as separate signals did.
+        """
+        with self._provisioning_lock:
+            if self._provisioning_in_flight:
+                self._provisioning_again = True
+                return
+            self._provisioning_in_flight = True
+        self._submit(self._send_pods_pending())
+
+    async def _send_pods_pending(self) -> None:
         handle = self.client.get_workflow_handle(contract.provisioner_id(self.cluster))
-        self._submit(handle.signal(contract.SIGNAL_PODS_PENDING, 1))
+        try:
+            while True:
+                with self._provisioning_lock:
+                    self._provisioning_again = False
+                PROVISIONING_SIGNALS.inc()
+                try:
+                    await handle.signal(contract.SIGNAL_PODS_PENDING, 1)
+                except Exception as exc:  # the resync lists pods and triggers again
+                    log.warning("pods_pending signal failed: %s", exc)
+                    self._pending_on_list = True
+                with self._provisioning_lock:
+                    if not self._provisioning_again:
+                        self._provisioning_in_flight = False
+                        return
+        except BaseException:  # cancelled with the loop: the next trigger must send again
+            with self._provisioning_lock:
+                self._provisioning_in_flight = False
+            raise
 
     def trigger_disruption(self) -> None:
         """Tell the disruption workflow the cluster changed; one signal per second at most."""
