@@ -5,8 +5,9 @@ events to the asyncio loop that owns the Temporal client. Every action is idempo
 (signals set flags, starts use USE_EXISTING), so several workers may watch at once.
 
 - Pods: an unschedulable pod → ``pods_pending`` to the provisioner, at most one signal in
-  flight: pods that turn unschedulable while one is sent get one follow-up after it (a burst
-  of 1,000 pods is a handful of signals, not 1,000 workflow tasks); every ``resync`` seconds,
+  flight and one per ``PODS_PENDING_SPACING``: pods that turn unschedulable meanwhile get one
+  follow-up (a burst of 1,000 pods is a few signals a second, not 1,000 workflow tasks); every
+  ``resync`` seconds,
   any still-unschedulable pod triggers again; ``karpenter_pods_state``.
 - NodeClaims: a new claim → its workflow is started (covers a crash between create and
   start, and claims made by others); a deletionTimestamp → ``deleted``.
@@ -60,11 +61,17 @@ from models import labels as L
 from worker import metrics
 from worker.metrics import PROVISIONING_SIGNALS, NodeStates, PodStates, PoolStates
 from worker.status_reporter import StatusReporter
+from workflows.provisioner import BATCH_IDLE
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 DRAINING_EVENTS = frozenset({SPOT_INTERRUPTION, SCHEDULED_CHANGE, STATE_CHANGE})
 DISRUPTION_COALESCE = 1.0
+# At most one pods_pending signal per this many seconds. Half the provisioner's batch idle
+# time, so a burst still reaches it as signals less than BATCH_IDLE apart and the round waits
+# for the burst to end, as one signal per pod did (a signal's round trip is milliseconds:
+# without spacing a burst still sent about one per pod, 545 in its first minute at 1,000).
+PODS_PENDING_SPACING = BATCH_IDLE.total_seconds() / 2
 # The event kind of objects read by a (re-)list: what already existed, unlike a watch's ADDED.
 LISTED = "LISTED"
 
@@ -265,11 +272,12 @@ class Watchers:
 
     # -- actions -----------------------------------------------------------------------------
     def trigger_provisioning(self) -> None:
-        """Tell the provisioner pods are pending, with at most one signal in flight.
+        """Tell the provisioner pods are pending: at most one signal in flight, and none
+        sooner than ``PODS_PENDING_SPACING`` after the last.
 
-        A trigger while a signal is being sent asks for one follow-up once it is done, so a
-        pod seen after the provisioner took the signal still starts a round of its own. Each
-        signal also extends the provisioner's batch window, as separate signals did.
+        A trigger while a signal is being sent or spaced asks for one follow-up, so a pod seen
+        after the provisioner took the signal still starts a round of its own. The follow-ups
+        keep the provisioner's batch window open while a burst lasts, as separate signals did.
         """
         with self._provisioning_lock:
             if self._provisioning_in_flight:
@@ -290,6 +298,7 @@ class Watchers:
                 except Exception as exc:  # the resync lists pods and triggers again
                     log.warning("pods_pending signal failed: %s", exc)
                     self._pending_on_list = True
+                await asyncio.sleep(PODS_PENDING_SPACING)  # triggers meanwhile: one follow-up
                 with self._provisioning_lock:
                     if not self._provisioning_again:
                         self._provisioning_in_flight = False

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from models import contract
-from worker.watchers import Watchers
+from worker.watchers import PODS_PENDING_SPACING, Watchers
 
 
 def pending_pod(name: str) -> dict[str, Any]:
@@ -99,6 +99,25 @@ def test_a_burst_of_pending_pods_is_one_signal_and_one_follow_up(
 
     watchers.on_pod("ADDED", pending_pod("late"))  # nothing in flight: sent at once
     assert settled(lambda: len(provisioner.sent), 3) == 3
+
+
+def test_pods_arriving_one_by_one_are_a_few_signals_a_second(
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    """A signal's round trip is milliseconds, so in-flight alone still sent one per pod."""
+    provisioner = Provisioner()
+    loop.call_soon_threadsafe(provisioner.gate.set)
+    watchers = watchers_for(provisioner, loop)
+    began = time.monotonic()
+    for n in range(40):  # a pod every 50 ms for 2 s, as a ReplicaSet creates them
+        watchers.on_pod("ADDED", pending_pod(f"web-{n}"))
+        time.sleep(0.05)
+    seconds = time.monotonic() - began
+    at_most = int(seconds / PODS_PENDING_SPACING) + 2
+    sent = settled(lambda: len(provisioner.sent), 2)
+    time.sleep(PODS_PENDING_SPACING)  # the last pod's follow-up
+    sent = len(provisioner.sent)
+    assert 2 <= sent <= at_most, (sent, at_most)
 
 
 def test_a_failed_signal_does_not_block_the_next(loop: asyncio.AbstractEventLoop) -> None:
