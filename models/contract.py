@@ -74,6 +74,9 @@ UPDATE_PAUSE = "pause"
 UPDATE_RESUME = "resume"
 # Disruption workflow
 SIGNAL_CLUSTER_CHANGED = "cluster_changed"
+# Provisioner, disruption and garbage collection: continue as new on the queue named
+# (argument: the task queue; ``cluster_workflows_queue``).
+SIGNAL_MOVE_TO_QUEUE = "move_to_queue"
 # Every workflow answers this query with its status dataclass.
 QUERY_STATUS = "status"
 

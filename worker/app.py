@@ -177,15 +177,19 @@ async def ensure_cluster_workflows(client: Client, settings: Settings) -> None:
                 f"garbage collection · cluster {cluster}",
             )
         )
+    queue = contract.cluster_workflows_queue(settings.temporal.task_queue)
     for run, inp, workflow_id, summary in wanted:
-        await client.start_workflow(
+        handle = await client.start_workflow(
             run,
             inp,
             id=workflow_id,
-            task_queue=contract.cluster_workflows_queue(settings.temporal.task_queue),
+            task_queue=queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             static_summary=summary,
         )
+        # a run started before the cluster workflows had a queue of their own moves there
+        if (await handle.describe()).task_queue != queue:
+            await handle.signal(contract.SIGNAL_MOVE_TO_QUEUE, queue)
 
 
 async def run_worker(
