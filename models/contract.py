@@ -7,7 +7,8 @@ of running workflows, so treat every value here as a published interface.
 
 Ids and the task queue carry the cluster name so several clusters can share one Temporal
 namespace: ``nodeclaim-<name>@<cluster>``, ``provisioner@<cluster>``,
-``disruption@<cluster>``, ``garbage-collection@<cluster>``, task queue ``joinery@<cluster>``.
+``disruption@<cluster>``, ``garbage-collection@<cluster>``, task queue ``joinery@<cluster>``
+for the lifecycles and ``joinery@<cluster>-cluster`` for the cluster's own workflows.
 ``@`` appears neither in a Kubernetes object name nor in an EKS cluster name, so an id names
 one object of one cluster.
 """
@@ -45,8 +46,20 @@ def garbage_collection_id(cluster: str) -> str:
 
 
 def task_queue(cluster: str) -> str:
-    """The default task queue of a cluster's workers."""
+    """The default task queue of a cluster's workers: NodeClaim lifecycles and their
+    activities."""
     return f"joinery@{cluster}"
+
+
+def cluster_workflows_queue(task_queue: str) -> str:
+    """The queue of the cluster's own workflows (provisioner, disruption, garbage collection)
+    and their activities, beside the lifecycles' ``task_queue``.
+
+    On one queue, a provisioner's workflow task waited behind every lifecycle's for the
+    worker's few workflow task slots (a 250-pod burst's second round came 92-209 s late);
+    on their own queue they get slots and activity threads of their own.
+    """
+    return f"{task_queue}-cluster"
 
 
 # -- signals, updates, queries -------------------------------------------------------------
@@ -61,6 +74,9 @@ UPDATE_PAUSE = "pause"
 UPDATE_RESUME = "resume"
 # Disruption workflow
 SIGNAL_CLUSTER_CHANGED = "cluster_changed"
+# Provisioner, disruption and garbage collection: continue as new on the queue named
+# (argument: the task queue; ``cluster_workflows_queue``).
+SIGNAL_MOVE_TO_QUEUE = "move_to_queue"
 # Every workflow answers this query with its status dataclass.
 QUERY_STATUS = "status"
 

@@ -9,7 +9,8 @@
 
 It runs until ``stop`` (an ``asyncio.Event``) is set or the task is cancelled. Several
 workers may run against one cluster and task queue: workflow ids make starts idempotent
-and the watchers' signals only set flags.
+and the watchers' signals only set flags. Each serves two queues: the lifecycles' and, with
+slots of its own, the cluster workflows' (``models.contract.cluster_workflows_queue``).
 """
 
 from __future__ import annotations
@@ -51,12 +52,15 @@ from workflows.provisioner import ProvisionerInput, ProvisionerWorkflow
 
 log = logging.getLogger(__name__)
 
-WORKFLOWS: Sequence[type] = (
-    NodeClaimWorkflow,
+# The cluster's own workflows, one of each per cluster, on a queue of their own.
+CLUSTER_WORKFLOWS: Sequence[type] = (
     ProvisionerWorkflow,
     DisruptionWorkflow,
     GarbageCollectionWorkflow,
 )
+# The lifecycles' queue serves the cluster workflows too: runs started there before they had
+# a queue of their own keep running there.
+WORKFLOWS: Sequence[type] = (NodeClaimWorkflow, *CLUSTER_WORKFLOWS)
 
 
 def activities_for(deps: Deps) -> list[Callable[..., Any]]:
@@ -113,12 +117,26 @@ def discover_cluster(ec2: EC2Provider) -> None:
 
 
 def build_worker(client: Client, deps: Deps, task_queue: str, threads: int = 32) -> Worker:
+    """The worker of the lifecycles' queue (every workflow type, every activity)."""
     return Worker(
         client,
         task_queue=task_queue,
         workflows=list(WORKFLOWS),
         activities=activities_for(deps),
         **tuning.activity_options(threads),
+        **tuning.worker_options(),
+    )
+
+
+def build_cluster_worker(client: Client, deps: Deps, task_queue: str) -> Worker:
+    """The worker of the cluster workflows' own queue beside the lifecycles' ``task_queue``:
+    its workflow task slots and activity threads are never held by lifecycles."""
+    return Worker(
+        client,
+        task_queue=contract.cluster_workflows_queue(task_queue),
+        workflows=list(CLUSTER_WORKFLOWS),
+        activities=activities_for(deps),
+        **tuning.activity_options(tuning.CLUSTER_ACTIVITY_THREADS),
         **tuning.worker_options(),
     )
 
@@ -161,15 +179,19 @@ async def ensure_cluster_workflows(client: Client, settings: Settings) -> None:
                 f"garbage collection · cluster {cluster}",
             )
         )
+    queue = contract.cluster_workflows_queue(settings.temporal.task_queue)
     for run, inp, workflow_id, summary in wanted:
-        await client.start_workflow(
+        handle = await client.start_workflow(
             run,
             inp,
             id=workflow_id,
-            task_queue=settings.temporal.task_queue,
+            task_queue=queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             static_summary=summary,
         )
+        # a run started before the cluster workflows had a queue of their own moves there
+        if (await handle.describe()).task_queue != queue:
+            await handle.signal(contract.SIGNAL_MOVE_TO_QUEUE, queue)
 
 
 async def run_worker(
@@ -191,9 +213,17 @@ async def run_worker(
         )
     # Replicas share what EC2 refused through a ConfigMap (activities/ec2/shared_offerings.py).
     ec2.unavailable.share(ConfigMapRecord(kube.core))
-    deps = Deps(kube=kube, ec2=ec2, counters=PrometheusCounters(), cluster=settings.cluster)
+    queue = settings.temporal.task_queue
+    deps = Deps(
+        kube=kube,
+        ec2=ec2,
+        counters=PrometheusCounters(),
+        cluster=settings.cluster,
+        lifecycle_queue=queue,
+    )
     ec2.observe = deps.counters.cloudprovider_call  # karpenter_cloudprovider_*
-    worker = build_worker(client, deps, settings.temporal.task_queue, settings.activity_threads)
+    worker = build_worker(client, deps, queue, settings.activity_threads)
+    cluster_worker = build_cluster_worker(client, deps, queue)
     watchers: Watchers | None = None
     health: HealthServer | None = None
     running = False
@@ -214,7 +244,7 @@ async def run_worker(
     warming = asyncio.create_task(asyncio.to_thread(catalog_cache.warm, ec2, cache))
     discovery = asyncio.create_task(asyncio.to_thread(discover_cluster, ec2))
     try:
-        async with worker:
+        async with worker, cluster_worker:
             running = True
             await ensure_cluster_workflows(client, settings)
             if settings.watchers:
@@ -229,8 +259,9 @@ async def run_worker(
                     status=StatusReporter(kube, ec2).start(),
                 ).start()
             log.info(
-                "worker up: task queue %s, namespace %s",
-                settings.temporal.task_queue,
+                "worker up: task queues %s and %s, namespace %s",
+                queue,
+                contract.cluster_workflows_queue(queue),
                 settings.temporal.namespace,
             )
             await stopper.wait()

@@ -35,6 +35,10 @@ WORKFLOW_TASK_SLOTS = 8
 # behind hundreds of lifecycles' (a 250-pod burst: a second round 150 s late;
 # docs/performance.md). A workflow task schedules one or two at a time, so twice the slots.
 LOCAL_ACTIVITY_SLOTS = 2 * WORKFLOW_TASK_SLOTS
+# Activity threads of the worker for the cluster's own workflows (provisioner, disruption,
+# garbage collection; ``models.contract.cluster_workflows_queue``). Three workflows run one
+# or two activities each at a time; launches and drains never queue here.
+CLUSTER_ACTIVITY_THREADS = 8
 # Packages imported once per worker process instead of once per workflow run.
 PASSED_THROUGH = ("workflows", "activities", "models")
 

@@ -4,8 +4,11 @@ Each watcher is a thread doing list + watch (re-listing when the watch expires),
 events to the asyncio loop that owns the Temporal client. Every action is idempotent
 (signals set flags, starts use USE_EXISTING), so several workers may watch at once.
 
-- Pods: an unschedulable pod → ``pods_pending`` to the provisioner (coalesced); every
-  ``resync`` seconds, any still-unschedulable pod triggers again; ``karpenter_pods_state``.
+- Pods: an unschedulable pod → ``pods_pending`` to the provisioner, at most one signal in
+  flight and one per ``PODS_PENDING_SPACING``: pods that turn unschedulable meanwhile get one
+  follow-up (a burst of 1,000 pods is a few signals a second, not 1,000 workflow tasks); every
+  ``resync`` seconds,
+  any still-unschedulable pod triggers again; ``karpenter_pods_state``.
 - NodeClaims: a new claim → its workflow is started (covers a crash between create and
   start, and claims made by others); a deletionTimestamp → ``deleted``.
 - Nodes: a Node not yet initialized → ``node_changed`` hint to its claim's workflow; a
@@ -58,11 +61,17 @@ from models import labels as L
 from worker import metrics
 from worker.metrics import PROVISIONING_SIGNALS, NodeStates, PodStates, PoolStates
 from worker.status_reporter import StatusReporter
+from workflows.provisioner import BATCH_IDLE
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 DRAINING_EVENTS = frozenset({SPOT_INTERRUPTION, SCHEDULED_CHANGE, STATE_CHANGE})
 DISRUPTION_COALESCE = 1.0
+# At most one pods_pending signal per this many seconds. Half the provisioner's batch idle
+# time, so a burst still reaches it as signals less than BATCH_IDLE apart and the round waits
+# for the burst to end, as one signal per pod did (a signal's round trip is milliseconds:
+# without spacing a burst still sent about one per pod, 545 in its first minute at 1,000).
+PODS_PENDING_SPACING = BATCH_IDLE.total_seconds() / 2
 # The event kind of objects read by a (re-)list: what already existed, unlike a watch's ADDED.
 LISTED = "LISTED"
 
@@ -112,6 +121,9 @@ class Watchers:
     _initialized: set[str] = field(default_factory=set)
     _disruption_pending: bool = False
     _disruption_lock: threading.Lock = field(default_factory=threading.Lock)
+    _provisioning_lock: threading.Lock = field(default_factory=threading.Lock)
+    _provisioning_in_flight: bool = False
+    _provisioning_again: bool = False
     _pools: dict[str, Obj] = field(default_factory=dict)
     _claim_by_node: dict[str, str] = field(default_factory=dict)
     _pod_event_sent: dict[str, float] = field(default_factory=dict)
@@ -260,9 +272,41 @@ class Watchers:
 
     # -- actions -----------------------------------------------------------------------------
     def trigger_provisioning(self) -> None:
-        PROVISIONING_SIGNALS.inc()
+        """Tell the provisioner pods are pending: at most one signal in flight, and none
+        sooner than ``PODS_PENDING_SPACING`` after the last.
+
+        A trigger while a signal is being sent or spaced asks for one follow-up, so a pod seen
+        after the provisioner took the signal still starts a round of its own. The follow-ups
+        keep the provisioner's batch window open while a burst lasts, as separate signals did.
+        """
+        with self._provisioning_lock:
+            if self._provisioning_in_flight:
+                self._provisioning_again = True
+                return
+            self._provisioning_in_flight = True
+        self._submit(self._send_pods_pending())
+
+    async def _send_pods_pending(self) -> None:
         handle = self.client.get_workflow_handle(contract.provisioner_id(self.cluster))
-        self._submit(handle.signal(contract.SIGNAL_PODS_PENDING, 1))
+        try:
+            while True:
+                with self._provisioning_lock:
+                    self._provisioning_again = False
+                PROVISIONING_SIGNALS.inc()
+                try:
+                    await handle.signal(contract.SIGNAL_PODS_PENDING, 1)
+                except Exception as exc:  # the resync lists pods and triggers again
+                    log.warning("pods_pending signal failed: %s", exc)
+                    self._pending_on_list = True
+                await asyncio.sleep(PODS_PENDING_SPACING)  # triggers meanwhile: one follow-up
+                with self._provisioning_lock:
+                    if not self._provisioning_again:
+                        self._provisioning_in_flight = False
+                        return
+        except BaseException:  # cancelled with the loop: the next trigger must send again
+            with self._provisioning_lock:
+                self._provisioning_in_flight = False
+            raise
 
     def trigger_disruption(self) -> None:
         """Tell the disruption workflow the cluster changed; one signal per second at most."""

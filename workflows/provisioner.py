@@ -75,7 +75,7 @@ class ProvisionerStatus:
 
 
 @workflow.defn(name=contract.PROVISIONER_WORKFLOW)
-class ProvisionerWorkflow:
+class ProvisionerWorkflow(history.QueueMove):
     @workflow.init
     def __init__(self, inp: ProvisionerInput) -> None:
         self.inp = inp
@@ -88,7 +88,9 @@ class ProvisionerWorkflow:
         workflow.set_current_details(self._details())
         while True:
             with contextlib.suppress(TimeoutError):
-                await workflow.wait_condition(lambda: self.inp.pending, timeout=timedelta(hours=1))
+                await workflow.wait_condition(
+                    lambda: self.inp.pending or bool(self.move_to), timeout=timedelta(hours=1)
+                )
             if self.inp.pending:
                 await self._batch()
                 self.inp.pending = False
@@ -97,7 +99,7 @@ class ProvisionerWorkflow:
                 else:
                     self._last_result = "skipped: provisioning is paused"
                 workflow.set_current_details(self._details())
-            await history.continue_if_long(self.inp.history_limit, self.inp)
+            await history.continue_if_long(self.inp.history_limit, self.inp, self.move_to)
 
     async def _batch(self) -> None:
         """Return once signals went quiet for BATCH_IDLE, or BATCH_MAX after the first."""

@@ -47,7 +47,7 @@ class DisruptionActivities:
     async def launch_replacements(self, inp: LaunchInput) -> list[str]:
         with typed_failures():
             return await replacements.launch(
-                activity.client(), self.deps, activity.info().task_queue, inp
+                activity.client(), self.deps, self.deps.lifecycle_task_queue(), inp
             )
 
     @activity.defn(name=names.REPLACEMENTS_INITIALIZED)

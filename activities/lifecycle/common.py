@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.kubernetes.client import Kube
@@ -34,6 +35,13 @@ class Deps:
     ec2: EC2Provider | None = None
     counters: Counters = field(default_factory=Counters)
     cluster: str = "joinery"
+    # Where NodeClaim lifecycles run; "" means the queue of the activity that starts them.
+    lifecycle_queue: str = ""
+
+    def lifecycle_task_queue(self) -> str:
+        """The queue to start a NodeClaim lifecycle on. The worker names it: the activities
+        that start lifecycles run on the cluster workflows' own queue (``worker.app``)."""
+        return self.lifecycle_queue or activity.info().task_queue
 
     def provider(self) -> EC2Provider:
         if self.ec2 is None:

@@ -70,7 +70,7 @@ class PlanningActivities:
     async def start(self, inp: StartInput) -> int:
         claims = [*inp.claims, *(await asyncio.to_thread(self._summaries, inp.names))]
         client = activity.client()
-        queue = activity.info().task_queue
+        queue = self.deps.lifecycle_task_queue()
         gate = asyncio.Semaphore(STARTS_IN_FLIGHT)
 
         async def one(claim: CreatedNodeClaim) -> None:

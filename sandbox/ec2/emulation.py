@@ -17,7 +17,13 @@ to a ThreadedMotoServer) so that:
   does (moto fails with an internal error);
 * DescribeLaunchTemplates pages with ``MaxResults`` / ``NextToken`` and, without
   ``MaxResults``, returns every template, as EC2 does (moto cuts every answer at 15 and never
-  returns a ``NextToken``, so a cluster with more templates silently loses the rest).
+  returns a ``NextToken``, so a cluster with more templates silently loses the rest);
+* the tags of named resources are looked up by resource id (:func:`_describe_tags`). moto
+  reads one resource's tags by scanning every tag of every resource, and every tag filter and
+  every answer of DescribeInstances reads each instance's tags that way: a call over N
+  instances cost N times all tags, so with 1,000 instances 17 concurrent DescribeInstances
+  calls from launches stalled the emulator for minutes. EC2 answers such calls in
+  milliseconds; only the cost changes here, never an answer.
 
 The provider code never knows; it only sees an EC2 endpoint that behaves more like EC2.
 """
@@ -25,12 +31,14 @@ The provider code never knows; it only sees an EC2 endpoint that behaves more li
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from moto.core.responses import ActionResult
+from moto.ec2.models.tags import TagBackend
 from moto.ec2.responses import EC2Response
 from moto.ec2.utils import random_fleet_id
 from moto.iam.exceptions import NoSuchEntity
@@ -275,6 +283,34 @@ def _clean_override(override: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+# What makes a resource-id filter value a pattern rather than one id (fnmatch's specials).
+_PATTERN = re.compile(r"[*?\[]")
+
+
+@dataclass(frozen=True, slots=True)
+class _NamedTags:
+    """The tags of the named resources only, shaped like the TagBackend moto's code reads."""
+
+    tags: dict[str, dict[str, str]]
+    VALID_TAG_FILTERS = TagBackend.VALID_TAG_FILTERS
+
+
+def _describe_tags(self: Any, filters: dict[str, list[str]] | None = None) -> list[dict[str, str]]:
+    """moto's describe_tags, over that resource only when the filter names exactly one.
+
+    That is how moto reads one resource's tags (``get_tags``). Every other filter (key,
+    value, resource type) is still applied by moto's own code, on the one resource, so the
+    answer is the same; several ids or a pattern scan every resource as before.
+    """
+    original = _originals["tags:describe_tags"]
+    ids = (filters or {}).get("resource-id") or []
+    if len(ids) != 1 or _PATTERN.search(ids[0]):
+        return original(self, filters)
+    store = self.tags
+    named = {ids[0]: dict(store[ids[0]])} if ids[0] in store else {}
+    return original(_NamedTags(named), filters)
+
+
 _installed: Emulation | None = None
 _originals: dict[str, Any] = {}
 
@@ -311,6 +347,8 @@ def install(emulation: Emulation | None = None) -> Emulation:
             IAMBackend.remove_role_from_instance_profile
         )
         IAMBackend.remove_role_from_instance_profile = _remove_role  # type: ignore[method-assign]
+        _originals["tags:describe_tags"] = TagBackend.describe_tags
+        TagBackend.describe_tags = _describe_tags  # type: ignore[method-assign]
     _installed = emu
     return emu
 
@@ -329,6 +367,8 @@ def uninstall() -> None:
     for name, original in _originals.items():
         if name.startswith("iam:"):
             setattr(IAMBackend, name.removeprefix("iam:"), original)
+        elif name.startswith("tags:"):
+            setattr(TagBackend, name.removeprefix("tags:"), original)
         elif original is None:
             delattr(EC2Response, name)
         else:

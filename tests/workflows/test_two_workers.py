@@ -130,6 +130,7 @@ async def test_two_workers_do_no_double_work(
         ("Disruption", contract.disruption_id(cluster)),
         ("Provisioner", contract.provisioner_id(cluster)),
     ):
-        runs = await _runs(client, f"WorkflowType = '{kind}' AND TaskQueue = 'q-{cluster}'")
+        queue = contract.cluster_workflows_queue(f"q-{cluster}")
+        runs = await _runs(client, f"WorkflowType = '{kind}' AND TaskQueue = '{queue}'")
         assert [r.id for r in runs] == [wid]
     assert await _activity_identities(client, cluster) >= set(IDENTITIES)

@@ -79,7 +79,7 @@ async def test_unschedulable_pods_get_a_node(
     worker_metrics: str,
     scrape: Any,
 ) -> None:
-    client, cluster, _queue = running_worker
+    client, cluster, queue = running_worker
     pool = f"pool-{uuid.uuid4().hex[:6]}"
     ensure_nodepool(admin, pool)
     ns = f"t-{uuid.uuid4().hex[:8]}"
@@ -117,8 +117,18 @@ async def test_unschedulable_pods_get_a_node(
         ProvisionerWorkflow.status
     )
     assert prov.created >= 1
+    # the cluster's own workflows have a queue (and worker slots) of their own; the
+    # lifecycles they start run on the worker's queue
+    for cluster_workflow in (
+        contract.provisioner_id(cluster),
+        contract.disruption_id(cluster),
+        contract.garbage_collection_id(cluster),
+    ):
+        described_cluster = await client.get_workflow_handle(cluster_workflow).describe()
+        assert described_cluster.task_queue == contract.cluster_workflows_queue(queue)
 
     handle = client.get_workflow_handle(contract.nodeclaim_id(cluster, name))
+    assert (await handle.describe()).task_queue == queue
     status = await handle.query(NodeClaimWorkflow.status)
     assert status.phase == "Ready" and status.nodepool == pool
     # search attributes make it findable in the UI

@@ -23,8 +23,9 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities.lifecycle.common import Deps
+from models import contract
 from worker import tuning
-from worker.app import build_worker
+from worker.app import build_cluster_worker, build_worker
 from worker.tuning import WORKFLOW_TASK_SLOTS
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -40,6 +41,11 @@ async def test_the_worker_holds_few_workflow_tasks_at_once(
 ) -> None:
     worker = build_worker(dev_env.client, Deps(kube=MagicMock()), task_queue)
     assert worker.config()["max_concurrent_workflow_tasks"] == WORKFLOW_TASK_SLOTS
+    # the cluster's own workflows take their tasks from a queue of their own, with their own
+    # slots: lifecycles holding every slot above cannot delay a provisioning round
+    cluster = build_cluster_worker(dev_env.client, Deps(kube=MagicMock()), task_queue)
+    assert cluster.task_queue == contract.cluster_workflows_queue(task_queue) != task_queue
+    assert cluster.config()["max_concurrent_workflow_tasks"] == WORKFLOW_TASK_SLOTS
     # still inside the timeout with a quarter of a core
     assert WORKFLOW_TASK_SLOTS * SANDBOX_BUILD_SECONDS * 4 < TASK_TIMEOUT_SECONDS
 

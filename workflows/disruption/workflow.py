@@ -47,7 +47,7 @@ def round_summary(decision: Decision, kept: list[CommandSpec]) -> str:
 
 
 @workflow.defn(name=contract.DISRUPTION_WORKFLOW)
-class DisruptionWorkflow:
+class DisruptionWorkflow(history.QueueMove):
     @workflow.init
     def __init__(self, inp: DisruptionInput) -> None:
         self.inp = inp
@@ -62,7 +62,7 @@ class DisruptionWorkflow:
                 await trigger.wait(lambda: self._changes, lambda: self.inp.changed)
             self.inp.changed = False
             await self._round()
-            await history.continue_if_long(self.inp.history_limit, self.inp)
+            await history.continue_if_long(self.inp.history_limit, self.inp, self.move_to)
 
     def _enter(self, phase: str, details: str = "") -> None:
         self.phase = phase

@@ -34,7 +34,7 @@ STEPS: tuple[tuple[str, str], ...] = (
 
 
 @workflow.defn(name=contract.GARBAGE_COLLECTION_WORKFLOW)
-class GarbageCollectionWorkflow:
+class GarbageCollectionWorkflow(history.QueueMove):
     @workflow.init
     def __init__(self, inp: GarbageCollectionInput) -> None:
         self.inp = inp
@@ -47,7 +47,7 @@ class GarbageCollectionWorkflow:
             await workflow.sleep(
                 timedelta(seconds=self.inp.period_seconds), summary="until the next round"
             )
-            await history.continue_if_long(self.inp.history_limit, self.inp)
+            await history.continue_if_long(self.inp.history_limit, self.inp, self.move_to)
 
     async def _round(self) -> None:
         self.inp.rounds += 1
