@@ -10,6 +10,7 @@ constructor, so results and error messages are the same as ``yaml.safe_load_all`
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Iterator
 from typing import Any
@@ -136,9 +137,14 @@ class ManifestLoader(_BASE):
 
     def _construct(self, node: Node) -> Any:
         """PyYAML's own construction (merge keys, explicit tags), its Python exceptions on a
-        value its tag cannot read (``!!int ''``, ``!!timestamp x``) turned into a YAML error."""
+        value its tag cannot read (``!!int ''``, ``!!timestamp x``) turned into a YAML error.
+
+        PyYAML builds a copy of the node: its merge-key handling deletes the ``<<`` pairs from
+        the node it reads, even when it then fails, and the document must stay intact for the
+        second, breadth-first pass that names PyYAML's own error (``<<:`` with no mapping was
+        read as ``{}`` there)."""
         try:
-            return self.construct_object(node, deep=True)
+            return self.construct_object(copy.deepcopy(node), deep=True)
         except _UNREADABLE:
             raise _unreadable(node) from None
 

@@ -111,6 +111,15 @@ def test_merge_keys_aliases_and_tags(text: str) -> None:
     assert fast == plain
 
 
+@pytest.mark.parametrize("text", ["<<: ", "a: 1\n<<: ", "<<: ~\n", "a: {<<: 3}\n", "<<: [1]\n"])
+def test_a_merge_key_without_mappings_fails_as_pyyaml(text: str) -> None:
+    """PyYAML deletes the ``<<`` pair from the node before it fails; the second pass that
+    names PyYAML's own error once read the damaged node as ``{}`` (found by hypothesis)."""
+    fast, plain = _both(text)
+    assert plain.startswith("ConstructorError: "), plain
+    assert fast == plain
+
+
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
