@@ -57,9 +57,31 @@ class ClaimPlacement(PoolLimits):
             self._alloc_cache[it.name] = v
         return v
 
+    # Per (class, claim): the claim's parts when ``_try_claim`` last found it full for the
+    # class whatever the topology picks (``_full_whatever_pinned``).
+    _full_for: dict[tuple[int, int], tuple[object, ...]] | None = None
+
     def _try_claim(self, cls: PodClass, pod: Pod, c: ClaimTarget) -> Failure | None:
         pool = c.pool
         assert pool is not None
+        full_for = self._full_for
+        if full_for is None:
+            full_for = self._full_for = {}
+        seen = full_for.get((id(cls), c.index))
+        if (
+            seen is not None
+            and seen[0] is c.requirements
+            and seen[1] is c.used
+            and seen[2] is c.types
+            and seen[3] is c.target
+            and seen[4] is c.cap
+            and seen[5] is cls
+            and not any(g.owner_domains for g in cls.inverse)
+        ):
+            # Nothing the answer reads has changed (each is replaced, never changed in place;
+            # a class with host ports is never noted): the claim is still full for it. The
+            # zone-spread replicas of a Deployment ask this of every claim they filled.
+            return _FULL_FOR_NOW
         tol = cls.pool_cache.get(id(pool))
         if tol is None:
             tol = untolerated(pool.taints, cls.tolerations) is None
@@ -73,6 +95,15 @@ class ClaimPlacement(PoolLimits):
             return reqs
         need = vec_add(c.used, cls.vec)
         if self._full_whatever_pinned(cls, c, reqs, need):
+            if not cls.host_ports:
+                full_for[(id(cls), c.index)] = (
+                    c.requirements,
+                    c.used,
+                    c.types,
+                    c.target,
+                    c.cap,
+                    cls,
+                )
             return _FULL_FOR_NOW
         topo = self._topology(cls, c, reqs)
         if isinstance(topo, Failure):
