@@ -115,6 +115,10 @@ class Pod:
     deleting: bool
     invalid: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # The parse of the pod's spec its constraints come from, shared by every pod of the same
+    # spec (``SpecMemo``); None when parsed alone. What its constraints imply is then worked
+    # out once per spec (``CatalogCache.class_parts``).
+    spec_parts: object = None
 
     @property
     def key(self) -> str:
@@ -439,6 +443,7 @@ def parse_pod(
     labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
     owner = next((o for o in meta.get("ownerReferences") or [] if o.get("controller")), None)
     owner = owner or next(iter(meta.get("ownerReferences") or []), None)
+    shared = memo is not None
     if memo is not None:
         parts = memo.parts(spec, labels)
     else:
@@ -467,6 +472,7 @@ def parse_pod(
         phase=str(status.get("phase") or "Pending"),
         deleting=bool(meta.get("deletionTimestamp")),
         invalid=parts.invalid,
+        spec_parts=parts if shared else None,
     )
 
 

@@ -57,7 +57,7 @@ class CatalogCache:
         self._shape_names: dict[tuple[object, ...], int] = {}
         self._group_names: dict[tuple[object, ...], int] = {}
         self._selects: dict[tuple[int, int], bool] = {}
-        self._class_parts: dict[tuple[int, object], tuple[Pod, object, ClassParts]] = {}
+        self._class_parts: dict[tuple[int, object], tuple[object, object, ClassParts]] = {}
         self._chains: dict[int, tuple[Pod, Requirements | None, int]] = {}
         self._constraints: dict[tuple[object, ...], int] = {}
         self._per_cpu: tuple[object, float] | None = None
@@ -130,11 +130,14 @@ class CatalogCache:
         compute: Callable[[Pod, Any, Requirements | None], ClassParts],
     ) -> ClassParts:
         """A pod's constraints relaxed to ``state`` (``ClassParts``), once per pod, state and
-        volume requirements (a round moves the same pods in many simulations)."""
-        key = (id(pod), state)
+        volume requirements (a round moves the same pods in many simulations); once per spec
+        for the pods whose spec parse is shared (``Pod.spec_parts``: the constraints are
+        that parse's, so equal for all of them)."""
+        source: object = pod if pod.spec_parts is None else pod.spec_parts
+        key = (id(source), state)
         hit = self._class_parts.get(key)
-        if hit is None or hit[0] is not pod or hit[1] is not vol:
-            hit = self._class_parts[key] = (pod, vol, compute(pod, state, vol))
+        if hit is None or hit[0] is not source or hit[1] is not vol:
+            hit = self._class_parts[key] = (source, vol, compute(pod, state, vol))
         return hit[2]
 
     def chain_number(

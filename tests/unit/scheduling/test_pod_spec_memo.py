@@ -23,6 +23,7 @@ from helpers import (
 from models.catalog import load_catalog
 from scheduling.inputs import Document, build_problem
 from scheduling.pods import SPEC_FIELDS, PodError, SpecMemo, _parse_spec, parse_pod
+from scheduling.solver import RelaxState, Solver
 
 FULL_SPEC: dict[str, Any] = pod(
     "p",
@@ -51,7 +52,7 @@ def _pod(name: str, spec: dict[str, Any], **meta: Any) -> dict[str, Any]:
 
 def _fields(p: Any) -> dict[str, Any]:
     """Everything a parsed pod says, for comparison with the parse made without a memo."""
-    return {f: getattr(p, f) for f in type(p).__dataclass_fields__}
+    return {f: getattr(p, f) for f in type(p).__dataclass_fields__ if f != "spec_parts"}
 
 
 def _parse_both(*raws: dict[str, Any]) -> list[Any]:
@@ -209,3 +210,25 @@ def test_build_problem_keeps_bound_replicas_on_their_nodes() -> None:
     placed = {p.name: n.name for n in problem.nodes for p in n.pods}
     assert placed == {"a": "n1", "b": "n2"}
     assert [p.name for p in problem.pending] == ["c"]
+
+
+def test_class_parts_are_worked_out_once_per_shared_spec() -> None:
+    """Replicas read one ``ClassParts`` (their constraints are their shared parse's); a pod of
+    another spec, or parsed without the memo, gets its own."""
+    types = load_catalog(catalog())
+    spec = {"containers": [{"name": "app", "resources": {"requests": {"cpu": "100m"}}}]}
+    other = {**spec, "tolerations": [toleration("dedicated", value="web")]}
+    docs = [nodepool(), _pod("a", dict(spec)), _pod("b", dict(spec)), _pod("c", other)]
+    problem = build_problem([Document(d, f"doc {i}") for i, d in enumerate(docs)], types).problem
+    a, b, c = problem.pending
+    assert a.spec_parts is b.spec_parts is not None and c.spec_parts is not a.spec_parts
+    alone = parse_pod(_pod("d", dict(spec)))
+    assert alone.spec_parts is None
+    solver = Solver(problem)
+    parts = [
+        solver.catalog.class_parts(p, RelaxState(), None, solver._class_parts)
+        for p in (a, b, c, alone)
+    ]
+    assert parts[0] is parts[1]
+    assert parts[2] is not parts[0] and parts[2][1] != parts[0][1]  # its own tolerations
+    assert parts[3] is not parts[0] and parts[3][6] == parts[0][6]  # alone, equal constraints
