@@ -60,6 +60,9 @@ class ClaimPlacement(PoolLimits):
     # Per (class, claim): the claim's parts when ``_try_claim`` last found it full for the
     # class whatever the topology picks (``_full_whatever_pinned``).
     _full_for: dict[tuple[int, int], tuple[object, ...]] | None = None
+    # What a type is worth to ``_target`` (copies of the pending pods' mix it holds), by type
+    # name, for the demand it was worked out for.
+    _worths: tuple[list[tuple[int, int]], dict[str, float]] | None = None
 
     def _try_claim(self, cls: PodClass, pod: Pod, c: ClaimTarget) -> Failure | None:
         pool = c.pool
@@ -76,7 +79,7 @@ class ClaimPlacement(PoolLimits):
             and seen[3] is c.target
             and seen[4] is c.cap
             and seen[5] is cls
-            and not any(g.owner_domains for g in cls.inverse)
+            and (not cls.inverse or not any(g.owner_domains for g in cls.inverse))
         ):
             # Nothing the answer reads has changed (each is replaced, never changed in place;
             # a class with host ports is never noted): the claim is still full for it. The
@@ -183,6 +186,10 @@ class ClaimPlacement(PoolLimits):
             return hit[1]
         prices = self.offers.price_map(reqs)
         demanded = [(i, d) for i, d in enumerate(self._demand) if d > 0]
+        worths = self._worths
+        if worths is None or worths[0] != demanded:
+            worths = self._worths = (demanded, {})
+        worth_of = worths[1]  # per type name: it depends on the type and the demand alone
         scored: list[tuple[float, float, InstanceType]] = []
         known = self._alloc_cache
         for it in types:
@@ -192,7 +199,11 @@ class ClaimPlacement(PoolLimits):
             price = prices.get(it.name)
             if price is None:
                 continue
-            worth = min([alloc[i] / d for i, d in demanded]) if demanded else 1.0
+            worth = worth_of.get(it.name)
+            if worth is None:
+                worth = worth_of[it.name] = (
+                    min([alloc[i] / d for i, d in demanded]) if demanded else 1.0
+                )
             if worth <= 0:
                 continue
             scored.append((price / worth, worth, it))

@@ -91,7 +91,8 @@ class PoolLimits(PodClasses):
         if hit is not None and hit[0] is types:
             return hit[1]
         held = [0] * len(pool.remaining)
-        caps = [self._capacity_of(it) for it in types]
+        known = self._capacity_cache  # read inline: a call per type costs more than the read
+        caps = [known.get(it.name) or self._capacity_of(it) for it in types]
         for i in pool.limited:
             held[i] = max((cap[i] for cap in caps), default=0)
         self._largest[key] = (types, held)
