@@ -260,8 +260,9 @@ class SpecMemo:
     a parse only when everything it reads is equal, value for value and type for type
     (``repr`` tells ``1``, ``1.0``, ``True`` and ``"1"`` apart, keys included). Decoded YAML
     or JSON holds only values whose ``repr`` is their content; a self-referencing value
-    (``repr`` writes ``...`` for the loop) and anything too deep to ``repr`` are parsed
-    without the memo. Specs that fail to parse are not kept (the error stops the reading).
+    (``repr`` writes ``...`` for the loop) and anything ``repr`` refuses (too deep, an int of
+    thousands of digits) are parsed without the memo. Specs that fail to parse are not kept
+    (the error stops the reading).
     """
 
     __slots__ = ("_overheads", "_parts")
@@ -276,7 +277,7 @@ class SpecMemo:
     def parts(self, spec: Mapping[str, Any], labels: Mapping[str, str]) -> _SpecParts:
         try:
             text = repr([spec.get(f) for f in SPEC_FIELDS])
-        except RecursionError:
+        except (RecursionError, ValueError):  # too deep; an int too long to write out
             return _parse_spec(spec, labels, self._overheads)
         if "..." in text:
             return _parse_spec(spec, labels, self._overheads)

@@ -167,6 +167,13 @@ def test_a_self_referencing_spec_is_parsed_without_the_memo() -> None:
     assert len(memo) == 0
 
 
+def test_a_value_repr_refuses_is_parsed_without_the_memo() -> None:
+    spec = {"containers": [{"name": "app", "resources": {}, "note": 10**5000}]}
+    memo = SpecMemo()
+    assert parse_pod(_pod("one", spec), None, memo).requests == {"pods": 1000}
+    assert len(memo) == 0
+
+
 class _Recording(dict[str, Any]):
     """A spec that notes which of its fields are read."""
 
