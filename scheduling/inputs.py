@@ -19,7 +19,7 @@ from models.nodeclaim import NodeClaim
 from models.nodepool import NodePool
 from models.requirements import IN, Requirement, Requirements
 from models.resources import Resources, parse_resources
-from scheduling.pods import Pod, PodError, parse_pod
+from scheduling.pods import Pod, PodError, SpecMemo, parse_pod
 from scheduling.problem import NodeInfo, Problem
 from scheduling.shapes import shape_error
 from scheduling.taints import Taint
@@ -240,6 +240,7 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
             except ValueError as exc:
                 raise InputError(f"{d.label()}: overhead.podFixed.{exc}") from None
     seen_pools: set[str] = set()
+    memo = SpecMemo(runtime_overheads)  # a Deployment's replicas: one spec, parsed once
     for d in docs:
         kind = d.body.get("kind")
         api = str(d.body.get("apiVersion", ""))
@@ -253,7 +254,7 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
                 seen_pools.add(np.name)
                 nodepools.append(np)
             elif kind == "Pod":
-                pod_docs.append((d, parse_pod(d.body, runtime_overheads)))
+                pod_docs.append((d, parse_pod(d.body, runtime_overheads, memo)))
             elif kind == "Node":
                 node_docs.append(d)
             elif kind == "NodeClaim" and api.startswith("karpenter.sh/"):
@@ -267,7 +268,11 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
                     {"kind": "DaemonSet", "name": meta["name"], "controller": True}
                 ]
                 daemonsets.append(
-                    parse_pod({"metadata": meta, "spec": tmpl.get("spec") or {}}, runtime_overheads)
+                    parse_pod(
+                        {"metadata": meta, "spec": tmpl.get("spec") or {}},
+                        runtime_overheads,
+                        memo,
+                    )
                 )
             elif kind == "PersistentVolumeClaim":
                 meta = d.body.get("metadata") or {}

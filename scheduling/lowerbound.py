@@ -18,7 +18,7 @@ from models.resources import CPU, MEMORY, PODS
 from scheduling.pods import Pod
 from scheduling.solver import PodClass, RelaxState, Solver
 from scheduling.taints import untolerated
-from scheduling.targets import instance_type_compatible, vec_add, vec_fits
+from scheduling.targets import vec_add, vec_fits
 
 _DIMS = (CPU, MEMORY, PODS)
 
@@ -64,9 +64,9 @@ class _RateTable:
                 continue
             reqs = pool.requirements.with_requirements(cls.reqs)
             cands: _Candidates = []
-            for it in pool.instance_types:
-                if not instance_type_compatible(it, reqs, solver.instance_keys):
-                    continue
+            # The pool's types compatible with reqs and offered under them, in the pool's
+            # order (the solver's per-requirement sets answer it).
+            for it in solver._compatible(pool.instance_types, reqs):
                 offering = it.cheapest_offering(reqs)
                 if offering is None:
                     continue

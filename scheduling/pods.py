@@ -115,6 +115,10 @@ class Pod:
     deleting: bool
     invalid: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # The parse of the pod's spec its constraints come from, shared by every pod of the same
+    # spec (``SpecMemo``); None when parsed alone. What its constraints imply is then worked
+    # out once per spec (``CatalogCache.class_parts``).
+    spec_parts: object = None
 
     @property
     def key(self) -> str:
@@ -212,21 +216,87 @@ def _affinity_term(raw: Mapping[str, Any], labels: Mapping[str, str], where: str
     )
 
 
-def parse_pod(
-    raw: Mapping[str, Any], runtime_overheads: Mapping[str, Resources] | None = None
-) -> Pod:
-    """Parse a Pod manifest. Structural problems raise PodError; constraints Karpenter would
-    reject (restricted labels, matchFields) mark the pod ``invalid`` with the reason instead."""
-    meta = raw.get("metadata") or {}
-    spec = raw.get("spec") or {}
-    status = raw.get("status") or {}
-    name = str(meta.get("name") or meta.get("generateName") or "")
-    if not name:
-        raise PodError("metadata.name is required")
-    namespace = str(meta.get("namespace") or "default")
-    labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
-    owner = next((o for o in meta.get("ownerReferences") or [] if o.get("controller")), None)
-    owner = owner or next(iter(meta.get("ownerReferences") or []), None)
+# The fields of a pod's spec that ``_parse_spec`` reads: a memo's key is made of them (nodeName
+# and priority are read per pod; tests/unit/scheduling check that no other field is read).
+SPEC_FIELDS = (
+    "containers",
+    "initContainers",
+    "overhead",
+    "runtimeClassName",
+    "nodeSelector",
+    "affinity",
+    "tolerations",
+    "topologySpreadConstraints",
+    "volumes",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _SpecParts:
+    """What a pod's spec says, parsed: the same for every replica of a Deployment."""
+
+    requests: Resources
+    node_selector: Requirements
+    required_terms: tuple[Requirements, ...]
+    preferred_terms: tuple[tuple[int, Requirements], ...]
+    tolerations: tuple[Toleration, ...]
+    spreads: tuple[SpreadConstraint, ...]
+    affinity: tuple[AffinityTerm, ...]
+    preferred_affinity: tuple[tuple[int, AffinityTerm], ...]
+    anti_affinity: tuple[AffinityTerm, ...]
+    preferred_anti_affinity: tuple[tuple[int, AffinityTerm], ...]
+    host_ports: frozenset[tuple[str, int, str]]
+    pvcs: tuple[str, ...]
+    invalid: str | None
+
+
+class SpecMemo:
+    """Parsed pod specs by content, for one reading of the inputs (never kept across runs).
+
+    A Deployment's replicas differ only in their names, uids and bound nodes; their specs
+    are equal, so each distinct spec is parsed once and its (immutable) parts shared. The key
+    is the ``repr`` of the fields ``_parse_spec`` reads (``SPEC_FIELDS``), plus the pod's
+    labels when a spread or affinity term reads them (``matchLabelKeys``), so two pods share
+    a parse only when everything it reads is equal, value for value and type for type
+    (``repr`` tells ``1``, ``1.0``, ``True`` and ``"1"`` apart, keys included). Decoded YAML
+    or JSON holds only values whose ``repr`` is their content; a self-referencing value
+    (``repr`` writes ``...`` for the loop) and anything ``repr`` refuses (too deep, an int of
+    thousands of digits) are parsed without the memo. Specs that fail to parse are not kept
+    (the error stops the reading).
+    """
+
+    __slots__ = ("_overheads", "_parts")
+
+    def __init__(self, runtime_overheads: Mapping[str, Resources] | None = None) -> None:
+        self._overheads = runtime_overheads
+        self._parts: dict[object, _SpecParts] = {}
+
+    def __len__(self) -> int:
+        return len(self._parts)
+
+    def parts(self, spec: Mapping[str, Any], labels: Mapping[str, str]) -> _SpecParts:
+        try:
+            text = repr([spec.get(f) for f in SPEC_FIELDS])
+        except (RecursionError, ValueError):  # too deep; an int too long to write out
+            return _parse_spec(spec, labels, self._overheads)
+        if "..." in text:
+            return _parse_spec(spec, labels, self._overheads)
+        key: object = text
+        if "matchLabelKeys" in text:
+            key = (text, tuple(labels.items()))
+        hit = self._parts.get(key)
+        if hit is None:
+            hit = self._parts[key] = _parse_spec(spec, labels, self._overheads)
+        return hit
+
+
+def _parse_spec(
+    spec: Mapping[str, Any],
+    labels: Mapping[str, str],
+    runtime_overheads: Mapping[str, Resources] | None,
+) -> _SpecParts:
+    """The parts of a pod that its spec decides (reading only ``SPEC_FIELDS``, and the pod's
+    labels for ``matchLabelKeys``)."""
     rc = spec.get("runtimeClassName")
     overhead = (runtime_overheads or {}).get(str(rc)) if rc else None
     requests = effective_requests(spec, overhead)
@@ -337,15 +407,11 @@ def parse_pod(
                     )
                 )
     pvcs = _claim_names(spec.get("volumes") or [])
-    return Pod(
-        namespace=namespace,
-        name=name,
-        uid=str(meta.get("uid") or f"{namespace}/{name}"),
-        labels=labels,
+    return _SpecParts(
         requests=requests,
         node_selector=node_selector,
-        required_terms=required_terms,
-        preferred_terms=preferred_terms,
+        required_terms=tuple(required_terms),
+        preferred_terms=tuple(preferred_terms),
         tolerations=tolerations,
         spreads=tuple(spreads),
         affinity=terms(pa, "podAffinity"),
@@ -354,13 +420,60 @@ def parse_pod(
         preferred_anti_affinity=weighted(paa, "podAntiAffinity"),
         host_ports=frozenset(ports),
         pvcs=pvcs,
+        invalid=invalid,
+    )
+
+
+def parse_pod(
+    raw: Mapping[str, Any],
+    runtime_overheads: Mapping[str, Resources] | None = None,
+    memo: SpecMemo | None = None,
+) -> Pod:
+    """Parse a Pod manifest. Structural problems raise PodError; constraints Karpenter would
+    reject (restricted labels, matchFields) mark the pod ``invalid`` with the reason instead.
+
+    With ``memo`` (made with the same ``runtime_overheads``), a spec equal to one already
+    parsed is not parsed again (``SpecMemo``)."""
+    meta = raw.get("metadata") or {}
+    spec = raw.get("spec") or {}
+    status = raw.get("status") or {}
+    name = str(meta.get("name") or meta.get("generateName") or "")
+    if not name:
+        raise PodError("metadata.name is required")
+    namespace = str(meta.get("namespace") or "default")
+    labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+    owner = next((o for o in meta.get("ownerReferences") or [] if o.get("controller")), None)
+    owner = owner or next(iter(meta.get("ownerReferences") or []), None)
+    shared = memo is not None
+    if memo is not None:
+        parts = memo.parts(spec, labels)
+    else:
+        parts = _parse_spec(spec, labels, runtime_overheads)
+    return Pod(
+        namespace=namespace,
+        name=name,
+        uid=str(meta.get("uid") or f"{namespace}/{name}"),
+        labels=labels,
+        requests=dict(parts.requests),
+        node_selector=parts.node_selector,
+        required_terms=list(parts.required_terms),
+        preferred_terms=list(parts.preferred_terms),
+        tolerations=parts.tolerations,
+        spreads=parts.spreads,
+        affinity=parts.affinity,
+        preferred_affinity=parts.preferred_affinity,
+        anti_affinity=parts.anti_affinity,
+        preferred_anti_affinity=parts.preferred_anti_affinity,
+        host_ports=parts.host_ports,
+        pvcs=parts.pvcs,
         node_name=spec.get("nodeName") or None,
         priority=int(spec.get("priority") or 0),
         owner_kind=str(owner.get("kind")) if owner else None,
         owner_name=str(owner.get("name")) if owner else None,
         phase=str(status.get("phase") or "Pending"),
         deleting=bool(meta.get("deletionTimestamp")),
-        invalid=invalid,
+        invalid=parts.invalid,
+        spec_parts=parts if shared else None,
     )
 
 

@@ -124,19 +124,8 @@ def instance_type_compatible(
 ) -> bool:
     """Labels agree on shared keys, an instance-level label the type lacks is not required,
     and an available offering sits in an allowed zone and capacity type."""
-    itr = it.requirements
-    for key, r in reqs.items():
-        mine = itr.get(key)
-        if mine is None:
-            if key in instance_keys and r.operator in ("In", "Exists", "Gt", "Lt"):
-                return False
-            continue
-        if len(mine.intersection(r)) == 0:
-            if r.operator in ("NotIn", "DoesNotExist") and mine.operator in (
-                "NotIn",
-                "DoesNotExist",
-            ):
-                continue
+    for r in reqs.values():
+        if not label_compatible(it, r, instance_keys):
             return False
     if offers is not None:
         return offers.has_offering(it, reqs)
@@ -150,6 +139,21 @@ def instance_type_compatible(
         ):
             return True
     return False
+
+
+def label_compatible(it: InstanceType, r: Requirement, instance_keys: frozenset[str]) -> bool:
+    """Whether the type's labels agree with one requirement: on a key it defines, some value
+    in common (or both exclude values); a key only other types define must not be required.
+    ``instance_type_compatible`` asks this of every requirement."""
+    mine = it.requirements.get(r.key)
+    if mine is None:
+        return not (r.key in instance_keys and r.operator in ("In", "Exists", "Gt", "Lt"))
+    if len(mine.intersection(r)) == 0:
+        return r.operator in ("NotIn", "DoesNotExist") and mine.operator in (
+            "NotIn",
+            "DoesNotExist",
+        )
+    return True
 
 
 def min_values_shortfall(

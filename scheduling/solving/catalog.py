@@ -8,7 +8,7 @@ from typing import Any
 
 from models import labels as L
 from models.instancetype import InstanceType
-from models.requirements import Requirements
+from models.requirements import Requirement, Requirements
 from models.resources import CPU, MEMORY
 from scheduling.offers import OfferIndex
 from scheduling.pods import AffinityTerm, Pod, SpreadConstraint
@@ -16,7 +16,7 @@ from scheduling.problem import NodeInfo
 from scheduling.solving.nodefacts import NodeFacts, node_facts
 from scheduling.solving.tallies import TopologyTallies
 from scheduling.taints import Toleration
-from scheduling.targets import instance_type_compatible
+from scheduling.targets import label_compatible
 from scheduling.topology import TopologyGroup
 
 # A pod's constraints once relaxed: node requirements, tolerations, spreads, affinity and
@@ -41,13 +41,15 @@ class CatalogCache:
     stale entry."""
 
     def __init__(self) -> None:
-        self._offers: tuple[object, OfferIndex] | None = None
+        self._offers: tuple[list[InstanceType], OfferIndex] | None = None
         self._keys: tuple[object, frozenset[str]] | None = None
         self._pool_types: dict[int, tuple[object, object, list[InstanceType]]] = {}
         self._labels: dict[int, tuple[object, dict[str, set[str]]]] = {}
         self._facts: dict[int, NodeFacts] = {}
         self._pool_domains: dict[tuple[object, ...], tuple[list[object], frozenset[str]]] = {}
-        self._compatible: dict[tuple[object, ...], tuple[object, dict[str, bool]]] = {}
+        self._compatible: dict[tuple[object, ...], tuple[object, frozenset[str]]] = {}
+        # Per requirement (one key), the catalog's types whose labels agree with it.
+        self._key_passing: dict[Requirement, tuple[object, frozenset[str]]] = {}
         self._compatible_lists: dict[
             tuple[tuple[object, ...], int],
             tuple[Sequence[InstanceType], object, list[InstanceType]],
@@ -55,7 +57,7 @@ class CatalogCache:
         self._shape_names: dict[tuple[object, ...], int] = {}
         self._group_names: dict[tuple[object, ...], int] = {}
         self._selects: dict[tuple[int, int], bool] = {}
-        self._class_parts: dict[tuple[int, object], tuple[Pod, object, ClassParts]] = {}
+        self._class_parts: dict[tuple[int, object], tuple[object, object, ClassParts]] = {}
         self._chains: dict[int, tuple[Pod, Requirements | None, int]] = {}
         self._constraints: dict[tuple[object, ...], int] = {}
         self._per_cpu: tuple[object, float] | None = None
@@ -128,11 +130,14 @@ class CatalogCache:
         compute: Callable[[Pod, Any, Requirements | None], ClassParts],
     ) -> ClassParts:
         """A pod's constraints relaxed to ``state`` (``ClassParts``), once per pod, state and
-        volume requirements (a round moves the same pods in many simulations)."""
-        key = (id(pod), state)
+        volume requirements (a round moves the same pods in many simulations); once per spec
+        for the pods whose spec parse is shared (``Pod.spec_parts``: the constraints are
+        that parse's, so equal for all of them)."""
+        source: object = pod if pod.spec_parts is None else pod.spec_parts
+        key = (id(source), state)
         hit = self._class_parts.get(key)
-        if hit is None or hit[0] is not pod or hit[1] is not vol:
-            hit = self._class_parts[key] = (pod, vol, compute(pod, state, vol))
+        if hit is None or hit[0] is not source or hit[1] is not vol:
+            hit = self._class_parts[key] = (source, vol, compute(pod, state, vol))
         return hit[2]
 
     def chain_number(
@@ -204,19 +209,33 @@ class CatalogCache:
             # The same list as last time: caches keyed by a type list's identity (offers,
             # narrowing) then hit across solves too.
             return listed[2]
-        table = self._compatible.get(sig)
-        if table is None or table[0] is not offers:
-            table = self._compatible[sig] = (offers, {})
-        known = table[1]
-        out = []
-        for it in types:
-            ok = known.get(it.name)
-            if ok is None:
-                ok = known[it.name] = instance_type_compatible(it, reqs, instance_keys, offers)
-            if ok:
-                out.append(it)
+        hit = self._compatible.get(sig)
+        if hit is None or hit[0] is not offers:
+            hit = self._compatible[sig] = (offers, self._passing(reqs, instance_keys, offers))
+        passing = hit[1]
+        out = [it for it in types if it.name in passing]
         self._compatible_lists[(sig, id(types))] = (types, offers, out)
         return out
+
+    def _passing(
+        self, reqs: Requirements, instance_keys: frozenset[str], offers: OfferIndex
+    ) -> frozenset[str]:
+        """The names of the catalog's types ``instance_type_compatible`` accepts under
+        ``reqs``: those with an allowed offering, less those one of its requirements rejects.
+        Each requirement's verdict on the whole catalog is worked out once (a solve meets a
+        few dozen distinct ones, in hundreds of combinations)."""
+        names = set(offers.price_map(reqs))
+        assert self._offers is not None and self._offers[1] is offers  # the catalog's index
+        catalog = self._offers[0]
+        for r in reqs.values():
+            hit = self._key_passing.get(r)
+            if hit is None or hit[0] is not offers:
+                ok = frozenset(it.name for it in catalog if label_compatible(it, r, instance_keys))
+                hit = self._key_passing[r] = (offers, ok)
+            names &= hit[1]
+            if not names:
+                break
+        return frozenset(names)
 
     def type_labels(self, pool: object, types: list[InstanceType]) -> dict[str, set[str]]:
         """Label values the pool's types offer (zones and capacity types of available

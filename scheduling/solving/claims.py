@@ -57,9 +57,34 @@ class ClaimPlacement(PoolLimits):
             self._alloc_cache[it.name] = v
         return v
 
+    # Per (class, claim): the claim's parts when ``_try_claim`` last found it full for the
+    # class whatever the topology picks (``_full_whatever_pinned``).
+    _full_for: dict[tuple[int, int], tuple[object, ...]] | None = None
+    # What a type is worth to ``_target`` (copies of the pending pods' mix it holds), by type
+    # name, for the demand it was worked out for.
+    _worths: tuple[list[tuple[int, int]], dict[str, float]] | None = None
+
     def _try_claim(self, cls: PodClass, pod: Pod, c: ClaimTarget) -> Failure | None:
         pool = c.pool
         assert pool is not None
+        full_for = self._full_for
+        if full_for is None:
+            full_for = self._full_for = {}
+        seen = full_for.get((id(cls), c.index))
+        if (
+            seen is not None
+            and seen[0] is c.requirements
+            and seen[1] is c.used
+            and seen[2] is c.types
+            and seen[3] is c.target
+            and seen[4] is c.cap
+            and seen[5] is cls
+            and (not cls.inverse or not any(g.owner_domains for g in cls.inverse))
+        ):
+            # Nothing the answer reads has changed (each is replaced, never changed in place;
+            # a class with host ports is never noted): the claim is still full for it. The
+            # zone-spread replicas of a Deployment ask this of every claim they filled.
+            return _FULL_FOR_NOW
         tol = cls.pool_cache.get(id(pool))
         if tol is None:
             tol = untolerated(pool.taints, cls.tolerations) is None
@@ -73,6 +98,15 @@ class ClaimPlacement(PoolLimits):
             return reqs
         need = vec_add(c.used, cls.vec)
         if self._full_whatever_pinned(cls, c, reqs, need):
+            if not cls.host_ports:
+                full_for[(id(cls), c.index)] = (
+                    c.requirements,
+                    c.used,
+                    c.types,
+                    c.target,
+                    c.cap,
+                    cls,
+                )
             return _FULL_FOR_NOW
         topo = self._topology(cls, c, reqs)
         if isinstance(topo, Failure):
@@ -152,6 +186,10 @@ class ClaimPlacement(PoolLimits):
             return hit[1]
         prices = self.offers.price_map(reqs)
         demanded = [(i, d) for i, d in enumerate(self._demand) if d > 0]
+        worths = self._worths
+        if worths is None or worths[0] != demanded:
+            worths = self._worths = (demanded, {})
+        worth_of = worths[1]  # per type name: it depends on the type and the demand alone
         scored: list[tuple[float, float, InstanceType]] = []
         known = self._alloc_cache
         for it in types:
@@ -161,7 +199,11 @@ class ClaimPlacement(PoolLimits):
             price = prices.get(it.name)
             if price is None:
                 continue
-            worth = min([alloc[i] / d for i, d in demanded]) if demanded else 1.0
+            worth = worth_of.get(it.name)
+            if worth is None:
+                worth = worth_of[it.name] = (
+                    min([alloc[i] / d for i, d in demanded]) if demanded else 1.0
+                )
             if worth <= 0:
                 continue
             scored.append((price / worth, worth, it))

@@ -50,13 +50,8 @@ class PoolLimits(PodClasses):
         hit = self._allowed_cache.get(id(types))
         if hit is not None and hit[0] is types and hit[1] == (id(pool), left):
             return hit[2]
-        largest = [0] * len(left)
-        for it in types:
-            cap = self._capacity_of(it)
-            for j, i in enumerate(pool.limited):
-                if cap[i] > largest[j]:
-                    largest[j] = cap[i]
-        if all(m <= r for m, r in zip(largest, left, strict=True)):
+        largest = self._largest_capacity(types, pool)  # memoised per list
+        if all(largest[i] <= remaining[i] for i in pool.limited):
             out = types
         else:
             out = [it for it in types if self._within_limits(pool, it)]
@@ -96,7 +91,8 @@ class PoolLimits(PodClasses):
         if hit is not None and hit[0] is types:
             return hit[1]
         held = [0] * len(pool.remaining)
-        caps = [self._capacity_of(it) for it in types]
+        known = self._capacity_cache  # read inline: a call per type costs more than the read
+        caps = [known.get(it.name) or self._capacity_of(it) for it in types]
         for i in pool.limited:
             held[i] = max((cap[i] for cap in caps), default=0)
         self._largest[key] = (types, held)

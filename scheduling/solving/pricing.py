@@ -28,13 +28,46 @@ class Pricing(Placement):
         if hit is not None and hit[0] is types:
             return hit[1]
         prices = self.offers.price_map(reqs)
-        order = sorted(
-            ((prices[it.name], it.name, it) for it in types if it.name in prices),
-            key=lambda x: (x[0], x[1]),
-        )
-        out = [(p, it, self._alloc_vec(it)) for p, _, it in order]
+        full = self._catalog_order(key[1:], prices)
+        members = {id(it) for it in types}
+        out = [entry for entry in full if id(entry[1]) in members]
+        if len(out) != sum(1 for it in types if it.name in prices):
+            # Not all from the catalog (or a type twice): sort this list itself.
+            order = sorted(
+                ((prices[it.name], it.name, it) for it in types if it.name in prices),
+                key=lambda x: (x[0], x[1]),
+            )
+            out = [(p, it, self._alloc_vec(it)) for p, _, it in order]
         self._orders[key] = (types, out)
         return out
+
+    # The whole catalog cheapest first, per allowed zones and capacity types.
+    _full_orders: dict[tuple[object, ...], list[tuple[float, InstanceType, list[int]]]] | None = (
+        None
+    )
+
+    def _catalog_order(
+        self, zr_cr: tuple[object, ...], prices: dict[str, float]
+    ) -> list[tuple[float, InstanceType, list[int]]]:
+        """The catalog's types with a price in ``prices``, cheapest first (ties by name), once
+        per allowed zones and capacity types: a type list's order is then this one with the
+        others left out (the same order when names are unique, which is checked), a pass
+        instead of a sort per list."""
+        orders = self._full_orders
+        if orders is None:
+            orders = self._full_orders = {}
+        hit = orders.get(zr_cr)
+        if hit is None:
+            catalog = self.problem.instance_types
+            unique = len({it.name for it in catalog}) == len(catalog)
+            order = sorted(
+                ((prices[it.name], it.name, it) for it in catalog if it.name in prices),
+                key=lambda x: (x[0], x[1]),
+            )
+            hit = orders[zr_cr] = (
+                [(p, it, self._alloc_vec(it)) for p, _, it in order] if unique else []
+            )
+        return hit
 
     def _listing(
         self, order: list[tuple[float, InstanceType, list[int]]], need: list[int]

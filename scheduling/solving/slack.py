@@ -75,6 +75,12 @@ class SlackFilling(Pricing):
                 dict(sorted(groups.items(), key=lambda kv: -self._size(kv[1][0].vec))),
             )
         targets = sorted(claims, key=lambda c: c.index)
+        # Whether a claim accepts a class: its pool and requirements, which slack filling
+        # never changes, decide it; every donor asks again of every claim.
+        accepts: dict[tuple[int, int], bool] = {}
+        # Each claim's room as last read, with what it was read for (parts replaced, never
+        # changed in place): most claims do not change between two donors.
+        rooms: dict[int, tuple[object, object, object, list[int] | None]] = {}
         for donor, groups in donors:
             # One donor at a time, kept or put back before the next: a claim whose own pods
             # were put back must never also hold pods that came into its room meanwhile.
@@ -83,13 +89,30 @@ class SlackFilling(Pricing):
             for target in targets:
                 if target is donor:
                     continue
-                room = self._cheapest_room(target)
+                seen = rooms.get(id(target))
+                if (
+                    seen is not None
+                    and seen[0] is target.used
+                    and seen[1] is target.types
+                    and seen[2] is target.requirements
+                ):
+                    room = seen[3]
+                else:
+                    room = self._cheapest_room(target)
+                    rooms[id(target)] = (target.used, target.types, target.requirements, room)
                 if room is None:
                     continue
+                free = [r - u for r, u in zip(room, target.used, strict=True)]
                 for cls, pods in groups.values():
-                    if not pods or not self._accepts(target, cls):
+                    if not pods or not all(map(le, cls.vec, free)):
+                        continue  # no room for one (the cheaper test first)
+                    ok = accepts.get((id(target), id(cls)))
+                    if ok is None:
+                        ok = accepts[(id(target), id(cls))] = self._accepts(target, cls)
+                    if not ok:
                         continue
-                    while pods and all(map(le, vec_add(target.used, cls.vec), room)):
+                    while pods and all(map(le, cls.vec, free)):
+                        free = [f - v for f, v in zip(free, cls.vec, strict=True)]
                         pod = pods.pop()
                         donor.pods.remove(pod)
                         donor.used = [a - b for a, b in zip(donor.used, cls.vec, strict=True)]

@@ -13,7 +13,7 @@ from models.requirements import Requirement, Requirements
 from scheduling.pods import Pod
 from scheduling.solver import MAX_INSTANCE_TYPES, Solver
 from scheduling.solving.podclass import PodClass, RelaxState
-from scheduling.targets import ClaimTarget, PoolView, Target
+from scheduling.targets import ClaimTarget, Failure, PoolView, Target, instance_type_compatible
 
 
 class DirectSolver(Solver):
@@ -39,6 +39,27 @@ class DirectSolver(Solver):
         self, cls: PodClass, c: ClaimTarget, reqs: Requirements, need: list[int]
     ) -> bool:
         return False
+
+    def _try_claim(self, cls: PodClass, pod: Pod, c: ClaimTarget) -> Failure | None:
+        self._full_for = None  # no claim remembered full for a class
+        return super()._try_claim(cls, pod, c)
+
+    def _compatible(self, types: list[InstanceType], reqs: Requirements) -> list[InstanceType]:
+        return [
+            it
+            for it in types
+            if instance_type_compatible(it, reqs, self.instance_keys, self.offers)
+        ]
+
+    def _price_order(
+        self, types: list[InstanceType], reqs: Requirements
+    ) -> list[tuple[float, InstanceType, list[int]]]:
+        prices = self.offers.price_map(reqs)
+        order = sorted(
+            ((prices[it.name], it.name, it) for it in types if it.name in prices),
+            key=lambda x: (x[0], x[1]),
+        )
+        return [(p, it, self._alloc_vec(it)) for p, _, it in order]
 
     def _place(self, pod: Pod, cls: PodClass) -> str | None:
         return self._try_targets(pod, cls)
