@@ -245,6 +245,24 @@ def full_path(pods: int, timeout: float, kind: str, retire: bool = True) -> None
         f"\n  CPU s over the burst: {cpu}; per node: {per_node}",
         flush=True,
     )
+    journeys = r.get("podJourneys") or {}
+    if journeys.get("burstSeconds") is not None:
+        print(
+            f"  Joinery's own time {journeys['joineryOwn']:.0f} s (pods waiting on it: "
+            f"Unschedulable to Node Ready; first Unschedulable to last Ready "
+            f"{journeys['joinerySpan']:.0f} s, longest one pod waited "
+            f"{journeys['joineryWaitMax']:.0f} s); "
+            f"control plane only {journeys['controlPlaneOnly']:.0f} s; burst "
+            f"{journeys['burstSeconds']:.0f} s (first create to last Running); "
+            f"{journeys['podsTimed']}/{journeys['pods']} pods timed",
+            flush=True,
+        )
+    for label, st in (journeys.get("stages") or {}).items():
+        print(
+            f"  {label:<24} ({st['whose']}): p50 {st['p50']:.0f} s, p99 {st['p99']:.0f} s, "
+            f"max {st['max']:.0f} s ({st['pods']} pods)",
+            flush=True,
+        )
     for a in r.get("provisionerActivities") or []:
         print(
             f"  provisioner: {a['activity']} scheduled at {a['at']} s, waited {a['waited']} s, "
