@@ -33,7 +33,6 @@ Joinery).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import threading
 from collections.abc import Iterable, Mapping
@@ -75,7 +74,8 @@ class UnschedulableWatch:
 
     A thread on a raw pod watch (no client-side models: a 1,000-pod burst makes thousands of
     pod events, and this process also runs the EC2 emulator); only events whose bytes carry
-    ``Unschedulable`` are decoded. Start it before the pods exist; ``stop()`` ends it.
+    ``Unschedulable`` are decoded. Start it before the pods exist; after ``stop()`` it records
+    nothing more.
     """
 
     def __init__(self, core: k8s.CoreV1Api, namespace: str, selector: str) -> None:
@@ -83,7 +83,7 @@ class UnschedulableWatch:
         self._namespace = namespace
         self._selector = selector
         self._stopped = threading.Event()
-        self._response: Any = None
+        self._lock = threading.Lock()
         self.first: dict[str, float] = {}
         self._thread = threading.Thread(target=self._run, name="unschedulable-watch", daemon=True)
 
@@ -92,30 +92,28 @@ class UnschedulableWatch:
         return self
 
     def stop(self) -> dict[str, float]:
-        self._stopped.set()
-        response = self._response
-        if response is not None:
-            with contextlib.suppress(Exception):
-                response.close()
-        self._thread.join(timeout=10)
-        return dict(self.first)
+        """What was recorded so far. The thread ends at the stream's next event: closing a
+        response another thread is reading blocks on the reader's buffer lock."""
+        with self._lock:
+            self._stopped.set()
+            return dict(self.first)
 
     def _run(self) -> None:
         while not self._stopped.is_set():
             try:
-                self._response = self._core.list_namespaced_pod(
+                response = self._core.list_namespaced_pod(
                     self._namespace,
                     label_selector=self._selector,
                     watch=True,
                     timeout_seconds=3600,
                     _preload_content=False,
                 )
-                for line in self._response:
+                for line in response:
                     if self._stopped.is_set():
                         return
                     if b"Unschedulable" in line:
                         self.note(json.loads(line).get("object") or {})
-            except Exception:  # a closed stream on stop(), or a dropped one: watch again
+            except Exception:  # a dropped stream: watch again
                 if self._stopped.wait(0.5):
                     return
 
@@ -131,7 +129,9 @@ class UnschedulableWatch:
             ):
                 at = _at(condition.get("lastTransitionTime"))
                 if at is not None:
-                    self.first[name] = at
+                    with self._lock:
+                        if not self._stopped.is_set():
+                            self.first[name] = at
 
 
 def journeys(
