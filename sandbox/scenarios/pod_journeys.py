@@ -5,7 +5,8 @@ A burst's wall time mixes two parties. The control plane (the ReplicaSet control
 the pods, the scheduler finding them unschedulable, later binding them, and kwok playing the
 kubelet that runs them) has its own pace, which on a real cluster is EKS's; Joinery's part
 starts when the scheduler marks a pod Unschedulable (that is what Joinery watches for) and
-ends when a Node for it is Ready. So per pod:
+ends when a Node for it is usable: Ready (kwok) and registered by Joinery (the unregistered
+taint gone), whichever is later. So per pod:
 
 - ``created``       the pod object (ReplicaSet controller)
 - ``unschedulable`` the scheduler's ``PodScheduled=False/Unschedulable`` (first seen)
@@ -13,6 +14,9 @@ ends when a Node for it is Ready. So per pod:
 - ``launched``      that claim's ``Launched`` condition (Joinery's launch activity, EC2)
 - ``registered``    the Node object (the emulated instance's kubelet registering)
 - ``nodeReady``     the Node's ``Ready`` condition (kwok)
+- ``claimRegistered`` the claim's ``Registered`` condition: Joinery took the node's
+                    ``karpenter.sh/unregistered`` taint off, so pods may bind to it
+- ``usable``        the later of ``nodeReady`` and ``claimRegistered``
 - ``bound``         the pod's ``PodScheduled=True`` (the scheduler)
 - ``running``       the pod's ``Ready`` condition (kwok)
 
@@ -25,8 +29,8 @@ pods, if not always for this very one.
 
 ``shares`` sums it up: per stage, p50/p99/max seconds; and two totals over the burst:
 ``joineryOwn`` (seconds during which at least one pod waited on Joinery: the union of the
-pods' [unschedulable, nodeReady] spans; ``joinerySpan`` is the plain first-Unschedulable to
-last-Ready span, the same unless the waits had gaps between them) and ``controlPlaneOnly``
+pods' [unschedulable, usable] spans; ``joinerySpan`` is the plain first-Unschedulable to
+last-usable span, the same unless the waits had gaps between them) and ``controlPlaneOnly``
 (the rest of the burst, from the first create to the last Running, when no pod waited on
 Joinery).
 """
@@ -50,7 +54,8 @@ STAGES: tuple[tuple[str, str, str, str], ...] = (
     ("claimToLaunched", "claimCreated", "launched", "Joinery"),
     ("launchedToRegistered", "launched", "registered", "Joinery"),
     ("registeredToNodeReady", "registered", "nodeReady", "Joinery"),
-    ("nodeReadyToBound", "nodeReady", "bound", "control plane"),
+    ("registeredToClaimRegistered", "registered", "claimRegistered", "Joinery"),
+    ("usableToBound", "usable", "bound", "control plane"),
     ("boundToRunning", "bound", "running", "control plane"),
 )
 
@@ -153,18 +158,20 @@ def journeys(
         node_name = (pod.get("spec") or {}).get("nodeName")
         node = node_by_name.get(node_name) if node_name else None
         claim = claim_by_node.get(node_name) if node_name else None
-        rows.append(
-            {
-                "created": _at(meta.get("creationTimestamp")),
-                "unschedulable": unschedulable.get(meta.get("name", "")),
-                "claimCreated": _at((claim or {}).get("metadata", {}).get("creationTimestamp")),
-                "launched": _condition(claim, "Launched") if claim else None,
-                "registered": _at((node or {}).get("metadata", {}).get("creationTimestamp")),
-                "nodeReady": _condition(node, "Ready") if node else None,
-                "bound": _condition(pod, "PodScheduled"),
-                "running": _condition(pod, "Ready"),
-            }
-        )
+        row: dict[str, float | None] = {
+            "created": _at(meta.get("creationTimestamp")),
+            "unschedulable": unschedulable.get(meta.get("name", "")),
+            "claimCreated": _at((claim or {}).get("metadata", {}).get("creationTimestamp")),
+            "launched": _condition(claim, "Launched") if claim else None,
+            "registered": _at((node or {}).get("metadata", {}).get("creationTimestamp")),
+            "nodeReady": _condition(node, "Ready") if node else None,
+            "claimRegistered": _condition(claim, "Registered") if claim else None,
+            "bound": _condition(pod, "PodScheduled"),
+            "running": _condition(pod, "Ready"),
+        }
+        ready, taken_in = row["nodeReady"], row["claimRegistered"]
+        row["usable"] = None if ready is None or taken_in is None else max(ready, taken_in)
+        rows.append(row)
     return rows
 
 
@@ -203,7 +210,7 @@ def shares(rows: list[dict[str, float | None]]) -> dict[str, Any]:
             }
     waits: list[tuple[float, float]] = []
     for r in rows:
-        marked, ready = r["unschedulable"], r["nodeReady"]
+        marked, ready = r["unschedulable"], r["usable"]
         if marked is not None and ready is not None:
             waits.append((marked, max(marked, ready)))
     created = [r["created"] for r in rows if r["created"] is not None]
@@ -215,7 +222,7 @@ def shares(rows: list[dict[str, float | None]]) -> dict[str, Any]:
         out.update(
             burstSeconds=burst,
             joineryOwn=own,
-            # the plain span: the first pod marked Unschedulable to the last Node Ready
+            # the plain span: the first pod marked Unschedulable to the last Node usable
             joinerySpan=max(b for _, b in waits) - min(a for a, _ in waits) if waits else 0.0,
             controlPlaneOnly=max(0.0, burst - own),
             joineryWaitMax=max((b - a for a, b in waits), default=0.0),
