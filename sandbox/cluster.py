@@ -363,7 +363,7 @@ class Cluster:
                 str(bins["kwok"]),
                 f"--kubeconfig={component_configs['kwok']}",
                 f"--config={KWOK_STAGES}",
-                f"--config={control_plane_rates.kwok_config(rates, root)}",
+                *control_plane_rates.kwok_args(rates, root),
                 "--manage-all-nodes=false",
                 f"--manage-nodes-with-annotation-selector={KWOK_NODE_ANNOTATION}={KWOK_NODE_ANNOTATION_VALUE}",
                 f"--server-address=127.0.0.1:{kwok_port}",

@@ -57,8 +57,12 @@ def controller_manager_args(rates: Rates) -> list[str]:
     ]
 
 
-def kwok_config(rates: Rates, directory: Path) -> Path:
-    """A KwokConfiguration file with the stage parallelism, for a second ``--config``."""
+def kwok_args(rates: Rates, directory: Path) -> list[str]:
+    """A second ``--config``: a KwokConfiguration with the stage parallelism; none for the
+    upstream defaults. kwok v0.8 takes a given KwokConfiguration's missing numbers as 0, not
+    as its defaults, so the other options are spelled out with their default values."""
+    if rates.kwok_parallelism == UPSTREAM.kwok_parallelism:
+        return []
     path = directory / "kwok-options.yaml"
     path.write_text(
         "apiVersion: config.kwok.x-k8s.io/v1alpha1\n"
@@ -66,5 +70,11 @@ def kwok_config(rates: Rates, directory: Path) -> Path:
         "options:\n"
         f"  podPlayStageParallelism: {rates.kwok_parallelism}\n"
         f"  nodePlayStageParallelism: {rates.kwok_parallelism}\n"
+        "  nodeLeaseParallelism: 4\n"
+        "  podsOnNodeSyncParallelism: 1\n"
+        "  enablePodsOnNodeSyncListPager: true\n"
+        "  enablePodsOnNodeSyncStreamWatch: false\n"
+        "  enableDebuggingHandlers: true\n"
+        "  enableProfilingHandler: true\n"
     )
-    return path
+    return [f"--config={path}"]
