@@ -16,7 +16,10 @@ write operations only).
 --scenario scale --boot-delay 0 --exit`` (a fresh stack: Temporal, real control plane with kwok
 nodes, EC2 emulator, ``joinery worker``), one burst of that many pending pods that each need
 a node of their own, until all are Running; then the workload goes and the nodes are
-retired (``sandbox/scenarios/scale.py``).
+retired (``sandbox/scenarios/scale.py``). It prints each pod's way split into the control
+plane's stages and Joinery's own time. ``--control-plane-rates sandbox,upstream`` runs each
+size with the sandbox's raised control-plane client rates and with the upstream defaults in
+turn (``sandbox/control_plane_rates.py``).
 """
 
 from __future__ import annotations
@@ -224,10 +227,16 @@ def run_worker(address: str, queue: str) -> None:
 DEV_TEMPORAL = {"dev": "dev", "production": "server"}
 
 
-def full_path(pods: int, timeout: float, kind: str, retire: bool = True) -> None:
-    """One ``joinery dev --scenario scale`` run with ``pods`` pods; prints its figures."""
+def full_path(
+    pods: int, timeout: float, kind: str, retire: bool = True, rates: str = "sandbox"
+) -> None:
+    """One ``joinery dev --scenario scale`` run with ``pods`` pods; prints its figures.
+    ``rates``: the control plane's client rates, ``sandbox`` or ``upstream``
+    (``sandbox/control_plane_rates.py``)."""
     from benchmarks.e2e import run_once
+    from sandbox import control_plane_rates
 
+    os.environ[control_plane_rates.ENV] = rates
     os.environ["JOINERY_SCALE_PODS"] = str(pods)  # sandbox.scenarios.scale.PODS_ENV
     os.environ["JOINERY_SCALE_RETIRE"] = "1" if retire else "0"  # .RETIRE_ENV
     r = run_once(0.0, timeout, cold=False, scenario="scale", temporal=DEV_TEMPORAL[kind])
@@ -236,7 +245,8 @@ def full_path(pods: int, timeout: float, kind: str, retire: bool = True) -> None
     cpu = ", ".join(f"{k} {v}" for k, v in (r.get("cpuSeconds") or {}).items())
     per_node = ", ".join(f"{k} {v}" for k, v in (r.get("cpuSecondsPerNode") or {}).items())
     print(
-        f"{kind} server, {pods} pods: all Running after {r.get('secondsToAllRunning')} s on "
+        f"{kind} server, {rates} control-plane rates, {pods} pods: all Running after "
+        f"{r.get('secondsToAllRunning')} s on "
         f"{r.get('nodes')} node(s); pending-to-Running p50 {waits.get('p50')} s, "
         f"p99 {waits.get('p99')} s, max {waits.get('max')} s; "
         f"retired in {r.get('retiredSeconds')} s; "
@@ -245,10 +255,33 @@ def full_path(pods: int, timeout: float, kind: str, retire: bool = True) -> None
         f"\n  CPU s over the burst: {cpu}; per node: {per_node}",
         flush=True,
     )
+    journeys = r.get("podJourneys") or {}
+    if journeys.get("burstSeconds") is not None:
+        print(
+            f"  Joinery's own time {journeys['joineryOwn']:.0f} s (pods waiting on it: "
+            f"Unschedulable to Node usable; first Unschedulable to last usable "
+            f"{journeys['joinerySpan']:.0f} s, longest one pod waited "
+            f"{journeys['joineryWaitMax']:.0f} s); "
+            f"control plane only {journeys['controlPlaneOnly']:.0f} s; burst "
+            f"{journeys['burstSeconds']:.0f} s (first create to last Running); "
+            f"{journeys['podsTimed']}/{journeys['pods']} pods timed",
+            flush=True,
+        )
+    for label, st in (journeys.get("stages") or {}).items():
+        print(
+            f"  {label:<24} ({st['whose']}): p50 {st['p50']:.0f} s, p99 {st['p99']:.0f} s, "
+            f"max {st['max']:.0f} s ({st['pods']} pods)",
+            flush=True,
+        )
     for a in r.get("provisionerActivities") or []:
         print(
             f"  provisioner: {a['activity']} scheduled at {a['at']} s, waited {a['waited']} s, "
-            f"ran {a['ran']} s (attempt {a['attempt']}), result {a['resultBytes']} bytes",
+            f"ran {a['ran']} s (attempt {a['attempt']}), result {a['resultBytes']} bytes"
+            + (
+                f": {a['created']} claim(s) for {a['pendingPods']} pending pod(s)"
+                if "created" in a
+                else ""
+            ),
             flush=True,
         )
     for failure in r.get("failures") or []:
@@ -269,6 +302,11 @@ def main() -> None:
     parser.add_argument(
         "--no-retire", action="store_true", help="full path: stop once all pods Run"
     )
+    parser.add_argument(
+        "--control-plane-rates",
+        default="sandbox",
+        help="full path: comma-separated, each run in turn: sandbox (raised), upstream",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--address", help=argparse.SUPPRESS)
     parser.add_argument("--queue", help=argparse.SUPPRESS)
@@ -279,7 +317,8 @@ def main() -> None:
     if args.pods:
         for pods in (int(n) for n in args.pods.split(",")):
             for kind in args.servers.split(","):
-                full_path(pods, args.timeout, kind, retire=not args.no_retire)
+                for rates in args.control_plane_rates.split(","):
+                    full_path(pods, args.timeout, kind, not args.no_retire, rates)
         return
     header = (
         "server      replicas  lifecycles/s  p50 s  p99 s  worker CPU s  server CPU s"

@@ -44,6 +44,7 @@ from kubernetes import config as k8s_config
 from kubernetes import utils as k8s_utils
 from kubernetes.client.exceptions import ApiException
 
+from sandbox import control_plane_rates
 from sandbox.processes import ChildProcess, free_ports, wait_for
 
 REPO = Path(__file__).resolve().parent.parent
@@ -325,6 +326,8 @@ class Cluster:
             )
             component_configs[name] = path
 
+        rates = control_plane_rates.chosen()  # an emulated gap: see that module
+        log(f"control-plane client rates: {rates}")
         scheduler = self._spawn(
             "kube-scheduler",
             [
@@ -335,6 +338,7 @@ class Cluster:
                 "--bind-address=127.0.0.1",
                 f"--secure-port={sched_port}",
                 "--leader-elect=false",
+                *control_plane_rates.scheduler_args(rates),
             ],
         )
         controller_manager = self._spawn(
@@ -350,6 +354,7 @@ class Cluster:
                 f"--service-account-private-key-file={sa_key}",
                 f"--root-ca-file={self.ca_file}",
                 "--cluster-name=joinery-sandbox",
+                *control_plane_rates.controller_manager_args(rates),
             ],
         )
         kwok = self._spawn(
@@ -358,6 +363,7 @@ class Cluster:
                 str(bins["kwok"]),
                 f"--kubeconfig={component_configs['kwok']}",
                 f"--config={KWOK_STAGES}",
+                *control_plane_rates.kwok_args(rates, root),
                 "--manage-all-nodes=false",
                 f"--manage-nodes-with-annotation-selector={KWOK_NODE_ANNOTATION}={KWOK_NODE_ANNOTATION_VALUE}",
                 f"--server-address=127.0.0.1:{kwok_port}",

@@ -8,6 +8,7 @@ last NodeClaim being made (rounds that waited for each other, a slow solve, slow
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,9 @@ class ActivitySpan:
     ran: float  # started to completed (0 when it did not complete)
     result_bytes: int
     attempt: int
+    # from a planning round's result: claims created, pending pods it saw
+    created: int | None = None
+    pending: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -31,6 +35,8 @@ class ActivitySpan:
             "ran": round(self.ran, 1),
             "resultBytes": self.result_bytes,
             "attempt": self.attempt,
+            **({} if self.created is None else {"created": self.created}),
+            **({} if self.pending is None else {"pendingPods": self.pending}),
         }
 
 
@@ -55,12 +61,25 @@ async def _spans(address: str, namespace: str, workflow_id: str, since: float) -
             name, when = scheduled.get(c.scheduled_event_id, ("?", at))
             began, attempt = started.get(c.scheduled_event_id, (at, 0))
             if when >= since:
-                spans.append(
-                    ActivitySpan(
-                        name, when - since, began - when, at - began, c.result.ByteSize(), attempt
-                    )
+                span = ActivitySpan(
+                    name, when - since, began - when, at - began, c.result.ByteSize(), attempt
                 )
+                _outcome(span, c.result.payloads)
+                spans.append(span)
     return [s.to_json() for s in spans]
+
+
+def _outcome(span: ActivitySpan, payloads: Any) -> None:
+    """A planning round's result (JSON with ``created`` names and ``pending_pods``)."""
+    if not payloads:
+        return
+    try:
+        result = json.loads(payloads[0].data)
+    except ValueError:
+        return
+    if isinstance(result, dict) and "pending_pods" in result:
+        span.created = len(result.get("created") or [])
+        span.pending = int(result.get("pending_pods") or 0)
 
 
 def provisioner_activities(

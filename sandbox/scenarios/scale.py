@@ -12,7 +12,9 @@ anti-affinity term (which would also time the solver's pairwise checks, not the 
 ``breakdown`` milestones of ``Sandbox.timeline`` and, per pod, pending-to-Running seconds
 (creation to the Ready condition; whole seconds, as Kubernetes stamps them) as p50, p99 and
 max, and the CPU seconds over the burst of the worker, the Temporal server and this process
-(``cpuSeconds``, and ``cpuSecondsPerNode``). Then the Deployment goes, the empty nodes'
+(``cpuSeconds``, and ``cpuSecondsPerNode``), and ``podJourneys``: each pod's way split into
+the control plane's stages and Joinery's, with Joinery's own time over the burst
+(``sandbox/scenarios/pod_journeys.py``). Then the Deployment goes, the empty nodes'
 claims are deleted and every instance must be terminated (``retiredSeconds``), unless
 ``JOINERY_SCALE_RETIRE=0``.
 """
@@ -27,7 +29,7 @@ import uuid
 from models import labels as L
 from sandbox.dev import TemporalDevServer
 from sandbox.processes import group_cpu_seconds
-from sandbox.scenarios import round_timeline, spread_fleet
+from sandbox.scenarios import pod_journeys, round_timeline, spread_fleet
 from sandbox.scenarios.common import (
     Sandbox,
     Summary,
@@ -80,11 +82,15 @@ def _cpu(sandbox: Sandbox) -> dict[str, float]:
     }
 
 
-def _burst(sandbox: Sandbox, pool: str, replicas: int, deadline: float) -> tuple[str, float]:
-    """Create the Deployment; wait until all its pods Run. Returns namespace and seconds."""
+def _burst(
+    sandbox: Sandbox, pool: str, replicas: int, deadline: float
+) -> tuple[str, float, dict[str, float]]:
+    """Create the Deployment; wait until all its pods Run. Returns namespace, seconds and
+    when each pod was first marked Unschedulable."""
     namespace = sandbox.namespace(NAME)
     body = deployment(APP, scenario=NAME, replicas=replicas, cpu=CPU, memory=MEMORY)
     body["spec"]["template"]["spec"]["nodeSelector"] = {L.NODEPOOL: pool}
+    watch = pod_journeys.UnschedulableWatch(sandbox.core, namespace, f"app={APP}").start()
     began = time.monotonic()
     sandbox.create_deployment(namespace, body)
     count = 0
@@ -101,7 +107,8 @@ def _burst(sandbox: Sandbox, pool: str, replicas: int, deadline: float) -> tuple
         interval=1.0,
         progress=lambda: f"{count}/{replicas} Running",
     )
-    return namespace, time.monotonic() - began
+    seconds = time.monotonic() - began
+    return namespace, seconds, watch.stop()
 
 
 def _retire(sandbox: Sandbox, namespace: str, deadline: float) -> None:
@@ -122,13 +129,13 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
     pool = f"scale-{uuid.uuid4().hex[:6]}"
     spread_fleet.create_nodepool(sandbox.kube, pool)
 
-    warm_ns, warm_seconds = _burst(sandbox, pool, 1, deadline)
+    warm_ns, warm_seconds, _ = _burst(sandbox, pool, 1, deadline)
     _retire(sandbox, warm_ns, deadline)
     sandbox.log(f"warm-up: one pod Running after {warm_seconds:.1f}s; now {pods} pods")
 
     created_at = time.time()
     cpu_before = _cpu(sandbox)
-    namespace, seconds = _burst(sandbox, pool, pods, deadline)
+    namespace, seconds, unschedulable = _burst(sandbox, pool, pods, deadline)
     cpu_after = _cpu(sandbox)
     summary.pods = pods
     summary.secondsToAllRunning = seconds
@@ -138,8 +145,11 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
     breakdown = sandbox.timeline(namespace, f"app={APP}", created_at)
     breakdown["allRunning"] = seconds
     summary.breakdown = breakdown
+    burst_pods = sandbox.pods(namespace, f"app={APP}")
+    rows = pod_journeys.journeys(burst_pods, sandbox.nodes(), sandbox.nodeclaims(), unschedulable)
+    summary.extra["podJourneys"] = pod_journeys.shares(rows)
     waits = []
-    for pod in sandbox.pods(namespace, f"app={APP}"):
+    for pod in burst_pods:
         created, ready = _at(pod["metadata"].get("creationTimestamp")), _condition_at(pod, "Ready")
         if created is not None and ready is not None:
             waits.append(ready - created)
