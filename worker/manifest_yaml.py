@@ -31,8 +31,9 @@ _NULL = "tag:yaml.org,2002:null"
 _MISSING = object()
 _NO_PATHS: dict[Any, Any] = {}
 _NOTHING = type(None)  # called with no arguments, returns None
-# PyYAML's tag resolution (its Resolver's implicit rules, no path resolvers), memoised.
-_resolve_cached = functools.lru_cache(maxsize=100_000)(yaml.resolver.Resolver().resolve)
+# PyYAML's tag resolution (its Resolver's implicit rules, no path resolvers), memoised; also
+# used to tell whether a plain key reads as a string (manifest_sections).
+resolve_plain = functools.lru_cache(maxsize=100_000)(yaml.resolver.Resolver().resolve)
 # What PyYAML's constructors raise, instead of a YAML error, on a value its tag cannot read.
 _UNREADABLE = (ValueError, IndexError, TypeError, AttributeError, KeyError, OverflowError)
 
@@ -62,7 +63,7 @@ class ManifestLoader(_BASE):
                 # The composer resolves every scalar's tag; with PyYAML's own rules that is a
                 # pure function of its arguments, memoised here in C (the composer calls it
                 # ~300,000 times for 5,000 Pods, over a few thousand distinct values).
-                self.resolve = _resolve_cached
+                self.resolve = resolve_plain
 
     def construct_document(self, node: Node) -> Any:
         self._built: dict[int, Any] = {}

@@ -6,7 +6,7 @@ import argparse
 import gc
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from scheduling.inputs import Document, InputError, build_problem
 from scheduling.lowerbound import lower_bound
 from scheduling.report import plan_to_dict, plan_to_table
 from scheduling.solver import Solver
-from worker import catalog_file_cache, manifest_yaml
+from worker import catalog_file_cache, manifest_sections, manifest_yaml
 from worker.cli import UsageError, one_line
 from worker.plan_json import dumps_indented
 
@@ -62,11 +62,14 @@ def _no_constant(name: str) -> Any:
 
 
 def _read_yaml(path: str) -> Iterator[tuple[int, Any]]:
-    """The documents of a YAML (or JSON) file, numbered from 1."""
-    return _documents(path, _decode(path, _read_bytes(path)))
+    """The documents of a YAML (or JSON) file of manifests, numbered from 1. Manifests repeat
+    themselves (the Pods of one Deployment), so each distinct piece is parsed once."""
+    return _documents(path, _decode(path, _read_bytes(path)), manifest_sections.load_all)
 
 
-def _documents(path: str, text: str) -> Iterator[tuple[int, Any]]:
+def _documents(
+    path: str, text: str, load_all: Callable[[str], Iterator[Any]] = manifest_yaml.load_all
+) -> Iterator[tuple[int, Any]]:
     """The documents of ``text`` (the file ``path``), numbered from 1."""
     if text.lstrip()[:1] in ("{", "["):
         # JSON is YAML too, but the json module reads it far faster; anything it rejects
@@ -77,7 +80,7 @@ def _documents(path: str, text: str) -> Iterator[tuple[int, Any]]:
         except (ValueError, RecursionError):
             pass
     try:
-        yield from enumerate(manifest_yaml.load_all(text), 1)
+        yield from enumerate(load_all(text), 1)
     except RecursionError:
         raise UsageError(f"{path}: malformed YAML: nested too deeply") from None
     except yaml.YAMLError as exc:

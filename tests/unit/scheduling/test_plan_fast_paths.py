@@ -59,7 +59,7 @@ SCALARS = [
 
 def test_memoised_resolution_is_pyyamls() -> None:
     loader = manifest_yaml.ManifestLoader("")
-    assert loader.resolve is manifest_yaml._resolve_cached
+    assert loader.resolve is manifest_yaml.resolve_plain
     reference = yaml.SafeLoader("")
     calls = [
         (yaml.ScalarNode, value, implicit)
