@@ -323,16 +323,29 @@ class ClaimPlacement(PoolLimits):
     def _widened(self, c: ClaimTarget, types: list[InstanceType]) -> list[InstanceType]:
         """Of ``types``, largest first, those that hold the claim's pods and fit in what the
         pool's limits leave once the claim's own reservation is released. The claim's
-        current types were reserved, so they are among them."""
+        current types were reserved, so they are among them. Memoised per claim, usage and
+        what is left: a pool at its limits is asked this by every pod it refuses."""
         pool = c.pool
         assert pool is not None and pool.remaining is not None and c.reserved is not None
         free = list(pool.remaining)
         for i in pool.limited:
             free[i] += c.reserved[i]
+        key = (c.index, tuple(c.used), tuple(free))
+        hit = self._widenings.get(key)
+        if hit is not None and hit[0] is types:
+            return hit[1]
+        widened = self._widen(c, types, free)
+        self._widenings[key] = (types, widened)
+        return widened
+
+    def _widen(
+        self, c: ClaimTarget, types: list[InstanceType], free: list[int]
+    ) -> list[InstanceType]:
+        limited = c.pool.limited if c.pool is not None else ()
         kept = [
             it
             for it in self._fit(types, c.used)
-            if all(self._capacity_of(it)[i] <= free[i] for i in pool.limited)
+            if all(self._capacity_of(it)[i] <= free[i] for i in limited)
         ]
         return sorted(kept, key=self._size_key, reverse=True)
 

@@ -102,10 +102,17 @@ class PoolLimits(PodClasses):
         self, types: list[InstanceType], target: InstanceType, pool: PoolView
     ) -> list[InstanceType]:
         """The types no larger than ``target`` in any limited resource: a claim is filled
-        only toward its target, so larger types would hold back room it never uses."""
+        only toward its target, so larger types would hold back room it never uses.
+        Memoised per list and target: a tight pool's claims ask after every pod they take."""
+        key = (id(types), target.name, pool.limited)
+        hit = self._no_larger.get(key)
+        if hit is not None and hit[0] is types:
+            return hit[1]
         top = self._capacity_of(target)
         out = [it for it in types if all(self._capacity_of(it)[i] <= top[i] for i in pool.limited)]
-        return types if len(out) == len(types) else out
+        kept = types if len(out) == len(types) else out
+        self._no_larger[key] = (types, kept)
+        return kept
 
     def _tighten(self, pool: PoolView) -> None:
         """The limits narrowed a new claim of the pool for the first time: from now on its

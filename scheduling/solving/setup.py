@@ -142,6 +142,18 @@ class SolverSetup:
         self._ungrowable: set[tuple[int, int]] = set()
         # (pod class, pool) → placements when no open claim of the pool could grow for it.
         self._growth_failed: dict[tuple[int, int], int] = {}
+        # (claim index, its pods' usage, what the limits leave it) → (the pool's type list,
+        # the types the claim could grow to): once a pool's limits are used up, every pod
+        # refused a new claim asks each open claim the same question.
+        # (type list, target, limited resources) → (the list, its types no larger than the
+        # target): ``_no_larger_than`` after every pod a tight pool's claim takes.
+        self._no_larger: dict[
+            tuple[int, str, tuple[int, ...]], tuple[list[InstanceType], list[InstanceType]]
+        ] = {}
+        self._widenings: dict[
+            tuple[int, tuple[int, ...], tuple[int, ...]],
+            tuple[list[InstanceType], list[InstanceType]],
+        ] = {}
 
     def _dimensions(self) -> list[str]:
         names = {CPU, MEMORY, PODS}

@@ -29,6 +29,19 @@ class DirectSolver(Solver):
         zones, cts = self.offers.zones_and_types(types, reqs, universe)
         return sorted(zones if key == L.ZONE else cts)
 
+    def _no_larger_than(
+        self, types: list[InstanceType], target: InstanceType, pool: PoolView
+    ) -> list[InstanceType]:
+        top = self._capacity_of(target)
+        return [it for it in types if all(self._capacity_of(it)[i] <= top[i] for i in pool.limited)]
+
+    def _widened(self, c: ClaimTarget, types: list[InstanceType]) -> list[InstanceType]:
+        assert c.pool is not None and c.pool.remaining is not None and c.reserved is not None
+        free = list(c.pool.remaining)
+        for i in c.pool.limited:
+            free[i] += c.reserved[i]
+        return self._widen(c, types, free)
+
     def _cheapest_room(self, c: ClaimTarget) -> list[int] | None:
         for _, _, alloc in self._price_order(c.types, c.requirements):
             if all(a <= b for a, b in zip(c.used, alloc, strict=True)):

@@ -2,7 +2,8 @@
 
 ``DirectSolver`` undoes each of them (the topology narrowing memo, the offered-domains memo,
 the cheapest-room memo, the claim listing memo, the memo of what a claim holds back from its
-pool's limits, a class's and a pod's remembered failures, and the "claim is full whatever
+pool's limits, the memos of the types a tight pool's claim may keep and an open claim may grow
+to, a class's and a pod's remembered failures, and the "claim is full whatever
 the topology picks" shortcut); the
 plans must be identical, on Deployments over EC2-shaped catalogs where some offerings are
 unavailable (so the shortcut's "the target survives any zone" test goes both ways) and with
@@ -28,7 +29,7 @@ if str(ROOT) not in sys.path:
 from direct_solver import DirectSolver  # noqa: E402
 
 from benchmarks.catalogs import ec2_like_catalog  # noqa: E402
-from benchmarks.workloads import deployments, nodepool, pod  # noqa: E402
+from benchmarks.workloads import deployments, diverse_pods, nodepool, pod  # noqa: E402
 from models import labels as L  # noqa: E402
 from models.instancetype import InstanceType, Offering  # noqa: E402
 from models.quantity import parse_quantity  # noqa: E402
@@ -320,3 +321,31 @@ def test_a_pod_alike_at_its_first_step_but_relaxing_otherwise_is_not_answered_fo
     assert shipped == _plan(DirectSolver, catalog, raw, nodepool())
     assert [u["pod"] for u in shipped["unschedulable"]] == ["default/a1"]
     assert [c["pods"] for c in shipped["nodeClaims"]] == [["default/a2"]]
+
+
+class GrowthCountingSolver(Solver):
+    """The solver as shipped, counting the open claims it asked to grow."""
+
+    asked = 0
+
+    def _widened(self, c: ClaimTarget, types: list[InstanceType]) -> list[InstanceType]:
+        GrowthCountingSolver.asked += 1
+        return super()._widened(c, types)
+
+
+@pytest.mark.parametrize("limits", [{"cpu": "150"}, {"cpu": "400", "memory": "900Gi"}])
+def test_a_pool_at_its_limits_refuses_diverse_pods_as_the_direct_computation(
+    limits: dict[str, str],
+) -> None:
+    """Karpenter's diverse shape (spreads, affinities) against limits reached part-way:
+    every pod the pool then refuses asks each open claim whether it could grow (memoised per
+    claim, usage and what the limits leave); the plans are the direct computation's."""
+    rng = random.Random(3)
+    catalog = _catalog(rng, 80, 0.03)
+    raw = diverse_pods(700, seed=7)
+    pool = nodepool(limits=dict(limits))
+    GrowthCountingSolver.asked = 0
+    shipped = _plan(GrowthCountingSolver, catalog, raw, pool)
+    assert GrowthCountingSolver.asked > 100
+    assert any("limits would be exceeded" in u["reason"] for u in shipped["unschedulable"])
+    assert shipped == _plan(DirectSolver, catalog, raw, pool)
