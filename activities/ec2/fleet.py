@@ -22,9 +22,11 @@ from activities.ec2.errors import (
     CAPACITY_TYPE_WIDE_CODES,
     LAUNCH_TEMPLATE_NOT_FOUND_CODES,
     UNFULFILLABLE_CAPACITY_CODES,
+    EC2Error,
     InsufficientCapacity,
     LaunchTemplateNotFound,
     Pool,
+    Throttled,
     aws_errors,
     classify,
 )
@@ -40,7 +42,8 @@ from activities.ec2.instances import (
 )
 from activities.ec2.launch_templates import LaunchTemplateInput, LaunchTemplateProvider
 from activities.ec2.launch_types import LaunchRequest, LaunchResult, provider_id
-from activities.ec2.nodeclass import NodeClassResolver, ResolvedNodeClass
+from activities.ec2.nodeclass import ResolvedNodeClass
+from activities.ec2.nodeclass_cache import ResolvedNodeClasses
 from activities.ec2.settings import ProviderSettings
 from activities.ec2.subnets import best_subnet_per_zone
 from activities.ec2.userdata import Bootstrap
@@ -133,7 +136,7 @@ class Launcher:
         ec2: Any,
         settings: ProviderSettings,
         catalog: InstanceTypeProvider,
-        resolver: NodeClassResolver,
+        nodeclasses: ResolvedNodeClasses,
         templates: LaunchTemplateProvider,
         instances: InstanceProvider,
         unavailable: UnavailableOfferings,
@@ -142,7 +145,7 @@ class Launcher:
         self._ec2 = ec2
         self._settings = settings
         self._catalog = catalog
-        self._resolver = resolver
+        self._nodeclasses = nodeclasses
         self._templates = templates
         self._instances = instances
         self._unavailable = unavailable
@@ -152,7 +155,7 @@ class Launcher:
         existing = self._instances.find_by_nodeclaim(request.nodeclaim_name)
         if existing is not None:
             return self._result_for_existing(existing, nodeclass)
-        resolved = self._resolver.resolve(nodeclass)
+        resolved = self._nodeclasses.get(nodeclass)
         resolved.require_ready()
         self._unavailable.sync()  # other replicas' refusals, before choosing pools
         zones = {s.zone for s in resolved.subnets}
@@ -177,10 +180,24 @@ class Launcher:
                 f"NodeClaim {request.nodeclaim_name}: no AMI of EC2NodeClass {nodeclass.name} "
                 "suits the compatible instance types"
             )
-        response = self._create_fleet(request, nodeclass, capacity_type, configs)
-        instance_id, itype, zone, lifecycle, lt_name = self._first_instance(
-            response, resolved, capacity_type
-        )
+        try:
+            response = self._create_fleet(request, nodeclass, capacity_type, configs)
+            instance_id, itype, zone, lifecycle, lt_name = self._first_instance(
+                response, resolved, capacity_type
+            )
+        except (InsufficientCapacity, Throttled):
+            raise
+        except EC2Error as exc:
+            if isinstance(exc, LaunchTemplateNotFound):
+                # refused as a whole (not per override): the next try creates them again
+                for cfg in configs:
+                    self._templates.invalidate(
+                        cfg["LaunchTemplateSpecification"]["LaunchTemplateName"]
+                    )
+            # A subnet, security group or AMI the cached resolution named may be gone: the
+            # retry resolves the NodeClass afresh.
+            self._nodeclasses.invalidate(nodeclass.name)
+            raise
         by_name = {c.instance_type.name: c.instance_type for c in candidates}
         return self._result(
             instance_id,

@@ -19,6 +19,7 @@ from activities.ec2.interruption import InterruptionQueue
 from activities.ec2.launch_templates import LT_ID_TAG, LaunchTemplateProvider
 from activities.ec2.launch_types import LaunchRequest, LaunchResult
 from activities.ec2.nodeclass import NodeClassResolver, ResolvedNodeClass
+from activities.ec2.nodeclass_cache import ResolvedNodeClasses
 from activities.ec2.pricing import PricingProvider
 from activities.ec2.settings import ProviderSettings
 from models.ec2nodeclass import EC2NodeClass
@@ -37,6 +38,7 @@ class EC2Provider:
     pricing: PricingProvider
     catalog: InstanceTypeProvider
     resolver: NodeClassResolver
+    nodeclasses: ResolvedNodeClasses
     templates: LaunchTemplateProvider
     instances: InstanceProvider
     launcher: Launcher
@@ -66,13 +68,18 @@ class EC2Provider:
             if settings.manage_instance_profiles and clients.iam is not None
             else None
         )
-        resolver = NodeClassResolver(
-            clients.ec2, clients.ssm, lambda: cluster.current().kubernetes_version, profiles
+
+        def kubernetes_version() -> str:
+            return cluster.current().kubernetes_version
+
+        resolver = NodeClassResolver(clients.ec2, clients.ssm, kubernetes_version, profiles)
+        nodeclasses = ResolvedNodeClasses(
+            resolver.resolve, kubernetes_version, settings.nodeclass_cache_ttl_seconds, clock
         )
         templates = LaunchTemplateProvider(clients.ec2, settings.cluster_name)
         instances = InstanceProvider(clients.ec2, settings.cluster_name)
         launcher = Launcher(
-            clients.ec2, settings, catalog, resolver, templates, instances, unavailable, cluster
+            clients.ec2, settings, catalog, nodeclasses, templates, instances, unavailable, cluster
         )
         return EC2Provider(
             settings,
@@ -81,6 +88,7 @@ class EC2Provider:
             pricing,
             catalog,
             resolver,
+            nodeclasses,
             templates,
             instances,
             launcher,
@@ -89,7 +97,9 @@ class EC2Provider:
         )
 
     def resolve_nodeclass(self, nodeclass: EC2NodeClass) -> ResolvedNodeClass:
-        return self.resolver.resolve(nodeclass)
+        """Resolve afresh (the NodeClass status controller, the CLI); the answer, if ready,
+        also serves the launches that follow."""
+        return self.nodeclasses.refresh(nodeclass)
 
     def _timed(self, method: str, call: Callable[[], T]) -> T:
         """Run ``call`` and report it as Karpenter's cloud provider decorator does (method
@@ -111,7 +121,7 @@ class EC2Provider:
         def listed() -> list[InstanceType]:
             zones = None
             if nodeclass is not None:
-                zones = {s.zone for s in self.resolver.resolve(nodeclass).subnets}
+                zones = {s.zone for s in self.nodeclasses.get(nodeclass).subnets}
             return self.catalog.list(nodeclass, zones)
 
         return self._timed("GetInstanceTypes", listed)

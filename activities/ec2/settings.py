@@ -55,6 +55,9 @@ class ProviderSettings:
     # worker does; offline tools leave IAM alone and take ``instanceProfile`` as named).
     manage_instance_profiles: bool = False
     cluster_refresh_seconds: float = 300.0
+    # How long a ready EC2NodeClass resolution (subnets, security groups, AMIs) serves
+    # launches before AWS is asked again (activities/ec2/nodeclass_cache.py).
+    nodeclass_cache_ttl_seconds: float = 60.0
 
     @property
     def cluster_name(self) -> str:

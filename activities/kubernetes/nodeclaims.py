@@ -88,8 +88,10 @@ def record_launch(
     image_id: str,
     capacity: Mapping[str, str],
     allocatable: Mapping[str, str],
+    launched: cond.Condition | None = None,
 ) -> Obj:
-    """Status after a successful launch: which instance, which image, what it offers."""
+    """Status after a successful launch: which instance, which image, what it offers; with
+    ``launched``, that condition too (and ``Ready`` recomputed), in the same write."""
     return status.patch_status(
         kube,
         NODECLAIM,
@@ -100,6 +102,8 @@ def record_launch(
             "capacity": dict(capacity),
             "allocatable": dict(allocatable),
         },
+        conditions=[launched] if launched is not None else [],
+        ready_dependents=conditions.NODECLAIM_READINESS,
     )
 
 

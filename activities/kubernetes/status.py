@@ -51,15 +51,33 @@ def set_conditions(
 
 
 def patch_status(
-    kube: Kube, crd: CustomResource, obj: Mapping[str, Any], fields: Mapping[str, Any]
+    kube: Kube,
+    crd: CustomResource,
+    obj: Mapping[str, Any],
+    fields: Mapping[str, Any],
+    *,
+    conditions: Iterable[cond.Condition] = (),
+    ready_dependents: Sequence[str] = (),
 ) -> Obj:
-    """Set top-level status fields (e.g. providerID, nodeName, capacity) on ``obj``."""
+    """Set top-level status fields (e.g. providerID, nodeName, capacity) on ``obj``, and
+    with ``conditions`` apply those as ``set_conditions`` does, in the same write."""
     meta = obj["metadata"]
+    body = dict(fields)
+    updates = list(conditions)
+    if updates:
+        generation = meta.get("generation")
+        existing = (obj.get("status") or {}).get("conditions") or []
+        merged = cond.merge(existing, updates, observed_generation=generation)
+        if ready_dependents:
+            merged = cond.merge(
+                merged, [cond.ready_from(merged, ready_dependents)], observed_generation=generation
+            )
+        body["conditions"] = merged
     return custom_objects.merge_patch(
         kube,
         crd,
         meta["name"],
-        {"status": dict(fields)},
+        {"status": body},
         resource_version=meta["resourceVersion"],
         status=True,
     )

@@ -61,14 +61,21 @@ def _condition(deps: Deps, name: str, c: cond.Condition) -> None:
 
 
 def record(deps: Deps, claim: ClaimSpec, result: LaunchResult) -> None:
-    """providerID, image, capacity and labels on the claim; then ``Launched=True``."""
+    """Labels on the claim, then providerID, image, capacity and ``Launched=True`` in one
+    status write. Two writes: the labels' merge patch needs no read and answers with the
+    claim, whose resourceVersion the status write carries (a conflict re-reads it). The
+    labels go first, so a claim showing ``Launched=True`` carries them."""
     labels: dict[str, str | None] = dict(result.labels)
     first = False
+    current = nodeclaims.patch_metadata(deps.kube, claim.name, labels=labels)
+    stale = False
 
     def write_status() -> dict[str, Any]:
-        nonlocal first
-        current = nodeclaims.get(deps.kube, claim.name)
+        nonlocal first, current, stale
+        if stale:
+            current = nodeclaims.get(deps.kube, claim.name)
         first = not cond.is_true(current, conditions.LAUNCHED)
+        stale = True  # if this write loses a race, the next attempt reads the claim again
         return nodeclaims.record_launch(
             deps.kube,
             current,
@@ -76,11 +83,10 @@ def record(deps: Deps, claim: ClaimSpec, result: LaunchResult) -> None:
             image_id=result.image_id,
             capacity=result.capacity,
             allocatable=result.allocatable,
+            launched=cond.Condition(conditions.LAUNCHED, "True", conditions.LAUNCHED),
         )
 
     retry_conflicts(write_status)
-    nodeclaims.patch_metadata(deps.kube, claim.name, labels=labels)
-    _condition(deps, claim.name, cond.Condition(conditions.LAUNCHED, "True", conditions.LAUNCHED))
     if first:  # a retried launch finds its instance again: count the claim once
         deps.counters.nodeclaim_launched(claim.nodepool)
 

@@ -48,13 +48,17 @@ def run(
     finally:
         # Whatever happened, nothing may keep running (or costing) after the scenario.
         remaining = max(30.0, timeout - (time.monotonic() - began))
-        try:
-            if sandbox.live_instances() or sandbox.nodeclaims():
-                sandbox.remove_empty_nodes(timeout=min(remaining, 90.0))
-        except Exception as exc:
-            summary.failures.append(f"cleanup: {exc}")
-        summary.instancesLeftRunning = sandbox.wait_instances_terminated(timeout=30.0)
-    if summary.instancesLeftRunning:
+        if summary.fleetKept:
+            # every node still runs its pod, so none would empty: counted, not waited for
+            summary.instancesLeftRunning = len(sandbox.live_instances())
+        else:
+            try:
+                if sandbox.live_instances() or sandbox.nodeclaims():
+                    sandbox.remove_empty_nodes(timeout=min(remaining, 90.0))
+            except Exception as exc:
+                summary.failures.append(f"cleanup: {exc}")
+            summary.instancesLeftRunning = sandbox.wait_instances_terminated(timeout=30.0)
+    if summary.instancesLeftRunning and not summary.fleetKept:
         summary.failures.append(f"{summary.instancesLeftRunning} instance(s) left running")
     summary.ok = not summary.failures
     return summary

@@ -45,6 +45,10 @@ class Summary:
     costPerHour: float = 0.0
     secondsToAllRunning: float | None = None
     instancesLeftRunning: int = -1
+    # The scenario ended with its fleet still serving its workload, on purpose (``scale``
+    # with ``JOINERY_SCALE_RETIRE=0``): the final cleanup leaves it to the stack's teardown,
+    # which stops the emulator, instead of waiting for nodes that cannot empty.
+    fleetKept: bool = False
     ok: bool = False
     failures: list[str] = field(default_factory=list)
     # Optional, printed only when set: seconds per milestone (burst: ``Sandbox.timeline``).
@@ -62,6 +66,7 @@ class Summary:
                 None if self.secondsToAllRunning is None else round(self.secondsToAllRunning, 2)
             ),
             "instancesLeftRunning": self.instancesLeftRunning,
+            **({"fleetKept": True} if self.fleetKept else {}),
             "ok": self.ok,
             "failures": self.failures,
         }

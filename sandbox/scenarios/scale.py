@@ -179,6 +179,7 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
         + ", ".join(f"{k} {v:.1f}" for k, v in breakdown.items())
     )
     if os.environ.get(RETIRE_ENV, "1") == "0":
+        summary.fleetKept = True  # the stack's teardown removes it with the emulator
         return
     began = time.monotonic()
     _retire(sandbox, namespace, deadline)

@@ -22,6 +22,7 @@ from kubernetes import client as k8s
 from temporalio.exceptions import ApplicationError
 from workflow_realparts import Cloud
 
+from activities.ec2.launch_types import LaunchResult
 from activities.kubernetes import nodeclaims, nodes, pods, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
@@ -93,6 +94,61 @@ def test_prepare_launch_register_initialize(deps: Deps, admin: Kube, cloud: Clou
     assert nodes.get(admin, node_name)["metadata"]["labels"]["karpenter.sh/initialized"] == "true"
     final = nodeclaims.get(admin, name)
     assert condition(final, "Ready")["status"] == "True"  # type: ignore[index]
+
+
+def test_a_launch_is_recorded_in_two_writes_and_survives_a_race(
+    deps: Deps, admin: Kube, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = f"acts-{uuid.uuid4().hex[:6]}"
+    create_claim(admin, name, "acts")
+    claim = claims.prepare(deps, name)
+    assert claim is not None
+    result = LaunchResult(
+        instance_id="i-0123456789abcdef0",
+        provider_id="aws:///us-east-1a/i-0123456789abcdef0",
+        instance_type="m5.large",
+        zone="us-east-1a",
+        capacity_type="on-demand",
+        image_id="ami-0123",
+        capacity={"cpu": "2"},
+        allocatable={"cpu": "1930m"},
+        labels={"node.kubernetes.io/instance-type": "m5.large"},
+    )
+    calls: list[str] = []
+    call_api = deps.kube.api_client.call_api
+
+    def counted(path: str, method: str, *args: object, **kwargs: object) -> object:
+        calls.append(method)
+        return call_api(path, method, *args, **kwargs)
+
+    monkeypatch.setattr(deps.kube.api_client, "call_api", counted)
+    launch.record(deps, claim, result)
+    assert calls == ["PATCH", "PATCH"]  # the labels, then status and Launched together
+    stored = nodeclaims.get(admin, name)
+    assert stored["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "m5.large"
+    assert stored["status"]["providerID"] == result.provider_id
+    assert condition(stored, "Launched")["status"] == "True"  # type: ignore[index]
+    assert condition(stored, "Ready")["status"] == "Unknown"  # not registered yet
+
+    # another writer moves the claim between the two writes: the status write re-reads
+    other = f"acts-{uuid.uuid4().hex[:6]}"
+    create_claim(admin, other, "acts")
+    other_claim = claims.prepare(deps, other)
+    assert other_claim is not None
+    real = nodeclaims.patch_metadata
+
+    def then_someone_else(kube: Kube, claim_name: str, **kw: object) -> object:
+        answer = real(kube, claim_name, **kw)  # type: ignore[arg-type]
+        real(admin, claim_name, annotations={"example.com/touched": "yes"})
+        return answer
+
+    monkeypatch.setattr(nodeclaims, "patch_metadata", then_someone_else)
+    calls.clear()
+    launch.record(deps, other_claim, result)
+    assert calls == ["PATCH", "PATCH", "GET", "PATCH"]  # lost once, read, won
+    stored = nodeclaims.get(admin, other)
+    assert stored["status"]["providerID"] == result.provider_id
+    assert condition(stored, "Launched")["status"] == "True"  # type: ignore[index]
 
 
 def test_insufficient_capacity_is_final(deps: Deps, admin: Kube, cloud: Cloud) -> None:
