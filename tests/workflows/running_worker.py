@@ -57,7 +57,10 @@ async def worker_running(
     with NodeSimulator(admin, interval=0.2):
         yield client, cluster, queue
         stop.set()
-        await asyncio.wait_for(task, 30)
+        # Shutting down waits for the worker's running activities: a sync activity notices
+        # the cancel only at its next heartbeat or call, and on a slow, loaded machine one
+        # worker's shutdown once took past 30 s (a CI run, session 21). A hang still fails.
+        await asyncio.wait_for(task, 90)
 
 
 async def until(probe: Callable[[], Any], *, timeout: float = 60, what: str = "") -> Any:

@@ -89,7 +89,7 @@ def _with_comments(text: str, seed: int) -> str:
     return "".join(out)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(_DOCS, min_size=1, max_size=4),
     st.integers(min_value=1, max_value=3),
@@ -124,7 +124,7 @@ def test_generated_files_read_as_pyyaml(
     _same(text)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(_K8S_DOCS, min_size=1, max_size=5),
     st.lists(st.integers(0, 4), min_size=1, max_size=12),
