@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from models import contract
+from sandbox import temporal_dynamic
 from sandbox.processes import ChildProcess, free_ports, wait_for
 
 if TYPE_CHECKING:
@@ -218,6 +219,7 @@ class TemporalDevServer:
             args += ["--db-filename", str(db_path)]
         for key, kind in SEARCH_ATTRIBUTES.items():
             args += ["--search-attribute", f"{key}={kind}"]
+        args += temporal_dynamic.dev_server_args()
         env = {**os.environ, "TEMPORAL_CLI_SHOW_STACKS": "0"}
         process = ChildProcess.spawn("temporal", args, log_path, env=env)
         server = cls(process, port, ui_port, namespace, db_path)

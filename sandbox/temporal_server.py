@@ -38,6 +38,7 @@ from types import TracebackType
 
 import yaml
 
+from sandbox import temporal_dynamic
 from sandbox.processes import ChildProcess, free_ports, wait_for
 from sandbox.tls import CertFiles, make_certs
 
@@ -366,6 +367,7 @@ DYNAMIC_CONFIG: dict[str, object] = {
     # search attributes registered a moment ago are usable at once (no 60 s cache wait)
     "system.forceSearchAttributesCacheRefreshOnRead": [{"value": True}],
     "frontend.enableUpdateWorkflowExecution": [{"value": True}],
+    **temporal_dynamic.dynamic_config_entries(),
 }
 
 

@@ -116,7 +116,9 @@ def discover_cluster(ec2: EC2Provider) -> None:
     )
 
 
-def build_worker(client: Client, deps: Deps, task_queue: str, threads: int = 32) -> Worker:
+def build_worker(
+    client: Client, deps: Deps, task_queue: str, threads: int = 32, *, sandboxed: bool = False
+) -> Worker:
     """The worker of the lifecycles' queue (every workflow type, every activity)."""
     return Worker(
         client,
@@ -124,11 +126,13 @@ def build_worker(client: Client, deps: Deps, task_queue: str, threads: int = 32)
         workflows=list(WORKFLOWS),
         activities=activities_for(deps),
         **tuning.activity_options(threads),
-        **tuning.worker_options(),
+        **tuning.worker_options(sandboxed),
     )
 
 
-def build_cluster_worker(client: Client, deps: Deps, task_queue: str) -> Worker:
+def build_cluster_worker(
+    client: Client, deps: Deps, task_queue: str, *, sandboxed: bool = False
+) -> Worker:
     """The worker of the cluster workflows' own queue beside the lifecycles' ``task_queue``:
     its workflow task slots and activity threads are never held by lifecycles."""
     return Worker(
@@ -137,7 +141,7 @@ def build_cluster_worker(client: Client, deps: Deps, task_queue: str) -> Worker:
         workflows=list(CLUSTER_WORKFLOWS),
         activities=activities_for(deps),
         **tuning.activity_options(tuning.CLUSTER_ACTIVITY_THREADS),
-        **tuning.worker_options(),
+        **tuning.worker_options(sandboxed),
     )
 
 
@@ -222,8 +226,9 @@ async def run_worker(
         lifecycle_queue=queue,
     )
     ec2.observe = deps.counters.cloudprovider_call  # karpenter_cloudprovider_*
-    worker = build_worker(client, deps, queue, settings.activity_threads)
-    cluster_worker = build_cluster_worker(client, deps, queue)
+    sandboxed = settings.workflow_sandbox
+    worker = build_worker(client, deps, queue, settings.activity_threads, sandboxed=sandboxed)
+    cluster_worker = build_cluster_worker(client, deps, queue, sandboxed=sandboxed)
     watchers: Watchers | None = None
     health: HealthServer | None = None
     running = False

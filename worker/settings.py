@@ -16,7 +16,8 @@ def _env(name: str, default: str = "") -> str:
     return os.environ.get(name, default)
 
 
-def _flag(name: str) -> bool:
+def env_flag(name: str) -> bool:
+    """An on/off environment setting: 1, true, yes or on (any case) is on."""
     return _env(name).lower() in ("1", "true", "yes", "on")
 
 
@@ -52,6 +53,7 @@ class Settings:
     search_attributes: bool = False
     otlp_endpoint: str = ""
     activity_threads: int = 32
+    workflow_sandbox: bool = False  # worker/tuning.py: why workflow code runs unsandboxed
     watchers: bool = True
     provisioner: bool = True
     # Run the cluster's DisruptionWorkflow (consolidation, emptiness, drift).
@@ -82,7 +84,7 @@ def add_temporal_args(p: argparse.ArgumentParser) -> None:
         default=_env("JOINERY_TASK_QUEUE"),
         help="default: joinery@<cluster>",
     )
-    g.add_argument("--tls", action="store_true", default=_flag("TEMPORAL_TLS"))
+    g.add_argument("--tls", action="store_true", default=env_flag("TEMPORAL_TLS"))
     g.add_argument("--tls-cert", default=_env("TEMPORAL_TLS_CERT"), help="client cert (PEM)")
     g.add_argument("--tls-key", default=_env("TEMPORAL_TLS_KEY"), help="client key (PEM)")
     g.add_argument("--tls-ca", default=_env("TEMPORAL_TLS_CA"), help="server CA (PEM)")

@@ -1,12 +1,16 @@
 """How a Joinery worker runs workflow code: the options every worker replica shares.
 
 Measured with ``benchmarks/scale.py`` (docs/performance.md): with instant activities most of a
-worker's CPU went to the workflow sandbox importing and compiling the ``workflows`` package
-again for every new workflow run. That package is Joinery's own deterministic workflow code
-(constants and functions only, no module state; its I/O lives in activities), so the worker
-passes it through: it is imported once per process, and the sandbox still guards everything
-else a workflow imports. Tests keep the full sandbox (their workers use the SDK's default
-runner), so a nondeterministic call in workflow code still fails there.
+worker's CPU went to the workflow sandbox, first importing and compiling the ``workflows``
+package again for every new workflow run (now passed through: imported once per process),
+then, once that was gone, running a compiled snippet inside the sandbox for every payload a
+workflow task encodes or decodes (about a third of the worker's CPU). So a ``joinery worker``
+runs workflow code **without the sandbox** by default: Joinery's workflow code is its own,
+deterministic (constants and functions, no module state, all I/O in activities), and is
+passed through the sandbox anyway. What the sandbox still adds is a runtime check that
+workflow code calls nothing nondeterministic; every workflow test runs under it (their
+workers use the SDK's default sandboxed runner), the recorded histories replay under it, and
+an operator who runs patched workflow code can turn it back on (``--workflow-sandbox``).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
+from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 # A workflow's next task waits this long for a dead worker's sticky queue before any worker
@@ -43,7 +48,10 @@ CLUSTER_ACTIVITY_THREADS = 8
 PASSED_THROUGH = ("workflows", "activities", "models")
 
 
-def workflow_runner() -> SandboxedWorkflowRunner:
+def workflow_runner(sandboxed: bool = False) -> WorkflowRunner:
+    """The sandbox (our packages passed through) when asked for, else plain Python."""
+    if not sandboxed:
+        return UnsandboxedWorkflowRunner()
     return SandboxedWorkflowRunner(
         restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSED_THROUGH)
     )
@@ -61,10 +69,10 @@ def activity_options(threads: int) -> dict[str, Any]:
     }
 
 
-def worker_options() -> dict[str, Any]:
+def worker_options(sandboxed: bool = False) -> dict[str, Any]:
     """Keyword arguments for ``temporalio.worker.Worker`` beyond queue, workflows, activities."""
     return {
-        "workflow_runner": workflow_runner(),
+        "workflow_runner": workflow_runner(sandboxed),
         "sticky_queue_schedule_to_start_timeout": STICKY_TIMEOUT,
         "max_concurrent_workflow_tasks": WORKFLOW_TASK_SLOTS,
     }
