@@ -46,3 +46,20 @@ def test_a_garbage_validation_delay_exits_2_in_one_line() -> None:
     assert done.returncode == 2
     assert "--disruption-validation-delay" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_workflow_code_runs_unsandboxed_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    from temporalio.worker import UnsandboxedWorkflowRunner
+    from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
+
+    from worker import tuning
+
+    monkeypatch.delenv("JOINERY_WORKFLOW_SANDBOX", raising=False)
+    assert _settings().workflow_sandbox is False
+    assert _settings("--workflow-sandbox").workflow_sandbox is True
+    monkeypatch.setenv("JOINERY_WORKFLOW_SANDBOX", "on")
+    assert _settings().workflow_sandbox is True
+
+    assert isinstance(tuning.worker_options()["workflow_runner"], UnsandboxedWorkflowRunner)
+    sandboxed = tuning.worker_options(sandboxed=True)["workflow_runner"]
+    assert isinstance(sandboxed, SandboxedWorkflowRunner)

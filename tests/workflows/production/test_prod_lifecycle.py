@@ -4,6 +4,7 @@ visibility, not the dev server's), and an operator disruption drains and termina
 
 from __future__ import annotations
 
+import urllib.request
 import uuid
 from typing import Any
 
@@ -18,6 +19,7 @@ from activities.kubernetes import nodeclaims, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
 from models import contract
+from sandbox.temporal_server import ProductionTemporal
 from workflows.nodeclaim.state import DisruptRequest
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 from workflows.provisioner import ProvisionerWorkflow
@@ -50,9 +52,13 @@ def running_pods(admin: Kube, ns: str) -> int:
 
 
 async def test_pending_pods_get_a_node_and_a_disruption_retires_it(
-    prod_worker: RunningWorker, admin: Kube, cloud: Cloud
+    prod_worker: RunningWorker,
+    admin: Kube,
+    cloud: Cloud,
+    production_temporal: ProductionTemporal,
 ) -> None:
     client = prod_worker.client
+    eager_before = _counter(production_temporal.metrics_url, "activity_eager_execution")
     pool = f"pool-{uuid.uuid4().hex[:6]}"
     ensure_nodepool(admin, pool)
     ns = f"t-{uuid.uuid4().hex[:8]}"
@@ -84,11 +90,26 @@ async def test_pending_pods_get_a_node_and_a_disruption_retires_it(
 
     await handle.execute_update(NodeClaimWorkflow.disrupt, DisruptRequest("Maintenance"))
     assert await handle.result() == "Terminated"
+    # the launch and the drain came back in their workflow tasks' responses, not through
+    # the matching service (sandbox/temporal_dynamic.py)
+    eager = _counter(production_temporal.metrics_url, "activity_eager_execution") - eager_before
+    assert eager >= 2, f"{eager} activities dispatched eagerly (the launch and the drain: 2)"
     with pytest.raises(NotFound):
         nodeclaims.get(admin, name)
     assert cloud.instances_of(name) == []
     await until(lambda: running_pods(admin, ns) == 3, timeout=120, what="pods on a replacement")
     raw.call(apps.delete_namespaced_deployment, "web", ns)
+
+
+def _counter(metrics_url: str, name: str) -> float:
+    """A Prometheus counter of the server, summed over its labels."""
+    with urllib.request.urlopen(metrics_url, timeout=5) as response:
+        text = response.read().decode()
+    return sum(
+        float(line.rpartition(" ")[2])
+        for line in text.splitlines()
+        if line.startswith((name + "{", name + " "))
+    )
 
 
 async def _phase(handle: Any, phase: str) -> Any:
