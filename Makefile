@@ -41,7 +41,7 @@ unit: install
 	$(BIN)/pytest -q tests/unit
 
 test: install k8s-bin deploy-tools temporal-bin lint typecheck
-	$(BIN)/pytest -q --durations=40
+	$(BIN)/pytest -q -n 2 --dist loadfile --durations=40
 
 dev: install k8s-bin
 	$(BIN)/joinery dev
