@@ -61,7 +61,7 @@ def metrics_url() -> Iterator[str]:
     server.stop()
 
 
-# -- running the suite on two processes (pytest-xdist, `make test` passes -n 2) -------------------
+# -- running the suite on several processes (pytest-xdist: `make test TEST_WORKERS=2`) ----------
 #
 # Tests go to the workers a file at a time (module fixtures, e.g. the dev scenarios started
 # together, run once), and the whole production tier as one unit (one temporal-server with
@@ -94,6 +94,7 @@ def unit_rank(unit: str, tests: int) -> tuple[float, int]:
     return (-seconds, -tests)
 
 
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     if config.getvalue("dist") != "loadfile":
         return None
