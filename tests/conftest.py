@@ -5,6 +5,7 @@ from __future__ import annotations
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -58,3 +59,59 @@ def metrics_url() -> Iterator[str]:
     server = HealthServer(0, lambda: True, host="127.0.0.1").start()
     yield f"http://127.0.0.1:{server.port}/metrics"
     server.stop()
+
+
+# -- running the suite on several processes (pytest-xdist: `make test TEST_WORKERS=2`) ----------
+#
+# Tests go to the workers a file at a time (module fixtures, e.g. the dev scenarios started
+# together, run once), and the whole production tier as one unit (one temporal-server with
+# PostgreSQL per run, not one per worker). The slowest units are handed out first, so the
+# two workers end together instead of one starting a long file when the other is done.
+
+# Units that take minutes on the 2-core CI machine, slowest first (seconds, last measured run).
+SLOW_UNITS = (
+    ("tests/e2e/test_dev_scenarios.py", 270),
+    ("tests/workflows/production", 230),
+    ("tests/e2e/test_crash.py", 190),
+    ("tests/unit/fuzz/test_plan_fuzz.py", 160),
+    ("tests/workflows/test_worker_integration.py", 110),
+    ("tests/component/ec2/test_ec2_faults.py", 95),
+    ("tests/workflows/test_two_workers.py", 56),
+    ("tests/e2e/test_dev_command.py", 40),
+)
+ONE_UNIT_DIRS = ("tests/workflows/production/",)
+
+
+def unit_of(nodeid: str) -> str:
+    """The work unit a test belongs to: its file, or a directory run as one."""
+    path = nodeid.split("::", 1)[0]
+    return next((d.rstrip("/") for d in ONE_UNIT_DIRS if path.startswith(d)), path)
+
+
+def unit_rank(unit: str, tests: int) -> tuple[float, int]:
+    """Sort key: known slow units by their time, then the rest by how many tests they hold."""
+    seconds = next((s for u, s in SLOW_UNITS if unit == u), 0)
+    return (-seconds, -tests)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SlowestFirst(LoadFileScheduling):  # type: ignore[misc]
+        ordered = False
+
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
+
+        def _assign_work_unit(self, node: Any) -> None:
+            if not self.ordered:
+                ranked = sorted(self.workqueue.items(), key=lambda u: unit_rank(u[0], len(u[1])))
+                self.workqueue.clear()
+                self.workqueue.update(ranked)
+                self.ordered = True
+            super()._assign_work_unit(node)
+
+    return SlowestFirst(config, log)
