@@ -47,7 +47,6 @@ def snapshot(api_client: Any) -> dict[str, float]:
         "/metrics",
         "GET",
         auth_settings=["BearerToken"],
-        response_type="str",
         _preload_content=False,
     )
     raw = response[0] if isinstance(response, tuple) else response
