@@ -276,7 +276,7 @@ def full_path(
             f"{round(sum(mine.values()), 2)}: "
             + ", ".join(f"{k} {v}" for k, v in mine.items())
             + "\n  all served: "
-            + ", ".join(f"{k} {v}" for k, v in list((api.get("served") or {}).items())[:14]),
+            + ", ".join(f"{k} {v}" for k, v in list((api.get("served") or {}).items())[:40]),
             flush=True,
         )
     for label, st in (journeys.get("stages") or {}).items():

@@ -134,7 +134,9 @@ def register(deps: Deps, inp: RegisterInput) -> str | None:
         nonlocal node_stale
         current = nodes.get(deps.kube, name) if node_stale else box["node"]
         node_stale = True
-        claim = nodeclaims.get(deps.kube, inp.claim.name)
+        # a lost race on the Node (kwok's or a kubelet's status writes move its
+        # resourceVersion) leaves the claim as read: only the Node is read again
+        claim = box.get("claim") or nodeclaims.get(deps.kube, inp.claim.name)
         box["claim"] = claim
         patch = node_patch(current, claim, inp.claim)
         box["node"] = (

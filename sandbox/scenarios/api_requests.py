@@ -23,7 +23,8 @@ SKIPPED_VERBS = frozenset({"WATCH", "CONNECT"})
 
 
 def parse(text: str) -> dict[str, float]:
-    """``"VERB resource[/subresource]"`` → requests so far (every response code summed)."""
+    """``"VERB resource[/subresource]"`` → requests so far, the successful ones; those
+    answered otherwise under ``"VERB resource[/subresource] CODE"``."""
     out: dict[str, float] = {}
     for line in text.splitlines():
         match = _LINE.match(line)
@@ -37,6 +38,9 @@ def parse(text: str) -> dict[str, float]:
         if labels.get("subresource"):
             resource += "/" + labels["subresource"]
         key = f"{verb} {resource}"
+        code = labels.get("code", "")
+        if code and not code.startswith("2"):  # refusals apart: 409 is a lost race
+            key += f" {code}"
         out[key] = out.get(key, 0.0) + float(match.group("value"))
     return out
 
@@ -61,7 +65,5 @@ def delta(before: dict[str, float], after: dict[str, float]) -> dict[str, int]:
 
 def per_node(served: dict[str, int], nodes: int, resources: tuple[str, ...]) -> dict[str, float]:
     """Requests per node launched for the resources named (subresources included)."""
-    keep = {
-        k: v for k, v in served.items() if k.split(" ", 1)[1].split("/", 1)[0] in set(resources)
-    }
+    keep = {k: v for k, v in served.items() if k.split(" ")[1].split("/", 1)[0] in set(resources)}
     return {k: round(v / max(1, nodes), 2) for k, v in keep.items()}

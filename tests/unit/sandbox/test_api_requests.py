@@ -30,7 +30,8 @@ TEXT = "\n".join(
 
 def test_parse_sums_codes_and_skips_watches() -> None:
     got = api_requests.parse(TEXT)
-    assert got["GET nodeclaims"] == 12
+    assert got["GET nodeclaims"] == 10
+    assert got["GET nodeclaims 404"] == 2
     assert got["PATCH nodeclaims/status"] == 4
     assert not any(k.startswith("WATCH") for k in got)
     assert "GET (none)//metrics" in got
