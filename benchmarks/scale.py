@@ -267,6 +267,18 @@ def full_path(
             f"{journeys['podsTimed']}/{journeys['pods']} pods timed",
             flush=True,
         )
+    api = r.get("apiRequests") or {}
+    if api:
+        mine = api.get("joineryPerNode") or {}
+        print(
+            f"  API server requests over the burst: {api['total']} ({api['perNode']} per node); "
+            f"per node on nodeclaims/ec2nodeclasses/configmaps "
+            f"{round(sum(mine.values()), 2)}: "
+            + ", ".join(f"{k} {v}" for k, v in mine.items())
+            + "\n  all served: "
+            + ", ".join(f"{k} {v}" for k, v in list((api.get("served") or {}).items())[:40]),
+            flush=True,
+        )
     for label, st in (journeys.get("stages") or {}).items():
         print(
             f"  {label:<24} ({st['whose']}): p50 {st['p50']:.0f} s, p99 {st['p99']:.0f} s, "

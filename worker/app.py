@@ -33,6 +33,7 @@ from activities.ec2.settings import ClusterInfo, ProviderSettings
 from activities.ec2.shared_offerings import ConfigMapRecord
 from activities.garbage.defs import GarbageCollectionActivities
 from activities.kubernetes.client import Kube, connect
+from activities.kubernetes.nodeclass_store import NodeClassStore
 from activities.lifecycle.common import Deps
 from activities.lifecycle.defs import NodeClaimActivities
 from activities.planning.defs import PlanningActivities
@@ -224,6 +225,7 @@ async def run_worker(
         counters=PrometheusCounters(),
         cluster=settings.cluster,
         lifecycle_queue=queue,
+        nodeclass_store=NodeClassStore(kube),
     )
     ec2.observe = deps.counters.cloudprovider_call  # karpenter_cloudprovider_*
     sandboxed = settings.workflow_sandbox
@@ -262,6 +264,7 @@ async def run_worker(
                     search_attributes=settings.search_attributes,
                     ec2=ec2,
                     status=StatusReporter(kube, ec2).start(),
+                    nodeclass_store=deps.nodeclass_store,
                 ).start()
             log.info(
                 "worker up: task queues %s and %s, namespace %s",

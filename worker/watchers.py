@@ -51,6 +51,7 @@ from activities.ec2.provider import EC2Provider
 from activities.kubernetes import raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import Expired, translate
+from activities.kubernetes.nodeclass_store import NodeClassStore
 from activities.kubernetes.resources import EC2NODECLASS, NODECLAIM, NODEPOOL
 from activities.lifecycle.start import start_lifecycle
 from activities.planning.cluster_state import unschedulable
@@ -103,6 +104,9 @@ class Watchers:
     search_attributes: bool = False
     ec2: EC2Provider | None = None
     status: StatusReporter | None = None
+    # The launches' EC2NodeClass reads (activities/kubernetes/nodeclass_store.py): kept
+    # current from this watch.
+    nodeclass_store: NodeClassStore | None = None
     resync_seconds: float = 30.0
     adopt_delay: float = 5.0
     stop: threading.Event = field(default_factory=threading.Event)
@@ -402,6 +406,8 @@ class Watchers:
             self.trigger_disruption()  # drift
 
     def on_nodeclass(self, kind: str, nodeclass: Obj) -> None:
+        if self.nodeclass_store is not None:
+            self.nodeclass_store.observe(kind, nodeclass)
         if kind != "DELETED" and self.status is not None:
             self.status.nodeclass(str((nodeclass.get("metadata") or {}).get("name")))
 

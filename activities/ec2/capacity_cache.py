@@ -5,6 +5,12 @@ different pool instead of hitting the same wall. The clock is injectable so test
 time without sleeping. With a shared record (activities/ec2/shared_offerings.py), every
 replica's refusals are merged in before each launch, so replicas never retry a pool another
 replica found exhausted; the record failing degrades to the local cache, with a warning.
+
+The record is read at most once per ``sync_seconds`` (1 s) per worker, by one thread while
+the others wait for its answer: a burst's launches share one read instead of each paying a
+Kubernetes call. What that gives up: a refusal another replica published less than a second
+ago may be missed by a launch; that launch then meets the same refusal from CreateFleet
+itself, which marks the pool here and publishes it again (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -33,10 +39,17 @@ class UnavailableOfferings:
     """A TTL set of (capacity type, instance type, zone); ``*`` stands for every value."""
 
     def __init__(
-        self, ttl_seconds: float = 180.0, clock: Callable[[], float] = time.monotonic
+        self,
+        ttl_seconds: float = 180.0,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        sync_seconds: float = 1.0,
     ) -> None:
         self._ttl = ttl_seconds
         self._clock = clock
+        self._sync_seconds = sync_seconds
+        self._sync_lock = threading.Lock()  # one read in flight; the others wait for it
+        self._synced_at: float | None = None
         self._expiry: dict[Pool, float] = {}
         self._lock = threading.Lock()
         self._seq = 0
@@ -47,16 +60,27 @@ class UnavailableOfferings:
         """Publish to and merge from ``record`` from now on."""
         self._record = record
         self._wall = wall_clock
+        self._synced_at = None  # a new record is read at the next launch
 
     def sync(self) -> None:
-        """Merge the shared record into this cache (a no-op without one)."""
+        """Merge the shared record into this cache (a no-op without one), unless it was read
+        less than ``sync_seconds`` ago; concurrent callers share the one read in flight."""
         if self._record is None:
             return
-        try:
-            remote = self._record.read()
-        except Exception as exc:
-            log.warning("unavailable-offerings record unreadable, using the local cache: %s", exc)
-            return
+        with self._sync_lock:
+            if self._synced_at is not None and self._clock() - self._synced_at < self._sync_seconds:
+                return
+            self._synced_at = self._clock()  # a failing record is not retried per launch
+            try:
+                remote = self._record.read()
+            except Exception as exc:
+                log.warning(
+                    "unavailable-offerings record unreadable, using the local cache: %s", exc
+                )
+                return
+            self._merge(remote)
+
+    def _merge(self, remote: dict[Pool, float]) -> None:
         wall, mono = self._wall(), self._clock()
         with self._lock:
             for pool, expires_at in remote.items():

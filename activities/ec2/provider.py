@@ -53,7 +53,11 @@ class EC2Provider:
         clock: Callable[[], float] = time.monotonic,
         use_pricing_api: bool = True,
     ) -> EC2Provider:
-        unavailable = UnavailableOfferings(settings.unavailable_offerings_ttl_seconds, clock)
+        unavailable = UnavailableOfferings(
+            settings.unavailable_offerings_ttl_seconds,
+            clock,
+            sync_seconds=settings.unavailable_offerings_sync_seconds,
+        )
         pricing_client = clients.pricing if use_pricing_api and not settings.isolated_vpc else None
         pricing = PricingProvider(settings.region, clients.ec2, pricing_client)
         catalog = InstanceTypeProvider(clients.ec2, settings, pricing, unavailable, clock)

@@ -50,6 +50,10 @@ class ProviderSettings:
     isolated_vpc: bool = False
     max_fleet_instance_types: int = 60
     unavailable_offerings_ttl_seconds: float = 180.0
+    # How often at most a worker reads the replicas' shared unavailable-offerings record
+    # before a launch (activities/ec2/capacity_cache.py): once per launch was a Kubernetes
+    # read per launch, a burst's worth against one API server.
+    unavailable_offerings_sync_seconds: float = 1.0
     discover_cluster: bool = False
     # Create and reconcile the instance profile of a NodeClass's ``role`` through IAM (the
     # worker does; offline tools leave IAM alone and take ``instanceProfile`` as named).

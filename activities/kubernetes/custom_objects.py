@@ -155,6 +155,18 @@ def merge_patch(
         )
 
 
+def json_patch(kube: Kube, crd: CustomResource, name: str, ops: list[Obj]) -> Obj:
+    """Apply a JSON patch (RFC 6902): its ``test`` operations make it all-or-nothing, a
+    failed test answering ``Invalid``."""
+    with api_errors():
+        return cast(
+            Obj,
+            kube.custom.patch_cluster_custom_object(
+                crd.group, crd.version, crd.plural, name, ops, _content_type=JSON_PATCH
+            ),
+        )
+
+
 def delete(kube: Kube, crd: CustomResource, name: str, *, uid: str | None = None) -> Obj:
     """Ask for deletion (finalizers may hold the object); with ``uid``, only that incarnation."""
     kwargs: dict[str, Any] = {}

@@ -60,6 +60,22 @@ def add_finalizer(
     return finalizers.add(claim, finalizer, _write_finalizers(kube))
 
 
+def add_first_finalizer(kube: Kube, name: str, finalizer: str = L.TERMINATION_FINALIZER) -> Obj:
+    """Give a claim that holds no finalizer yet ``finalizer``, in one call that answers with
+    the claim. Raises ``Invalid`` when the claim holds any finalizer already (the patch tests
+    for their absence, so another controller's is never overwritten): then read and
+    ``add_finalizer``."""
+    return custom_objects.json_patch(
+        kube,
+        NODECLAIM,
+        name,
+        [
+            {"op": "test", "path": "/metadata/finalizers", "value": None},
+            {"op": "add", "path": "/metadata/finalizers", "value": [finalizer]},
+        ],
+    )
+
+
 def remove_finalizer(
     kube: Kube, claim: Mapping[str, Any], finalizer: str = L.TERMINATION_FINALIZER
 ) -> Obj | None:
@@ -107,9 +123,23 @@ def record_launch(
     )
 
 
-def record_node(kube: Kube, claim: Mapping[str, Any], node_name: str) -> Obj:
-    """Status once the instance's Node has registered."""
-    return status.patch_status(kube, NODECLAIM, claim, {"nodeName": node_name})
+def record_node(
+    kube: Kube,
+    claim: Mapping[str, Any],
+    node_name: str,
+    conditions_: Iterable[cond.Condition] = (),
+) -> Obj:
+    """Status once the instance's Node has registered; with ``conditions_`` (Registered, and
+    Initialized when the Node is ready at once), those too and ``Ready`` recomputed, in the
+    same write."""
+    return status.patch_status(
+        kube,
+        NODECLAIM,
+        claim,
+        {"nodeName": node_name},
+        conditions=conditions_,
+        ready_dependents=conditions.NODECLAIM_READINESS,
+    )
 
 
 def patch_metadata(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from activities.kubernetes import finalizers, nodeclaims
-from activities.kubernetes.errors import NotFound
+from activities.kubernetes.errors import Conflict, Invalid, NotFound
 from activities.kubernetes.retries import retry_conflicts
 from activities.lifecycle.common import Deps
 from activities.lifecycle.types import ClaimSpec
@@ -40,7 +40,18 @@ def spec_of(claim: dict[str, Any]) -> ClaimSpec:
 
 
 def prepare(deps: Deps, name: str) -> ClaimSpec | None:
-    """The claim's spec with our finalizer on it; None when the claim no longer exists."""
+    """The claim's spec with our finalizer on it; None when the claim no longer exists.
+
+    One call for a claim just created (no finalizer yet, the provisioner's and disruption's
+    claims): a JSON patch that adds the finalizer if, and only if, the claim holds none,
+    answering with the claim. Otherwise (ours or another's is there, or it is deleting), the
+    claim is read and the finalizer added to the list as read."""
+    try:
+        return spec_of(nodeclaims.add_first_finalizer(deps.kube, name))
+    except NotFound:
+        return None
+    except (Invalid, Conflict):
+        pass
 
     def write() -> dict[str, Any]:
         claim = nodeclaims.get(deps.kube, name)

@@ -18,6 +18,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import KubernetesError
+from activities.kubernetes.nodeclass_store import NodeClassStore
 from activities.metrics import Counters
 from models import contract
 
@@ -37,6 +38,9 @@ class Deps:
     cluster: str = "joinery"
     # Where NodeClaim lifecycles run; "" means the queue of the activity that starts them.
     lifecycle_queue: str = ""
+    # EC2NodeClasses as last read or watched (the worker's watcher feeds it); None: every
+    # launch reads its NodeClass from the API server.
+    nodeclass_store: NodeClassStore | None = None
 
     def lifecycle_task_queue(self) -> str:
         """The queue to start a NodeClaim lifecycle on. The worker names it: the activities

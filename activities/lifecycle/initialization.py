@@ -59,20 +59,31 @@ def why_not_initialized(node: dict[str, Any], claim: ClaimSpec) -> str:
 
 
 def initialize(deps: Deps, inp: InitializeInput) -> InitializeOutcome:
+    """One check. A claim already ``Initialized=True`` stays so (as Karpenter's
+    initialization controller does): one read, and a Node that is briefly NotReady later is
+    not taken for an uninitialized one. Registration marks a Node that is ready at once,
+    so for most claims this is that one read."""
+    try:
+        claim = nodeclaims.get(deps.kube, inp.claim.name)
+    except NotFound:
+        return InitializeOutcome(False, "NotFound")
+    if cond.is_true(claim, conditions.INITIALIZED):
+        return InitializeOutcome(True)
     try:
         node = nodes.get(deps.kube, inp.node_name)
     except NotFound:
         return InitializeOutcome(False, "NodeNotFound")
     reason = why_not_initialized(node, inp.claim)
+    read: dict[str, Any] = {"claim": claim}
 
     def mark_claim(c: cond.Condition) -> None:
-        claim = nodeclaims.get(deps.kube, inp.claim.name)
-        current = cond.find((claim.get("status") or {}).get("conditions") or [], c.type)
+        current_claim = read.pop("claim", None) or nodeclaims.get(deps.kube, inp.claim.name)
+        current = cond.find((current_claim.get("status") or {}).get("conditions") or [], c.type)
         if current is None or (current.get("status"), current.get("reason")) != (
             c.status,
             c.reason,
         ):
-            nodeclaims.set_conditions(deps.kube, claim, [c])
+            nodeclaims.set_conditions(deps.kube, current_claim, [c])
             if c.status == "True":
                 deps.counters.nodeclaim_initialized(inp.claim.nodepool)
 

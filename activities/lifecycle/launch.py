@@ -42,7 +42,8 @@ def request_for(claim: ClaimSpec) -> LaunchRequest:
 
 def _nodeclass(deps: Deps, name: str) -> EC2NodeClass:
     try:
-        body = nodeclasses.get(deps.kube, name)
+        store = deps.nodeclass_store
+        body = store.get(name) if store is not None else nodeclasses.get(deps.kube, name)
     except NotFound:
         raise ApplicationError(
             f"EC2NodeClass {name} not found", type=NODECLASS_NOT_FOUND, non_retryable=False

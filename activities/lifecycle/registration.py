@@ -15,8 +15,9 @@ from activities.kubernetes import conditions as cond
 from activities.kubernetes import finalizers, nodeclaims, nodes, raw
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.retries import retry_conflicts
+from activities.lifecycle import initialization
 from activities.lifecycle.common import Deps
-from activities.lifecycle.types import RegisterInput
+from activities.lifecycle.types import ClaimSpec, RegisterInput
 from models import conditions
 from models import labels as L
 
@@ -27,8 +28,20 @@ def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return (a.get("key"), a.get("effect")) == (b.get("key"), b.get("effect"))
 
 
-def node_patch(node: dict[str, Any], claim: dict[str, Any]) -> dict[str, Any] | None:
-    """The merge patch registering ``node`` for ``claim``; None when nothing changes."""
+def initialized_label(node: dict[str, Any]) -> bool:
+    return (node["metadata"].get("labels") or {}).get(L.NODE_INITIALIZED) == "true"
+
+
+def node_patch(
+    node: dict[str, Any], claim: dict[str, Any], spec: ClaimSpec | None = None
+) -> dict[str, Any] | None:
+    """The merge patch registering ``node`` for ``claim``; None when nothing changes.
+
+    With ``spec``: when the Node as patched would already be initialized (Ready, no startup
+    or ephemeral taint, extended resources advertised: ``initialization``), the patch sets
+    ``karpenter.sh/initialized`` too, so a Node that is ready at registration (kwok's, or a
+    fast boot) costs no separate write for it; the initialization check then finds it done.
+    """
     meta = node["metadata"]
     labels = dict(meta.get("labels") or {})
     claim_meta = claim["metadata"]
@@ -67,6 +80,14 @@ def node_patch(node: dict[str, Any], claim: dict[str, Any]) -> dict[str, Any] | 
         for t in [*(claim_spec.get("taints") or []), *(claim_spec.get("startupTaints") or [])]:
             if not any(_same(t, existing) for existing in new_taints):
                 new_taints.append(dict(t))
+    if spec is not None and labels.get(L.NODE_INITIALIZED) != "true":
+        after = {
+            **node,
+            "metadata": {**meta, "labels": {**labels, **new_labels}},
+            "spec": {**(node.get("spec") or {}), "taints": new_taints},
+        }
+        if not initialization.why_not_initialized(after, spec):
+            patch_meta.setdefault("labels", {})[L.NODE_INITIALIZED] = "true"
     patch: dict[str, Any] = {}
     if new_taints != taints:
         patch["spec"] = {"taints": new_taints}
@@ -104,24 +125,35 @@ def register(deps: Deps, inp: RegisterInput) -> str | None:
         return None
     name = str(node["metadata"]["name"])
     first_time = (node["metadata"].get("labels") or {}).get(L.NODE_REGISTERED) != "true"
+    # Four calls when nothing races: the Node as found above, the claim read once, one patch
+    # of the Node and one status write of the claim. A conflict re-reads what it lost on.
+    box: dict[str, Any] = {"node": node}
+    node_stale = False
 
     def sync_node() -> None:
-        current = nodes.get(deps.kube, name)
-        claim = nodeclaims.get(deps.kube, inp.claim.name)
-        patch = node_patch(current, claim)
-        if patch is not None:
-            raw.call(deps.kube.core.patch_node, name, patch, _content_type=PATCH)
+        nonlocal node_stale
+        current = nodes.get(deps.kube, name) if node_stale else box["node"]
+        node_stale = True
+        # a lost race on the Node (kwok's or a kubelet's status writes move its
+        # resourceVersion) leaves the claim as read: only the Node is read again
+        claim = box.get("claim") or nodeclaims.get(deps.kube, inp.claim.name)
+        box["claim"] = claim
+        patch = node_patch(current, claim, inp.claim)
+        box["node"] = (
+            current
+            if patch is None
+            else raw.call(deps.kube.core.patch_node, name, patch, _content_type=PATCH)
+        )
 
     def sync_claim() -> None:
-        claim = nodeclaims.get(deps.kube, inp.claim.name)
-        if (claim.get("status") or {}).get("nodeName") != name:
-            claim = nodeclaims.record_node(deps.kube, claim, name)
-        if not cond.is_true(claim, conditions.REGISTERED):
-            nodeclaims.set_conditions(
-                deps.kube,
-                claim,
-                [cond.Condition(conditions.REGISTERED, "True", conditions.REGISTERED)],
-            )
+        claim = box.pop("claim", None) or nodeclaims.get(deps.kube, inp.claim.name)
+        updates = [cond.Condition(conditions.REGISTERED, "True", conditions.REGISTERED)]
+        if initialized_label(box["node"]):
+            updates.append(cond.Condition(conditions.INITIALIZED, "True", conditions.INITIALIZED))
+        updates = [c for c in updates if not cond.is_true(claim, c.type)]
+        if (claim.get("status") or {}).get("nodeName") != name or updates:
+            nodeclaims.record_node(deps.kube, claim, name, updates)
+            box["initialized"] = any(c.type == conditions.INITIALIZED for c in updates)
 
     try:
         retry_conflicts(sync_node)
@@ -132,4 +164,6 @@ def register(deps: Deps, inp: RegisterInput) -> str | None:
         zone = str((node["metadata"].get("labels") or {}).get(L.ZONE) or "")
         deps.counters.node_created(pool, zone)
         deps.counters.nodeclaim_registered(pool)
+    if box.get("initialized"):
+        deps.counters.nodeclaim_initialized(pool)
     return name

@@ -29,7 +29,7 @@ import uuid
 from models import labels as L
 from sandbox.dev import TemporalDevServer
 from sandbox.processes import group_cpu_seconds
-from sandbox.scenarios import pod_journeys, round_timeline, spread_fleet
+from sandbox.scenarios import api_requests, pod_journeys, round_timeline, spread_fleet
 from sandbox.scenarios.common import (
     Sandbox,
     Summary,
@@ -45,6 +45,8 @@ PODS_ENV = "JOINERY_SCALE_PODS"
 # "0": stop after the burst (a before/after of the provisioning path in a third of the time).
 RETIRE_ENV = "JOINERY_SCALE_RETIRE"
 APP = "scale"
+# Written only by Joinery (its claims, its NodeClasses, its unavailable-offerings record).
+JOINERY_RESOURCES = ("nodeclaims", "ec2nodeclasses", "configmaps")
 CPU, MEMORY = "2", "1Gi"
 
 
@@ -80,6 +82,15 @@ def _cpu(sandbox: Sandbox) -> dict[str, float]:
         "temporal": sum(group_cpu_seconds(g) for g in temporal),
         "sandbox": own.user + own.system,
     }
+
+
+def _api_requests(sandbox: Sandbox) -> dict[str, float] | None:
+    """The API server's request counter now; None (and the figure left out) if unreadable."""
+    try:
+        return api_requests.snapshot(sandbox.kube.api_client)
+    except Exception as exc:
+        sandbox.log(f"API server request counter unreadable: {exc}")
+        return None
 
 
 def _burst(
@@ -135,8 +146,10 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
 
     created_at = time.time()
     cpu_before = _cpu(sandbox)
+    requests_before = _api_requests(sandbox)
     namespace, seconds, unschedulable = _burst(sandbox, pool, pods, deadline)
     cpu_after = _cpu(sandbox)
+    requests_after = _api_requests(sandbox)
     summary.pods = pods
     summary.secondsToAllRunning = seconds
     instances = sandbox.live_instances()
@@ -167,6 +180,14 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
     summary.extra["cpuSeconds"] = {
         part: round(cpu_after[part] - cpu_before[part], 1) for part in cpu_after
     }
+    if requests_before is not None and requests_after is not None:
+        served = api_requests.delta(requests_before, requests_after)
+        summary.extra["apiRequests"] = {
+            "total": sum(served.values()),
+            "perNode": round(sum(served.values()) / max(1, summary.nodes), 1),
+            "joineryPerNode": api_requests.per_node(served, summary.nodes, JOINERY_RESOURCES),
+            "served": served,
+        }
     temporal = sandbox.stack.temporal
     if temporal is not None:
         summary.extra["provisionerActivities"] = round_timeline.provisioner_activities(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from initialized_nodes import launched_and_registered
@@ -16,6 +18,7 @@ from k8s_objects import (
     ensure_nodeclass,
     ensure_nodepool,
     eventually,
+    nodeclaim,
     pod,
 )
 from kubernetes import client as k8s
@@ -23,9 +26,11 @@ from temporalio.exceptions import ApplicationError
 from workflow_realparts import Cloud
 
 from activities.ec2.launch_types import LaunchResult
-from activities.kubernetes import nodeclaims, nodes, pods, raw
+from activities.kubernetes import custom_objects, nodeclaims, nodeclasses, nodes, pods, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
+from activities.kubernetes.nodeclass_store import NodeClassStore
+from activities.kubernetes.resources import NODECLAIM
 from activities.kubernetes.retries import retry_conflicts
 from activities.lifecycle import claims, drain, initialization, launch, registration, termination
 from activities.lifecycle.common import Deps, iso, utc_now
@@ -389,3 +394,166 @@ def test_registration_reads_the_node_the_watcher_named(
     # the workflow's first check names no Node and asks for no list: nothing is read
     first = RegisterInput(claim, out.provider_id, "", search=False)
     assert registration.register(deps, first) is None and len(listed) == 2
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, kube: Kube) -> list[str]:
+    """Every request ``kube`` sends, as ``METHOD path``."""
+    calls: list[str] = []
+    call_api = kube.api_client.call_api
+
+    def counted(path: str, method: str, *args: object, **kwargs: object) -> object:
+        params = args[0] if args else kwargs.get("path_params")
+        filled = path
+        for key, value in dict(params or {}).items():  # type: ignore[call-overload]
+            filled = filled.replace("{" + str(key) + "}", str(value))
+        calls.append(f"{method} {filled}")
+        return call_api(path, method, *args, **kwargs)
+
+    monkeypatch.setattr(kube.api_client, "call_api", counted)
+    return calls
+
+
+def test_launches_read_their_nodeclass_from_the_store(
+    deps: Deps, admin: Kube, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = [100.0]
+    store = NodeClassStore(deps.kube, ttl_seconds=10.0, clock=lambda: clock[0])
+    cached = Deps(kube=deps.kube, ec2=deps.ec2, nodeclass_store=store)
+    specs = []
+    for _ in range(3):
+        name = f"acts-{uuid.uuid4().hex[:6]}"
+        create_claim(admin, name, "acts")
+        claim = claims.prepare(deps, name)
+        assert claim is not None
+        specs.append(claim)
+    calls = _counting(monkeypatch, deps.kube)
+    with ThreadPoolExecutor(3) as pool:
+        outs = list(pool.map(lambda c: launch.launch(cached, c), specs))
+    assert len({o.instance_id for o in outs}) == 3
+    reads = [c for c in calls if c.startswith("GET") and "ec2nodeclasses" in c]
+    assert len(reads) == 1  # three launches, one read of their NodeClass
+
+    # the watcher's events keep it current: an edit is served without a read ...
+    body = nodeclasses.get(admin, "default")
+    edited = {**body, "metadata": {**body["metadata"], "labels": {"edited": "yes"}}}
+    store.observe("MODIFIED", edited)
+    assert store.get("default")["metadata"]["labels"] == {"edited": "yes"}
+    # ... a deletion makes the next launch ask the API server, and so does the TTL's end
+    store.observe("DELETED", body)
+    store.get("default")
+    clock[0] += 10.0
+    store.get("default")
+    reads = [c for c in calls if c.startswith("GET") and "ec2nodeclasses" in c]
+    assert len(reads) == 3
+    # a NodeClass that does not exist is not remembered
+    for _ in range(2):
+        with pytest.raises(NotFound):
+            store.get("no-such-nodeclass")
+    reads = [c for c in calls if c.startswith("GET") and "ec2nodeclasses" in c]
+    assert len(reads) == 5
+
+
+def _ready(node: dict[str, Any]) -> bool:
+    """Ready, and the controller-manager has taken its not-ready taint off again."""
+    status = node.get("status") or {}
+    taints = {t.get("key") for t in (node.get("spec") or {}).get("taints") or []}
+    return taints <= {"karpenter.sh/unregistered"} and any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in status.get("conditions") or []
+    )
+
+
+def test_a_ready_node_is_registered_and_initialized_in_two_writes(
+    deps: Deps, admin: Kube, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = f"acts-{uuid.uuid4().hex[:6]}"
+    create_claim(admin, name, "acts")
+    claim = claims.prepare(deps, name)
+    assert claim is not None
+    out = launch.launch(deps, claim)
+    node_name = simulate_kubelet(admin, nodeclaims.get(admin, name))["metadata"]["name"]
+    eventually(lambda: _ready(nodes.get(admin, node_name)), what="the Node Ready, untainted")
+    calls = _counting(monkeypatch, deps.kube)
+    inp = RegisterInput(claim, out.provider_id, node_name)
+    assert registration.register(deps, inp) == node_name
+    writes = [c for c in calls if c.startswith("PATCH")]
+    lost = len(writes) - 2  # a kwok heartbeat between the read and the patch: one retry
+    assert len(calls) == 4 + 2 * lost, calls  # a lost race re-reads the Node, not the claim
+    assert writes[-1].endswith(f"/nodeclaims/{name}/status")  # nodeName and conditions at once
+    node = nodes.get(admin, node_name)
+    assert node["metadata"]["labels"]["karpenter.sh/registered"] == "true"
+    assert node["metadata"]["labels"]["karpenter.sh/initialized"] == "true"
+    stored = nodeclaims.get(admin, name)
+    assert stored["status"]["nodeName"] == node_name
+    for kind in ("Registered", "Initialized", "Ready"):
+        assert condition(stored, kind)["status"] == "True"  # type: ignore[index]
+    # the workflow's initialization check then finds the claim initialized: one read
+    calls.clear()
+    assert initialization.initialize(deps, InitializeInput(claim, node_name)).initialized
+    assert calls == [f"GET /apis/karpenter.sh/v1/nodeclaims/{name}"]
+    # and it stays so while the Node is briefly NotReady (kwok late with a heartbeat)
+    not_ready = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
+    retry_conflicts(lambda: nodes.add_taint(admin, nodes.get(admin, node_name), not_ready))
+    assert initialization.initialize(deps, InitializeInput(claim, node_name)).initialized
+    assert condition(nodeclaims.get(admin, name), "Initialized")["status"] == "True"  # type: ignore[index]
+
+
+def test_prepare_adds_the_first_finalizer_in_one_call_and_keeps_others(
+    deps: Deps, admin: Kube, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = f"acts-{uuid.uuid4().hex[:6]}"
+    create_claim(admin, name, "acts")
+    calls = _counting(monkeypatch, deps.kube)
+    spec = claims.prepare(deps, name)
+    assert spec is not None and spec.name == name and spec.nodepool == "acts"
+    assert calls == [f"PATCH /apis/karpenter.sh/v1/nodeclaims/{name}"]
+    assert nodeclaims.get(admin, name)["metadata"]["finalizers"] == ["karpenter.sh/termination"]
+    calls.clear()
+    assert claims.prepare(deps, name) is not None  # again (a retried or replayed start)
+    assert [c.split(" ")[0] for c in calls] == ["PATCH", "GET"]  # the test fails: read, done
+    assert nodeclaims.get(admin, name)["metadata"]["finalizers"] == ["karpenter.sh/termination"]
+
+    # another controller's finalizer came first: it stays, ours is added after it
+    other = f"acts-{uuid.uuid4().hex[:6]}"
+    body = nodeclaim(other, "acts")
+    body["metadata"]["finalizers"] = ["example.com/keep"]
+    custom_objects.create(admin, NODECLAIM, body)
+    assert claims.prepare(deps, other) is not None
+    assert nodeclaims.get(admin, other)["metadata"]["finalizers"] == [
+        "example.com/keep",
+        "karpenter.sh/termination",
+    ]
+    # a claim that is gone
+    assert claims.prepare(deps, f"gone-{uuid.uuid4().hex[:6]}") is None
+
+
+def test_registration_that_loses_a_race_on_the_node_reads_only_the_node_again(
+    deps: Deps, admin: Kube, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = f"acts-{uuid.uuid4().hex[:6]}"
+    create_claim(admin, name, "acts")
+    claim = claims.prepare(deps, name)
+    assert claim is not None
+    out = launch.launch(deps, claim)
+    node_name = simulate_kubelet(admin, nodeclaims.get(admin, name))["metadata"]["name"]
+    real_patch = deps.kube.core.patch_node
+    raced: list[str] = []
+
+    def someone_else_first(node: str, body: object, **kw: object) -> object:
+        if not raced:  # another writer moves the Node between our read and our patch
+            raced.append(node)
+            nodes.patch_metadata(admin, node, labels={"example.com/touched": "yes"})
+        return real_patch(node, body, **kw)
+
+    monkeypatch.setattr(deps.kube.core, "patch_node", someone_else_first)
+    calls = _counting(monkeypatch, deps.kube)
+    assert registration.register(deps, RegisterInput(claim, out.provider_id, node_name))
+    methods = [c.split(" ")[0] for c in calls]
+    lost = methods.count("PATCH") - 2
+    assert lost >= 1
+    assert methods[:3] == ["GET", "GET", "PATCH"]  # the Node, the claim, the patch that lost
+    assert len(calls) == 4 + 2 * lost, calls  # each loss: the Node read again, patched again
+    assert sum(1 for c in calls if c.startswith("GET") and "/nodeclaims/" in c) == 1
+    node = nodes.get(admin, node_name)
+    assert node["metadata"]["labels"]["karpenter.sh/registered"] == "true"
+    assert node["metadata"]["labels"]["example.com/touched"] == "yes"
