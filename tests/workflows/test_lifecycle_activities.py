@@ -36,10 +36,12 @@ from activities.lifecycle import claims, drain, initialization, launch, registra
 from activities.lifecycle.common import Deps, iso, utc_now
 from activities.lifecycle.types import (
     BeginTerminationInput,
+    ClaimSpec,
     DrainInput,
     FinalizeInput,
     InitializeInput,
     InstanceInput,
+    LaunchOutcome,
     RegisterInput,
 )
 from sandbox.nodes import register as simulate_kubelet
@@ -463,15 +465,22 @@ def _ready(node: dict[str, Any]) -> bool:
     )
 
 
-def test_a_ready_node_is_registered_and_initialized_in_two_writes(
-    deps: Deps, admin: Kube, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _launched_with_a_node(deps: Deps, admin: Kube) -> tuple[str, ClaimSpec, LaunchOutcome, str]:
+    """A fresh claim of pool ``acts``, prepared and launched, its Node joined (not registered):
+    (claim name, spec, launch outcome, Node name)."""
     name = f"acts-{uuid.uuid4().hex[:6]}"
     create_claim(admin, name, "acts")
     claim = claims.prepare(deps, name)
     assert claim is not None
     out = launch.launch(deps, claim)
     node_name = simulate_kubelet(admin, nodeclaims.get(admin, name))["metadata"]["name"]
+    return name, claim, out, node_name
+
+
+def test_a_ready_node_is_registered_and_initialized_in_two_writes(
+    deps: Deps, admin: Kube, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name, claim, out, node_name = _launched_with_a_node(deps, admin)
     eventually(lambda: _ready(nodes.get(admin, node_name)), what="the Node Ready, untainted")
     calls = _counting(monkeypatch, deps.kube)
     inp = RegisterInput(claim, out.provider_id, node_name)
@@ -530,12 +539,7 @@ def test_prepare_adds_the_first_finalizer_in_one_call_and_keeps_others(
 def test_registration_that_loses_a_race_on_the_node_reads_only_the_node_again(
     deps: Deps, admin: Kube, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    name = f"acts-{uuid.uuid4().hex[:6]}"
-    create_claim(admin, name, "acts")
-    claim = claims.prepare(deps, name)
-    assert claim is not None
-    out = launch.launch(deps, claim)
-    node_name = simulate_kubelet(admin, nodeclaims.get(admin, name))["metadata"]["name"]
+    _, claim, out, node_name = _launched_with_a_node(deps, admin)
     real_patch = deps.kube.core.patch_node
     raced: list[str] = []
 
