@@ -137,7 +137,7 @@ async def drive(address: str, queue: str, count: int, concurrency: int) -> dict[
             t0 = time.perf_counter()
             result = await client.execute_workflow(
                 NodeClaimWorkflow.run,
-                NodeClaimInput(name),
+                NodeClaimInput(name, shape=contract.NODECLAIM_SHAPE),
                 id=contract.nodeclaim_id("scale", name),
                 task_queue=queue,
             )

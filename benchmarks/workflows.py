@@ -127,7 +127,7 @@ async def run(count: int, concurrency: int) -> dict[str, Any]:
             name = f"bench-{i}"
             result = await env.client.execute_workflow(
                 NodeClaimWorkflow.run,
-                NodeClaimInput(name),
+                NodeClaimInput(name, shape=contract.NODECLAIM_SHAPE),
                 id=contract.nodeclaim_id("bench", name),
                 task_queue=queue,
             )

@@ -23,6 +23,15 @@ GARBAGE_COLLECTION_WORKFLOW = "GarbageCollection"
 
 NODECLAIM_ID_PREFIX = "nodeclaim-"
 
+# The NodeClaim workflow's shape that a fresh start asks for (its input's ``shape``): which
+# path each step takes, fixed for the whole run instead of by ``workflow.patched`` markers
+# (each one cost a marker and a ``TemporalChangeVersion`` upsert per lifecycle). 0, what an
+# input without the field means, is every run started before shapes existed: those decide with
+# their markers as they always did. 1: the short calls and the drain pass are local
+# activities and expiry consults ``joinery pause``. workflows/nodeclaim/shape.py reads it;
+# raise it (never reuse a value) when a later change takes another path.
+NODECLAIM_SHAPE = 1
+
 
 def nodeclaim_id(cluster: str, nodeclaim: str) -> str:
     """The lifecycle workflow of one NodeClaim."""

@@ -38,6 +38,10 @@ from activities.lifecycle.types import (
 from models.contract import NodeClaimActivity as names
 
 
+def _no_heartbeat(_evicted: list[str]) -> None:
+    """A local activity records no heartbeat."""
+
+
 class NodeClaimActivities:
     def __init__(self, deps: Deps) -> None:
         self.deps = deps
@@ -69,10 +73,16 @@ class NodeClaimActivities:
 
     @activity.defn(name=names.DRAIN)
     def drain(self, inp: DrainInput) -> DrainStatus:
-        """One drain pass; resumes after the pods a previous attempt already evicted."""
-        details = activity.info().heartbeat_details
+        """One drain pass; resumes after the pods a previous attempt already evicted.
+
+        Run as a local activity (the lifecycle's shape 1) it has no heartbeat: a pass run
+        again finds the pods it evicted already leaving (deletionTimestamp) and skips them."""
+        info = activity.info()
+        details = info.heartbeat_details
         done: list[str] = list(details[0]) if details else []
         beat: Callable[[list[str]], None] = activity.heartbeat
+        if info.is_local:
+            beat = _no_heartbeat
         with typed_failures():
             return drain.drain_pass(self.deps, inp, already_evicted=done, heartbeat=beat)
 

@@ -13,8 +13,9 @@ Reuse of a completed run's id (a failed or terminated run is always replaced):
 - ``rerun_completed``: the watcher saw a live claim, so a completed run under its name
   belonged to an earlier claim of that name, and this one gets its own lifecycle.
 
-The input is the workflow's input as JSON (``{"name", "search_attributes"}``, the fields of
-``NodeClaimInput`` a fresh start needs): activities do not import workflows.
+The input is the workflow's input as JSON (``{"name", "search_attributes", "shape"}``, the
+fields of ``NodeClaimInput`` a fresh start needs): activities do not import workflows. A
+fresh start asks for the current shape (``contract.NODECLAIM_SHAPE``).
 """
 
 from __future__ import annotations
@@ -42,7 +43,11 @@ async def start_lifecycle(
     with contextlib.suppress(WorkflowAlreadyStartedError):  # completed and not adopted
         await client.start_workflow(
             contract.NODECLAIM_WORKFLOW,
-            {"name": name, "search_attributes": search_attributes},
+            {
+                "name": name,
+                "search_attributes": search_attributes,
+                "shape": contract.NODECLAIM_SHAPE,
+            },
             id=contract.nodeclaim_id(cluster, name),
             task_queue=task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,

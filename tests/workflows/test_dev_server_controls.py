@@ -60,7 +60,7 @@ async def test_search_attributes_and_cli(
         )
         handle = await client.start_workflow(
             NodeClaimWorkflow.run,
-            NodeClaimInput(name, search_attributes=True),
+            NodeClaimInput(name, search_attributes=True, shape=contract.NODECLAIM_SHAPE),
             id=contract.nodeclaim_id(cluster, name),
             task_queue=task_queue,
             static_summary="m5.large spot us-east-1a · pool default",
@@ -151,7 +151,7 @@ async def test_continue_as_new_keeps_the_phase(
     ):
         handle = await client.start_workflow(
             NodeClaimWorkflow.run,
-            NodeClaimInput(name, history_limit=15),
+            NodeClaimInput(name, history_limit=15, shape=contract.NODECLAIM_SHAPE),
             id=contract.nodeclaim_id(cluster, name),
             task_queue=task_queue,
         )

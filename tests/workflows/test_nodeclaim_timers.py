@@ -10,7 +10,8 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 
 import pytest
-from temporalio.client import WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import WorkflowHandle, WorkflowHistory, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
@@ -39,6 +40,7 @@ async def lifecycle(
         activities=cloud.activities(),
     ):
         name = f"claim-{uuid.uuid4().hex[:6]}"
+        inp.setdefault("shape", contract.NODECLAIM_SHAPE)  # as every fresh start asks
         handle = await env.client.start_workflow(
             NodeClaimWorkflow.run,
             NodeClaimInput(name, **inp),  # type: ignore[arg-type]
@@ -46,6 +48,14 @@ async def lifecycle(
             task_queue=task_queue,
         )
         yield handle
+
+
+def history_markers(history: WorkflowHistory) -> list[str]:
+    return [
+        e.marker_recorded_event_attributes.marker_name
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+    ]
 
 
 async def until_phase(
@@ -64,14 +74,26 @@ async def until_phase(
     raise AssertionError(f"never reached {phase}: {status}")
 
 
-async def test_happy_path_then_deletion(time_env: WorkflowEnvironment, task_queue: str) -> None:
+@pytest.mark.parametrize("shape", [contract.NODECLAIM_SHAPE, 0], ids=["current", "shape-0"])
+async def test_happy_path_then_deletion(
+    time_env: WorkflowEnvironment, task_queue: str, shape: int
+) -> None:
     cloud = FakeCloud(register_after=3, initialize_after=2, volumes_script=[1], instance_polls=1)
-    async with lifecycle(time_env, cloud, task_queue) as handle:
+    async with lifecycle(time_env, cloud, task_queue, shape=shape) as handle:
         status = await until_phase(time_env, handle, "Ready")
         assert status.instance_type == "m5.large" and status.node_name == "i-0123456789"
         assert set(status.timings) >= {"Launching", "Registering", "Initializing", "Ready"}
         await handle.signal(NodeClaimWorkflow.deleted, "NodeClaim")
         assert await handle.result() == "Terminated"
+        history = await handle.fetch_history()
+    kinds = [e.event_type for e in history.events]
+    patches = [m for m in history_markers(history) if m == "core_patch"]
+    regular = kinds.count(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
+    upserts = kinds.count(EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES)
+    if shape:  # no patch marker, no TemporalChangeVersion upsert; only the launch is regular
+        assert (len(patches), upserts, regular) == (0, 0, 1)
+    else:  # the local-short-calls patch, its upsert; the launch and the drain are regular
+        assert (len(patches), upserts, regular) == (1, 1, 2)
     order = [n for n in cloud.names() if n not in (names.REGISTER, names.INITIALIZE)]
     assert order == [
         names.PREPARE,

@@ -8,13 +8,17 @@ and keep the old ones as long as runs that started under them may still be open.
 
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from temporalio import workflow
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
+from models import contract
 from workflows.disruption.workflow import DisruptionWorkflow
 from workflows.garbage.workflow import GarbageCollectionWorkflow
 from workflows.nodeclaim.state import NodeClaimInput
@@ -32,6 +36,10 @@ async def test_histories_exist() -> None:
         "provisioner_rounds_pause_resume",
         "disruption_rounds",
         "garbage_collection_rounds",
+        "nodeclaim_local_calls_patched",
+        "nodeclaim_shape1_happy_path",
+        "nodeclaim_shape1_disrupted",
+        "nodeclaim_shape1_expiry_held_by_pause",
     } <= names
 
 
@@ -65,6 +73,39 @@ async def test_a_nondeterministic_change_is_caught() -> None:
     history = WorkflowHistory.from_json("nodeclaim-happy", path.read_text())
     result = await Replayer(workflows=[ChangedNodeClaim]).replay_workflow(
         history, raise_on_replay_failure=False
+    )
+    assert result.replay_failure is not None
+    assert "nondetermin" in str(result.replay_failure).lower()
+
+
+def _with_shape(path: Path, shape: int) -> WorkflowHistory:
+    """The recorded history of ``path`` as if its run had been started with ``shape``."""
+    recorded: dict[str, Any] = json.loads(path.read_text())
+    payload = recorded["events"][0]["workflowExecutionStartedEventAttributes"]["input"]
+    payload = payload["payloads"][0]
+    inp = json.loads(base64.b64decode(payload["data"]))
+    payload["data"] = base64.b64encode(json.dumps({**inp, "shape": shape}).encode()).decode()
+    return WorkflowHistory.from_json(f"nodeclaim-{path.stem}", json.dumps(recorded))
+
+
+async def test_an_older_worker_began_a_current_shape_run() -> None:
+    """A rolling upgrade: a new replica started the run (current shape in its input), an old
+    replica ran its tasks as shape 0 (its marker, its regular drain). Today's code replays it
+    as shape 0. The history is one the commit before shapes recorded (c87c1ef)."""
+    path = next(p for p in HISTORIES if p.stem == "nodeclaim_local_calls_patched")
+    history = _with_shape(path, contract.NODECLAIM_SHAPE)
+    result = await Replayer(workflows=[NodeClaimWorkflow]).replay_workflow(
+        history, raise_on_replay_failure=True
+    )
+    assert result.replay_failure is None
+
+
+async def test_the_shape_decides_the_replay() -> None:
+    """A current-shape history replayed as if its input said shape 0 takes the patched
+    path, finds no marker and fails: the shape in the input is what keeps it replaying."""
+    path = next(p for p in HISTORIES if p.stem == "nodeclaim_shape1_happy_path")
+    result = await Replayer(workflows=[NodeClaimWorkflow]).replay_workflow(
+        _with_shape(path, 0), raise_on_replay_failure=False
     )
     assert result.replay_failure is not None
     assert "nondetermin" in str(result.replay_failure).lower()

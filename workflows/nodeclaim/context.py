@@ -5,14 +5,15 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Protocol
 
+from workflows.nodeclaim.shape import Shape
 from workflows.nodeclaim.state import LifecycleState
 
 
 class Lifecycle(Protocol):
     name: str
     state: LifecycleState
-    # Short calls run as local activities (false in runs recorded before they did).
-    local_calls: bool
+    # Which path each step takes (local activities or regular ones; workflows/nodeclaim/shape.py).
+    shape: Shape
     # The Node the worker's Node watcher saw for this claim ("" until it signals one).
     node_hint: str
 

@@ -15,14 +15,13 @@ from temporalio import workflow
 
 from workflows.nodeclaim import calls
 from workflows.nodeclaim.context import Lifecycle
+from workflows.nodeclaim.shape import Shape
 from workflows.nodeclaim.state import DRAINING, EXPIRED
 
 with workflow.unsafe.imports_passed_through():
     from models.contract import NodeClaimActivity as names
 
 PAUSE_RECHECK = timedelta(seconds=60)
-# Histories recorded before expiry consulted the pause replay without the check.
-PAUSE_HOLDS_EXPIRY = "pause-holds-expiry"
 
 
 async def run(wf: Lifecycle) -> str:
@@ -43,7 +42,7 @@ async def run(wf: Lifecycle) -> str:
     while wf.state.ending is None:
         remaining = None if expires is None else expires - workflow.now()
         if remaining is not None and remaining <= timedelta(0):
-            hold = await _paused(spec.nodepool, wf.local_calls)
+            hold = await _paused(spec.nodepool, wf.shape)
             if not hold:
                 wf.end(EXPIRED, f"expireAfter {timedelta(seconds=spec.expire_after_seconds or 0)}")
                 break
@@ -56,13 +55,13 @@ async def run(wf: Lifecycle) -> str:
     return DRAINING
 
 
-async def _paused(nodepool: str, local: bool) -> str:
-    if not workflow.patched(PAUSE_HOLDS_EXPIRY):
+async def _paused(nodepool: str, shape: Shape) -> str:
+    if not shape.pause_holds_expiry():
         return ""
     return await calls.call(
         names.DISRUPTION_HOLD,
         nodepool,
         str,
         summary=f"may pool {nodepool} be disrupted?",
-        local=local,
+        local=shape.local_calls,
     )

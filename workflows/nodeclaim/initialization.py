@@ -31,7 +31,7 @@ async def run(wf: Lifecycle) -> str:
             InitializeInput(spec, node),
             InitializeOutcome,
             summary=f"initialize {node}",
-            local=wf.local_calls,
+            local=wf.shape.local_calls,
         )
         if out.initialized:
             return READY

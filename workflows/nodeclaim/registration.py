@@ -44,7 +44,7 @@ async def run(wf: Lifecycle) -> str:
             RegisterInput(spec, launched.provider_id, wf.node_hint, search=checks > 0),
             str,
             summary=f"register {launched.provider_id}",
-            local=wf.local_calls,
+            local=wf.shape.local_calls,
         )
         checks += 1
         if node:

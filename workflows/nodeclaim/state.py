@@ -70,6 +70,9 @@ class NodeClaimInput:
     state: LifecycleState | None = None
     # Continue as new past this many history events (the server also suggests it).
     history_limit: int = 10_000
+    # Which path each step takes (``contract.NODECLAIM_SHAPE``; 0 = a run started before
+    # shapes existed, whose recorded markers decide). Fresh starts pass the current shape.
+    shape: int = 0
 
 
 @dataclass

@@ -66,7 +66,7 @@ async def begin(wf: Lifecycle) -> TerminationStart:
             ),
             TerminationStart,
             summary=f"taint and delete {wf.name} ({ending.reason if ending else DELETED})",
-            local=wf.local_calls,
+            local=wf.shape.local_calls,
         )
     return wf.state.termination
 
@@ -85,7 +85,8 @@ async def drain(wf: Lifecycle) -> str:
             DrainStatus,
             summary=f"drain {node}",
             timeout=timedelta(minutes=5),
-            heartbeat=timedelta(seconds=20),
+            heartbeat=None if wf.shape.local_drain else timedelta(seconds=20),
+            local=wf.shape.local_drain,
         )
         wf.state.drain = status
         if status.done or _past(deadline):
@@ -120,7 +121,7 @@ async def detach(wf: Lifecycle) -> str:
             VolumesInput(wf.name, node),
             int,
             summary=f"volumes on {node}",
-            local=wf.local_calls,
+            local=wf.shape.local_calls,
         )
         if attached == 0 or _past(deadline):
             return TERMINATING
@@ -140,7 +141,7 @@ async def terminate(wf: Lifecycle) -> str:
             InstanceInput(wf.name, launched.provider_id if launched else None),
             bool,
             summary=f"terminate {launched.instance_id if launched else 'instance of ' + wf.name}",
-            local=wf.local_calls,
+            local=wf.shape.local_calls,
         )
         if gone:
             return FINALIZING
@@ -158,7 +159,7 @@ async def finalize(wf: Lifecycle) -> str:
         ),
         bool,
         summary=f"remove finalizers of {wf.name}",
-        local=wf.local_calls,
+        local=wf.shape.local_calls,
     )
     wf.state.waiting_for = ""
     wf.describe(f"terminated: {ending.reason if ending else DELETED}")

@@ -23,6 +23,7 @@ from workflows.nodeclaim import (
     initialization,
     launch,
     registration,
+    shape,
     termination,
 )
 from workflows.nodeclaim.state import (
@@ -55,8 +56,6 @@ with workflow.unsafe.imports_passed_through():
 
 # Kubernetes condition-reason syntax: the reason lands in the DisruptionReason condition.
 REASON = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
-# Runs recorded before the short calls became local activities replay with regular ones.
-LOCAL_CALLS = "local-short-calls"
 
 
 def _parse(text: str) -> datetime:
@@ -84,14 +83,14 @@ class NodeClaimWorkflow:
         self.search_attributes = inp.search_attributes
         self.history_limit = inp.history_limit
         self.state = inp.state or LifecycleState()
-        self.local_calls = False
+        self.shape = shape.Shape(0, local_calls=False, local_drain=False)  # until run starts
         self.node_hint = ""
         self._hint = False
 
     # -- the loop ---------------------------------------------------------------------------
     @workflow.run
     async def run(self, inp: NodeClaimInput) -> str:
-        self.local_calls = workflow.patched(LOCAL_CALLS)
+        self.shape = shape.resolve(inp.shape)
         if not self.state.started_at:
             self.state.started_at = workflow.now().isoformat()
         steps: dict[str, Callable[[], Awaitable[str]]] = {
@@ -117,7 +116,7 @@ class NodeClaimWorkflow:
             self.name,
             ClaimSpec,
             summary=f"read {self.name}, add finalizer",
-            local=self.local_calls,
+            local=self.shape.local_calls,
         )
         if spec is None:
             self.describe(f"NodeClaim {self.name} does not exist")
@@ -168,7 +167,14 @@ class NodeClaimWorkflow:
     async def checkpoint(self) -> None:
         await history.continue_if_long(
             self.history_limit,
-            NodeClaimInput(self.name, self.search_attributes, self.state, self.history_limit),
+            # A continued run is a new history: it takes the current shape.
+            NodeClaimInput(
+                self.name,
+                self.search_attributes,
+                self.state,
+                self.history_limit,
+                contract.NODECLAIM_SHAPE,
+            ),
         )
 
     def describe(self, details: str) -> None:
