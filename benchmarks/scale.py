@@ -11,6 +11,9 @@ server), and persistence writes per lifecycle (the server's ``persistence_reques
 write operations only).
 
     python benchmarks/scale.py [--count 1000] [--replicas 1,2,3] [--servers dev,production]
+        [--events]
+
+``--events`` lists one sample lifecycle's history events (docs/temporal.md explains each).
 
 ``--pods 250,500,1000`` times the full path instead: per size and server, one ``joinery dev
 --scenario scale --boot-delay 0 --exit`` (a fresh stack: Temporal, real control plane with kwok
@@ -44,6 +47,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from temporalio.api.enums.v1 import EventType  # noqa: E402
+from temporalio.api.history.v1 import HistoryEvent  # noqa: E402
 from temporalio.client import Client  # noqa: E402
 
 from benchmarks import process_tree  # noqa: E402
@@ -113,7 +117,26 @@ def spawn_workers(address: str, queue: str, replicas: int, workdir: Path) -> lis
     return out
 
 
-async def history_shape(client: Client, workflow_id: str) -> dict[str, int]:
+def event_label(event: HistoryEvent) -> str:
+    """One history event in a few words: its type, and for a marker or an activity what it was
+    (a local activity's type, a patch's id, a regular activity's type)."""
+    label = EventType.Name(event.event_type).removeprefix("EVENT_TYPE_").lower()
+    if event.HasField("marker_recorded_event_attributes"):
+        marker = event.marker_recorded_event_attributes
+        for key in ("data", "patch-data"):
+            if key in marker.details and marker.details[key].payloads:
+                detail = json.loads(marker.details[key].payloads[0].data)
+                return f"{marker.marker_name} {detail.get('activity_type') or detail.get('id')}"
+        return f"marker {marker.marker_name}"
+    if event.HasField("activity_task_scheduled_event_attributes"):
+        return f"{label} {event.activity_task_scheduled_event_attributes.activity_type.name}"
+    if event.HasField("upsert_workflow_search_attributes_event_attributes"):
+        fields = event.upsert_workflow_search_attributes_event_attributes.search_attributes
+        return f"{label} {','.join(fields.indexed_fields)}"
+    return label
+
+
+async def history_shape(client: Client, workflow_id: str) -> dict[str, Any]:
     """One lifecycle's history: events, workflow tasks, activity tasks, local-activity markers."""
     history = await client.get_workflow_handle(workflow_id).fetch_history()
     kinds = [e.event_type for e in history.events]
@@ -122,6 +145,7 @@ async def history_shape(client: Client, workflow_id: str) -> dict[str, int]:
         "workflow_tasks": kinds.count(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED),
         "activity_tasks": kinds.count(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED),
         "markers": kinds.count(EventType.EVENT_TYPE_MARKER_RECORDED),
+        "event_list": [event_label(e) for e in history.events],
     }
 
 
@@ -197,6 +221,7 @@ def measure(kind: str, replicas: int, count: int, concurrency: int) -> dict[str,
         "workflow_tasks": timing["workflow_tasks"],
         "activity_tasks": timing["activity_tasks"],
         "markers": timing["markers"],
+        "event_list": timing["event_list"],
     }
 
 
@@ -309,6 +334,9 @@ def main() -> None:
     parser.add_argument("--replicas", default="1,2,3")
     parser.add_argument("--servers", default="dev,production")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--events", action="store_true", help="list one sample lifecycle's history events"
+    )
     parser.add_argument("--pods", help="full path: comma-separated burst sizes, e.g. 250,1000")
     parser.add_argument("--timeout", type=float, default=900.0, help="full path: per run")
     parser.add_argument(
@@ -352,6 +380,9 @@ def main() -> None:
                 f"{r['workflow_tasks']:>4}  {r['activity_tasks']:>10}  {r['markers']:>7}",
                 flush=True,
             )
+            if args.events:
+                for i, label in enumerate(r["event_list"], 1):
+                    print(f"  {i:>3} {label}", flush=True)
 
 
 if __name__ == "__main__":
