@@ -23,7 +23,10 @@ to a ThreadedMotoServer) so that:
   every answer of DescribeInstances reads each instance's tags that way: a call over N
   instances cost N times all tags, so with 1,000 instances 17 concurrent DescribeInstances
   calls from launches stalled the emulator for minutes. EC2 answers such calls in
-  milliseconds; only the cost changes here, never an answer.
+  milliseconds; only the cost changes here, never an answer;
+* DescribeInstanceTypes and DescribeInstanceTypeOfferings are serialized once per moto
+  version, region and request and kept (:mod:`sandbox.ec2.static_answers`): moto takes
+  5-15 s to build each answer, EC2 answers in well under a second.
 
 The provider code never knows; it only sees an EC2 endpoint that behaves more like EC2.
 """
@@ -45,6 +48,7 @@ from moto.iam.exceptions import NoSuchEntity
 from moto.iam.models import IAMBackend
 
 from activities.ec2.pricing import offline_table
+from sandbox.ec2 import static_answers
 
 ICE = "InsufficientInstanceCapacity"
 ON_DEMAND = "on-demand"
@@ -349,6 +353,7 @@ def install(emulation: Emulation | None = None) -> Emulation:
         IAMBackend.remove_role_from_instance_profile = _remove_role  # type: ignore[method-assign]
         _originals["tags:describe_tags"] = TagBackend.describe_tags
         TagBackend.describe_tags = _describe_tags  # type: ignore[method-assign]
+    static_answers.install()
     _installed = emu
     return emu
 
@@ -374,4 +379,5 @@ def uninstall() -> None:
         else:
             setattr(EC2Response, name, original)
     _originals.clear()
+    static_answers.uninstall()
     _installed = None
