@@ -33,6 +33,7 @@ from activities.ec2.settings import ClusterInfo, ProviderSettings
 from activities.ec2.shared_offerings import ConfigMapRecord
 from activities.garbage.defs import GarbageCollectionActivities
 from activities.kubernetes.client import Kube, connect
+from activities.kubernetes.node_index import NodeIndex
 from activities.kubernetes.nodeclass_store import NodeClassStore
 from activities.lifecycle.common import Deps
 from activities.lifecycle.defs import NodeClaimActivities
@@ -226,6 +227,7 @@ async def run_worker(
         cluster=settings.cluster,
         lifecycle_queue=queue,
         nodeclass_store=NodeClassStore(kube),
+        node_index=NodeIndex(),
     )
     ec2.observe = deps.counters.cloudprovider_call  # karpenter_cloudprovider_*
     sandboxed = settings.workflow_sandbox
@@ -265,6 +267,7 @@ async def run_worker(
                     ec2=ec2,
                     status=StatusReporter(kube, ec2).start(),
                     nodeclass_store=deps.nodeclass_store,
+                    node_index=deps.node_index,
                 ).start()
             log.info(
                 "worker up: task queues %s and %s, namespace %s",

@@ -51,6 +51,7 @@ from activities.ec2.provider import EC2Provider
 from activities.kubernetes import raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import Expired, translate
+from activities.kubernetes.node_index import NodeIndex
 from activities.kubernetes.nodeclass_store import NodeClassStore
 from activities.kubernetes.resources import EC2NODECLASS, NODECLAIM, NODEPOOL
 from activities.lifecycle.start import start_lifecycle
@@ -82,6 +83,8 @@ class WatchTarget:
     name: str
     list_call: Callable[..., Any]
     args: tuple[Any, ...] = ()
+    # Told True once a list has been handed over whole, False when the watch breaks.
+    on_sync: Callable[[bool], None] | None = None
 
 
 def pod_healthy(pod: Obj) -> bool:
@@ -107,6 +110,9 @@ class Watchers:
     # The launches' EC2NodeClass reads (activities/kubernetes/nodeclass_store.py): kept
     # current from this watch.
     nodeclass_store: NodeClassStore | None = None
+    # The registration checks' Nodes by providerID (activities/kubernetes/node_index.py):
+    # kept current from the Node watch.
+    node_index: NodeIndex | None = None
     resync_seconds: float = 30.0
     adopt_delay: float = 5.0
     stop: threading.Event = field(default_factory=threading.Event)
@@ -151,6 +157,8 @@ class Watchers:
                 for item in listing.get("items") or []:
                     yield LISTED, item
                 self.synced.add(target.name)
+                if target.on_sync is not None:
+                    target.on_sync(True)
                 version = str((listing.get("metadata") or {}).get("resourceVersion") or "")
                 while not self.stop.is_set():
                     stream = k8s_watch.Watch().stream(
@@ -171,6 +179,8 @@ class Watchers:
                         if self.stop.is_set():
                             return
             except Exception as exc:  # re-list after any failure; never die
+                if target.on_sync is not None:
+                    target.on_sync(False)
                 error = translate(exc)
                 if not isinstance(error, Expired):
                     log.warning("%s watch failed: %s", target.name, error)
@@ -196,7 +206,14 @@ class Watchers:
                 ),
                 self.on_nodeclaim,
             ),
-            (WatchTarget("nodes", self.kube.core.list_node), self.on_node),
+            (
+                WatchTarget(
+                    "nodes",
+                    self.kube.core.list_node,
+                    on_sync=self.node_index.set_synced if self.node_index else None,
+                ),
+                self.on_node,
+            ),
             (WatchTarget("pods", self.kube.core.list_pod_for_all_namespaces), self.on_pod),
             (
                 WatchTarget(
@@ -461,6 +478,8 @@ class Watchers:
     def on_node(self, kind: str, node: Obj) -> None:
         meta = node.get("metadata") or {}
         name = str(meta.get("name"))
+        if self.node_index is not None:
+            self.node_index.observe(kind, node)
         if kind == "DELETED":
             self._node_states.delete(name)
             self._deleting.discard(f"node/{name}")

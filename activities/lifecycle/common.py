@@ -18,6 +18,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import KubernetesError
+from activities.kubernetes.node_index import NodeIndex
 from activities.kubernetes.nodeclass_store import NodeClassStore
 from activities.metrics import Counters
 from models import contract
@@ -41,6 +42,9 @@ class Deps:
     # EC2NodeClasses as last read or watched (the worker's watcher feeds it); None: every
     # launch reads its NodeClass from the API server.
     nodeclass_store: NodeClassStore | None = None
+    # Node names by providerID from the worker's Node watch; None (or not synced): a
+    # registration check that was not told the Node's name lists the pool's Nodes.
+    node_index: NodeIndex | None = None
 
     def lifecycle_task_queue(self) -> str:
         """The queue to start a NodeClaim lifecycle on. The worker names it: the activities

@@ -99,28 +99,47 @@ def node_patch(
     return patch
 
 
-def _hinted(deps: Deps, inp: RegisterInput) -> dict[str, Any] | None:
-    """The Node the watcher named, if it carries the claim's providerID (one GET)."""
-    if not inp.node_name:
+def _named(deps: Deps, name: str, provider_id: str) -> dict[str, Any] | None:
+    """The Node ``name``, if it carries ``provider_id`` (one GET)."""
+    if not name:
         return None
     try:
-        node = nodes.get(deps.kube, inp.node_name)
+        node = nodes.get(deps.kube, name)
     except NotFound:
         return None
-    return node if (node.get("spec") or {}).get("providerID") == inp.provider_id else None
+    return node if (node.get("spec") or {}).get("providerID") == provider_id else None
+
+
+def _searched(deps: Deps, inp: RegisterInput) -> dict[str, Any] | None:
+    """The Node carrying the claim's providerID, found without the watcher's name.
+
+    The worker's Node index answers while its watch is synced: a providerID it lacks has no
+    Node yet, and no call is made. Without one (or when its entry is stale) the pool's Nodes
+    are listed, then all Nodes.
+    """
+    index = deps.node_index
+    if index is not None and index.synced:
+        name = index.name_of(inp.provider_id)
+        if name is None:
+            return None
+        if name != inp.node_name:  # that one was read already
+            node = _named(deps, name, inp.provider_id)
+            if node is not None:
+                return node
+    pool = inp.claim.nodepool
+    selector = f"{L.NODEPOOL}={pool}" if pool else ""
+    node = nodes.by_provider_id(deps.kube, inp.provider_id, label_selector=selector)
+    if node is None and selector:
+        node = nodes.by_provider_id(deps.kube, inp.provider_id)
+    return node
 
 
 def register(deps: Deps, inp: RegisterInput) -> str | None:
     """The registered Node's name, or None while no Node carries the providerID yet."""
     pool = inp.claim.nodepool
-    selector = f"{L.NODEPOOL}={pool}" if pool else ""
-    node = _hinted(deps, inp)
-    if node is None and not inp.search:
-        return None
-    if node is None:
-        node = nodes.by_provider_id(deps.kube, inp.provider_id, label_selector=selector)
-    if node is None and selector:
-        node = nodes.by_provider_id(deps.kube, inp.provider_id)
+    node = _named(deps, inp.node_name, inp.provider_id)
+    if node is None and inp.search:
+        node = _searched(deps, inp)
     if node is None:
         return None
     name = str(node["metadata"]["name"])

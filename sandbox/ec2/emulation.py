@@ -24,6 +24,12 @@ to a ThreadedMotoServer) so that:
   instances cost N times all tags, so with 1,000 instances 17 concurrent DescribeInstances
   calls from launches stalled the emulator for minutes. EC2 answers such calls in
   milliseconds; only the cost changes here, never an answer;
+* DescribeInstances with a tag filter of exact values (``tag:karpenter.sh/nodeclaim=NAME``,
+  every launch's idempotency lookup) evaluates moto's filters only on the instances that
+  carry the tag (:func:`_all_reservations`). moto evaluated every filter on every instance,
+  compiling each filter value into a pattern per instance: 0.2 s a call at 250 instances and
+  1.6 s at 1,000 on this box under load, once per launch. Patterns and other filters go
+  through moto's own loop; the answer is the same either way;
 * DescribeInstanceTypes and DescribeInstanceTypeOfferings are serialized once per moto
   version, region and request and kept (:mod:`sandbox.ec2.static_answers`): moto takes
   5-15 s to build each answer, EC2 answers in well under a second.
@@ -33,6 +39,7 @@ The provider code never knows; it only sees an EC2 endpoint that behaves more li
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import re
 import threading
@@ -41,9 +48,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from moto.core.responses import ActionResult
+from moto.ec2.models.instances import InstanceBackend
 from moto.ec2.models.tags import TagBackend
 from moto.ec2.responses import EC2Response
-from moto.ec2.utils import random_fleet_id
+from moto.ec2.utils import filter_reservations, random_fleet_id
 from moto.iam.exceptions import NoSuchEntity
 from moto.iam.models import IAMBackend
 
@@ -315,6 +323,45 @@ def _describe_tags(self: Any, filters: dict[str, list[str]] | None = None) -> li
     return original(_NamedTags(named), filters)
 
 
+# What makes a filter value a pattern in moto's filters (fnmatch's specials, its escape).
+_FILTER_PATTERN = re.compile(r"[*?\[\\]")
+
+
+def _exact_tag_filters(filters: Mapping[str, Any] | None) -> dict[str, set[str]]:
+    """The ``tag:KEY`` filters whose values are all plain strings, as KEY: values."""
+    exact: dict[str, set[str]] = {}
+    for name, values in (filters or {}).items():
+        plain = not any(_FILTER_PATTERN.search(str(v)) for v in values or ())
+        if name.startswith("tag:") and values and plain:
+            exact[name[4:]] = {str(v) for v in values}
+    return exact
+
+
+def _all_reservations(self: Any, filters: Any = None) -> list[Any]:
+    """moto's all_reservations, over the instances carrying the exactly filtered tags only.
+
+    The tag store (resource id to tags) is read once; moto's own filters then run on those
+    instances alone, so every other filter still applies as moto applies it.
+    """
+    exact = _exact_tag_filters(filters)
+    if not exact:
+        return list(_originals["instances:all_reservations"](self, filters))
+    store = dict(self.tags)  # one copy, as moto's scans take one (other threads add tags)
+    ids = {
+        rid
+        for rid, tags in store.items()
+        if rid.startswith("i-") and all(tags.get(k) in v for k, v in exact.items())
+    }
+    narrowed = []
+    for reservation in self.reservations.copy().values():
+        kept = [i for i in reservation.instances if i.id in ids]
+        if kept:
+            shallow = copy.copy(reservation)  # as moto's own copies: the stored one keeps all
+            shallow.instances = kept
+            narrowed.append(shallow)
+    return list(filter_reservations(narrowed, filters))
+
+
 _installed: Emulation | None = None
 _originals: dict[str, Any] = {}
 
@@ -353,6 +400,8 @@ def install(emulation: Emulation | None = None) -> Emulation:
         IAMBackend.remove_role_from_instance_profile = _remove_role  # type: ignore[method-assign]
         _originals["tags:describe_tags"] = TagBackend.describe_tags
         TagBackend.describe_tags = _describe_tags  # type: ignore[method-assign]
+        _originals["instances:all_reservations"] = InstanceBackend.all_reservations
+        InstanceBackend.all_reservations = _all_reservations  # type: ignore[method-assign]
     static_answers.install()
     _installed = emu
     return emu
@@ -374,6 +423,8 @@ def uninstall() -> None:
             setattr(IAMBackend, name.removeprefix("iam:"), original)
         elif name.startswith("tags:"):
             setattr(TagBackend, name.removeprefix("tags:"), original)
+        elif name.startswith("instances:"):
+            setattr(InstanceBackend, name.removeprefix("instances:"), original)
         elif original is None:
             delattr(EC2Response, name)
         else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -29,6 +30,7 @@ from activities.ec2.launch_types import LaunchResult
 from activities.kubernetes import custom_objects, nodeclaims, nodeclasses, nodes, pods, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
+from activities.kubernetes.node_index import NodeIndex
 from activities.kubernetes.nodeclass_store import NodeClassStore
 from activities.kubernetes.resources import NODECLAIM
 from activities.kubernetes.retries import retry_conflicts
@@ -413,6 +415,40 @@ def _counting(monkeypatch: pytest.MonkeyPatch, kube: Kube) -> list[str]:
 
     monkeypatch.setattr(kube.api_client, "call_api", counted)
     return calls
+
+
+def test_a_synced_node_index_spares_the_registration_check_its_list(
+    deps: Deps, admin: Kube, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = f"acts-{uuid.uuid4().hex[:6]}"
+    create_claim(admin, name, "acts")
+    claim = claims.prepare(deps, name)
+    assert claim is not None
+    out = launch.launch(deps, claim)
+    index = NodeIndex()
+    index.set_synced(True)
+    indexed = dataclasses.replace(deps, node_index=index)
+    calls = _counting(monkeypatch, deps.kube)
+    searching = RegisterInput(claim, out.provider_id, "", search=True)
+    node_list = "GET /api/v1/nodes"
+    # no Node carries the providerID yet, and the watch says so: nothing is read
+    assert registration.register(indexed, searching) is None
+    assert calls == []
+    # an entry the watch left stale (that Node is gone): one read of it, then the list
+    index.observe("ADDED", {"metadata": {"name": "gone"}, "spec": {"providerID": out.provider_id}})
+    assert registration.register(indexed, searching) is None
+    assert calls[0] == "GET /api/v1/nodes/gone" and node_list in calls
+    # the Node joins and the watch delivers it: one read of that Node, no list
+    node_name = simulate_kubelet(admin, nodeclaims.get(admin, name))["metadata"]["name"]
+    index.observe("ADDED", nodes.get(admin, node_name))
+    calls.clear()
+    assert registration.register(indexed, searching) == node_name
+    assert calls[0] == f"GET /api/v1/nodes/{node_name}" and node_list not in calls
+    # a broken watch: the index is not trusted, the check lists as before
+    index.set_synced(False)
+    calls.clear()
+    assert registration.register(indexed, searching) == node_name
+    assert node_list in calls
 
 
 def test_launches_read_their_nodeclass_from_the_store(

@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+import pytest
 from moto.core import DEFAULT_ACCOUNT_ID
+from moto.ec2 import utils as moto_utils
 from moto.ec2.models import ec2_backends
 
 from activities.ec2.instances import TAG_NODECLAIM, InstanceProvider, cluster_tag
@@ -87,3 +89,43 @@ def test_describe_tags_answers_are_unchanged(env: Any) -> None:
     assert {t[0] for t in both} == {ids[0], ids[2]} and len(both) == 6
     pattern = described([{"Name": "resource-id", "Values": [ids[2][:-1] + "?"]}])
     assert {t[0] for t in pattern} >= {ids[2]}
+
+
+def test_a_tag_filtered_describe_runs_moto_filters_only_on_the_tagged_instances(
+    env: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = launch_tagged(env, INSTANCES)
+    evaluated: list[str] = []
+    real = moto_utils.passes_filter_dict
+
+    def counting(instance: Any, filter_dict: dict[str, Any]) -> bool:
+        evaluated.append(instance.id)
+        return real(instance, filter_dict)
+
+    monkeypatch.setattr(moto_utils, "passes_filter_dict", counting)
+    found = InstanceProvider(env.clients.ec2, env.settings.cluster.name).find_by_nodeclaim(
+        "claim-7"
+    )
+    assert found is not None and found.id == ids[7]
+    assert evaluated == [ids[7]]  # moto alone evaluated its filters on all 40
+    ec2 = env.clients.ec2
+
+    def described(*filters: dict[str, Any]) -> list[str]:
+        reply = ec2.describe_instances(Filters=list(filters))
+        return sorted(i["InstanceId"] for r in reply["Reservations"] for i in r["Instances"])
+
+    def claim(*values: str) -> dict[str, Any]:
+        return {"Name": f"tag:{TAG_NODECLAIM}", "Values": list(values)}
+
+    # the answers are moto's: several values, none matching, a pattern (moto's own loop)
+    assert described(claim("claim-1", "claim-3")) == sorted([ids[1], ids[3]])
+    assert described(claim("claim-none")) == []
+    evaluated.clear()
+    assert described(claim("claim-1*")) == sorted([ids[1], *ids[10:20]])
+    assert len(evaluated) == INSTANCES
+    # every other filter still applies, as moto applies it
+    ec2.terminate_instances(InstanceIds=[ids[2]])
+    assert described(claim("claim-2")) == [ids[2]]
+    assert described(claim("claim-2"), {"Name": "instance-state-name", "Values": ["running"]}) == []
+    running = {"Name": "instance-state-name", "Values": ["running"]}
+    assert described(claim("claim-3"), running) == [ids[3]]
