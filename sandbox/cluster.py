@@ -46,6 +46,7 @@ from kubernetes.client.exceptions import ApiException
 
 from sandbox import control_plane_rates
 from sandbox.processes import ChildProcess, free_ports, wait_for
+from worker.cache_root import cache_root
 
 REPO = Path(__file__).resolve().parent.parent
 K8S_DIR = REPO / "sandbox" / "k8s"
@@ -81,10 +82,8 @@ def kubernetes_version() -> str:
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("JOINERY_K8S_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "joinery"
-    )
-    return Path(root) / f"k8s-{kubernetes_version()}"
+    root = os.environ.get("JOINERY_K8S_CACHE")
+    return (Path(root) if root else cache_root()) / f"k8s-{kubernetes_version()}"
 
 
 def _locate() -> dict[str, Path]:

@@ -49,6 +49,7 @@ import yaml
 from models import contract
 from sandbox import temporal_dynamic
 from sandbox.processes import ChildProcess, free_ports, wait_for
+from worker.cache_root import cache_root
 
 if TYPE_CHECKING:
     from activities.ec2.clients import AWSClients
@@ -82,8 +83,7 @@ def _stderr(message: str) -> None:
 
 def state_home() -> Path:
     """Where ``joinery dev`` keeps what should survive a restart (the Temporal database)."""
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    return Path(root) / "joinery" / "dev"
+    return cache_root() / "dev"
 
 
 class PortInUse(RuntimeError):

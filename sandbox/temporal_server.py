@@ -41,6 +41,7 @@ import yaml
 from sandbox import temporal_dynamic
 from sandbox.processes import ChildProcess, free_ports, wait_for
 from sandbox.tls import CertFiles, make_certs
+from worker.cache_root import cache_root
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPORAL_DIR = REPO / "sandbox" / "temporal"
@@ -67,10 +68,8 @@ def temporal_version() -> str:
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("JOINERY_TEMPORAL_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "joinery"
-    )
-    return Path(root) / f"temporal-{temporal_version()}"
+    root = os.environ.get("JOINERY_TEMPORAL_CACHE")
+    return (Path(root) if root else cache_root()) / f"temporal-{temporal_version()}"
 
 
 def postgres_bin_dir() -> Path | None:

@@ -31,6 +31,7 @@ from typing import Any
 import yaml
 
 from worker import manifest_yaml
+from worker.cache_root import cache_root
 
 # Files smaller than this are parsed every time (a few milliseconds at most).
 MIN_BYTES = 64 * 1024
@@ -44,8 +45,7 @@ def cache_dir() -> Path | None:
     configured = os.environ.get("JOINERY_CACHE_DIR")
     if configured is not None:
         return Path(configured) if configured else None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "joinery" / "catalogs"
+    return cache_root() / "catalogs"
 
 
 def _loader_source() -> bytes:

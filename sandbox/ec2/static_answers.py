@@ -34,6 +34,8 @@ import moto
 from moto.core.responses import ActionResult
 from moto.ec2.responses import EC2Response
 
+from worker.cache_root import cache_root
+
 # EC2Response method names whose answers depend only on moto's data, the region and the request.
 STATIC_ACTIONS = ("describe_instance_types", "describe_instance_type_offerings")
 _FORMAT = "joinery-ec2-answer/1"
@@ -47,8 +49,7 @@ def cache_dir() -> Path | None:
     configured = os.environ.get("JOINERY_EC2_ANSWERS_CACHE")
     if configured is not None:
         return Path(configured) if configured else None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "joinery" / "ec2-answers"
+    return cache_root() / "ec2-answers"
 
 
 def answer_key(action: str, region: str, querystring: dict[str, list[str]]) -> str:
