@@ -52,7 +52,7 @@ from temporalio.client import Client  # noqa: E402
 
 from benchmarks import process_tree  # noqa: E402
 from models import contract  # noqa: E402
-from sandbox.processes import ChildProcess, free_ports, group_cpu_seconds, wait_for  # noqa: E402
+from sandbox.processes import ChildProcess, free_ports, tree_cpu_seconds, wait_for  # noqa: E402
 from workflows.nodeclaim.state import NodeClaimInput  # noqa: E402
 from workflows.nodeclaim.workflow import NodeClaimWorkflow  # noqa: E402
 
@@ -78,7 +78,7 @@ def persistence_writes(metrics_url: str) -> float:
 class Server:
     kind: str
     address: str
-    groups: list[int]  # process groups whose CPU counts as the server's
+    groups: list[int]  # processes whose trees' CPU counts as the server's
     metrics_url: str
 
 
@@ -196,12 +196,12 @@ def measure(kind: str, replicas: int, count: int, concurrency: int) -> dict[str,
                     timeout=60,
                     watch=(w,),
                 )
-            cpu0_w = sum(group_cpu_seconds(w.popen.pid) for w in workers)
-            cpu0_s = sum(group_cpu_seconds(g) for g in s.groups)
+            cpu0_w = sum(tree_cpu_seconds(w.popen.pid) for w in workers)
+            cpu0_s = sum(tree_cpu_seconds(g) for g in s.groups)
             writes0 = persistence_writes(s.metrics_url) if s.metrics_url else 0.0
             timing = asyncio.run(drive(s.address, queue, count, concurrency))
-            cpu_w = sum(group_cpu_seconds(w.popen.pid) for w in workers) - cpu0_w
-            cpu_s = sum(group_cpu_seconds(g) for g in s.groups) - cpu0_s
+            cpu_w = sum(tree_cpu_seconds(w.popen.pid) for w in workers) - cpu0_w
+            cpu_s = sum(tree_cpu_seconds(g) for g in s.groups) - cpu0_s
             writes = (persistence_writes(s.metrics_url) - writes0) if s.metrics_url else None
         finally:
             for w in workers:

@@ -76,10 +76,13 @@ class ChildProcess:
             self.popen.wait()
 
 
-def group_cpu_seconds(pgid: int) -> float:
-    """User + system CPU of every live process in a process group (from /proc); a child
-    spawned here leads its own group, so this is that child's CPU with its helpers'."""
-    total = 0
+def tree_cpu_seconds(root: int) -> float:
+    """User + system CPU of a process and all its live descendants, with what each has
+    collected from children it reaped (from /proc). A process tree, not a process group:
+    PostgreSQL's backends each call setsid(), so the postmaster's group holds none of the
+    work of its connections, and counting by group missed almost all of PostgreSQL's CPU."""
+    children: dict[int, list[int]] = {}
+    cpu: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -87,8 +90,17 @@ def group_cpu_seconds(pgid: int) -> float:
             fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[2]) == pgid:  # fields after "comm)": state ppid pgrp ...
-            total += int(fields[11]) + int(fields[12])
+        # fields after "comm)": state ppid pgrp ... utime(11) stime(12) cutime(13) cstime(14)
+        children.setdefault(int(fields[1]), []).append(int(entry))
+        cpu[int(entry)] = sum(int(f) for f in fields[11:15])
+    total, todo, seen = 0, [root], set()
+    while todo:
+        pid = todo.pop()
+        if pid in seen or pid not in cpu:
+            continue
+        seen.add(pid)
+        total += cpu[pid]
+        todo.extend(children.get(pid, []))
     return total / os.sysconf("SC_CLK_TCK")
 
 

@@ -28,7 +28,7 @@ import uuid
 
 from models import labels as L
 from sandbox.dev import TemporalDevServer
-from sandbox.processes import group_cpu_seconds
+from sandbox.processes import tree_cpu_seconds
 from sandbox.scenarios import api_requests, pod_journeys, round_timeline, spread_fleet
 from sandbox.scenarios.common import (
     Sandbox,
@@ -78,8 +78,8 @@ def _cpu(sandbox: Sandbox) -> dict[str, float]:
         ]
     own = os.times()
     return {
-        "worker": group_cpu_seconds(stack.worker.popen.pid) if stack.worker else 0.0,
-        "temporal": sum(group_cpu_seconds(g) for g in temporal),
+        "worker": tree_cpu_seconds(stack.worker.popen.pid) if stack.worker else 0.0,
+        "temporal": sum(tree_cpu_seconds(g) for g in temporal),
         "sandbox": own.user + own.system,
     }
 
