@@ -51,6 +51,7 @@ async def call(
     non_retryable: list[str] | None = None,
     attempts: int = 0,
     local: bool = False,
+    activity_id: str | None = None,
 ) -> T:
     retry = RETRY
     if non_retryable or attempts:
@@ -68,6 +69,8 @@ async def call(
         "retry_policy": retry,
         "summary": summary[:200],
     }
+    if activity_id is not None:
+        options["activity_id"] = activity_id
     if local:
         if heartbeat is not None:
             raise ValueError(f"{name}: a local activity cannot heartbeat")
