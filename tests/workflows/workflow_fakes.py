@@ -75,7 +75,8 @@ class FakeCloud:
     clock: Callable[[], Awaitable[datetime]] | None = None  # the time-skipping server's time
     # What prepare stamps on the spec: the shape the worker's code knows (0: a shape-1 worker).
     read_by_shape: int = contract.NODECLAIM_SHAPE
-    pass_failures: int = 0  # termination passes that fail (non-retryable) first
+    # activity name -> how many of its calls fail first (non-retryable, as RBAC's Forbidden)
+    failures: dict[str, int] = field(default_factory=dict)
 
     async def _now(self) -> datetime:
         info = activity.info()
@@ -85,6 +86,9 @@ class FakeCloud:
 
     async def _record(self, name: str, arg: Any) -> None:
         self.calls.append((name, arg, await self._now()))
+        if self.failures.get(name, 0) > 0:
+            self.failures[name] -= 1
+            raise ApplicationError(f"fake {name} failure", type="Forbidden", non_retryable=True)
 
     def names(self) -> list[str]:
         return [c[0] for c in self.calls]
@@ -199,9 +203,6 @@ class FakeCloud:
         @activity.defn(name=names.TERMINATION_PASS)
         async def termination_pass(inp: TerminationPassInput) -> TerminationProgress:
             await cloud._record(names.TERMINATION_PASS, inp)
-            if cloud.pass_failures > 0:
-                cloud.pass_failures -= 1
-                raise ApplicationError("fake pass failure", type="Forbidden", non_retryable=True)
             b = inp.begin
             progress = TerminationProgress(await begin(b))
             start = progress.start

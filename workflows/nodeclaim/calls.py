@@ -21,7 +21,13 @@ from typing import Any, TypeVar
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
+
+# What a failed call raises in the workflow: a regular activity's failure comes wrapped in an
+# ActivityError, a local activity's as its own ApplicationError or TimeoutError (as the SDK
+# resolves it), so a step that catches only ActivityError would let a local call's
+# non-retryable failure fail the whole run.
+FAILED = (ActivityError, ApplicationError, TimeoutError)
 
 T = TypeVar("T")
 
@@ -102,6 +108,6 @@ async def call_until_done(
                 heartbeat=heartbeat,
                 local=local,
             )
-        except ActivityError as exc:
+        except FAILED as exc:
             workflow.logger.warning("%s failed (%s); trying again in %s", name, exc, STUCK_PAUSE)
             await workflow.sleep(STUCK_PAUSE)

@@ -16,7 +16,6 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError
 
 from workflows.nodeclaim import calls
 from workflows.nodeclaim.context import Lifecycle
@@ -114,7 +113,7 @@ async def _one_pass(wf: Lifecycle) -> TerminationProgress | None:
             attempts=3,
             local=True,
         )
-    except ActivityError as exc:
+    except calls.FAILED as exc:
         workflow.logger.warning("termination pass failed (%s); going step by step", exc)
         return None
 
