@@ -1,9 +1,10 @@
 """Payloads between the NodeClaim workflow and its activities: names and small specs only.
 
-Kept free of heavy imports so the workflow sandbox can load them cheaply.
+Kept free of heavy imports so the workflow sandbox can load them cheaply, and without
+``from __future__ import annotations``: the SDK's converter asks ``typing.get_type_hints``
+for a dataclass's field types at every decode, which for string annotations compiles each
+one again (about twice the cost; a lifecycle decodes these a dozen times).
 """
-
-from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
