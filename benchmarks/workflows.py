@@ -39,6 +39,9 @@ from activities.lifecycle.types import (  # noqa: E402
     InstanceInput,
     LaunchOutcome,
     RegisterInput,
+    Registration,
+    TerminationPassInput,
+    TerminationProgress,
     TerminationStart,
     VolumesInput,
 )
@@ -50,7 +53,14 @@ from workflows.nodeclaim.workflow import NodeClaimWorkflow  # noqa: E402
 
 @activity.defn(name=names.PREPARE)
 async def prepare(name: str) -> ClaimSpec:
-    return ClaimSpec(name, f"uid-{name}", "bench", "default", expire_after_seconds=0)
+    return ClaimSpec(
+        name,
+        f"uid-{name}",
+        "bench",
+        "default",
+        expire_after_seconds=0,
+        read_by_shape=contract.NODECLAIM_SHAPE,  # as today's prepare stamps it
+    )
 
 
 @activity.defn(name=names.LAUNCH)
@@ -93,12 +103,32 @@ async def finalize(inp: FinalizeInput) -> bool:
     return True
 
 
+@activity.defn(name=names.REGISTER_AND_INITIALIZE)
+async def register_and_initialize(inp: RegisterInput) -> Registration:
+    return Registration(await register(inp), await initialize(InitializeInput(inp.claim, "")))
+
+
+@activity.defn(name=names.TERMINATION_PASS)
+async def termination_pass(inp: TerminationPassInput) -> TerminationProgress:
+    """The instant steps above, none of which waits, so the pass goes to the end."""
+    b = inp.begin
+    progress = TerminationProgress(await begin(b))
+    node = progress.start.node_name or inp.node_name or ""
+    progress.drain = await drain(DrainInput(b.name, node))
+    progress.volumes_attached = await volumes(VolumesInput(b.name, node))
+    progress.instance_gone = await terminate(InstanceInput(b.name, b.provider_id))
+    progress.finalized = await finalize(FinalizeInput(b.name, node, b.reason))
+    return progress
+
+
 @activity.defn(name=names.DISRUPTION_HOLD)
 async def disruption_hold(nodepool: str) -> str:
     return ""
 
 
 ACTIVITIES: list[Callable[..., Any]] = [
+    register_and_initialize,
+    termination_pass,
     disruption_hold,
     prepare,
     launch,

@@ -28,9 +28,11 @@ NODECLAIM_ID_PREFIX = "nodeclaim-"
 # (each one cost a marker and a ``TemporalChangeVersion`` upsert per lifecycle). 0, what an
 # input without the field means, is every run started before shapes existed: those decide with
 # their markers as they always did. 1: the short calls and the drain pass are local
-# activities and expiry consults ``joinery pause``. workflows/nodeclaim/shape.py reads it;
-# raise it (never reuse a value) when a later change takes another path.
-NODECLAIM_SHAPE = 1
+# activities and expiry consults ``joinery pause``. 2: registration and initialization are
+# checked in one call, and termination begins with one call that goes as far as it can
+# (``TERMINATION_PASS``). workflows/nodeclaim/shape.py reads it; raise it (never reuse a
+# value) when a later change takes another path.
+NODECLAIM_SHAPE = 2
 
 
 def nodeclaim_id(cluster: str, nodeclaim: str) -> str:
@@ -116,12 +118,18 @@ class NodeClaimActivity:
     LAUNCH = "nodeclaim.launch"
     REGISTER = "nodeclaim.register"
     INITIALIZE = "nodeclaim.initialize"
+    # Shape 2: the registration check, and once the Node is there the initialization check,
+    # in one call.
+    REGISTER_AND_INITIALIZE = "nodeclaim.register_and_initialize"
     BEGIN_TERMINATION = "nodeclaim.begin_termination"
     DRAIN = "nodeclaim.drain"
     VOLUMES = "nodeclaim.volumes"
     TERMINATE_INSTANCE = "nodeclaim.terminate_instance"
     FINALIZE = "nodeclaim.finalize"
     DISRUPTION_HOLD = "nodeclaim.disruption_hold"
+    # Shape 2: begin termination, one drain pass, the volume check, terminate the instance,
+    # finalize, in order, stopping at the first step that must wait.
+    TERMINATION_PASS = "nodeclaim.termination_pass"
 
 
 class ProvisioningActivity:

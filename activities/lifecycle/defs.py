@@ -18,6 +18,7 @@ from activities.lifecycle import (
     initialization,
     launch,
     registration,
+    termination_pass,
 )
 from activities.lifecycle import termination as term
 from activities.lifecycle.common import Deps, heartbeating, typed_failures
@@ -32,9 +33,13 @@ from activities.lifecycle.types import (
     InstanceInput,
     LaunchOutcome,
     RegisterInput,
+    Registration,
+    TerminationPassInput,
+    TerminationProgress,
     TerminationStart,
     VolumesInput,
 )
+from models import contract
 from models.contract import NodeClaimActivity as names
 
 
@@ -49,7 +54,10 @@ class NodeClaimActivities:
     @activity.defn(name=names.PREPARE)
     def prepare(self, name: str) -> ClaimSpec | None:
         with typed_failures():
-            return claims.prepare(self.deps, name)
+            spec = claims.prepare(self.deps, name)
+        if spec is not None:  # which code ran the run's first task (workflows/nodeclaim/shape.py)
+            spec.read_by_shape = contract.NODECLAIM_SHAPE
+        return spec
 
     @activity.defn(name=names.LAUNCH)
     def launch(self, claim: ClaimSpec) -> LaunchOutcome:
@@ -65,6 +73,11 @@ class NodeClaimActivities:
     def initialize(self, inp: InitializeInput) -> InitializeOutcome:
         with typed_failures():
             return initialization.initialize(self.deps, inp)
+
+    @activity.defn(name=names.REGISTER_AND_INITIALIZE)
+    def register_and_initialize(self, inp: RegisterInput) -> Registration:
+        with typed_failures():
+            return registration.register_and_initialize(self.deps, inp)
 
     @activity.defn(name=names.BEGIN_TERMINATION)
     def begin_termination(self, inp: BeginTerminationInput) -> TerminationStart:
@@ -101,6 +114,13 @@ class NodeClaimActivities:
         with typed_failures():
             return term.finalize(self.deps, inp)
 
+    @activity.defn(name=names.TERMINATION_PASS)
+    def termination_pass(self, inp: TerminationPassInput) -> TerminationProgress:
+        """Begin termination, drain once, check volumes, terminate the instance, finalize:
+        as far as it gets without waiting. Local only (a drain pass in it: no heartbeat)."""
+        with typed_failures():
+            return termination_pass.run(self.deps, inp)
+
     @activity.defn(name=names.DISRUPTION_HOLD)
     async def disruption_hold(self, nodepool: str) -> str:
         return await disruption.hold(activity.client(), self.deps.cluster, nodepool)
@@ -111,10 +131,12 @@ class NodeClaimActivities:
             self.launch,
             self.register,
             self.initialize,
+            self.register_and_initialize,
             self.begin_termination,
             self.drain,
             self.volumes,
             self.terminate_instance,
             self.finalize,
+            self.termination_pass,
             self.disruption_hold,
         ]

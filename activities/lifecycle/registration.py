@@ -17,7 +17,13 @@ from activities.kubernetes.errors import NotFound
 from activities.kubernetes.retries import retry_conflicts
 from activities.lifecycle import initialization
 from activities.lifecycle.common import Deps
-from activities.lifecycle.types import ClaimSpec, RegisterInput
+from activities.lifecycle.types import (
+    ClaimSpec,
+    InitializeInput,
+    InitializeOutcome,
+    RegisterInput,
+    Registration,
+)
 from models import conditions
 from models import labels as L
 
@@ -136,12 +142,31 @@ def _searched(deps: Deps, inp: RegisterInput) -> dict[str, Any] | None:
 
 def register(deps: Deps, inp: RegisterInput) -> str | None:
     """The registered Node's name, or None while no Node carries the providerID yet."""
+    return _register(deps, inp)[0]
+
+
+def register_and_initialize(deps: Deps, inp: RegisterInput) -> Registration:
+    """``register``, and once the Node is there, the initialization check in the same call
+    (shape 2). A claim that registration found or marked ``Initialized=True`` (a Node ready
+    at once) is initialized, as ``initialization.initialize`` would answer at its first read;
+    otherwise that check runs here."""
+    name, initialized = _register(deps, inp)
+    if name is None:
+        return Registration()
+    if initialized:
+        return Registration(name, InitializeOutcome(True))
+    return Registration(name, initialization.initialize(deps, InitializeInput(inp.claim, name)))
+
+
+def _register(deps: Deps, inp: RegisterInput) -> tuple[str | None, bool]:
+    """The registered Node's name (None: not there yet) and whether the claim is now
+    ``Initialized=True``."""
     pool = inp.claim.nodepool
     node = _named(deps, inp.node_name, inp.provider_id)
     if node is None and inp.search:
         node = _searched(deps, inp)
     if node is None:
-        return None
+        return None, False
     name = str(node["metadata"]["name"])
     first_time = (node["metadata"].get("labels") or {}).get(L.NODE_REGISTERED) != "true"
     # Four calls when nothing races: the Node as found above, the claim read once, one patch
@@ -170,6 +195,7 @@ def register(deps: Deps, inp: RegisterInput) -> str | None:
         if initialized_label(box["node"]):
             updates.append(cond.Condition(conditions.INITIALIZED, "True", conditions.INITIALIZED))
         updates = [c for c in updates if not cond.is_true(claim, c.type)]
+        box["claim_initialized"] = cond.is_true(claim, conditions.INITIALIZED)
         if (claim.get("status") or {}).get("nodeName") != name or updates:
             nodeclaims.record_node(deps.kube, claim, name, updates)
             box["initialized"] = any(c.type == conditions.INITIALIZED for c in updates)
@@ -178,11 +204,11 @@ def register(deps: Deps, inp: RegisterInput) -> str | None:
         retry_conflicts(sync_node)
         retry_conflicts(sync_claim)
     except NotFound:
-        return None
+        return None, False
     if first_time:
         zone = str((node["metadata"].get("labels") or {}).get(L.ZONE) or "")
         deps.counters.node_created(pool, zone)
         deps.counters.nodeclaim_registered(pool)
     if box.get("initialized"):
         deps.counters.nodeclaim_initialized(pool)
-    return name
+    return name, bool(box.get("initialized") or box.get("claim_initialized"))

@@ -1,9 +1,10 @@
 """Payloads between the NodeClaim workflow and its activities: names and small specs only.
 
-Kept free of heavy imports so the workflow sandbox can load them cheaply.
+Kept free of heavy imports so the workflow sandbox can load them cheaply, and without
+``from __future__ import annotations``: the SDK's converter asks ``typing.get_type_hints``
+for a dataclass's field types at every decode, which for string annotations compiles each
+one again (about twice the cost; a lifecycle decodes these a dozen times).
 """
-
-from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,11 @@ class ClaimSpec:
     # Set when an earlier run (or another controller) already launched / registered it.
     provider_id: str | None = None
     node_name: str | None = None
+    # The newest lifecycle shape the worker that read it knows (``contract.NODECLAIM_SHAPE``;
+    # 0 from a worker older than shape 2). A local activity runs in the worker that runs its
+    # workflow task, so this says which code ran the run's first task
+    # (workflows/nodeclaim/shape.py).
+    read_by_shape: int = 0
 
 
 @dataclass
@@ -64,6 +70,15 @@ class InitializeInput:
 class InitializeOutcome:
     initialized: bool
     reason: str = ""
+
+
+@dataclass
+class Registration:
+    """Registration and initialization in one call (shape 2): ``node_name`` None while no Node
+    carries the providerID; ``initialize`` is the initialization check once it does."""
+
+    node_name: str | None = None
+    initialize: InitializeOutcome | None = None
 
 
 @dataclass
@@ -135,3 +150,27 @@ class FinalizeInput:
     nodeclaim: str
     node_name: str | None = None
     reason: str = ""
+
+
+@dataclass
+class TerminationPassInput:
+    """Termination's steps in one call (shape 2). ``node_name``: the Node the workflow knows,
+    for when the claim no longer names one (as the per-step calls fall back to it)."""
+
+    begin: BeginTerminationInput
+    node_name: str | None = None
+
+
+@dataclass
+class TerminationProgress:
+    """How far one termination pass got. Each step's answer is set once the step ran; the
+    pass stops after the first whose answer means waiting (a drain not done, volumes still
+    attached, an instance not yet gone), and ``finalized`` is True when it got to the end.
+    The drain and the volume check are skipped, as by the per-step path, when there is no
+    Node or its instance is already gone."""
+
+    start: TerminationStart
+    drain: DrainStatus | None = None
+    volumes_attached: int | None = None
+    instance_gone: bool | None = None
+    finalized: bool = False

@@ -98,8 +98,7 @@ NODECLAIM_SCENARIOS: dict[str, tuple[FakeCloud, Scenario, int]] = {
         nothing,
         0,
     ),
-    # The shape fresh starts take today (contract.NODECLAIM_SHAPE): no patch markers, the
-    # short calls and the drain passes local.
+    # Shape 1: no patch markers, the short calls and the drain passes local.
     "nodeclaim_shape1_happy_path": (
         FakeCloud(register_after=3, initialize_after=2, volumes_script=[1], instance_polls=1),
         deleted_when_ready,
@@ -114,6 +113,28 @@ NODECLAIM_SCENARIOS: dict[str, tuple[FakeCloud, Scenario, int]] = {
         FakeCloud(claim=spec(expire_after_seconds=3600), paused_checks=2),
         nothing,
         1,
+    ),
+    # Shape 2: registration and initialization in one call, termination in one pass as far
+    # as it goes (here: to the volume wait, to the drain's PDB, to the end, to the instance).
+    "nodeclaim_shape2_happy_path": (
+        FakeCloud(register_after=3, initialize_after=2, volumes_script=[1], instance_polls=1),
+        deleted_when_ready,
+        2,
+    ),
+    "nodeclaim_shape2_disrupted": (
+        FakeCloud(drain_script=[blocked(), blocked()]),
+        disrupted_through_pdb,
+        2,
+    ),
+    "nodeclaim_shape2_expiry_held_by_pause": (
+        FakeCloud(claim=spec(expire_after_seconds=3600), paused_checks=2),
+        nothing,
+        2,
+    ),
+    "nodeclaim_shape2_instance_slow_to_go": (
+        FakeCloud(instance_polls=2),
+        deleted_when_ready,
+        2,
     ),
 }
 

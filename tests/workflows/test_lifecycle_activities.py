@@ -34,7 +34,15 @@ from activities.kubernetes.node_index import NodeIndex
 from activities.kubernetes.nodeclass_store import NodeClassStore
 from activities.kubernetes.resources import NODECLAIM
 from activities.kubernetes.retries import retry_conflicts
-from activities.lifecycle import claims, drain, initialization, launch, registration, termination
+from activities.lifecycle import (
+    claims,
+    drain,
+    initialization,
+    launch,
+    registration,
+    termination,
+    termination_pass,
+)
 from activities.lifecycle.common import Deps, iso, utc_now
 from activities.lifecycle.types import (
     BeginTerminationInput,
@@ -42,9 +50,12 @@ from activities.lifecycle.types import (
     DrainInput,
     FinalizeInput,
     InitializeInput,
+    InitializeOutcome,
     InstanceInput,
     LaunchOutcome,
     RegisterInput,
+    Registration,
+    TerminationPassInput,
 )
 from sandbox.nodes import register as simulate_kubelet
 
@@ -597,3 +608,115 @@ def test_registration_that_loses_a_race_on_the_node_reads_only_the_node_again(
     node = nodes.get(admin, node_name)
     assert node["metadata"]["labels"]["karpenter.sh/registered"] == "true"
     assert node["metadata"]["labels"]["example.com/touched"] == "yes"
+
+
+def test_registration_checks_initialization_in_the_same_call(
+    deps: Deps, admin: Kube, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Shape 2's combined call: nothing while no Node carries the providerID; a Node ready at
+    registration is initialized with the same requests as registration alone (the claim it
+    wrote says so: no further read)."""
+    name = f"acts-{uuid.uuid4().hex[:6]}"
+    create_claim(admin, name, "acts")
+    claim = claims.prepare(deps, name)
+    assert claim is not None
+    out = launch.launch(deps, claim)
+    assert registration.register_and_initialize(
+        deps, RegisterInput(claim, out.provider_id)
+    ) == Registration(None, None)
+    node_name = simulate_kubelet(admin, nodeclaims.get(admin, name))["metadata"]["name"]
+    eventually(lambda: _ready(nodes.get(admin, node_name)), what="the Node Ready, untainted")
+    calls = _counting(monkeypatch, deps.kube)
+    both = registration.register_and_initialize(
+        deps, RegisterInput(claim, out.provider_id, node_name)
+    )
+    assert both == Registration(node_name, InitializeOutcome(True))
+    lost = len([c for c in calls if c.startswith("PATCH")]) - 2
+    assert len(calls) == 4 + 2 * lost, calls
+    for kind in ("Registered", "Initialized"):
+        assert condition(nodeclaims.get(admin, name), kind)["status"] == "True"  # type: ignore[index]
+
+
+def test_registration_reports_why_a_registered_node_is_not_initialized(
+    deps: Deps, admin: Kube
+) -> None:
+    name = f"acts-{uuid.uuid4().hex[:6]}"
+    create_claim(admin, name, "acts", startupTaints=[{"key": "cni", "effect": "NoSchedule"}])
+    claim = claims.prepare(deps, name)
+    assert claim is not None
+    out = launch.launch(deps, claim)
+    node_name = simulate_kubelet(admin, nodeclaims.get(admin, name))["metadata"]["name"]
+    eventually(
+        lambda: _ready(_without(nodes.get(admin, node_name), "cni")),
+        what="the Node Ready, only its startup taint left",
+    )
+    both = registration.register_and_initialize(
+        deps, RegisterInput(claim, out.provider_id, node_name)
+    )
+    assert both.node_name == node_name
+    assert both.initialize == InitializeOutcome(False, "StartupTaint cni:NoSchedule")
+    assert condition(nodeclaims.get(admin, name), "Initialized")["status"] == "Unknown"  # type: ignore[index]
+
+
+def _without(node: dict[str, Any], taint: str) -> dict[str, Any]:
+    """``node`` as if it lacked the taint ``taint`` (for ``_ready``)."""
+    taints = [t for t in (node.get("spec") or {}).get("taints") or [] if t.get("key") != taint]
+    return {**node, "spec": {**(node.get("spec") or {}), "taints": taints}}
+
+
+def _attach(admin: Kube, node: str) -> str:
+    name = f"va-{uuid.uuid4().hex[:8]}"
+    body = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "VolumeAttachment",
+        "metadata": {"name": name},
+        "spec": {
+            "attacher": "ebs.csi.aws.com",
+            "nodeName": node,
+            "source": {"persistentVolumeName": f"pv-{name}"},
+        },
+    }
+    raw.call(admin.storage.create_volume_attachment, body)
+    return name
+
+
+def test_the_termination_pass_stops_at_each_wait_and_runs_again_from_the_start(
+    deps: Deps, admin: Kube, cloud: Cloud
+) -> None:
+    """A pod behind a PodDisruptionBudget: the pass begins termination (claim deleting, Node
+    tainted) and stops at the drain. Run again with the pod gone it stops at an attached
+    volume; then at the instance EC2 is still terminating; then it finalizes: Node and claim
+    gone. Every step it repeats is idempotent."""
+    name, node, out = launched_and_registered(deps, admin, "acts")
+    eventually(lambda: _ready(nodes.get(admin, node)), what="the Node Ready, untainted")
+    ns = f"t-{uuid.uuid4().hex[:8]}"
+    create_namespace(admin, ns)
+    create_pod(admin, pod("web-0", ns, node=node))
+    create_pdb(admin, ns, "web-pdb")
+    inp = TerminationPassInput(
+        BeginTerminationInput(name, "", "Expired", "test", out.provider_id), node
+    )
+
+    first = termination_pass.run(deps, inp)
+    assert first.start.node_name == node and first.drain is not None
+    assert [b.pod for b in first.drain.blocked] == [f"{ns}/web-0"]
+    assert (first.volumes_attached, first.instance_gone, first.finalized) == (None, None, False)
+    assert nodeclaims.get(admin, name)["metadata"]["deletionTimestamp"]
+    taints = {(t["key"], t["effect"]) for t in nodes.get(admin, node)["spec"]["taints"]}
+    assert ("karpenter.sh/disrupted", "NoSchedule") in taints
+    assert not cloud.provider.instances.get(out.instance_id).state.startswith("shutting")
+
+    raw.call(admin.policy.delete_namespaced_pod_disruption_budget, "web-pdb", ns)
+    attachment = _attach(admin, node)
+    eventually(
+        lambda: termination_pass.run(deps, inp).volumes_attached == 1, what="drained, 1 volume"
+    )
+    raw.call(admin.storage.delete_volume_attachment, attachment)
+
+    third = termination_pass.run(deps, inp)
+    assert (third.drain and third.drain.done, third.volumes_attached) == (True, 0)
+    assert third.instance_gone is False and not third.finalized  # EC2 is shutting it down
+    last = eventually(lambda: (p := termination_pass.run(deps, inp)).finalized and p)
+    assert last.instance_gone
+    eventually(lambda: _claim_gone(admin, name), what="claim deleted")
+    eventually(lambda: _node_gone(admin, node), what="node deleted")

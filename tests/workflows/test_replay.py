@@ -40,6 +40,10 @@ async def test_histories_exist() -> None:
         "nodeclaim_shape1_happy_path",
         "nodeclaim_shape1_disrupted",
         "nodeclaim_shape1_expiry_held_by_pause",
+        "nodeclaim_shape2_happy_path",
+        "nodeclaim_shape2_disrupted",
+        "nodeclaim_shape2_expiry_held_by_pause",
+        "nodeclaim_shape2_instance_slow_to_go",
     } <= names
 
 
@@ -109,3 +113,31 @@ async def test_the_shape_decides_the_replay() -> None:
     )
     assert result.replay_failure is not None
     assert "nondetermin" in str(result.replay_failure).lower()
+
+
+SHAPE1 = [p for p in HISTORIES if p.stem.startswith("nodeclaim_shape1_")]
+SHAPE2 = [p for p in HISTORIES if p.stem.startswith("nodeclaim_shape2_")]
+
+
+@pytest.mark.parametrize("path", SHAPE1, ids=lambda p: p.stem)
+async def test_a_shape_1_worker_began_a_shape_2_run(path: Path) -> None:
+    """A rolling upgrade: a new replica started the run as shape 2, a shape-1 replica ran its
+    tasks as shape 1 (the claim it read carries no ``read_by_shape``). Today's code replays
+    it as shape 1."""
+    result = await Replayer(workflows=[NodeClaimWorkflow]).replay_workflow(
+        _with_shape(path, 2), raise_on_replay_failure=True
+    )
+    assert result.replay_failure is None
+
+
+@pytest.mark.parametrize("path", SHAPE2, ids=lambda p: p.stem)
+async def test_shape_1_code_cannot_continue_a_shape_2_run(path: Path) -> None:
+    """Shape-1 code runs any shape >= 1 as shape 1; replaying a shape-2 run (today's code on
+    the shape-1 path does what that code did) it fails, at the named launch or at the first
+    combined call, so its task goes back to the server for a new replica."""
+    result = await Replayer(workflows=[NodeClaimWorkflow]).replay_workflow(
+        _with_shape(path, 1), raise_on_replay_failure=False
+    )
+    assert result.replay_failure is not None
+    assert "nondetermin" in str(result.replay_failure).lower()
+    assert "launch-1" in str(result.replay_failure)

@@ -9,6 +9,7 @@ time is the worker's wall clock, so under time skipping set ``clock`` to the env
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -29,9 +30,13 @@ from activities.lifecycle.types import (
     InstanceInput,
     LaunchOutcome,
     RegisterInput,
+    Registration,
+    TerminationPassInput,
+    TerminationProgress,
     TerminationStart,
     VolumesInput,
 )
+from models import contract
 from models.contract import NodeClaimActivity as names
 
 
@@ -68,6 +73,10 @@ class FakeCloud:
     launch_tgp_seconds: float | None = None
     paused_checks: int = 0  # disruption-hold answers "paused" this many times first
     clock: Callable[[], Awaitable[datetime]] | None = None  # the time-skipping server's time
+    # What prepare stamps on the spec: the shape the worker's code knows (0: a shape-1 worker).
+    read_by_shape: int = contract.NODECLAIM_SHAPE
+    # activity name -> how many of its calls fail first (non-retryable, as RBAC's Forbidden)
+    failures: dict[str, int] = field(default_factory=dict)
 
     async def _now(self) -> datetime:
         info = activity.info()
@@ -77,6 +86,9 @@ class FakeCloud:
 
     async def _record(self, name: str, arg: Any) -> None:
         self.calls.append((name, arg, await self._now()))
+        if self.failures.get(name, 0) > 0:
+            self.failures[name] -= 1
+            raise ApplicationError(f"fake {name} failure", type="Forbidden", non_retryable=True)
 
     def names(self) -> list[str]:
         return [c[0] for c in self.calls]
@@ -93,7 +105,9 @@ class FakeCloud:
         @activity.defn(name=names.PREPARE)
         async def prepare(name: str) -> ClaimSpec | None:
             await cloud._record(names.PREPARE, name)
-            return cloud.claim
+            if cloud.claim is None:
+                return None
+            return dataclasses.replace(cloud.claim, read_by_shape=cloud.read_by_shape)
 
         @activity.defn(name=names.LAUNCH)
         async def launch(claim: ClaimSpec) -> LaunchOutcome:
@@ -175,7 +189,41 @@ class FakeCloud:
                 return f"disruption is paused for NodePool {nodepool}"
             return ""
 
+        # The shape-2 calls run the doubles above in the order the real ones run the real
+        # steps (activities/lifecycle/registration.py, termination_pass.py), each step
+        # recorded under its own name too.
+        @activity.defn(name=names.REGISTER_AND_INITIALIZE)
+        async def register_and_initialize(inp: RegisterInput) -> Registration:
+            await cloud._record(names.REGISTER_AND_INITIALIZE, inp.provider_id)
+            node = await register(inp)
+            if node is None:
+                return Registration()
+            return Registration(node, await initialize(InitializeInput(inp.claim, node)))
+
+        @activity.defn(name=names.TERMINATION_PASS)
+        async def termination_pass(inp: TerminationPassInput) -> TerminationProgress:
+            await cloud._record(names.TERMINATION_PASS, inp)
+            b = inp.begin
+            progress = TerminationProgress(await begin(b))
+            start = progress.start
+            node = start.node_name or inp.node_name
+            if node and not start.instance_gone:
+                progress.drain = await drain(DrainInput(b.name, node, start.grace_deadline))
+                if not progress.drain.done:
+                    return progress
+                progress.volumes_attached = await volumes(VolumesInput(b.name, node))
+                if progress.volumes_attached:
+                    return progress
+            progress.instance_gone = await terminate(InstanceInput(b.name, b.provider_id))
+            if not progress.instance_gone:
+                return progress
+            await finalize(FinalizeInput(b.name, node, b.reason))
+            progress.finalized = True
+            return progress
+
         return [
+            register_and_initialize,
+            termination_pass,
             disruption_hold,
             prepare,
             launch,

@@ -21,7 +21,13 @@ from typing import Any, TypeVar
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
+
+# What a failed call raises in the workflow: a regular activity's failure comes wrapped in an
+# ActivityError, a local activity's as its own ApplicationError or TimeoutError (as the SDK
+# resolves it), so a step that catches only ActivityError would let a local call's
+# non-retryable failure fail the whole run.
+FAILED = (ActivityError, ApplicationError, TimeoutError)
 
 T = TypeVar("T")
 
@@ -51,6 +57,7 @@ async def call(
     non_retryable: list[str] | None = None,
     attempts: int = 0,
     local: bool = False,
+    activity_id: str | None = None,
 ) -> T:
     retry = RETRY
     if non_retryable or attempts:
@@ -68,6 +75,8 @@ async def call(
         "retry_policy": retry,
         "summary": summary[:200],
     }
+    if activity_id is not None:
+        options["activity_id"] = activity_id
     if local:
         if heartbeat is not None:
             raise ValueError(f"{name}: a local activity cannot heartbeat")
@@ -99,6 +108,6 @@ async def call_until_done(
                 heartbeat=heartbeat,
                 local=local,
             )
-        except ActivityError as exc:
+        except FAILED as exc:
             workflow.logger.warning("%s failed (%s); trying again in %s", name, exc, STUCK_PAUSE)
             await workflow.sleep(STUCK_PAUSE)

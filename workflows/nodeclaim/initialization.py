@@ -1,5 +1,7 @@
 """Initialization phase: wait until the Node is Ready, its startup and ephemeral taints are
-gone and requested extended resources are advertised (the activity decides; this polls)."""
+gone and requested extended resources are advertised (the activity decides; this polls).
+
+``first``: the answer of a check already made (shape 2's registration makes one with it)."""
 
 from __future__ import annotations
 
@@ -19,20 +21,23 @@ FIRST_POLL = timedelta(seconds=1)
 MAX_POLL = timedelta(seconds=30)
 
 
-async def run(wf: Lifecycle) -> str:
+async def run(wf: Lifecycle, first: InitializeOutcome | None = None) -> str:
     spec, node = wf.state.spec, wf.state.node_name
     assert spec is not None and node is not None
     poll = FIRST_POLL
     while True:
         if wf.state.ending is not None:
             return DRAINING
-        out = await calls.call_until_done(
-            names.INITIALIZE,
-            InitializeInput(spec, node),
-            InitializeOutcome,
-            summary=f"initialize {node}",
-            local=wf.shape.local_calls,
-        )
+        if first is not None:
+            out, first = first, None
+        else:
+            out = await calls.call_until_done(
+                names.INITIALIZE,
+                InitializeInput(spec, node),
+                InitializeOutcome,
+                summary=f"initialize {node}",
+                local=wf.shape.local_calls,
+            )
         if out.initialized:
             return READY
         wf.state.waiting_for = out.reason

@@ -40,6 +40,7 @@ async def run(wf: Lifecycle) -> str:
     assert spec is not None
     deadline = wf.anchor() + LAUNCH_TTL
     pause = FIRST_PAUSE
+    tries = 0
     while True:
         if wf.state.ending is not None:
             return DRAINING
@@ -48,6 +49,7 @@ async def run(wf: Lifecycle) -> str:
             wf.end(LAUNCH_TIMEOUT, f"not launched within {LAUNCH_TTL}")
             return DRAINING
         wf.describe(f"launching an instance for pool **{spec.nodepool}**")
+        tries += 1
         try:
             out = await calls.call(
                 names.LAUNCH,
@@ -59,6 +61,9 @@ async def run(wf: Lifecycle) -> str:
                 schedule_to_close=remaining,
                 non_retryable=[INSUFFICIENT_CAPACITY],
                 attempts=3,
+                # Shape 2 names its launches, so shape-1 code replaying the run fails here
+                # instead of going on along its own path (workflows/nodeclaim/shape.py).
+                activity_id=f"launch-{tries}" if wf.shape.combined_calls else None,
             )
         except ActivityError as exc:
             kind = calls.error_type(exc)

@@ -25,6 +25,24 @@ Old code never continues a run this code began: replaying one, it asks ``patched
 ``LOCAL_CALLS``, finds no marker and expects a regular activity where the history has a
 local one, so its task fails (non-determinism) and goes back to the server until a new
 replica takes it.
+
+Shape 2 (one call for registration and initialization, one termination pass) meets
+shape-1 code, which runs every shape >= 1 as shape 1 and records no marker either way. Two
+things keep the two apart, at no event's cost:
+
+- which code ran a run's first task shows in its first local activity's result, because a
+  local activity runs in the worker that runs the task: today's prepare stamps the claim's
+  spec with ``read_by_shape``, a shape-1 worker's does not. A run started with shape 2 whose
+  spec says otherwise goes on as shape 1 (``confirmed``), so today's code replays what the
+  older worker recorded, and a continued run carries the spec, so it keeps that shape too;
+- shape 2 names its launch activities (``launch-1``, ...; the SDK numbers them otherwise),
+  so a shape-1 worker that replays a run today's code began fails at the launch (its
+  activity id differs) and the task goes back until a new replica takes it; a run that
+  launched nothing begins with a shape-2 activity the older code does not call. One case is
+  left: the first task of a run continued by today's code taken by a shape-1 worker, which
+  then runs it as shape 1; today's code replaying that run later fails at its first shape-2
+  step (the task waits for an operator's reset). A run continues as new after thousands of
+  events, so only the few in that phase during a rolling upgrade can meet it.
 """
 
 from __future__ import annotations
@@ -50,6 +68,16 @@ class Shape:
     # A drain pass runs as a local activity too (no heartbeats: a pass is one list of pods
     # and an eviction each; a pass run again skips the pods already leaving).
     local_drain: bool
+    # Shape 2: registration checks initialization in the same call, and termination begins
+    # with one pass through its steps (activities/lifecycle/termination_pass.py).
+    combined_calls: bool = False
+
+    def confirmed(self, read_by_shape: int) -> Shape:
+        """Once the claim's spec is read: a run asking for shape 2 whose first task a shape-1
+        worker ran (its spec not stamped as read by shape-2 code) goes on as shape 1."""
+        if self.number >= 2 and read_by_shape < 2:
+            return Shape(1, local_calls=True, local_drain=True)
+        return self
 
     def pause_holds_expiry(self) -> bool:
         """Whether an expired claim asks ``joinery pause`` first (at expiry only: the shape-0
@@ -60,7 +88,7 @@ class Shape:
 def resolve(number: int) -> Shape:
     """At the start of ``run`` (the first activation, so a replay sees the same history)."""
     if number >= 1 and not _older_worker_began():
-        return Shape(number, local_calls=True, local_drain=True)
+        return Shape(number, local_calls=True, local_drain=True, combined_calls=number >= 2)
     return Shape(0, local_calls=workflow.patched(LOCAL_CALLS), local_drain=False)
 
 

@@ -1,10 +1,9 @@
 """The NodeClaim workflow's input, durable state and query answer (small dataclasses).
 
 The whole state travels in the input of a continued-as-new run, so every phase can resume
-from it.
+from it. No ``from __future__ import annotations`` (as in activities/lifecycle/types.py):
+the SDK's converter resolves these field types at every decode.
 """
-
-from __future__ import annotations
 
 from dataclasses import dataclass, field
 

@@ -91,6 +91,8 @@ class NodeClaimWorkflow:
     @workflow.run
     async def run(self, inp: NodeClaimInput) -> str:
         self.shape = shape.resolve(inp.shape)
+        if self.state.spec is not None:  # a continued run: its spec says who read it
+            self.shape = self.shape.confirmed(self.state.spec.read_by_shape)
         if not self.state.started_at:
             self.state.started_at = workflow.now().isoformat()
         steps: dict[str, Callable[[], Awaitable[str]]] = {
@@ -122,6 +124,7 @@ class NodeClaimWorkflow:
             self.describe(f"NodeClaim {self.name} does not exist")
             return GONE
         self.state.spec = spec
+        self.shape = self.shape.confirmed(spec.read_by_shape)
         self.upsert(nodepool=spec.nodepool, nodeclaim=spec.name)
         if spec.deleting:
             self.end(DELETED, "NodeClaim was already being deleted")
