@@ -21,13 +21,14 @@ from typing import Any, TypeVar
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
+from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import TimeoutError as ActivityTimeout
 
 # What a failed call raises in the workflow: a regular activity's failure comes wrapped in an
-# ActivityError, a local activity's as its own ApplicationError or TimeoutError (as the SDK
-# resolves it), so a step that catches only ActivityError would let a local call's
+# ActivityError, a local activity's as its own ApplicationError or (Temporal's) TimeoutError,
+# as the SDK resolves it, so a step that catches only ActivityError would let a local call's
 # non-retryable failure fail the whole run.
-FAILED = (ActivityError, ApplicationError, TimeoutError)
+FAILED = (ActivityError, ApplicationError, ActivityTimeout)
 
 T = TypeVar("T")
 
