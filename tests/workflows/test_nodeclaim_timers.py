@@ -193,6 +193,20 @@ async def test_a_paused_pool_holds_expiry(time_env: WorkflowEnvironment, task_qu
     assert timedelta(hours=1, minutes=3) - SLACK <= lived < timedelta(hours=1, minutes=4)
 
 
+async def test_a_failing_pause_check_waits_and_asks_again(
+    time_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    """The pause check at expiry fails for good (RBAC, say): the run pauses a minute and asks
+    again instead of failing, which would leave the node and its instance behind."""
+    cloud = FakeCloud(claim=spec(expire_after_seconds=3600), failures={names.DISRUPTION_HOLD: 1})
+    async with lifecycle(time_env, cloud, task_queue) as handle:
+        assert await handle.result() == "Terminated"
+    checks = cloud.times(names.DISRUPTION_HOLD)
+    assert len(checks) == 2
+    assert timedelta(seconds=60) <= checks[1] - checks[0] < timedelta(seconds=62)
+    assert cloud.args(names.BEGIN_TERMINATION)[0].reason == "Expired"
+
+
 async def test_pdb_blocked_drain_backs_off_and_reports(
     time_env: WorkflowEnvironment, task_queue: str
 ) -> None:

@@ -58,7 +58,8 @@ async def run(wf: Lifecycle) -> str:
 async def _paused(nodepool: str, shape: Shape) -> str:
     if not shape.pause_holds_expiry():
         return ""
-    return await calls.call(
+    # until done: a non-retryable failure here must not fail the run (and strand the node)
+    return await calls.call_until_done(
         names.DISRUPTION_HOLD,
         nodepool,
         str,
