@@ -64,6 +64,28 @@ async def nothing(env: WorkflowEnvironment, handle: WorkflowHandle[Any, Any]) ->
     return
 
 
+def _per_shape(shape: int) -> dict[str, tuple[FakeCloud, Scenario, int]]:
+    """The three runs recorded for each shape from 1 on (fresh doubles each)."""
+    prefix = f"nodeclaim_shape{shape}_"
+    return {
+        f"{prefix}happy_path": (
+            FakeCloud(register_after=3, initialize_after=2, volumes_script=[1], instance_polls=1),
+            deleted_when_ready,
+            shape,
+        ),
+        f"{prefix}disrupted": (
+            FakeCloud(drain_script=[blocked(), blocked()]),
+            disrupted_through_pdb,
+            shape,
+        ),
+        f"{prefix}expiry_held_by_pause": (
+            FakeCloud(claim=spec(expire_after_seconds=3600), paused_checks=2),
+            nothing,
+            shape,
+        ),
+    }
+
+
 # name -> the activities' doubles, what the test does to the run, the input's shape. The names
 # without a shape in them are shape 0 and were recorded before shapes existed (most before
 # the short calls became local activities): kept as they are, never re-recorded.
@@ -99,38 +121,10 @@ NODECLAIM_SCENARIOS: dict[str, tuple[FakeCloud, Scenario, int]] = {
         0,
     ),
     # Shape 1: no patch markers, the short calls and the drain passes local.
-    "nodeclaim_shape1_happy_path": (
-        FakeCloud(register_after=3, initialize_after=2, volumes_script=[1], instance_polls=1),
-        deleted_when_ready,
-        1,
-    ),
-    "nodeclaim_shape1_disrupted": (
-        FakeCloud(drain_script=[blocked(), blocked()]),
-        disrupted_through_pdb,
-        1,
-    ),
-    "nodeclaim_shape1_expiry_held_by_pause": (
-        FakeCloud(claim=spec(expire_after_seconds=3600), paused_checks=2),
-        nothing,
-        1,
-    ),
+    **_per_shape(1),
     # Shape 2: registration and initialization in one call, termination in one pass as far
     # as it goes (here: to the volume wait, to the drain's PDB, to the end, to the instance).
-    "nodeclaim_shape2_happy_path": (
-        FakeCloud(register_after=3, initialize_after=2, volumes_script=[1], instance_polls=1),
-        deleted_when_ready,
-        2,
-    ),
-    "nodeclaim_shape2_disrupted": (
-        FakeCloud(drain_script=[blocked(), blocked()]),
-        disrupted_through_pdb,
-        2,
-    ),
-    "nodeclaim_shape2_expiry_held_by_pause": (
-        FakeCloud(claim=spec(expire_after_seconds=3600), paused_checks=2),
-        nothing,
-        2,
-    ),
+    **_per_shape(2),
     "nodeclaim_shape2_instance_slow_to_go": (
         FakeCloud(instance_polls=2),
         deleted_when_ready,
