@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from kubernetes import watch as k8s_watch
 from temporalio.client import Client
 from temporalio.service import RPCError
 
@@ -61,6 +60,7 @@ from activities.status import claims as claim_status
 from models import contract
 from models import labels as L
 from worker import metrics
+from worker.heartbeats import essentials
 from worker.metrics import PROVISIONING_SIGNALS, NodeStates, PodStates, PoolStates
 from worker.status_reporter import StatusReporter
 from workflows.provisioner import BATCH_IDLE
@@ -129,6 +129,8 @@ class Watchers:
     _bound: dict[str, str] = field(default_factory=dict)  # "ns/name" -> node
     _healthy: dict[str, bool] = field(default_factory=dict)  # "ns/name" -> Running and Ready
     _initialized: set[str] = field(default_factory=set)
+    # Initialized Nodes as last handled, without what heartbeats change (worker/heartbeats.py).
+    _node_seen: dict[str, Obj] = field(default_factory=dict)
     _disruption_pending: bool = False
     _disruption_lock: threading.Lock = field(default_factory=threading.Lock)
     _provisioning_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -161,16 +163,8 @@ class Watchers:
                     target.on_sync(True)
                 version = str((listing.get("metadata") or {}).get("resourceVersion") or "")
                 while not self.stop.is_set():
-                    stream = k8s_watch.Watch().stream(
-                        target.list_call,
-                        *target.args,
-                        resource_version=version,
-                        timeout_seconds=60,
-                        allow_watch_bookmarks=True,
-                    )
-                    for event in stream:
-                        kind = str(event.get("type"))
-                        obj = event.get("raw_object") or {}
+                    stream = raw.watch(target.list_call, *target.args, resource_version=version)
+                    for kind, obj in stream:
                         if kind == "ERROR":
                             raise Expired(str(obj.get("message") or "watch error"))
                         version = str((obj.get("metadata") or {}).get("resourceVersion") or version)
@@ -451,8 +445,9 @@ class Watchers:
             self._write(
                 f"re-stamp {name}", lambda: claim_status.restamp(self.kube, claim, pool_obj)
             )
-        if provider_id:
+        if provider_id and self._claims_by_provider.get(str(provider_id)) != name:
             self._claims_by_provider[str(provider_id)] = name
+            self._hint_known_node(name, str(provider_id))
         if kind in (LISTED, "ADDED") and not (
             meta.get("deletionTimestamp") and not meta.get("finalizers")
         ):
@@ -466,6 +461,17 @@ class Watchers:
             self._deleting.add(name)
             self.signal_claim(name, contract.SIGNAL_DELETED, "NodeClaim")
 
+    def _hint_known_node(self, claim: str, provider_id: str) -> None:
+        """The claim's providerID is new here: if its Node was watched first (the Node
+        watcher then knew no claim to hint), hint the claim now rather than at its next poll.
+        """
+        if self.node_index is None:  # a hint only wakes the workflow: stale is harmless
+            return
+        node = self.node_index.name_of(provider_id)
+        if node is not None and node not in self._initialized:
+            self._last_hint[node] = time.monotonic()
+            self.signal_claim(claim, contract.SIGNAL_NODE_CHANGED, node)
+
     def _claim_of_node(self, node: Obj) -> str | None:
         provider_id = (node.get("spec") or {}).get("providerID")
         if provider_id and provider_id in self._claims_by_provider:
@@ -478,6 +484,17 @@ class Watchers:
     def on_node(self, kind: str, node: Obj) -> None:
         meta = node.get("metadata") or {}
         name = str(meta.get("name"))
+        if kind == "DELETED":
+            self._node_seen.pop(name, None)
+        elif (meta.get("labels") or {}).get(L.NODE_INITIALIZED) == "true":
+            # An initialized Node's heartbeat changes nothing this handler reads: skip it.
+            # Uninitialized Nodes go on as before (their events re-send the claim's hint).
+            seen = essentials(node)
+            if kind == "MODIFIED" and self._node_seen.get(name) == seen:
+                return
+            self._node_seen[name] = seen
+        else:
+            self._node_seen.pop(name, None)
         if self.node_index is not None:
             self.node_index.observe(kind, node)
         if kind == "DELETED":
