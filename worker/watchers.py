@@ -52,6 +52,7 @@ from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import Expired, translate
 from activities.kubernetes.node_index import NodeIndex
 from activities.kubernetes.nodeclass_store import NodeClassStore
+from activities.kubernetes.object_cache import LISTED, ObjectCache, WatchedObjects
 from activities.kubernetes.resources import EC2NODECLASS, NODECLAIM, NODEPOOL
 from activities.lifecycle.start import start_lifecycle
 from activities.planning.cluster_state import unschedulable
@@ -74,8 +75,6 @@ DISRUPTION_COALESCE = 1.0
 # for the burst to end, as one signal per pod did (a signal's round trip is milliseconds:
 # without spacing a burst still sent about one per pod, 545 in its first minute at 1,000).
 PODS_PENDING_SPACING = BATCH_IDLE.total_seconds() / 2
-# The event kind of objects read by a (re-)list: what already existed, unlike a watch's ADDED.
-LISTED = "LISTED"
 
 
 @dataclass
@@ -113,6 +112,9 @@ class Watchers:
     # The registration checks' Nodes by providerID (activities/kubernetes/node_index.py):
     # kept current from the Node watch.
     node_index: NodeIndex | None = None
+    # Pods, Nodes and NodeClaims for the provisioning round (activities/kubernetes/
+    # object_cache.py): kept current from these watches.
+    watched: WatchedObjects | None = None
     resync_seconds: float = 30.0
     adopt_delay: float = 5.0
     stop: threading.Event = field(default_factory=threading.Event)
@@ -189,14 +191,29 @@ class Watchers:
             except Exception:
                 log.exception("%s watcher failed on an event", target.name)
 
+    @staticmethod
+    def _synced_to(*caches: ObjectCache | NodeIndex | None) -> Callable[[bool], None] | None:
+        """An ``on_sync`` telling each of ``caches`` (those not None)."""
+        told = [c for c in caches if c is not None]
+        if not told:
+            return None
+
+        def on_sync(synced: bool) -> None:
+            for cache in told:
+                cache.set_synced(synced)
+
+        return on_sync
+
     def start(self) -> Watchers:
         custom = self.kube.custom
+        watched = self.watched
         targets: list[tuple[WatchTarget, Callable[[str, Obj], None]]] = [
             (
                 WatchTarget(
                     "nodeclaims",
                     custom.list_cluster_custom_object,
                     (NODECLAIM.group, NODECLAIM.version, NODECLAIM.plural),
+                    on_sync=self._synced_to(watched.nodeclaims if watched else None),
                 ),
                 self.on_nodeclaim,
             ),
@@ -204,11 +221,18 @@ class Watchers:
                 WatchTarget(
                     "nodes",
                     self.kube.core.list_node,
-                    on_sync=self.node_index.set_synced if self.node_index else None,
+                    on_sync=self._synced_to(watched.nodes if watched else None, self.node_index),
                 ),
                 self.on_node,
             ),
-            (WatchTarget("pods", self.kube.core.list_pod_for_all_namespaces), self.on_pod),
+            (
+                WatchTarget(
+                    "pods",
+                    self.kube.core.list_pod_for_all_namespaces,
+                    on_sync=self._synced_to(watched.pods if watched else None),
+                ),
+                self.on_pod,
+            ),
             (
                 WatchTarget(
                     "nodepools",
@@ -368,6 +392,8 @@ class Watchers:
 
     # -- handlers ----------------------------------------------------------------------------
     def on_pod(self, kind: str, pod: Obj) -> None:
+        if self.watched is not None:
+            self.watched.pods.observe(kind, pod)
         meta = pod.get("metadata") or {}
         ns, name = str(meta.get("namespace")), str(meta.get("name"))
         key = f"{ns}/{name}"
@@ -423,6 +449,8 @@ class Watchers:
             self.status.nodeclass(str((nodeclass.get("metadata") or {}).get("name")))
 
     def on_nodeclaim(self, kind: str, claim: Obj) -> None:
+        if self.watched is not None:
+            self.watched.nodeclaims.observe(kind, claim)
         meta = claim.get("metadata") or {}
         name = str(meta.get("name"))
         provider_id = (claim.get("status") or {}).get("providerID")
@@ -482,6 +510,8 @@ class Watchers:
         return None
 
     def on_node(self, kind: str, node: Obj) -> None:
+        if self.watched is not None:  # heartbeats too: the round reads the Node as listed
+            self.watched.nodes.observe(kind, node)
         meta = node.get("metadata") or {}
         name = str(meta.get("name"))
         if kind == "DELETED":
