@@ -35,6 +35,7 @@ from activities.garbage.defs import GarbageCollectionActivities
 from activities.kubernetes.client import Kube, connect
 from activities.kubernetes.node_index import NodeIndex
 from activities.kubernetes.nodeclass_store import NodeClassStore
+from activities.kubernetes.object_cache import WatchedObjects
 from activities.lifecycle.common import Deps
 from activities.lifecycle.defs import NodeClaimActivities
 from activities.planning.defs import PlanningActivities
@@ -228,6 +229,7 @@ async def run_worker(
         lifecycle_queue=queue,
         nodeclass_store=NodeClassStore(kube),
         node_index=NodeIndex(),
+        watched=WatchedObjects() if settings.watchers else None,
     )
     ec2.observe = deps.counters.cloudprovider_call  # karpenter_cloudprovider_*
     sandboxed = settings.workflow_sandbox
@@ -268,6 +270,7 @@ async def run_worker(
                     status=StatusReporter(kube, ec2).start(),
                     nodeclass_store=deps.nodeclass_store,
                     node_index=deps.node_index,
+                    watched=deps.watched,
                 ).start()
             log.info(
                 "worker up: task queues %s and %s, namespace %s",

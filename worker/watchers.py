@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from kubernetes import watch as k8s_watch
 from temporalio.client import Client
 from temporalio.service import RPCError
 
@@ -53,6 +52,7 @@ from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import Expired, translate
 from activities.kubernetes.node_index import NodeIndex
 from activities.kubernetes.nodeclass_store import NodeClassStore
+from activities.kubernetes.object_cache import LISTED, ObjectCache, WatchedObjects
 from activities.kubernetes.resources import EC2NODECLASS, NODECLAIM, NODEPOOL
 from activities.lifecycle.start import start_lifecycle
 from activities.planning.cluster_state import unschedulable
@@ -61,6 +61,7 @@ from activities.status import claims as claim_status
 from models import contract
 from models import labels as L
 from worker import metrics
+from worker.heartbeats import essentials
 from worker.metrics import PROVISIONING_SIGNALS, NodeStates, PodStates, PoolStates
 from worker.status_reporter import StatusReporter
 from workflows.provisioner import BATCH_IDLE
@@ -74,8 +75,6 @@ DISRUPTION_COALESCE = 1.0
 # for the burst to end, as one signal per pod did (a signal's round trip is milliseconds:
 # without spacing a burst still sent about one per pod, 545 in its first minute at 1,000).
 PODS_PENDING_SPACING = BATCH_IDLE.total_seconds() / 2
-# The event kind of objects read by a (re-)list: what already existed, unlike a watch's ADDED.
-LISTED = "LISTED"
 
 
 @dataclass
@@ -113,6 +112,9 @@ class Watchers:
     # The registration checks' Nodes by providerID (activities/kubernetes/node_index.py):
     # kept current from the Node watch.
     node_index: NodeIndex | None = None
+    # Pods, Nodes and NodeClaims for the provisioning round (activities/kubernetes/
+    # object_cache.py): kept current from these watches.
+    watched: WatchedObjects | None = None
     resync_seconds: float = 30.0
     adopt_delay: float = 5.0
     stop: threading.Event = field(default_factory=threading.Event)
@@ -129,6 +131,8 @@ class Watchers:
     _bound: dict[str, str] = field(default_factory=dict)  # "ns/name" -> node
     _healthy: dict[str, bool] = field(default_factory=dict)  # "ns/name" -> Running and Ready
     _initialized: set[str] = field(default_factory=set)
+    # Initialized Nodes as last handled, without what heartbeats change (worker/heartbeats.py).
+    _node_seen: dict[str, Obj] = field(default_factory=dict)
     _disruption_pending: bool = False
     _disruption_lock: threading.Lock = field(default_factory=threading.Lock)
     _provisioning_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -161,16 +165,8 @@ class Watchers:
                     target.on_sync(True)
                 version = str((listing.get("metadata") or {}).get("resourceVersion") or "")
                 while not self.stop.is_set():
-                    stream = k8s_watch.Watch().stream(
-                        target.list_call,
-                        *target.args,
-                        resource_version=version,
-                        timeout_seconds=60,
-                        allow_watch_bookmarks=True,
-                    )
-                    for event in stream:
-                        kind = str(event.get("type"))
-                        obj = event.get("raw_object") or {}
+                    stream = raw.watch(target.list_call, *target.args, resource_version=version)
+                    for kind, obj in stream:
                         if kind == "ERROR":
                             raise Expired(str(obj.get("message") or "watch error"))
                         version = str((obj.get("metadata") or {}).get("resourceVersion") or version)
@@ -195,14 +191,29 @@ class Watchers:
             except Exception:
                 log.exception("%s watcher failed on an event", target.name)
 
+    @staticmethod
+    def _synced_to(*caches: ObjectCache | NodeIndex | None) -> Callable[[bool], None] | None:
+        """An ``on_sync`` telling each of ``caches`` (those not None)."""
+        told = [c for c in caches if c is not None]
+        if not told:
+            return None
+
+        def on_sync(synced: bool) -> None:
+            for cache in told:
+                cache.set_synced(synced)
+
+        return on_sync
+
     def start(self) -> Watchers:
         custom = self.kube.custom
+        watched = self.watched
         targets: list[tuple[WatchTarget, Callable[[str, Obj], None]]] = [
             (
                 WatchTarget(
                     "nodeclaims",
                     custom.list_cluster_custom_object,
                     (NODECLAIM.group, NODECLAIM.version, NODECLAIM.plural),
+                    on_sync=self._synced_to(watched.nodeclaims if watched else None),
                 ),
                 self.on_nodeclaim,
             ),
@@ -210,11 +221,18 @@ class Watchers:
                 WatchTarget(
                     "nodes",
                     self.kube.core.list_node,
-                    on_sync=self.node_index.set_synced if self.node_index else None,
+                    on_sync=self._synced_to(watched.nodes if watched else None, self.node_index),
                 ),
                 self.on_node,
             ),
-            (WatchTarget("pods", self.kube.core.list_pod_for_all_namespaces), self.on_pod),
+            (
+                WatchTarget(
+                    "pods",
+                    self.kube.core.list_pod_for_all_namespaces,
+                    on_sync=self._synced_to(watched.pods if watched else None),
+                ),
+                self.on_pod,
+            ),
             (
                 WatchTarget(
                     "nodepools",
@@ -374,6 +392,8 @@ class Watchers:
 
     # -- handlers ----------------------------------------------------------------------------
     def on_pod(self, kind: str, pod: Obj) -> None:
+        if self.watched is not None:
+            self.watched.pods.observe(kind, pod)
         meta = pod.get("metadata") or {}
         ns, name = str(meta.get("namespace")), str(meta.get("name"))
         key = f"{ns}/{name}"
@@ -429,6 +449,8 @@ class Watchers:
             self.status.nodeclass(str((nodeclass.get("metadata") or {}).get("name")))
 
     def on_nodeclaim(self, kind: str, claim: Obj) -> None:
+        if self.watched is not None:
+            self.watched.nodeclaims.observe(kind, claim)
         meta = claim.get("metadata") or {}
         name = str(meta.get("name"))
         provider_id = (claim.get("status") or {}).get("providerID")
@@ -451,8 +473,9 @@ class Watchers:
             self._write(
                 f"re-stamp {name}", lambda: claim_status.restamp(self.kube, claim, pool_obj)
             )
-        if provider_id:
+        if provider_id and self._claims_by_provider.get(str(provider_id)) != name:
             self._claims_by_provider[str(provider_id)] = name
+            self._hint_known_node(name, str(provider_id))
         if kind in (LISTED, "ADDED") and not (
             meta.get("deletionTimestamp") and not meta.get("finalizers")
         ):
@@ -466,6 +489,17 @@ class Watchers:
             self._deleting.add(name)
             self.signal_claim(name, contract.SIGNAL_DELETED, "NodeClaim")
 
+    def _hint_known_node(self, claim: str, provider_id: str) -> None:
+        """The claim's providerID is new here: if its Node was watched first (the Node
+        watcher then knew no claim to hint), hint the claim now rather than at its next poll.
+        """
+        if self.node_index is None:  # a hint only wakes the workflow: stale is harmless
+            return
+        node = self.node_index.name_of(provider_id)
+        if node is not None and node not in self._initialized:
+            self._last_hint[node] = time.monotonic()
+            self.signal_claim(claim, contract.SIGNAL_NODE_CHANGED, node)
+
     def _claim_of_node(self, node: Obj) -> str | None:
         provider_id = (node.get("spec") or {}).get("providerID")
         if provider_id and provider_id in self._claims_by_provider:
@@ -476,8 +510,21 @@ class Watchers:
         return None
 
     def on_node(self, kind: str, node: Obj) -> None:
+        if self.watched is not None:  # heartbeats too: the round reads the Node as listed
+            self.watched.nodes.observe(kind, node)
         meta = node.get("metadata") or {}
         name = str(meta.get("name"))
+        if kind == "DELETED":
+            self._node_seen.pop(name, None)
+        elif (meta.get("labels") or {}).get(L.NODE_INITIALIZED) == "true":
+            # An initialized Node's heartbeat changes nothing this handler reads: skip it.
+            # Uninitialized Nodes go on as before (their events re-send the claim's hint).
+            seen = essentials(node)
+            if kind == "MODIFIED" and self._node_seen.get(name) == seen:
+                return
+            self._node_seen[name] = seen
+        else:
+            self._node_seen.pop(name, None)
         if self.node_index is not None:
             self.node_index.observe(kind, node)
         if kind == "DELETED":

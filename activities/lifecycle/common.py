@@ -20,6 +20,7 @@ from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import KubernetesError
 from activities.kubernetes.node_index import NodeIndex
 from activities.kubernetes.nodeclass_store import NodeClassStore
+from activities.kubernetes.object_cache import WatchedObjects
 from activities.metrics import Counters
 from models import contract
 
@@ -45,6 +46,9 @@ class Deps:
     # Node names by providerID from the worker's Node watch; None (or not synced): a
     # registration check that was not told the Node's name lists the pool's Nodes.
     node_index: NodeIndex | None = None
+    # Pods, Nodes and NodeClaims from the worker's watches, for the provisioning round's
+    # reads; None (or a watch not synced): the round lists them.
+    watched: WatchedObjects | None = None
 
     def lifecycle_task_queue(self) -> str:
         """The queue to start a NodeClaim lifecycle on. The worker names it: the activities

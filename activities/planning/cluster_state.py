@@ -8,6 +8,7 @@ left out and named in ``skipped`` so one bad object never stops provisioning for
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,7 @@ from pydantic import ValidationError
 
 from activities.kubernetes import custom_objects, nodeclaims, nodepools, nodes, raw
 from activities.kubernetes.client import Kube
+from activities.kubernetes.object_cache import ObjectCache, WatchedObjects
 from activities.kubernetes.resources import EC2NODECLASS
 from models import labels as L
 from models.errors import field_error
@@ -37,6 +39,9 @@ class ClusterState:
     claim_rounds: dict[str, str] = field(default_factory=dict)
 
 
+Obj = dict[str, Any]
+
+
 def unschedulable(pod: dict[str, Any]) -> bool:
     """Pending, unbound and marked unschedulable by kube-scheduler (what Karpenter acts on)."""
     if (pod.get("spec") or {}).get("nodeName"):
@@ -56,7 +61,18 @@ def _typed(items: list[dict[str, Any]], kind: str, api_version: str) -> list[dic
     return [{**i, "kind": kind, "apiVersion": api_version} for i in items]
 
 
-def read(kube: Kube, paused_pools: frozenset[str] = frozenset()) -> ClusterState:
+def _listed(watched: ObjectCache, read: Callable[[], list[Obj]]) -> list[Obj]:
+    """The worker's watched copy while its watch is synced, else the API server's list."""
+    return watched.items() if watched.synced else read()
+
+
+def read(
+    kube: Kube,
+    paused_pools: frozenset[str] = frozenset(),
+    watched: WatchedObjects | None = None,
+) -> ClusterState:
+    """The cluster as the solver's input. With ``watched`` (the worker's watches), pods,
+    Nodes and NodeClaims come from there while each watch is synced; the rest is listed."""
     state = ClusterState()
     docs = state.documents
     pools, _ = nodepools.list_(kube)
@@ -73,7 +89,9 @@ def read(kube: Kube, paused_pools: frozenset[str] = frozenset()) -> ClusterState
         docs.append(Document(body, f"NodePool {name}"))
     classes, _ = custom_objects.list_(kube, EC2NODECLASS)
     state.nodeclasses = {str(c["metadata"]["name"]): c for c in classes}
-    for pod in raw.list_all(kube.core.list_pod_for_all_namespaces):
+    w = watched or WatchedObjects()  # without watches: never synced, always listed
+    pods = _listed(w.pods, lambda: raw.list_all(kube.core.list_pod_for_all_namespaces))
+    for pod in pods:
         meta = pod.get("metadata") or {}
         key = f"{meta.get('namespace')}/{meta.get('name')}"
         where = f"Pod {key}"
@@ -91,9 +109,9 @@ def read(kube: Kube, paused_pools: frozenset[str] = frozenset()) -> ClusterState
         if not bound:
             state.pending += 1
         docs.append(Document({**pod, "kind": "Pod", "apiVersion": "v1"}, where))
-    for node in _typed(nodes.list_(kube), "Node", "v1"):
+    for node in _typed(_listed(w.nodes, lambda: nodes.list_(kube)), "Node", "v1"):
         docs.append(Document(node, f"Node {node['metadata']['name']}"))
-    claims, _ = nodeclaims.list_(kube)
+    claims = _listed(w.nodeclaims, lambda: nodeclaims.list_(kube)[0])
     for claim in claims:
         meta = claim["metadata"]
         state.claim_rounds[str(meta["name"])] = str(

@@ -27,6 +27,8 @@ def create(
         try:
             made = nodeclaims.create(deps.kube, p.body)
             deps.counters.nodeclaim_created(p.nodepool, reason)
+            if deps.watched is not None:  # the next round counts it before the watch does
+                deps.watched.nodeclaims.observe_created(made)
         except AlreadyExists:
             made = nodeclaims.get(deps.kube, p.name)
         return CreatedNodeClaim(p.name, str(made["metadata"].get("uid") or ""), summary_for(p))

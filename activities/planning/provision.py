@@ -63,7 +63,7 @@ def round_namer(key: str, attempt: int, taken: set[str]) -> Namer:
 def provision(
     deps: Deps, paused_pools: frozenset[str], key: str, attempt: int = 1
 ) -> ProvisionOutcome:
-    state = cluster_state.read(deps.kube, paused_pools)
+    state = cluster_state.read(deps.kube, paused_pools, deps.watched)
     earlier = sorted(name for name, made_by in state.claim_rounds.items() if made_by == key)
     outcome = plan.plan_state(
         state,

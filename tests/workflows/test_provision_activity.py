@@ -21,6 +21,7 @@ from workflow_realparts import Cloud
 
 from activities.kubernetes import nodeclaims, raw
 from activities.kubernetes.client import Kube
+from activities.kubernetes.object_cache import LISTED, WatchedObjects
 from activities.lifecycle.common import Deps
 from activities.planning import provision
 from models import labels as L
@@ -99,3 +100,47 @@ def test_a_round_creates_its_claims_once_and_returns_names(
     assert _names_of(admin, pool) == now
     for name in set(other.created):
         nodeclaims.delete(admin, name)
+
+
+def _listed_into(admin: Kube) -> WatchedObjects:
+    """The worker's watched copies as of now, as if each watch had just listed (and then
+    delivered nothing more: a watch running behind)."""
+    watched = WatchedObjects()
+    listings = (
+        (watched.pods, raw.list_all(admin.core.list_pod_for_all_namespaces)),
+        (watched.nodes, raw.list_all(admin.core.list_node)),
+        (watched.nodeclaims, nodeclaims.list_(admin)[0]),
+    )
+    for cache, items in listings:
+        for item in items:
+            cache.observe(LISTED, item)
+        cache.set_synced(True)
+    return watched
+
+
+def test_the_next_round_counts_the_claims_a_round_made_before_the_watch_brings_them(
+    kube: Kube, admin: Kube, cloud: Cloud, key: str
+) -> None:
+    ensure_nodeclass(admin)
+    pool = f"prov-{uuid.uuid4().hex[:6]}"
+    ensure_nodepool(admin, pool)
+    ns = f"t-{uuid.uuid4().hex[:8]}"
+    create_namespace(admin, ns)
+    for i in range(4):
+        body = pod(f"web-{i}", ns, spec={"nodeSelector": {L.NODEPOOL: pool}})
+        body["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1500m"}}
+        create_pod(admin, body)
+    eventually(lambda: _unschedulable(admin, ns) == 4, what="pods marked unschedulable")
+    watched = _listed_into(admin)
+    deps = Deps(kube=kube, ec2=cloud.provider, watched=watched)
+
+    first = provision.provision(deps, frozenset(), key, attempt=1)
+    mine = _names_of(admin, pool)
+    assert mine and mine <= set(first.created)
+    # no watch delivered them, yet the next round (another key) sees them in flight
+    other = provision.provision(deps, frozenset(), key + "y", attempt=1)
+    try:
+        assert _names_of(admin, pool) == mine
+    finally:
+        for name in set(other.created) - set(first.created):
+            nodeclaims.delete(admin, name)

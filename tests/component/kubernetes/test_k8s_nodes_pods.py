@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -250,3 +251,24 @@ def test_joinery_token_is_not_cluster_admin(kube: Kube) -> None:
         raw.call(kube.core.create_namespace, {"metadata": {"name": "not-allowed"}})
     with pytest.raises(Forbidden):
         raw.call(kube.core.list_secret_for_all_namespaces)
+
+
+def test_a_raw_watch_yields_the_apis_json_as_dicts_and_ends_with_its_timeout(
+    kube: Kube, unique: str, make_node: Callable[..., dict[str, Any]]
+) -> None:
+    """The worker's watchers read events as JSON dicts, never the client's typed models."""
+    version = raw.call(kube.core.list_node, limit=1)["metadata"]["resourceVersion"]
+    name = f"watched-{unique}"
+    make_node(name, provider_id=f"aws:///us-east-1a/i-{unique}")
+    events = raw.watch(kube.core.list_node, resource_version=version, timeout_seconds=3)
+    seen: list[tuple[str, dict[str, Any]]] = []
+    began = time.monotonic()
+    for kind, obj in events:  # runs to the server's end of the stream
+        assert type(obj) is dict
+        if obj.get("metadata", {}).get("name") == name:
+            seen.append((kind, obj))
+    assert time.monotonic() - began < 30
+    assert seen[0][0] == "ADDED"
+    assert seen[0][1]["spec"]["providerID"] == f"aws:///us-east-1a/i-{unique}"
+    # kwok marks it Ready within the three seconds: a MODIFIED follows, in camelCase
+    assert any(kind == "MODIFIED" and "resourceVersion" in o["metadata"] for kind, o in seen)

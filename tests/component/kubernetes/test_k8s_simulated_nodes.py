@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 from typing import Any
 
 from k8s_helpers import condition, delete_node, eventually, on_fresh_read, pod
@@ -86,3 +87,49 @@ def test_launched_claim_registers_a_ready_node(
         delete_node(admin.core, name)
         with contextlib.suppress(NotFound):
             nodeclaims.delete(kube, claim["metadata"]["name"])
+
+
+def test_a_claim_launched_later_registers_from_the_watch_without_relisting(
+    kube: Kube, admin: Kube, unique: str, monkeypatch: Any
+) -> None:
+    """The simulator lists the claims once and then follows their watch (it listed them
+    every 0.25 s: megabytes a second at 1,000 claims, on the cores Joinery runs on)."""
+    lists = 0
+    list_claims = nodeclaims.list_
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal lists
+        lists += 1
+        return list_claims(*args, **kwargs)
+
+    monkeypatch.setattr(nodeclaims, "list_", counted)
+    claim = nodeclaims.create(
+        kube,
+        {
+            "metadata": {"name": f"late-{unique}", "labels": {"karpenter.sh/nodepool": "default"}},
+            "spec": {
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "x"},
+                "requirements": [],
+            },
+        },
+    )
+    provider_id = f"aws:///us-east-1a/i-late{unique}"
+    try:
+        with NodeSimulator(admin, interval=0.25) as simulator:
+            eventually(lambda: lists >= 1, what="the first list")
+            nodeclaims.record_launch(
+                kube,
+                claim,
+                provider_id=provider_id,
+                image_id="ami-1",
+                capacity={"cpu": "2", "memory": "8Gi", "pods": "29"},
+                allocatable={"cpu": "2", "memory": "8Gi", "pods": "29"},
+            )
+            eventually(lambda: provider_id in simulator.registered, what="the watched launch")
+            eventually(lambda: nodes.by_provider_id(kube, provider_id), what="its Node")
+            time.sleep(1.5)  # six passes of the old every-0.25-s list
+        assert lists == 1, lists
+    finally:
+        delete_node(admin.core, node_name(provider_id))
+        with contextlib.suppress(NotFound):
+            nodeclaims.delete(admin, f"late-{unique}")

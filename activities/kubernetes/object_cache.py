@@ -1,0 +1,92 @@
+"""Pods, Nodes and NodeClaims as the worker's watches last delivered them, for the
+provisioning round.
+
+A round read the whole cluster from the API server: every pod, Node and NodeClaim. At 1,000
+nodes, in a burst, those lists took most of a 94-second round and then failed with the API
+server's "request did not complete within the allotted timeout" (docs/performance.md), while
+the worker's watchers held the same objects. Karpenter's provisioner reads its informer
+cache; this is that cache in small.
+
+An ``ObjectCache`` is trusted only while synced: a watcher's complete list has been handed
+over (``set_synced(True)``) and its watch has not broken since. A re-list replaces the
+contents, so an object deleted while the watch was down does not linger. :meth:`items`
+answers in the API server's own list order (namespace/name, or name), so a round planned
+from the cache sees the same documents, in the same order, as one planned from the lists.
+
+The claims a round creates are added at once (:meth:`observe_created`): the next round must
+count them as in flight even when the NodeClaim watch has not delivered them yet.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+Obj = dict[str, Any]
+# The event kind of objects read by a (re-)list, unlike a watch's ADDED.
+LISTED = "LISTED"
+DELETED = "DELETED"
+
+
+def key_of(obj: Obj) -> str:
+    """The object's place in a list answer: ``namespace/name``, or the name alone."""
+    meta = obj.get("metadata") or {}
+    name = str(meta.get("name") or "")
+    namespace = meta.get("namespace")
+    return f"{namespace}/{name}" if namespace else name
+
+
+@dataclass
+class ObjectCache:
+    _items: dict[str, Obj] = field(default_factory=dict)
+    _listing: dict[str, Obj] = field(default_factory=dict)
+    _synced: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def synced(self) -> bool:
+        return self._synced
+
+    def set_synced(self, synced: bool) -> None:
+        """True once a list has been handed over whole; False when the watch broke."""
+        with self._lock:
+            if synced:
+                self._items, self._listing = self._listing, {}
+            else:
+                self._listing = {}
+            self._synced = synced
+
+    def observe(self, kind: str, obj: Obj) -> None:
+        """A list's item (``LISTED``) or a watch event for ``obj``."""
+        key = key_of(obj)
+        if not key:
+            return
+        with self._lock:
+            if kind == LISTED:
+                self._listing[key] = obj
+            elif kind == DELETED:
+                self._items.pop(key, None)
+            else:
+                self._items[key] = obj
+
+    def observe_created(self, obj: Obj) -> None:
+        """An object this worker just created; a newer version the watch brought wins."""
+        key = key_of(obj)
+        with self._lock:
+            if key and self._synced:
+                self._items.setdefault(key, obj)
+
+    def items(self) -> list[Obj]:
+        """Every object, in the API server's list order."""
+        with self._lock:
+            return [self._items[k] for k in sorted(self._items)]
+
+
+@dataclass
+class WatchedObjects:
+    """The objects a provisioning round reads, each kept by one of the worker's watches."""
+
+    pods: ObjectCache = field(default_factory=ObjectCache)
+    nodes: ObjectCache = field(default_factory=ObjectCache)
+    nodeclaims: ObjectCache = field(default_factory=ObjectCache)
