@@ -178,9 +178,9 @@ class NodeSimulator:
                         if kind == "ERROR":
                             raise KubernetesError(str(claim.get("message") or "watch error"))
                         version = str(claim["metadata"].get("resourceVersion") or version)
-                        if kind in ("ADDED", "MODIFIED"):
+                        if kind in (raw.ADDED, raw.MODIFIED):
                             self._remember(booting, claim, self._consider(claim))
-                        elif kind == "DELETED":
+                        elif kind == raw.DELETED:
                             booting.pop(str(claim["metadata"].get("name")), None)
                         if self._stop.is_set():
                             return

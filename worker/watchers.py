@@ -52,7 +52,7 @@ from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import Expired, translate
 from activities.kubernetes.node_index import NodeIndex
 from activities.kubernetes.nodeclass_store import NodeClassStore
-from activities.kubernetes.object_cache import LISTED, ObjectCache, WatchedObjects
+from activities.kubernetes.object_cache import ObjectCache, WatchedObjects
 from activities.kubernetes.resources import EC2NODECLASS, NODECLAIM, NODEPOOL
 from activities.lifecycle.start import start_lifecycle
 from activities.planning.cluster_state import unschedulable
@@ -159,7 +159,7 @@ class Watchers:
             try:
                 listing = raw.call(target.list_call, *target.args)
                 for item in listing.get("items") or []:
-                    yield LISTED, item
+                    yield raw.LISTED, item
                 self.synced.add(target.name)
                 if target.on_sync is not None:
                     target.on_sync(True)
@@ -397,7 +397,7 @@ class Watchers:
         meta = pod.get("metadata") or {}
         ns, name = str(meta.get("namespace")), str(meta.get("name"))
         key = f"{ns}/{name}"
-        if kind == "DELETED":
+        if kind == raw.DELETED:
             self._pods.delete(ns, name)
             self._healthy.pop(key, None)
             left = self._bound.pop(key, None)
@@ -408,17 +408,17 @@ class Watchers:
         node = str((pod.get("spec") or {}).get("nodeName") or "")
         if node and self._bound.get(key) != node:
             self._bound[key] = node
-            if kind != LISTED:  # a re-list is not news; a pod created bound is
+            if kind != raw.LISTED:  # a re-list is not news; a pod created bound is
                 self.pod_event(node)
             self.trigger_disruption()
         healthy = pod_healthy(pod)
-        if node and kind != LISTED and self._healthy.get(key, healthy) != healthy:
+        if node and kind != raw.LISTED and self._healthy.get(key, healthy) != healthy:
             # A pod turning Ready (or not) changes what its PodDisruptionBudget allows: a
             # round that found a node blocked by it must not wait for the slow timer.
             self.trigger_disruption()
         self._healthy[key] = healthy
         self._pods.update(pod)
-        if unschedulable(pod) and kind != LISTED:
+        if unschedulable(pod) and kind != raw.LISTED:
             self.trigger_provisioning()
         elif unschedulable(pod):
             self._pending_on_list = True
@@ -426,7 +426,7 @@ class Watchers:
     def on_nodepool(self, kind: str, pool: Obj) -> None:
         meta = pool.get("metadata") or {}
         name = str(meta.get("name"))
-        if kind == "DELETED":
+        if kind == raw.DELETED:
             self._pool_generations.pop(name, None)
             self._pools.pop(name, None)
             self._pool_states.delete(name)
@@ -445,7 +445,7 @@ class Watchers:
     def on_nodeclass(self, kind: str, nodeclass: Obj) -> None:
         if self.nodeclass_store is not None:
             self.nodeclass_store.observe(kind, nodeclass)
-        if kind != "DELETED" and self.status is not None:
+        if kind != raw.DELETED and self.status is not None:
             self.status.nodeclass(str((nodeclass.get("metadata") or {}).get("name")))
 
     def on_nodeclaim(self, kind: str, claim: Obj) -> None:
@@ -458,7 +458,7 @@ class Watchers:
         if pool and self.status is not None:  # its usage changed, maybe; bursts coalesce
             self.status.nodepool(str(pool), delay=2.0)
         node_name = (claim.get("status") or {}).get("nodeName")
-        if kind == "DELETED":
+        if kind == raw.DELETED:
             self._deleting.discard(name)
             self._pod_event_sent.pop(name, None)
             if provider_id:
@@ -476,7 +476,7 @@ class Watchers:
         if provider_id and self._claims_by_provider.get(str(provider_id)) != name:
             self._claims_by_provider[str(provider_id)] = name
             self._hint_known_node(name, str(provider_id))
-        if kind in (LISTED, "ADDED") and not (
+        if kind in (raw.LISTED, raw.ADDED) and not (
             meta.get("deletionTimestamp") and not meta.get("finalizers")
         ):
             self.start_lifecycle(
@@ -514,20 +514,20 @@ class Watchers:
             self.watched.nodes.observe(kind, node)
         meta = node.get("metadata") or {}
         name = str(meta.get("name"))
-        if kind == "DELETED":
+        if kind == raw.DELETED:
             self._node_seen.pop(name, None)
         elif (meta.get("labels") or {}).get(L.NODE_INITIALIZED) == "true":
             # An initialized Node's heartbeat changes nothing this handler reads: skip it.
             # Uninitialized Nodes go on as before (their events re-send the claim's hint).
             seen = essentials(node)
-            if kind == "MODIFIED" and self._node_seen.get(name) == seen:
+            if kind == raw.MODIFIED and self._node_seen.get(name) == seen:
                 return
             self._node_seen[name] = seen
         else:
             self._node_seen.pop(name, None)
         if self.node_index is not None:
             self.node_index.observe(kind, node)
-        if kind == "DELETED":
+        if kind == raw.DELETED:
             self._node_states.delete(name)
             self._deleting.discard(f"node/{name}")
             self._last_hint.pop(name, None)

@@ -22,7 +22,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-DELETED = "DELETED"
+from activities.kubernetes.raw import DELETED
 
 
 @dataclass

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from activities.kubernetes import nodeclasses
+from activities.kubernetes import nodeclasses, raw
 from activities.kubernetes.client import Kube
 
 Obj = dict[str, Any]
@@ -66,7 +66,7 @@ class NodeClassStore:
         if not name:
             return
         with self._lock:
-            if kind == "DELETED":
+            if kind == raw.DELETED:
                 self._entries.pop(name, None)
             else:
                 self._entries[name] = _Entry(obj, self.clock())

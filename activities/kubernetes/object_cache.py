@@ -23,10 +23,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from activities.kubernetes.raw import DELETED, LISTED
+
 Obj = dict[str, Any]
-# The event kind of objects read by a (re-)list, unlike a watch's ADDED.
-LISTED = "LISTED"
-DELETED = "DELETED"
 
 
 def key_of(obj: Obj) -> str:

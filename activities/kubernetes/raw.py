@@ -15,6 +15,13 @@ from kubernetes.watch.watch import iter_resp_lines
 
 from activities.kubernetes.errors import api_errors
 
+# The kinds of a watch's events (the API server's words), and LISTED for the items of a
+# (re-)list handed to the same handlers.
+ADDED = "ADDED"
+MODIFIED = "MODIFIED"
+DELETED = "DELETED"
+LISTED = "LISTED"
+
 Obj = dict[str, Any]
 
 

@@ -21,7 +21,8 @@ from workflow_realparts import Cloud
 
 from activities.kubernetes import nodeclaims, raw
 from activities.kubernetes.client import Kube
-from activities.kubernetes.object_cache import LISTED, WatchedObjects
+from activities.kubernetes.object_cache import WatchedObjects
+from activities.kubernetes.raw import LISTED
 from activities.lifecycle.common import Deps
 from activities.planning import provision
 from models import labels as L

@@ -11,7 +11,8 @@ from k8s_helpers import delete_node, kwok_node, pod
 
 from activities.kubernetes import raw
 from activities.kubernetes.client import Kube
-from activities.kubernetes.object_cache import LISTED, ObjectCache, WatchedObjects
+from activities.kubernetes.object_cache import ObjectCache, WatchedObjects
+from activities.kubernetes.raw import LISTED
 from activities.kubernetes.resources import NODECLAIM
 from activities.planning import cluster_state
 

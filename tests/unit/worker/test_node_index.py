@@ -12,7 +12,8 @@ import threading
 from typing import Any
 
 from activities.kubernetes.node_index import NodeIndex
-from worker.watchers import LISTED, Watchers, WatchTarget
+from activities.kubernetes.raw import LISTED
+from worker.watchers import Watchers, WatchTarget
 
 
 def node(name: str, provider_id: str = "") -> dict[str, Any]:

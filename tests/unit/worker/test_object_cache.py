@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from activities.kubernetes.object_cache import LISTED, ObjectCache
+from activities.kubernetes.object_cache import ObjectCache
+from activities.kubernetes.raw import LISTED
 
 
 def obj(name: str, namespace: str | None = None, version: str = "1") -> dict[str, Any]:
