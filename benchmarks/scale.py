@@ -239,8 +239,8 @@ def run_worker(address: str, queue: str) -> None:
             task_queue=queue,
             workflows=[NodeClaimWorkflow],
             activities=ACTIVITIES,
-            max_concurrent_activities=200,
-            **tuning.worker_options(),  # the workflow task slots a `joinery worker` has
+            # the slots a `joinery worker` has, with threads for 200 activities at once
+            **tuning.worker_options(threads=200),
         ):
             print("polling", flush=True)
             await asyncio.Event().wait()

@@ -30,9 +30,9 @@ NODECLAIM_ID_PREFIX = "nodeclaim-"
 # their markers as they always did. 1: the short calls and the drain pass are local
 # activities and expiry consults ``joinery pause``. 2: registration and initialization are
 # checked in one call, and termination begins with one call that goes as far as it can
-# (``TERMINATION_PASS``). workflows/nodeclaim/shape.py reads it; raise it (never reuse a
-# value) when a later change takes another path.
-NODECLAIM_SHAPE = 2
+# (``TERMINATION_PASS``). 3: the launch is a local activity too. workflows/nodeclaim/shape.py
+# reads it; raise it (never reuse a value) when a later change takes another path.
+NODECLAIM_SHAPE = 3
 
 
 def nodeclaim_id(cluster: str, nodeclaim: str) -> str:

@@ -128,8 +128,7 @@ def build_worker(
         task_queue=task_queue,
         workflows=list(WORKFLOWS),
         activities=activities_for(deps),
-        **tuning.activity_options(threads),
-        **tuning.worker_options(sandboxed),
+        **tuning.worker_options(sandboxed, threads=threads),
     )
 
 
@@ -143,8 +142,8 @@ def build_cluster_worker(
         task_queue=contract.cluster_workflows_queue(task_queue),
         workflows=list(CLUSTER_WORKFLOWS),
         activities=activities_for(deps),
-        **tuning.activity_options(tuning.CLUSTER_ACTIVITY_THREADS),
-        **tuning.worker_options(sandboxed),
+        # no launches run here
+        **tuning.worker_options(sandboxed, threads=tuning.CLUSTER_ACTIVITY_THREADS, launches=0),
     )
 
 

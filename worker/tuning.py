@@ -22,6 +22,9 @@ from typing import Any
 from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from models.contract import NodeClaimActivity
+from worker import slots
+
 # A workflow's next task waits this long for a dead worker's sticky queue before any worker
 # may take it (the SDK default is 10 s).
 STICKY_TIMEOUT = timedelta(seconds=5)
@@ -30,8 +33,15 @@ STICKY_TIMEOUT = timedelta(seconds=5)
 # new lifecycles on a loaded 2-core machine hold 100 tasks that each took 10-25 s, past the
 # 10 s workflow task timeout: the server dropped them and dispatched them again, more work
 # again, and the burst never drained. Tasks the worker has not taken wait at the server,
-# where no timeout runs.
+# where no timeout runs. A task waiting on its launch (a local activity since lifecycle
+# shape 3) holds a slot but runs no Python: those do not count (``worker/slots.py``).
 WORKFLOW_TASK_SLOTS = 8
+# Launches (local activities of ``NodeClaimActivity.LAUNCH``, a CreateFleet of 1-3 s each)
+# a worker runs at once beyond WORKFLOW_TASK_SLOTS, each holding a workflow-task slot, a
+# local-activity slot and an activity thread of its own: as many as the regular activity
+# threads a `joinery worker` has by default (``--activity-threads``), which ran the launches
+# when they were regular activities.
+LAUNCH_ALLOWANCE = 32
 # Local activities (the lifecycle's short Kubernetes calls) this worker runs at once, on
 # threads of their own. The SDK runs local and regular activities on one executor, and a
 # local activity runs inside its workflow task: when launches and drains held every thread,
@@ -64,23 +74,33 @@ def workflow_runner(sandboxed: bool = False) -> WorkflowRunner:
     )
 
 
-def activity_options(threads: int) -> dict[str, Any]:
-    """The activity executor and slots: ``threads`` regular activities at once, and
-    LOCAL_ACTIVITY_SLOTS local ones that never wait for a thread a regular one holds."""
+def slot_options(threads: int, launches: int = LAUNCH_ALLOWANCE) -> dict[str, Any]:
+    """The slots and the activity executor: WORKFLOW_TASK_SLOTS workflow tasks running Python
+    and up to ``launches`` more waiting on their launch; ``threads`` regular activities at
+    once, and LOCAL_ACTIVITY_SLOTS local ones plus the launches, which never wait for a
+    thread a regular one holds."""
     return {
         "activity_executor": ThreadPoolExecutor(
-            max_workers=threads + LOCAL_ACTIVITY_SLOTS, thread_name_prefix="activity"
+            max_workers=threads + LOCAL_ACTIVITY_SLOTS + launches, thread_name_prefix="activity"
         ),
-        "max_concurrent_activities": threads,
-        "max_concurrent_local_activities": LOCAL_ACTIVITY_SLOTS,
+        "tuner": slots.tuner(
+            workflow_slots=WORKFLOW_TASK_SLOTS,
+            activity_slots=threads,
+            local_activity_slots=LOCAL_ACTIVITY_SLOTS,
+            launch_allowance=launches,
+            launch_type=NodeClaimActivity.LAUNCH,
+        ),
     }
 
 
-def worker_options(sandboxed: bool = False) -> dict[str, Any]:
-    """Keyword arguments for ``temporalio.worker.Worker`` beyond queue, workflows, activities."""
+def worker_options(
+    sandboxed: bool = False, *, threads: int = 32, launches: int = LAUNCH_ALLOWANCE
+) -> dict[str, Any]:
+    """Keyword arguments for ``temporalio.worker.Worker`` beyond queue, workflows, activities:
+    ``threads`` regular activities at once (``slot_options``)."""
     return {
         "workflow_runner": workflow_runner(sandboxed),
         "sticky_queue_schedule_to_start_timeout": STICKY_TIMEOUT,
-        "max_concurrent_workflow_tasks": WORKFLOW_TASK_SLOTS,
         "max_cached_workflows": CACHED_WORKFLOWS,
+        **slot_options(threads, launches),
     }

@@ -130,6 +130,8 @@ NODECLAIM_SCENARIOS: dict[str, tuple[FakeCloud, Scenario, int]] = {
         deleted_when_ready,
         2,
     ),
+    # Shape 3: the launch a local activity too.
+    **_per_shape(3),
 }
 
 

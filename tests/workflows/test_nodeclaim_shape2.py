@@ -1,6 +1,7 @@
 """The lifecycle's shape 2 on the time-skipping server, activities doubled: registration and
 initialization in one call, termination in one pass that stops at the first step that must
-wait and leaves the rest to the per-step loops."""
+wait and leaves the rest to the per-step loops. Shape 3 (test_nodeclaim_shape3.py) keeps all
+of it; runs started as shape 2 take this path (each run here is started with shape 2)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from test_nodeclaim_timers import lifecycle, until_phase
 from workflow_fakes import FakeCloud, blocked, spec
 
 from activities.lifecycle.types import DrainStatus
-from models import contract
 from models.contract import NodeClaimActivity as names
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 
@@ -48,7 +48,8 @@ def launches(history: WorkflowHistory) -> list[tuple[str, str]]:
 async def run_to_end(
     env: WorkflowEnvironment, cloud: FakeCloud, task_queue: str, **inp: object
 ) -> tuple[WorkflowHistory, dict[str, str]]:
-    """Ready, then deleted; the run's history and its phase timings."""
+    """Ready, then deleted; the run's history and its phase timings (shape 2 unless told)."""
+    inp.setdefault("shape", 2)
     async with lifecycle(env, cloud, task_queue, **inp) as handle:
         await until_phase(env, handle, "Ready")
         await handle.signal(NodeClaimWorkflow.deleted, "NodeClaim")
@@ -71,10 +72,6 @@ def from_the_pass(cloud: FakeCloud) -> list[str]:
 
 def gaps(cloud: FakeCloud, name: str) -> list[int]:
     return [round((b - a).total_seconds()) for a, b in itertools.pairwise(cloud.times(name))]
-
-
-async def test_current_shape_is_2() -> None:
-    assert contract.NODECLAIM_SHAPE == 2
 
 
 async def test_happy_path_is_four_local_calls_and_one_launch(
@@ -120,7 +117,7 @@ async def test_the_pass_stops_at_a_drain_blocked_by_a_pdb(
     """The pass's drain is refused by a PDB: it stops there; the drain loop backs off from
     that answer (1 s, 2 s) and the later steps run one by one."""
     cloud = FakeCloud(drain_script=[blocked(), blocked()])
-    async with lifecycle(time_env, cloud, task_queue) as handle:
+    async with lifecycle(time_env, cloud, task_queue, shape=2) as handle:
         await until_phase(time_env, handle, "Ready")
         await handle.signal(NodeClaimWorkflow.deleted, "NodeClaim")
         status = await until_phase(time_env, handle, "Draining")

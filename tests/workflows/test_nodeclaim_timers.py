@@ -75,7 +75,7 @@ async def until_phase(
 
 
 @pytest.mark.parametrize(
-    "shape", [contract.NODECLAIM_SHAPE, 1, 0], ids=["current", "shape-1", "shape-0"]
+    "shape", [contract.NODECLAIM_SHAPE, 2, 1, 0], ids=["current", "shape-2", "shape-1", "shape-0"]
 )
 async def test_happy_path_then_deletion(
     time_env: WorkflowEnvironment, task_queue: str, shape: int
@@ -92,7 +92,9 @@ async def test_happy_path_then_deletion(
     patches = [m for m in history_markers(history) if m == "core_patch"]
     regular = kinds.count(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
     upserts = kinds.count(EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES)
-    if shape:  # no patch marker, no TemporalChangeVersion upsert; only the launch is regular
+    if shape >= 3:  # no patch marker, no upsert; the launch is local too
+        assert (len(patches), upserts, regular) == (0, 0, 0)
+    elif shape:  # no patch marker, no TemporalChangeVersion upsert; only the launch is regular
         assert (len(patches), upserts, regular) == (0, 0, 1)
     else:  # the local-short-calls patch, its upsert; the launch and the drain are regular
         assert (len(patches), upserts, regular) == (1, 1, 2)

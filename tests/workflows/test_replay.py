@@ -44,6 +44,9 @@ async def test_histories_exist() -> None:
         "nodeclaim_shape2_disrupted",
         "nodeclaim_shape2_expiry_held_by_pause",
         "nodeclaim_shape2_instance_slow_to_go",
+        "nodeclaim_shape3_happy_path",
+        "nodeclaim_shape3_disrupted",
+        "nodeclaim_shape3_expiry_held_by_pause",
     } <= names
 
 
@@ -117,17 +120,43 @@ async def test_the_shape_decides_the_replay() -> None:
 
 SHAPE1 = [p for p in HISTORIES if p.stem.startswith("nodeclaim_shape1_")]
 SHAPE2 = [p for p in HISTORIES if p.stem.startswith("nodeclaim_shape2_")]
+SHAPE3 = [p for p in HISTORIES if p.stem.startswith("nodeclaim_shape3_")]
 
 
+@pytest.mark.parametrize("started_as", [2, 3])
 @pytest.mark.parametrize("path", SHAPE1, ids=lambda p: p.stem)
-async def test_a_shape_1_worker_began_a_shape_2_run(path: Path) -> None:
-    """A rolling upgrade: a new replica started the run as shape 2, a shape-1 replica ran its
-    tasks as shape 1 (the claim it read carries no ``read_by_shape``). Today's code replays
-    it as shape 1."""
+async def test_a_shape_1_worker_began_a_later_shape_run(path: Path, started_as: int) -> None:
+    """A rolling upgrade: a new replica started the run as shape 2 (or 3), a shape-1 replica
+    ran its tasks as shape 1 (the claim it read carries no ``read_by_shape``). Today's code
+    replays it as shape 1."""
     result = await Replayer(workflows=[NodeClaimWorkflow]).replay_workflow(
-        _with_shape(path, 2), raise_on_replay_failure=True
+        _with_shape(path, started_as), raise_on_replay_failure=True
     )
     assert result.replay_failure is None
+
+
+@pytest.mark.parametrize("path", SHAPE2, ids=lambda p: p.stem)
+async def test_a_shape_2_worker_began_a_shape_3_run(path: Path) -> None:
+    """A new replica started the run as shape 3, a shape-2 replica ran its tasks (the claim
+    it read is stamped ``read_by_shape`` 2): today's code replays it as shape 2, its launch
+    a regular activity."""
+    result = await Replayer(workflows=[NodeClaimWorkflow]).replay_workflow(
+        _with_shape(path, 3), raise_on_replay_failure=True
+    )
+    assert result.replay_failure is None
+
+
+@pytest.mark.parametrize("path", SHAPE3, ids=lambda p: p.stem)
+async def test_shape_2_code_cannot_continue_a_shape_3_run(path: Path) -> None:
+    """Shape-2 code runs any shape >= 2 as shape 2 (today's code given shape 2 and a claim
+    read by shape-3 code does what it did): replaying a shape-3 run it schedules a regular
+    launch where the history holds the local one, and fails, so its task goes back to the
+    server for a new replica."""
+    result = await Replayer(workflows=[NodeClaimWorkflow]).replay_workflow(
+        _with_shape(path, 2), raise_on_replay_failure=False
+    )
+    assert result.replay_failure is not None
+    assert "nondetermin" in str(result.replay_failure).lower()
 
 
 @pytest.mark.parametrize("path", SHAPE2, ids=lambda p: p.stem)

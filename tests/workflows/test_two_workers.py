@@ -5,7 +5,7 @@ cluster: pods go pending and a consolidation follows, and nothing is done twice.
 Checked: one NodeClaim per node the pods need, one instance per NodeClaim (ever, terminated
 ones included), one provisioner and one disruption workflow (one run each), every carried
 out command's candidates in no other command and deleted once, and both workers took part
-(activities ran under both identities)."""
+(workflow or activity tasks ran under both identities)."""
 
 from __future__ import annotations
 
@@ -78,13 +78,20 @@ async def _runs(client: Client, query: str) -> list[Any]:
     return [wf async for wf in client.list_workflows(query)]
 
 
-async def _activity_identities(client: Client, cluster: str) -> set[str]:
+async def _worker_identities(client: Client, cluster: str) -> set[str]:
+    """The workers that ran this cluster's activity tasks or workflow tasks, on both queues.
+    A lifecycle's calls are all local activities since shape 3 (the launch too), run by the
+    worker that runs its workflow task, so its workflow tasks are where its workers show."""
     seen: set[str] = set()
-    async for wf in client.list_workflows(f"TaskQueue = 'q-{cluster}'"):
-        history = await client.get_workflow_handle(wf.id, run_id=wf.run_id).fetch_history()
-        for event in history.events:
-            if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
-                seen.add(event.activity_task_started_event_attributes.identity)
+    queues = (f"q-{cluster}", contract.cluster_workflows_queue(f"q-{cluster}"))
+    for queue in queues:
+        async for wf in client.list_workflows(f"TaskQueue = '{queue}'"):
+            history = await client.get_workflow_handle(wf.id, run_id=wf.run_id).fetch_history()
+            for event in history.events:
+                if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+                    seen.add(event.activity_task_started_event_attributes.identity)
+                elif event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+                    seen.add(event.workflow_task_completed_event_attributes.identity)
     return seen
 
 
@@ -133,4 +140,4 @@ async def test_two_workers_do_no_double_work(
         queue = contract.cluster_workflows_queue(f"q-{cluster}")
         runs = await _runs(client, f"WorkflowType = '{kind}' AND TaskQueue = '{queue}'")
         assert [r.id for r in runs] == [wid]
-    assert await _activity_identities(client, cluster) >= set(IDENTITIES)
+    assert await _worker_identities(client, cluster) >= set(IDENTITIES)

@@ -8,10 +8,11 @@ tries again, because a NodeClaim must never be abandoned with an instance behind
 ``local=True`` runs the activity as a local activity: in the worker that runs the workflow
 task, recorded as one marker event instead of three activity events plus a workflow task of
 its own. It is for the short Kubernetes and EC2 calls (reads, a taint, a finalizer, a drain
-pass: one list of pods and an eviction each), never for the launch, which heartbeats through
-a CreateFleet that may take many seconds (a local activity holds one of the worker's few
-workflow task slots while it runs): consecutive local calls share one workflow task, which
-is most of a lifecycle's cost in Temporal (docs/performance.md, benchmarks/scale.py).
+pass: one list of pods and an eviction each), and from lifecycle shape 3 for the launch, a
+CreateFleet of a few seconds: a local activity holds one of the worker's workflow task slots
+while it runs, and the worker's slots let launches do so beyond the few that run Python
+(worker/slots.py). Consecutive local calls share one workflow task, which is most of a
+lifecycle's cost in Temporal (docs/performance.md, benchmarks/scale.py).
 """
 
 from __future__ import annotations

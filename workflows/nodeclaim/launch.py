@@ -3,6 +3,13 @@
 Insufficient capacity ends the claim at once (the provisioner plans again without that
 offering); any other failure is retried until the TTL, then the claim is deleted and any
 instance a late attempt made is terminated by the termination phase (found by tag).
+
+From shape 3 the launch is a local activity (workflows/nodeclaim/shape.py): in the worker
+that runs the workflow task, recorded as one marker, so a lifecycle is one workflow task
+until its Node registers. It cannot heartbeat; a worker that dies during a launch leaves
+its workflow task to time out and the next worker runs the launch again, which finds the
+instance (the claim's client token and tag). The worker's slots let launches wait without
+holding the workflow-task budget (worker/slots.py).
 """
 
 from __future__ import annotations
@@ -10,7 +17,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, RetryState
+from temporalio.exceptions import ActivityError, ApplicationError, RetryState
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
 from workflows.nodeclaim import calls
@@ -50,31 +57,31 @@ async def run(wf: Lifecycle) -> str:
             return DRAINING
         wf.describe(f"launching an instance for pool **{spec.nodepool}**")
         tries += 1
+        local = wf.shape.local_launch
         try:
             out = await calls.call(
                 names.LAUNCH,
                 spec,
                 LaunchOutcome,
-                summary=f"launch {spec.name} ({spec.nodepool})",
+                summary=f"launch {spec.name} ({spec.nodepool}){' locally' if local else ''}",
                 timeout=timedelta(minutes=2),
-                heartbeat=timedelta(seconds=10),
+                heartbeat=None if local else timedelta(seconds=10),
                 schedule_to_close=remaining,
                 non_retryable=[INSUFFICIENT_CAPACITY],
                 attempts=3,
-                # Shape 2 names its launches, so shape-1 code replaying the run fails here
-                # instead of going on along its own path (workflows/nodeclaim/shape.py).
-                activity_id=f"launch-{tries}" if wf.shape.combined_calls else None,
+                local=local,
+                activity_id=_activity_id(wf, tries),
             )
-        except ActivityError as exc:
+        except calls.FAILED as exc:
             kind = calls.error_type(exc)
-            message = str(exc.cause or exc)
+            message = str(exc.cause or exc) if isinstance(exc, ActivityError) else str(exc)
             if kind == INSUFFICIENT_CAPACITY:
                 wf.end(INSUFFICIENT_CAPACITY, message)
                 return DRAINING
-            if isinstance(exc.cause, ActivityTimeout) or exc.retry_state == RetryState.TIMEOUT:
+            if _timed_out(exc):
                 wf.end(LAUNCH_TIMEOUT, f"not launched within {LAUNCH_TTL}: {message}")
                 return DRAINING
-            if exc.retry_state == RetryState.NON_RETRYABLE_FAILURE and kind not in RETRY_ANYWAY:
+            if _non_retryable(exc) and kind not in RETRY_ANYWAY:
                 wf.end(LAUNCH_FAILED, message)
                 return DRAINING
             # Retryable, attempts used up: wait on a durable timer and try again until the TTL.
@@ -86,3 +93,29 @@ async def run(wf: Lifecycle) -> str:
         wf.state.waiting_for = ""
         wf.upsert(instance_type=out.instance_type, capacity_type=out.capacity_type, zone=out.zone)
         return REGISTERING
+
+
+def _activity_id(wf: Lifecycle, tries: int) -> str | None:
+    """Shape 2 names its launches and shape 3 its local ones otherwise, so older code
+    replaying a run newer code began fails at the launch instead of going on along its own
+    path (workflows/nodeclaim/shape.py); shapes 0 and 1 leave the SDK's numbering."""
+    if wf.shape.local_launch:
+        return f"launch-local-{tries}"
+    return f"launch-{tries}" if wf.shape.combined_calls else None
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """A regular activity's timeout comes as the cause of an ActivityError (or as its retry
+    state), a local one's as the TimeoutError itself."""
+    if isinstance(exc, ActivityTimeout):
+        return True
+    return isinstance(exc, ActivityError) and (
+        isinstance(exc.cause, ActivityTimeout) or exc.retry_state == RetryState.TIMEOUT
+    )
+
+
+def _non_retryable(exc: BaseException) -> bool:
+    """Retrying the same launch cannot help (the error says so)."""
+    if isinstance(exc, ActivityError):
+        return exc.retry_state == RetryState.NON_RETRYABLE_FAILURE
+    return isinstance(exc, ApplicationError) and exc.non_retryable

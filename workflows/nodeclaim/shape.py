@@ -71,12 +71,16 @@ class Shape:
     # Shape 2: registration checks initialization in the same call, and termination begins
     # with one pass through its steps (activities/lifecycle/termination_pass.py).
     combined_calls: bool = False
+    # Shape 3: the launch is a local activity too (no heartbeat; the worker's slots let
+    # launches wait without holding the workflow-task budget: worker/slots.py).
+    local_launch: bool = False
 
     def confirmed(self, read_by_shape: int) -> Shape:
-        """Once the claim's spec is read: a run asking for shape 2 whose first task a shape-1
-        worker ran (its spec not stamped as read by shape-2 code) goes on as shape 1."""
-        if self.number >= 2 and read_by_shape < 2:
-            return Shape(1, local_calls=True, local_drain=True)
+        """Once the claim's spec is read: a run asking for shape 2 or later whose first task
+        an older worker ran (its spec stamped by older code, or not at all: a shape-1
+        worker) goes on as the shape that worker took."""
+        if self.number >= 2 and read_by_shape < self.number:
+            return _numbered(max(read_by_shape, 1))
         return self
 
     def pause_holds_expiry(self) -> bool:
@@ -88,8 +92,19 @@ class Shape:
 def resolve(number: int) -> Shape:
     """At the start of ``run`` (the first activation, so a replay sees the same history)."""
     if number >= 1 and not _older_worker_began():
-        return Shape(number, local_calls=True, local_drain=True, combined_calls=number >= 2)
+        return _numbered(number)
     return Shape(0, local_calls=workflow.patched(LOCAL_CALLS), local_drain=False)
+
+
+def _numbered(number: int) -> Shape:
+    """The fixed paths of shape ``number`` (>= 1)."""
+    return Shape(
+        number,
+        local_calls=True,
+        local_drain=True,
+        combined_calls=number >= 2,
+        local_launch=number >= 3,
+    )
 
 
 def _older_worker_began() -> bool:
