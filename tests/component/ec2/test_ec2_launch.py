@@ -314,3 +314,34 @@ def test_worker_cluster_settings_decide_discovery() -> None:
     )
     info, discover = cluster_info(full)
     assert discover is False and info.dns_ip == "172.20.0.10" and info.kubernetes_version == "1.30"
+
+
+def test_a_burst_of_same_shaped_claims_matches_the_catalog_once(
+    env: Any, make_nodeclass: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every claim of a round has the same shape; a changed catalog is matched afresh."""
+    from activities.ec2 import type_match
+
+    calls: list[int] = []
+    plain = type_match.compatible_types
+
+    def counting(types: Any, reqs: Any, requests: Any) -> Any:
+        calls.append(len(types))
+        return plain(types, reqs, requests)
+
+    monkeypatch.setattr(type_match, "compatible_types", counting)
+    nc = make_nodeclass.build()
+    env.provider.launch(request("claim-1"), nc)
+    # the same requirements written in another order, the same requests
+    shuffled = request("claim-2")
+    shuffled.requirements = list(reversed(shuffled.requirements))
+    env.provider.launch(shuffled, nc)
+    assert len(calls) == 1
+    env.provider.launch(request("claim-3", resources={"cpu": "3", "memory": "1Gi"}), nc)
+    assert len(calls) == 2  # other requests: another shape
+    # a refused pool rebuilds the catalog: the next launch matches the new list
+    _, itype, zone = cheapest(env, nc, "on-demand", {"m5.large", "m5.xlarge"})
+    env.provider.unavailable.mark_unavailable("on-demand", itype, zone)
+    fourth = env.provider.launch(request("claim-4"), nc)
+    assert len(calls) == 3
+    assert (fourth.instance_type, fourth.zone) != (itype, zone)
