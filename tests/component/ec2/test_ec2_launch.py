@@ -345,3 +345,34 @@ def test_a_burst_of_same_shaped_claims_matches_the_catalog_once(
     fourth = env.provider.launch(request("claim-4"), nc)
     assert len(calls) == 3
     assert (fourth.instance_type, fourth.zone) != (itype, zone)
+
+
+def test_launch_times_are_parsed_without_dateutil(
+    env: Any, make_nodeclass: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The clients parse EC2's ISO 8601 timestamps with the standard library: the same aware
+    instant botocore's own parser gives, without its per-timestamp dateutil parse."""
+    import dateutil.parser
+    from botocore.utils import parse_timestamp as botocore_parse
+
+    from activities.ec2.clients import parse_timestamp
+
+    result = env.provider.launch(request(), make_nodeclass.build())
+    calls: list[object] = []
+    real = dateutil.parser.parse
+
+    def counting(*args: Any, **kw: Any) -> Any:
+        calls.append(args)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(dateutil.parser, "parse", counting)
+    launched = env.provider.get(result.instance_id).launch_time
+    assert calls == []
+    assert launched is not None and launched.utcoffset() is not None
+    assert abs(launched - datetime.now(UTC)) < timedelta(hours=1)
+    for text in ("2026-11-27T10:00:00.000Z", "2026-11-27T10:00:00+02:00"):
+        assert parse_timestamp(text) == botocore_parse(text)
+    assert parse_timestamp(1700000000) == botocore_parse(1700000000)  # epoch: botocore's
+    assert parse_timestamp("Fri, 27 Nov 2026 10:00:00 GMT") == botocore_parse(
+        "Fri, 27 Nov 2026 10:00:00 GMT"
+    )
