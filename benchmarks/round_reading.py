@@ -23,6 +23,8 @@ import json
 import statistics
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -106,12 +108,24 @@ class _Kube:
     api_client = None
 
 
-def _answers(pool: dict[str, Any]) -> None:
-    """NodePools: the one pool; EC2NodeClasses, DaemonSets and volumes: none."""
-    cluster_state.nodepools.list_ = lambda kube: ([pool], "1")  # type: ignore[assignment]
-    cluster_state.custom_objects.list_ = lambda kube, res: ([], "1")  # type: ignore[assignment]
-    cluster_state.raw.list_all = lambda method, *a, **k: []  # type: ignore[assignment]
-    cluster_state.k8s.AppsV1Api = lambda client: _Unused()  # type: ignore[assignment,misc]
+@contextmanager
+def _answers(pool: dict[str, Any]) -> Iterator[None]:
+    """NodePools: the one pool; EC2NodeClasses, DaemonSets and volumes: none (for the
+    duration of the measurement only: the modules are put back as they were)."""
+    replaced = [
+        (cluster_state.nodepools, "list_", lambda kube: ([pool], "1")),
+        (cluster_state.custom_objects, "list_", lambda kube, res: ([], "1")),
+        (cluster_state.raw, "list_all", lambda method, *a, **k: []),
+        (cluster_state.k8s, "AppsV1Api", lambda client: _Unused()),
+    ]
+    saved = [(module, name, getattr(module, name)) for module, name, _ in replaced]
+    try:
+        for module, name, answer in replaced:
+            setattr(module, name, answer)
+        yield
+    finally:
+        for module, name, original in saved:
+            setattr(module, name, original)
 
 
 def synced(objects: list[dict[str, Any]]) -> ObjectCache:
@@ -122,29 +136,34 @@ def synced(objects: list[dict[str, Any]]) -> ObjectCache:
     return cache
 
 
+def _round(watched: WatchedObjects, types: list[Any], phases: dict[str, list[float]]) -> int:
+    """One round: read the watches, build the problem, solve; returns the pods placed."""
+    t0 = time.perf_counter()
+    state = cluster_state.read(_Kube(), watched=watched)  # type: ignore[arg-type]
+    t1 = time.perf_counter()
+    problem = build_problem(state.documents, types).problem
+    t2 = time.perf_counter()
+    result = Solver(problem).solve()
+    t3 = time.perf_counter()
+    assert not result.claims, "every pod fits a claim in flight"
+    for name, secs in (("read", t1 - t0), ("build", t2 - t1), ("solve", t3 - t2)):
+        phases[name].append(secs)
+    phases["round"].append(t3 - t0)
+    return sum(len(v) for v in result.existing.values())
+
+
 def measure(count: int, rounds: int) -> dict[str, Any]:
     types = ec2_like_catalog()
     pod_bodies = pods(count)
     claim_bodies = claims_for(pod_bodies, types)
-    _answers(pool_body())
     watched = WatchedObjects(
         pods=synced(pod_bodies), nodes=synced([]), nodeclaims=synced(claim_bodies)
     )
     phases: dict[str, list[float]] = {"read": [], "build": [], "solve": [], "round": []}
     placed_on_claims = 0
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        state = cluster_state.read(_Kube(), watched=watched)  # type: ignore[arg-type]
-        t1 = time.perf_counter()
-        problem = build_problem(state.documents, types).problem
-        t2 = time.perf_counter()
-        result = Solver(problem).solve()
-        t3 = time.perf_counter()
-        assert not result.claims, "every pod fits a claim in flight"
-        placed_on_claims = sum(len(v) for v in result.existing.values())
-        for name, secs in (("read", t1 - t0), ("build", t2 - t1), ("solve", t3 - t2)):
-            phases[name].append(secs)
-        phases["round"].append(t3 - t0)
+    with _answers(pool_body()):
+        for _ in range(rounds):
+            placed_on_claims = _round(watched, types, phases)
     return {
         "pods": count,
         "inFlightClaims": len(claim_bodies),
