@@ -39,6 +39,10 @@ class Document:
     # What ``flatten`` made of it, once it found nothing wrong: a disruption round flattens
     # the same documents twice (the planner's view, then its own).
     flat: list[Document] | None = field(default=None, init=False, repr=False, compare=False)
+    # What ``build_problem`` made of it that depends on the document alone (a Pod, a
+    # NodeClaim's parts): a caller that keeps the Document between readings (the
+    # provisioner keeps one per object version) has it parsed once.
+    parsed: object = field(default=None, init=False, repr=False, compare=False)
 
     def label(self) -> str:
         meta = self.body.get("metadata") or {}
@@ -51,6 +55,71 @@ class Document:
 class Parsed:
     problem: Problem
     warnings: list[str] = field(default_factory=list)
+
+
+def overheads_key(runtime_overheads: Mapping[str, Resources] | None) -> str:
+    """Equal for equal RuntimeClass overheads: a kept Pod parse is reused only under them."""
+    return repr(sorted((k, sorted(v.items())) for k, v in (runtime_overheads or {}).items()))
+
+
+def parsed_pod(
+    doc: Document,
+    runtime_overheads: Mapping[str, Resources] | None = None,
+    memo: SpecMemo | None = None,
+    ov_key: str | None = None,
+) -> Pod:
+    """``parse_pod`` of the document, kept on it (with the overheads it was parsed under).
+
+    The Pod handed out is shared by every reading of the document: callers never change it
+    (``build_problem`` puts a copy pending when its node is going away)."""
+    key = overheads_key(runtime_overheads) if ov_key is None else ov_key
+    kept = doc.parsed
+    if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == key:
+        pod: Pod = kept[1]
+        return pod
+    pod = parse_pod(doc.body, runtime_overheads, memo)
+    doc.parsed = (key, pod)
+    return pod
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimParts:
+    """What an in-flight NodeClaim's document says, parsed: all but the catalog's part."""
+
+    claim: NodeClaim
+    labels: dict[str, str]
+    requirements: Requirements  # the claim's requirements narrowed by its labels
+    instance_types: Requirement
+    taints: tuple[Taint, ...]
+    allocatable: Resources
+    capacity: Resources
+
+
+def claim_parts(doc: Document) -> ClaimParts:
+    """The NodeClaim's parse, kept on the document; raises ValidationError / InputError."""
+    kept = doc.parsed
+    if isinstance(kept, ClaimParts):
+        return kept
+    claim = NodeClaim.model_validate(doc.body)
+    reqs = claim.requirements()
+    labels = {**claim.metadata.labels, **reqs.labels()}
+    labels.setdefault(L.HOSTNAME, claim.name)
+    try:
+        alloc = parse_resources(claim.status.allocatable)
+        cap = parse_resources(claim.status.capacity)
+    except ValueError as exc:
+        raise InputError(f"{doc.label()}: status.allocatable.{exc}") from None
+    parts = ClaimParts(
+        claim=claim,
+        labels=labels,
+        requirements=reqs.with_requirements(Requirements.from_labels(labels).values()),
+        instance_types=reqs.get_or_exists(L.INSTANCE_TYPE),
+        taints=tuple(Taint(t.key, t.value or "", t.effect) for t in claim.spec.taints),
+        allocatable=alloc,
+        capacity=cap,
+    )
+    doc.parsed = parts
+    return parts
 
 
 def flatten(docs: Iterable[Document]) -> list[Document]:
@@ -128,31 +197,36 @@ def _node_info(doc: Document) -> NodeInfo:
     )
 
 
-def _claim_info(doc: Document, claim: NodeClaim, types: Mapping[str, InstanceType]) -> NodeInfo:
-    """An in-flight NodeClaim: its capacity is what status says, else its (smallest) type."""
-    reqs = claim.requirements()
-    labels = {**claim.metadata.labels, **reqs.labels()}
-    labels.setdefault(L.HOSTNAME, claim.name)
-    try:
-        alloc = parse_resources(claim.status.allocatable)
-        cap = parse_resources(claim.status.capacity)
-    except ValueError as exc:
-        raise InputError(f"{doc.label()}: status.allocatable.{exc}") from None
+def _claim_info(
+    parts: ClaimParts,
+    types: Mapping[str, InstanceType],
+    smallest_of: dict[Requirement, tuple[Resources, Resources] | None],
+) -> NodeInfo:
+    """An in-flight NodeClaim: its capacity is what status says, else its (smallest) type.
+
+    ``smallest_of`` remembers the smallest type per instance-type requirement for one
+    reading: a burst's claims list the same types, and the catalog has hundreds."""
+    alloc, cap = parts.allocatable, parts.capacity
     if not alloc:
-        names = reqs.get_or_exists(L.INSTANCE_TYPE)
-        candidates = [it for n, it in types.items() if names.has(n)]
-        if candidates:
-            smallest = min(candidates, key=lambda it: sorted(it.allocatable.items()))
-            alloc, cap = dict(smallest.allocatable), dict(smallest.capacity)
-    taints = tuple(Taint(t.key, t.value or "", t.effect) for t in claim.spec.taints)
+        names = parts.instance_types
+        if names not in smallest_of:
+            candidates = [it for n, it in types.items() if names.has(n)]
+            smallest_of[names] = None
+            if candidates:
+                smallest = min(candidates, key=lambda it: sorted(it.allocatable.items()))
+                smallest_of[names] = (smallest.allocatable, smallest.capacity)
+        found = smallest_of[names]
+        if found is not None:
+            alloc, cap = found
+    claim = parts.claim
     return NodeInfo(
         name=claim.name,
-        labels=labels,
-        requirements=reqs.with_requirements(Requirements.from_labels(labels).values()),
-        taints=taints,
-        allocatable=alloc,
-        capacity=cap or alloc,
-        nodepool=labels.get(L.NODEPOOL),
+        labels=dict(parts.labels),
+        requirements=parts.requirements,
+        taints=parts.taints,
+        allocatable=dict(alloc),
+        capacity=dict(cap or alloc),
+        nodepool=parts.labels.get(L.NODEPOOL),
         in_flight=True,
         schedulable=claim.metadata.deletion_timestamp is None,
     )
@@ -222,7 +296,7 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
     nodepools: list[NodePool] = []
     pod_docs: list[tuple[Document, Pod]] = []
     node_docs: list[Document] = []
-    claim_docs: list[tuple[Document, NodeClaim]] = []
+    claim_docs: list[tuple[Document, ClaimParts]] = []
     daemonsets: list[Pod] = []
     pvcs: dict[tuple[str, str], Mapping[str, Any]] = {}
     pvs: dict[str, Mapping[str, Any]] = {}
@@ -241,6 +315,7 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
                 raise InputError(f"{d.label()}: overhead.podFixed.{exc}") from None
     seen_pools: set[str] = set()
     memo = SpecMemo(runtime_overheads)  # a Deployment's replicas: one spec, parsed once
+    ov_key = overheads_key(runtime_overheads)
     for d in docs:
         kind = d.body.get("kind")
         api = str(d.body.get("apiVersion", ""))
@@ -254,11 +329,11 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
                 seen_pools.add(np.name)
                 nodepools.append(np)
             elif kind == "Pod":
-                pod_docs.append((d, parse_pod(d.body, runtime_overheads, memo)))
+                pod_docs.append((d, parsed_pod(d, runtime_overheads, memo, ov_key)))
             elif kind == "Node":
                 node_docs.append(d)
             elif kind == "NodeClaim" and api.startswith("karpenter.sh/"):
-                claim_docs.append((d, NodeClaim.model_validate(d.body)))
+                claim_docs.append((d, claim_parts(d)))
             elif kind == "DaemonSet":
                 tmpl = ((d.body.get("spec") or {}).get("template")) or {}
                 meta = dict(tmpl.get("metadata") or {})
@@ -311,7 +386,9 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
         pid = (d.body.get("spec") or {}).get("providerID")
         if pid:
             provider_ids[str(pid)] = info.name
-    for d, claim in claim_docs:
+    smallest_of: dict[Requirement, tuple[Resources, Resources] | None] = {}
+    for _d, parts in claim_docs:
+        claim = parts.claim
         node_name = claim.status.node_name if claim.status.node_name in nodes else None
         if node_name is None and claim.status.provider_id:
             node_name = provider_ids.get(claim.status.provider_id)
@@ -319,7 +396,7 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
             startup = [(t.key, str(t.effect)) for t in claim.spec.startup_taints]
             nodes[node_name] = _booting(nodes[node_name], startup, claimed=True)
             continue
-        info = _claim_info(d, claim, by_type)
+        info = _claim_info(parts, by_type, smallest_of)
         if info.name in nodes:
             continue
         nodes[info.name] = info
@@ -335,8 +412,7 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
             continue
         if pod.node_name:
             if pod.node_name in deleting_nodes and not pod.is_daemonset:
-                pod.node_name = None
-                pending.append(pod)
+                pending.append(replace(pod, node_name=None))  # the parse is shared: a copy
             elif pod.node_name in nodes:
                 nodes[pod.node_name].pods.append(pod)
             continue

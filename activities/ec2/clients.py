@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import boto3
 from botocore.config import Config
+from botocore.utils import parse_timestamp as botocore_parse_timestamp
 
 # The Pricing API lives in a few regions only; us-east-1 serves every commercial region.
 PRICING_REGION = "us-east-1"
@@ -23,6 +25,36 @@ _DEFAULT_CONFIG = Config(
 _PRICING_CONFIG = Config(
     retries={"max_attempts": 1, "mode": "standard"}, connect_timeout=2, read_timeout=10
 )
+
+
+def parse_timestamp(value: Any) -> Any:
+    """An ISO 8601 timestamp with its zone (what EC2 and SSM answer) by the standard library;
+    anything else as botocore parses it.
+
+    botocore's own parser goes through dateutil for every timestamp of a response: parsing
+    DescribeInstances' launch times that way was the largest part of the worker's own CPU in
+    the EC2 calls of a burst (docs/performance.md). The answer is the same instant, as an
+    aware ``datetime``; epoch numbers, RFC 822 dates and zoneless strings keep botocore's.
+    """
+    if isinstance(value, str) and not value.isdigit():
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            parsed = None
+        if parsed is not None and parsed.tzinfo is not None:
+            return parsed
+    return botocore_parse_timestamp(value)
+
+
+def use_fast_timestamps(session: boto3.session.Session) -> None:
+    """Make the clients ``session`` creates from now on parse timestamps with
+    :func:`parse_timestamp` (botocore's documented parser default, as the AWS CLI sets it)."""
+    core = getattr(session, "_session", None)  # boto3 keeps its botocore session here
+    if core is None:
+        return
+    core.get_component("response_parser_factory").set_parser_defaults(
+        timestamp_parser=parse_timestamp
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +78,7 @@ class AWSClients:
     ) -> AWSClients:
         """``config`` replaces the default retry and timeout settings (tests shorten them)."""
         sess = session or boto3.session.Session()
+        use_fast_timestamps(sess)
         default = config or _DEFAULT_CONFIG
 
         def client(service: str, region_name: str = region, config: Config = default) -> Any:

@@ -46,13 +46,14 @@ from activities.ec2.nodeclass import ResolvedNodeClass
 from activities.ec2.nodeclass_cache import ResolvedNodeClasses
 from activities.ec2.settings import ProviderSettings
 from activities.ec2.subnets import best_subnet_per_zone
+from activities.ec2.type_match import CompatibleTypes
 from activities.ec2.userdata import Bootstrap
 from activities.ec2.userdata import render as render_user_data
 from models import labels as L
 from models.ec2nodeclass import EC2NodeClass, KubeletConfiguration
 from models.instancetype import InstanceType, Offering
 from models.requirements import Requirements
-from models.resources import fits, parse_resources, render
+from models.resources import parse_resources, render
 
 log = logging.getLogger(__name__)
 UNREGISTERED_TAINT = {"key": L.UNREGISTERED_TAINT_KEY, "effect": "NoExecute"}
@@ -68,20 +69,6 @@ class Candidate:
     @property
     def price(self) -> float:
         return min(o.price for o in self.offerings)
-
-
-def compatible_types(
-    types: list[InstanceType], reqs: Requirements, requests: Mapping[str, int]
-) -> list[InstanceType]:
-    """Types whose labels meet the requirements and whose allocatable holds the requests."""
-    out = []
-    for it in types:
-        if it.requirements.compatible(reqs) is not None:
-            continue
-        if not fits(requests, it.allocatable):
-            continue
-        out.append(it)
-    return out
 
 
 def usable_offerings(
@@ -150,6 +137,8 @@ class Launcher:
         self._instances = instances
         self._unavailable = unavailable
         self._cluster = cluster
+        # In a burst every claim of a round has the same shape: match the catalog once.
+        self._compatible = CompatibleTypes()
 
     def launch(self, request: LaunchRequest, nodeclass: EC2NodeClass) -> LaunchResult:
         existing = self._instances.find_by_nodeclaim(request.nodeclaim_name)
@@ -162,7 +151,7 @@ class Launcher:
         types = self._catalog.list(nodeclass, zones)
         reqs = request.requirement_set()
         requests = parse_resources(request.resources)
-        compatible = compatible_types(types, reqs, requests)
+        compatible = self._compatible(types, reqs, requests)
         capacity_type = choose_capacity_type(compatible, reqs)
         if capacity_type is None:
             raise InsufficientCapacity(

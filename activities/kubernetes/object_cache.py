@@ -15,17 +15,25 @@ from the cache sees the same documents, in the same order, as one planned from t
 
 The claims a round creates are added at once (:meth:`observe_created`): the next round must
 count them as in flight even when the NodeClaim watch has not delivered them yet.
+
+What a reader makes of an object (the provisioning round's parsed pods and NodeClaims) can
+be kept beside it (:meth:`derived`): a round that finds most pending pods already covered by
+in-flight claims otherwise validated hundreds of unchanged objects again. A derived value
+lives while its object is held with the same uid and resourceVersion; it goes with the
+object (a delete, a re-list without it), so the memo is never larger than the cache.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from activities.kubernetes.raw import DELETED, LISTED
 
 Obj = dict[str, Any]
+T = TypeVar("T")
 
 
 def key_of(obj: Obj) -> str:
@@ -42,6 +50,8 @@ class ObjectCache:
     _listing: dict[str, Obj] = field(default_factory=dict)
     _synced: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    # key -> (uid, resourceVersion, what ``derived`` made of that version)
+    _derived: dict[str, tuple[str, str, Any]] = field(default_factory=dict)
 
     @property
     def synced(self) -> bool:
@@ -52,6 +62,7 @@ class ObjectCache:
         with self._lock:
             if synced:
                 self._items, self._listing = self._listing, {}
+                self._derived = {k: v for k, v in self._derived.items() if k in self._items}
             else:
                 self._listing = {}
             self._synced = synced
@@ -66,6 +77,7 @@ class ObjectCache:
                 self._listing[key] = obj
             elif kind == DELETED:
                 self._items.pop(key, None)
+                self._derived.pop(key, None)
             else:
                 self._items[key] = obj
 
@@ -75,6 +87,29 @@ class ObjectCache:
         with self._lock:
             if key and self._synced:
                 self._items.setdefault(key, obj)
+
+    def derived(self, obj: Obj, make: Callable[[Obj], T]) -> T:
+        """``make(obj)``, made once per version of an object this cache holds.
+
+        One reader per cache: the value is known by the object alone, not by ``make``. An
+        object the cache does not hold (a listed copy, a version replaced meanwhile) or one
+        without a resourceVersion gets ``make(obj)`` afresh, never remembered.
+        """
+        key = key_of(obj)
+        meta = obj.get("metadata") or {}
+        uid, version = str(meta.get("uid") or ""), str(meta.get("resourceVersion") or "")
+        if not key or not version:
+            return make(obj)
+        with self._lock:
+            hit = self._derived.get(key)
+        if hit is not None and hit[0] == uid and hit[1] == version:
+            value: T = hit[2]
+            return value
+        made = make(obj)
+        with self._lock:
+            if self._items.get(key) is obj:
+                self._derived[key] = (uid, version, made)
+        return made
 
     def items(self) -> list[Obj]:
         """Every object, in the API server's list order."""

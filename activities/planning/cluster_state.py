@@ -22,8 +22,8 @@ from activities.kubernetes.resources import EC2NODECLASS
 from models import labels as L
 from models.errors import field_error
 from models.nodepool import NodePool
-from scheduling.inputs import Document
-from scheduling.pods import PodError, parse_pod
+from scheduling.inputs import Document, parsed_pod
+from scheduling.pods import PodError, SpecMemo
 
 
 @dataclass
@@ -61,6 +61,36 @@ def _typed(items: list[dict[str, Any]], kind: str, api_version: str) -> list[dic
     return [{**i, "kind": kind, "apiVersion": api_version} for i in items]
 
 
+@dataclass(frozen=True, slots=True)
+class _PodEntry:
+    """A watched pod as a round reads it, made once per version of the pod (its Document
+    keeps the parse, ``scheduling.inputs.parsed_pod``)."""
+
+    key: str  # namespace/name
+    uid: str
+    bound: bool
+    unschedulable: bool
+    doc: Document
+
+
+def _pod_entry(pod: Obj) -> _PodEntry:
+    meta = pod.get("metadata") or {}
+    key = f"{meta.get('namespace')}/{meta.get('name')}"
+    bound = bool((pod.get("spec") or {}).get("nodeName"))
+    return _PodEntry(
+        key=key,
+        uid=str(meta.get("uid") or ""),
+        bound=bound,
+        unschedulable=not bound and unschedulable(pod),
+        doc=Document({**pod, "kind": "Pod", "apiVersion": "v1"}, f"Pod {key}"),
+    )
+
+
+def _claim_document(claim: Obj) -> Document:
+    """One per version of a watched claim, so its parse (``claim_parts``) is kept."""
+    return Document(claim, f"NodeClaim {claim['metadata']['name']}")
+
+
 def _listed(watched: ObjectCache, read: Callable[[], list[Obj]]) -> list[Obj]:
     """The worker's watched copy while its watch is synced, else the API server's list."""
     return watched.items() if watched.synced else read()
@@ -89,37 +119,13 @@ def read(
         docs.append(Document(body, f"NodePool {name}"))
     classes, _ = custom_objects.list_(kube, EC2NODECLASS)
     state.nodeclasses = {str(c["metadata"]["name"]): c for c in classes}
-    w = watched or WatchedObjects()  # without watches: never synced, always listed
-    pods = _listed(w.pods, lambda: raw.list_all(kube.core.list_pod_for_all_namespaces))
-    for pod in pods:
-        meta = pod.get("metadata") or {}
-        key = f"{meta.get('namespace')}/{meta.get('name')}"
-        where = f"Pod {key}"
-        bound = bool((pod.get("spec") or {}).get("nodeName"))
-        if not bound and not unschedulable(pod):
-            continue
-        if not bound:
-            state.uids[key] = str(meta.get("uid") or "")
-        try:
-            parse_pod(pod)
-        except (PodError, ValueError) as exc:
-            state.skipped.append(f"{where}: {exc}")
-            state.invalid_pods[key] = str(exc)
-            continue
-        if not bound:
-            state.pending += 1
-        docs.append(Document({**pod, "kind": "Pod", "apiVersion": "v1"}, where))
-    for node in _typed(_listed(w.nodes, lambda: nodes.list_(kube)), "Node", "v1"):
-        docs.append(Document(node, f"Node {node['metadata']['name']}"))
-    claims = _listed(w.nodeclaims, lambda: nodeclaims.list_(kube)[0])
-    for claim in claims:
-        meta = claim["metadata"]
-        state.claim_rounds[str(meta["name"])] = str(
-            (meta.get("annotations") or {}).get(L.PROVISIONING_ROUND, "")
-        )
-        if meta.get("deletionTimestamp"):
-            continue
-        docs.append(Document(claim, f"NodeClaim {claim['metadata']['name']}"))
+    add_watched(
+        state,
+        watched or WatchedObjects(),  # without watches: never synced, always listed
+        lambda: raw.list_all(kube.core.list_pod_for_all_namespaces),
+        lambda: nodes.list_(kube),
+        lambda: nodeclaims.list_(kube)[0],
+    )
     apps = k8s.AppsV1Api(kube.api_client)
     for ds in _typed(raw.list_all(apps.list_daemon_set_for_all_namespaces), "DaemonSet", "apps/v1"):
         docs.append(Document(ds, f"DaemonSet {ds['metadata']['name']}"))
@@ -133,3 +139,43 @@ def read(
         for item in _typed(raw.list_all(method), kind, version):
             docs.append(Document(item, f"{kind} {item['metadata']['name']}"))
     return state
+
+
+def add_watched(
+    state: ClusterState,
+    w: WatchedObjects,
+    list_pods: Callable[[], list[Obj]],
+    list_nodes: Callable[[], list[Obj]],
+    list_claims: Callable[[], list[Obj]],
+) -> None:
+    """Pods, Nodes and NodeClaims into ``state``: from the watches while each is synced
+    (every pod and claim made into a Document once per version, its parse kept on it),
+    else from the ``list_*`` answers."""
+    docs = state.documents
+    pods = _listed(w.pods, list_pods)
+    memo = SpecMemo()  # a Deployment's replicas: one spec, parsed once
+    for pod in pods:
+        entry = w.pods.derived(pod, _pod_entry)
+        if not entry.bound and not entry.unschedulable:
+            continue
+        if not entry.bound:
+            state.uids[entry.key] = entry.uid
+        try:
+            parsed_pod(entry.doc, memo=memo)
+        except (PodError, ValueError) as exc:
+            state.skipped.append(f"{entry.doc.where}: {exc}")
+            state.invalid_pods[entry.key] = str(exc)
+            continue
+        if not entry.bound:
+            state.pending += 1
+        docs.append(entry.doc)
+    for node in _typed(_listed(w.nodes, list_nodes), "Node", "v1"):
+        docs.append(Document(node, f"Node {node['metadata']['name']}"))
+    for claim in _listed(w.nodeclaims, list_claims):
+        meta = claim["metadata"]
+        state.claim_rounds[str(meta["name"])] = str(
+            (meta.get("annotations") or {}).get(L.PROVISIONING_ROUND, "")
+        )
+        if meta.get("deletionTimestamp"):
+            continue
+        docs.append(w.nodeclaims.derived(claim, _claim_document))

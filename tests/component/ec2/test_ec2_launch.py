@@ -314,3 +314,65 @@ def test_worker_cluster_settings_decide_discovery() -> None:
     )
     info, discover = cluster_info(full)
     assert discover is False and info.dns_ip == "172.20.0.10" and info.kubernetes_version == "1.30"
+
+
+def test_a_burst_of_same_shaped_claims_matches_the_catalog_once(
+    env: Any, make_nodeclass: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every claim of a round has the same shape; a changed catalog is matched afresh."""
+    from activities.ec2 import type_match
+
+    calls: list[int] = []
+    plain = type_match.compatible_types
+
+    def counting(types: Any, reqs: Any, requests: Any) -> Any:
+        calls.append(len(types))
+        return plain(types, reqs, requests)
+
+    monkeypatch.setattr(type_match, "compatible_types", counting)
+    nc = make_nodeclass.build()
+    env.provider.launch(request("claim-1"), nc)
+    # the same requirements written in another order, the same requests
+    shuffled = request("claim-2")
+    shuffled.requirements = list(reversed(shuffled.requirements))
+    env.provider.launch(shuffled, nc)
+    assert len(calls) == 1
+    env.provider.launch(request("claim-3", resources={"cpu": "3", "memory": "1Gi"}), nc)
+    assert len(calls) == 2  # other requests: another shape
+    # a refused pool rebuilds the catalog: the next launch matches the new list
+    _, itype, zone = cheapest(env, nc, "on-demand", {"m5.large", "m5.xlarge"})
+    env.provider.unavailable.mark_unavailable("on-demand", itype, zone)
+    fourth = env.provider.launch(request("claim-4"), nc)
+    assert len(calls) == 3
+    assert (fourth.instance_type, fourth.zone) != (itype, zone)
+
+
+def test_launch_times_are_parsed_without_dateutil(
+    env: Any, make_nodeclass: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The clients parse EC2's ISO 8601 timestamps with the standard library: the same aware
+    instant botocore's own parser gives, without its per-timestamp dateutil parse."""
+    import dateutil.parser
+    from botocore.utils import parse_timestamp as botocore_parse
+
+    from activities.ec2.clients import parse_timestamp
+
+    result = env.provider.launch(request(), make_nodeclass.build())
+    calls: list[object] = []
+    real = dateutil.parser.parse
+
+    def counting(*args: Any, **kw: Any) -> Any:
+        calls.append(args)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(dateutil.parser, "parse", counting)
+    launched = env.provider.get(result.instance_id).launch_time
+    assert calls == []
+    assert launched is not None and launched.utcoffset() is not None
+    assert abs(launched - datetime.now(UTC)) < timedelta(hours=1)
+    for text in ("2026-11-27T10:00:00.000Z", "2026-11-27T10:00:00+02:00"):
+        assert parse_timestamp(text) == botocore_parse(text)
+    assert parse_timestamp(1700000000) == botocore_parse(1700000000)  # epoch: botocore's
+    assert parse_timestamp("Fri, 27 Nov 2026 10:00:00 GMT") == botocore_parse(
+        "Fri, 27 Nov 2026 10:00:00 GMT"
+    )

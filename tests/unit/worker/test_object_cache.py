@@ -71,3 +71,33 @@ def test_a_created_object_counts_at_once_but_never_hides_a_newer_one() -> None:
     cache.observe("MODIFIED", obj("other", version="5"))
     cache.observe_created(obj("other", version="4"))
     assert [o["metadata"]["resourceVersion"] for o in cache.items()] == ["1", "5"]
+
+
+def test_a_derived_value_lives_as_long_as_its_object_version() -> None:
+    """Made once per version of a held object; gone with a delete or a re-list without it."""
+    cache = ObjectCache()
+    made: list[str] = []
+
+    def make(o: dict[str, Any]) -> str:
+        made.append(o["metadata"]["resourceVersion"])
+        return f"{o['metadata']['name']}@{o['metadata']['resourceVersion']}"
+
+    for name in ("a", "b"):
+        cache.observe(LISTED, obj(name))
+    cache.set_synced(True)
+    a, b = cache.items()
+    assert cache.derived(a, make) == "a@1" and cache.derived(a, make) == "a@1"
+    cache.derived(b, make)
+    assert made == ["1", "1"]
+    cache.observe("MODIFIED", obj("a", version="2"))
+    assert cache.derived(cache.items()[0], make) == "a@2"  # a new version is made afresh
+    assert cache.derived(obj("b", version="1"), make) == "b@1"  # same version: kept
+    assert made == ["1", "1", "2"]
+    assert cache.derived(obj("c", version="1"), make) == "c@1"  # not held: never kept
+    cache.derived(obj("c", version="1"), make)
+    assert made == ["1", "1", "2", "1", "1"]
+    cache.observe("DELETED", obj("b"))
+    assert sorted(cache._derived) == ["a"]
+    cache.observe(LISTED, obj("x"))  # a re-list without "a"
+    cache.set_synced(True)
+    assert cache._derived == {}
