@@ -76,6 +76,12 @@ class ObjectCache:
             if key and self._synced:
                 self._items.setdefault(key, obj)
 
+    def get(self, key: str) -> Obj | None:
+        """The object under ``key`` (``namespace/name``, or the name) while synced; None
+        when not synced or not held (the caller reads the API server instead)."""
+        with self._lock:
+            return self._items.get(key) if self._synced else None
+
     def items(self) -> list[Obj]:
         """Every object, in the API server's list order."""
         with self._lock:

@@ -14,6 +14,7 @@ from activities.kubernetes import conditions as cond
 from activities.kubernetes import nodeclaims, nodes
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.retries import retry_conflicts
+from activities.lifecycle import reads
 from activities.lifecycle.common import Deps
 from activities.lifecycle.types import ClaimSpec, InitializeInput, InitializeOutcome
 from models import conditions
@@ -64,13 +65,13 @@ def initialize(deps: Deps, inp: InitializeInput) -> InitializeOutcome:
     not taken for an uninitialized one. Registration marks a Node that is ready at once,
     so for most claims this is that one read."""
     try:
-        claim = nodeclaims.get(deps.kube, inp.claim.name)
+        claim = reads.claim(deps, inp.claim.name)
     except NotFound:
         return InitializeOutcome(False, "NotFound")
     if cond.is_true(claim, conditions.INITIALIZED):
         return InitializeOutcome(True)
     try:
-        node = nodes.get(deps.kube, inp.node_name)
+        node = reads.node(deps, inp.node_name)
     except NotFound:
         return InitializeOutcome(False, "NodeNotFound")
     reason = why_not_initialized(node, inp.claim)
@@ -78,6 +79,8 @@ def initialize(deps: Deps, inp: InitializeInput) -> InitializeOutcome:
 
     def mark_claim(c: cond.Condition) -> None:
         current_claim = read.pop("claim", None) or nodeclaims.get(deps.kube, inp.claim.name)
+        if c.status != "True" and cond.is_true(current_claim, conditions.INITIALIZED):
+            return  # initialized stays so, even when the first read was a stale watched copy
         current = cond.find((current_claim.get("status") or {}).get("conditions") or [], c.type)
         if current is None or (current.get("status"), current.get("reason")) != (
             c.status,
