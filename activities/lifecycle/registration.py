@@ -141,7 +141,7 @@ def _named(deps: Deps, name: str, provider_id: str) -> dict[str, Any] | None:
     if not name:
         return None
     try:
-        node = reads.node(deps, name)
+        node = reads.node(deps, name, trust=initialization.looks_ready)
     except NotFound:
         return None
     return node if (node.get("spec") or {}).get("providerID") == provider_id else None
@@ -221,7 +221,9 @@ def _register(deps: Deps, inp: RegisterInput) -> tuple[str | None, bool]:
         box["node"] = (
             current
             if patch is None
-            else nodes.patch_tested(deps.kube, name, json_ops(current, patch))
+            else reads.node_written(
+                deps, nodes.patch_tested(deps.kube, name, json_ops(current, patch))
+            )
         )
 
     def sync_claim() -> None:
@@ -232,7 +234,7 @@ def _register(deps: Deps, inp: RegisterInput) -> tuple[str | None, bool]:
         updates = [c for c in updates if not cond.is_true(claim, c.type)]
         box["claim_initialized"] = cond.is_true(claim, conditions.INITIALIZED)
         if (claim.get("status") or {}).get("nodeName") != name or updates:
-            nodeclaims.record_node(deps.kube, claim, name, updates)
+            reads.claim_written(deps, nodeclaims.record_node(deps.kube, claim, name, updates))
             box["initialized"] = any(c.type == conditions.INITIALIZED for c in updates)
 
     try:

@@ -660,28 +660,36 @@ def test_registration_is_not_refused_by_writes_to_other_fields_of_the_node(
 def test_registration_and_initialization_read_the_watched_claim_and_node(
     deps: Deps, admin: Kube, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With the worker's watches synced, the checks read the claim and the Node from them:
-    registration of a ready Node is its two writes only, and a later initialization check
-    makes no request. A stale watched claim costs one refused write and a fresh read."""
-    name, claim, out, node_name = _launched_with_a_node(deps, admin)
-    eventually(lambda: _ready(nodes.get(admin, node_name)), what="the Node Ready, untainted")
+    """With the worker's watches synced, the checks read the claim and the Node from them,
+    and the answers to the worker's own writes go in at once (a busy worker's watch runs
+    behind): registration builds on the claim as the launch wrote it. A watched Node that
+    does not look ready is read again. A stale watched claim costs one refused write and a
+    fresh read."""
+    name = f"acts-{uuid.uuid4().hex[:6]}"
+    create_claim(admin, name, "acts")
+    claim = claims.prepare(deps, name)
+    assert claim is not None
     watched = WatchedObjects()
     for cache in (watched.nodes, watched.nodeclaims):
         cache.set_synced(True)
-    watched.nodes.observe("ADDED", nodes.get(admin, node_name))
     stale = nodeclaims.get(admin, name)
-    watched.nodeclaims.observe("ADDED", stale)
+    watched.nodeclaims.observe("ADDED", stale)  # the watch has not seen the launch
     cached = dataclasses.replace(deps, watched=watched)
+    out = launch.launch(cached, claim)
+    created = simulate_kubelet(admin, nodeclaims.get(admin, name))
+    node_name = created["metadata"]["name"]
+    watched.nodes.observe("ADDED", created)  # as created: not Ready yet
+    eventually(lambda: _ready(nodes.get(admin, node_name)), what="the Node Ready, untainted")
     calls = _counting(monkeypatch, deps.kube)
     both = registration.register_and_initialize(
         cached, RegisterInput(claim, out.provider_id, node_name)
     )
     assert both == Registration(node_name, InitializeOutcome(True))
-    assert [c.split(" ")[0] for c in calls] == ["PATCH", "PATCH"], calls
-    watched.nodeclaims.observe("MODIFIED", nodeclaims.get(admin, name))
+    assert [c.split(" ")[0] for c in calls] == ["GET", "PATCH", "PATCH"], calls
+    assert calls[0] == f"GET /api/v1/nodes/{node_name}"  # the watched copy was not ready
     calls.clear()
     assert initialization.initialize(cached, InitializeInput(claim, node_name)).initialized
-    assert calls == []
+    assert calls == []  # what registration wrote is what the check reads
     # a watched claim older than the writes above (a watch behind): the status write built
     # on it is refused, the claim read fresh, and that one is registered already
     watched.nodes.observe("MODIFIED", nodes.get(admin, node_name))  # the Node's is current
