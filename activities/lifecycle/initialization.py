@@ -67,6 +67,11 @@ def why_not_initialized(node: dict[str, Any], claim: ClaimSpec) -> str:
     return ""
 
 
+def not_initialized(reason: str) -> cond.Condition:
+    """``Initialized=Unknown`` saying why (``reason`` from ``why_not_initialized``)."""
+    return cond.Condition(conditions.INITIALIZED, "Unknown", reason.split(" ", 1)[0], reason)
+
+
 def initialize(deps: Deps, inp: InitializeInput) -> InitializeOutcome:
     """One check. A claim already ``Initialized=True`` stays so (as Karpenter's
     initialization controller does): one read, and a Node that is briefly NotReady later is
@@ -100,10 +105,7 @@ def initialize(deps: Deps, inp: InitializeInput) -> InitializeOutcome:
 
     try:
         if reason:
-            short = reason.split(" ", 1)[0]
-            retry_conflicts(
-                lambda: mark_claim(cond.Condition(conditions.INITIALIZED, "Unknown", short, reason))
-            )
+            retry_conflicts(lambda: mark_claim(not_initialized(reason)))
             return InitializeOutcome(False, reason)
         if (node["metadata"].get("labels") or {}).get(L.NODE_INITIALIZED) != "true":
             labelled = nodes.patch_metadata(

@@ -136,6 +136,12 @@ def json_ops(node: dict[str, Any], patch: dict[str, Any]) -> list[dict[str, Any]
     return ops
 
 
+def _differs(claim: dict[str, Any], c: cond.Condition) -> bool:
+    """Whether writing ``c`` changes the claim's condition of its type (status or reason)."""
+    found = cond.find((claim.get("status") or {}).get("conditions") or [], c.type)
+    return found is None or (found.get("status"), found.get("reason")) != (c.status, c.reason)
+
+
 def _named(deps: Deps, name: str, provider_id: str) -> dict[str, Any] | None:
     """The Node ``name``, if it carries ``provider_id`` (as watched, else one GET)."""
     if not name:
@@ -231,11 +237,16 @@ def _register(deps: Deps, inp: RegisterInput) -> tuple[str | None, bool]:
         updates = [cond.Condition(conditions.REGISTERED, "True", conditions.REGISTERED)]
         if initialized_label(box["node"]):
             updates.append(cond.Condition(conditions.INITIALIZED, "True", conditions.INITIALIZED))
-        updates = [c for c in updates if not cond.is_true(claim, c.type)]
+        else:  # why not yet, in the same write (as Karpenter's one status patch per reconcile)
+            reason = initialization.why_not_initialized(box["node"], inp.claim)
+            updates.append(initialization.not_initialized(reason or "NodeNotInitialized"))
+        updates = [c for c in updates if not cond.is_true(claim, c.type) and _differs(claim, c)]
         box["claim_initialized"] = cond.is_true(claim, conditions.INITIALIZED)
         if (claim.get("status") or {}).get("nodeName") != name or updates:
             reads.claim_written(deps, nodeclaims.record_node(deps.kube, claim, name, updates))
-            box["initialized"] = any(c.type == conditions.INITIALIZED for c in updates)
+            box["initialized"] = any(
+                c.type == conditions.INITIALIZED and c.status == "True" for c in updates
+            )
 
     try:
         retry_conflicts(sync_node)

@@ -728,8 +728,11 @@ def test_registration_checks_initialization_in_the_same_call(
 
 
 def test_registration_reports_why_a_registered_node_is_not_initialized(
-    deps: Deps, admin: Kube
+    deps: Deps, admin: Kube, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Registered and ``Initialized=Unknown`` with its reason go in one status write, as
+    Karpenter's one status patch per reconcile; the check that follows writes nothing more
+    while the reason holds."""
     name = f"acts-{uuid.uuid4().hex[:6]}"
     create_claim(admin, name, "acts", startupTaints=[{"key": "cni", "effect": "NoSchedule"}])
     claim = claims.prepare(deps, name)
@@ -740,12 +743,18 @@ def test_registration_reports_why_a_registered_node_is_not_initialized(
         lambda: _ready(_without(nodes.get(admin, node_name), "cni")),
         what="the Node Ready, only its startup taint left",
     )
+    calls = _counting(monkeypatch, deps.kube)
     both = registration.register_and_initialize(
         deps, RegisterInput(claim, out.provider_id, node_name)
     )
     assert both.node_name == node_name
     assert both.initialize == InitializeOutcome(False, "StartupTaint cni:NoSchedule")
-    assert condition(nodeclaims.get(admin, name), "Initialized")["status"] == "Unknown"  # type: ignore[index]
+    stored = nodeclaims.get(admin, name)
+    assert condition(stored, "Registered")["status"] == "True"  # type: ignore[index]
+    initialized = condition(stored, "Initialized")
+    assert initialized is not None and initialized["status"] == "Unknown"
+    assert initialized["reason"] == "StartupTaint"
+    assert sum(1 for c in calls if c.startswith("PATCH") and c.endswith("/status")) == 1, calls
 
 
 def _without(node: dict[str, Any], taint: str) -> dict[str, Any]:
