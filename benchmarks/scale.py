@@ -253,15 +253,22 @@ DEV_TEMPORAL = {"dev": "dev", "production": "server"}
 
 
 def full_path(
-    pods: int, timeout: float, kind: str, retire: bool = True, rates: str = "sandbox"
+    pods: int,
+    timeout: float,
+    kind: str,
+    retire: bool = True,
+    rates: str = "sandbox",
+    audit: bool = False,
 ) -> None:
     """One ``joinery dev --scenario scale`` run with ``pods`` pods; prints its figures.
     ``rates``: the control plane's client rates, ``sandbox`` or ``upstream``
-    (``sandbox/control_plane_rates.py``)."""
+    (``sandbox/control_plane_rates.py``); ``audit``: the API server's requests by client too,
+    from its audit log (``sandbox/api_audit.py``; the log costs the API server CPU)."""
     from benchmarks.e2e import run_once
-    from sandbox import control_plane_rates
+    from sandbox import api_audit, control_plane_rates
 
     os.environ[control_plane_rates.ENV] = rates
+    os.environ[api_audit.ENV] = "1" if audit else "0"
     os.environ["JOINERY_SCALE_PODS"] = str(pods)  # sandbox.scenarios.scale.PODS_ENV
     os.environ["JOINERY_SCALE_RETIRE"] = "1" if retire else "0"  # .RETIRE_ENV
     r = run_once(0.0, timeout, cold=False, scenario="scale", temporal=DEV_TEMPORAL[kind])
@@ -304,6 +311,9 @@ def full_path(
             + ", ".join(f"{k} {v}" for k, v in list((api.get("served") or {}).items())[:40]),
             flush=True,
         )
+    for client, c in (r.get("apiClients") or {}).items():
+        rows = ", ".join(f"{k} {v}" for k, v in list(c["requests"].items())[:14])
+        print(f"  by client: {client} {c['total']} ({c['perNode']} per node): {rows}", flush=True)
     for label, st in (journeys.get("stages") or {}).items():
         print(
             f"  {label:<24} ({st['whose']}): p50 {st['p50']:.0f} s, p99 {st['p99']:.0f} s, "
@@ -347,6 +357,11 @@ def main() -> None:
         default="sandbox",
         help="full path: comma-separated, each run in turn: sandbox (raised), upstream",
     )
+    parser.add_argument(
+        "--audit",
+        action="store_true",
+        help="full path: the API server's requests by client (its audit log, which costs CPU)",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--address", help=argparse.SUPPRESS)
     parser.add_argument("--queue", help=argparse.SUPPRESS)
@@ -358,7 +373,7 @@ def main() -> None:
         for pods in (int(n) for n in args.pods.split(",")):
             for kind in args.servers.split(","):
                 for rates in args.control_plane_rates.split(","):
-                    full_path(pods, args.timeout, kind, not args.no_retire, rates)
+                    full_path(pods, args.timeout, kind, not args.no_retire, rates, args.audit)
         return
     header = (
         "server      replicas  lifecycles/s  p50 s  p99 s  worker CPU s  server CPU s"

@@ -44,7 +44,7 @@ from kubernetes import config as k8s_config
 from kubernetes import utils as k8s_utils
 from kubernetes.client.exceptions import ApiException
 
-from sandbox import control_plane_rates
+from sandbox import api_audit, control_plane_rates
 from sandbox.processes import ChildProcess, free_ports, wait_for
 from worker.cache_root import cache_root
 
@@ -176,6 +176,8 @@ class Cluster:
     admin_kubeconfig_path: Path
     admin_token: str
     startup_seconds: float = 0.0
+    # the API server's audit log (sandbox/api_audit.py), when started with one
+    audit_log_path: Path | None = None
     _processes: list[ChildProcess] = field(default_factory=list, repr=False)
     _owns_workdir: bool = field(default=False, repr=False)
     _stopped: bool = field(default=False, repr=False)
@@ -183,8 +185,15 @@ class Cluster:
     # -- lifecycle ------------------------------------------------------------------------
 
     @classmethod
-    def start(cls, workdir: str | os.PathLike[str] | None = None, *, log: Log = _stderr) -> Cluster:
-        """Start everything, wait until it serves, install CRDs and RBAC (~10 s when built)."""
+    def start(
+        cls,
+        workdir: str | os.PathLike[str] | None = None,
+        *,
+        log: Log = _stderr,
+        audit: bool | None = None,
+    ) -> Cluster:
+        """Start everything, wait until it serves, install CRDs and RBAC (~10 s when built).
+        ``audit``: write the API server's audit log (default: as ``api_audit.ENV`` says)."""
         bins = binaries(log=log)
         began = time.monotonic()
         owns = workdir is None
@@ -205,9 +214,22 @@ class Cluster:
             admin_token=admin_token,
             _owns_workdir=owns,
         )
+        audit_args: list[str] = []
+        if api_audit.wanted() if audit is None else audit:
+            cluster.audit_log_path, audit_args = api_audit.apiserver_args(root)
         _register_atexit(cluster)
         try:
-            cluster._boot(bins, etcd_port, peer_port, api_port, sched_port, cm_port, kwok_port, log)
+            cluster._boot(
+                bins,
+                etcd_port,
+                peer_port,
+                api_port,
+                sched_port,
+                cm_port,
+                kwok_port,
+                log,
+                audit_args,
+            )
         except BaseException:
             cluster.stop()
             raise
@@ -236,6 +258,7 @@ class Cluster:
         cm_port: int,
         kwok_port: int,
         log: Log,
+        audit_args: list[str],
     ) -> None:
         root = self.workdir
         etcd_url = f"http://127.0.0.1:{etcd_port}"
@@ -295,6 +318,7 @@ class Cluster:
                 "--allow-privileged=true",
                 "--enable-priority-and-fairness=false",
                 "--v=0",
+                *audit_args,
             ],
         )
         context = None
@@ -476,6 +500,10 @@ class Cluster:
 
     def logs(self) -> dict[str, Path]:
         return {p.name: p.log_path for p in self._processes}
+
+    def pids(self) -> dict[str, int]:
+        """Each control-plane process's id, by name (for CPU accounting)."""
+        return {p.name: p.popen.pid for p in self._processes}
 
 
 # Clusters still running when the interpreter exits (a crashed test session) are stopped too.

@@ -70,6 +70,8 @@ DEFAULT_CLUSTER_NAME = "joinery-dev"
 DEFAULT_TEMPORAL_PORT = 7233
 DEFAULT_NAMESPACE = "default"
 INTERRUPTION_QUEUE = "joinery-dev-interruption"
+# the scenario's and the stack's own calls, as the API server's audit log names them
+SANDBOX_USER_AGENT = "joinery-sandbox"
 # The search attributes Joinery's workflows upsert (DESIGN.md, "Visible"), all Keywords.
 SEARCH_ATTRIBUTES: Mapping[str, str] = dict.fromkeys(contract.SEARCH_ATTRIBUTES, "Keyword")
 FAKE_AWS_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
@@ -328,6 +330,7 @@ class DevStack:
     cluster: Cluster | None = None
     admin: Kube | None = None
     simulator: NodeSimulator | None = None
+    simulator_kube: Kube | None = None
     worker: ChildProcess | None = None
     kubeconfig_copy: Path | None = None
     started_seconds: float = 0.0
@@ -432,12 +435,17 @@ class DevStack:
     def _start_cluster(self) -> None:
         began = time.monotonic()
         from activities.kubernetes.client import from_kubeconfig
+        from sandbox import nodes
         from sandbox.cluster import Cluster
-        from sandbox.nodes import NodeSimulator
 
         self.cluster = Cluster.start(self.workdir / "k8s", log=self.log)
-        self.admin = from_kubeconfig(self.cluster.admin_kubeconfig_path)
-        self.simulator = NodeSimulator(self.admin, boot_seconds=self.options.boot_delay).start()
+        admin_config = self.cluster.admin_kubeconfig_path
+        self.admin = from_kubeconfig(admin_config, user_agent=SANDBOX_USER_AGENT)
+        # its own client, so the API server's audit log tells the simulated kubelets apart
+        self.simulator_kube = from_kubeconfig(admin_config, user_agent=nodes.USER_AGENT)
+        self.simulator = nodes.NodeSimulator(
+            self.simulator_kube, boot_seconds=self.options.boot_delay
+        ).start()
         if self.options.state_dir is not None:
             self.kubeconfig_copy = self._stable_kubeconfig(self.options.state_dir)
         self._timed("kubernetes", began)
@@ -598,6 +606,8 @@ class DevStack:
             steps.append(("log follower", self._follower.stop))
         if self.simulator:
             steps.append(("node simulator", self.simulator.stop))
+        if self.simulator_kube:
+            steps.append(("node simulator's client", self.simulator_kube.close))
         if self.admin:
             steps.append(("kubernetes client", self.admin.close))
         if self.cluster:

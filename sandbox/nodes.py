@@ -29,6 +29,8 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 
 DEFAULT_CAPACITY = {"cpu": "2", "memory": "8Gi", "pods": "110"}
+# The simulated kubelets' name to the API server (its audit log tells clients apart by it).
+USER_AGENT = "joinery-sandbox-nodes"
 
 
 def node_name(provider_id: str) -> str:

@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from importlib import metadata
 
 from kubernetes import client, config
 from urllib3.util.retry import Retry
 
 # The Kubernetes client's default pool of 4 connections serialises a busy worker.
 DEFAULT_POOL_SIZE = 32
+# What the API server's audit log and metrics see as the caller; the client's own default
+# ("OpenAPI-Generator/...") is every Python client's. Other programs of this repository
+# (the sandbox's node simulator) pass their own.
+USER_AGENT = "joinery"
 THROTTLE_RETRIES = 5
 
 
@@ -45,7 +50,16 @@ class _RetryAfter(Retry):
     RETRY_AFTER_STATUS_CODES = frozenset({429})
 
 
-def _configured(configuration: client.Configuration, pool_size: int) -> Kube:
+def _version() -> str:
+    try:
+        return metadata.version("joinery")
+    except metadata.PackageNotFoundError:
+        return "dev"
+
+
+def _configured(
+    configuration: client.Configuration, pool_size: int, user_agent: str = USER_AGENT
+) -> Kube:
     configuration.connection_pool_maxsize = pool_size
     # Fail fast and let the caller's retry policy decide (urllib3's default retries would hide
     # an unavailable API server behind long stalls), except for what client-go also retries
@@ -62,18 +76,25 @@ def _configured(configuration: client.Configuration, pool_size: int) -> Kube:
         respect_retry_after_header=True,
         raise_on_status=False,
     )
-    return Kube(client.ApiClient(configuration))
+    api_client = client.ApiClient(configuration)
+    api_client.user_agent = f"{user_agent}/{_version()}"
+    return Kube(api_client)
 
 
 def from_kubeconfig(
-    path: str | os.PathLike[str], *, context: str | None = None, pool_size: int = DEFAULT_POOL_SIZE
+    path: str | os.PathLike[str],
+    *,
+    context: str | None = None,
+    pool_size: int = DEFAULT_POOL_SIZE,
+    user_agent: str = USER_AGENT,
 ) -> Kube:
-    """A client for the cluster (and user) named by a kubeconfig file."""
+    """A client for the cluster (and user) named by a kubeconfig file; ``user_agent`` names
+    the program to the API server."""
     configuration = client.Configuration()
     config.load_kube_config(
         config_file=os.fspath(path), context=context, client_configuration=configuration
     )
-    return _configured(configuration, pool_size)
+    return _configured(configuration, pool_size, user_agent)
 
 
 def in_cluster(*, pool_size: int = DEFAULT_POOL_SIZE) -> Kube:

@@ -7,11 +7,12 @@ from typing import Any
 
 from activities.kubernetes import finalizers, raw
 from activities.kubernetes.client import Kube
-from activities.kubernetes.errors import NotFound
+from activities.kubernetes.errors import Conflict, Invalid, NotFound
 from activities.kubernetes.raw import Obj
 from models import labels as L
 
 PATCH_TYPE = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
 
 
 def get(kube: Kube, name: str) -> Obj:
@@ -36,6 +37,21 @@ def by_provider_id(kube: Kube, provider_id: str, *, label_selector: str = "") ->
 
 def _patch(kube: Kube, name: str, body: Mapping[str, Any]) -> Obj:
     return raw.call(kube.core.patch_node, name, dict(body), _content_type=PATCH_TYPE)
+
+
+def patch_tested(kube: Kube, name: str, ops: list[dict[str, Any]]) -> Obj:
+    """Apply a JSON patch (RFC 6902) whose ``test`` operations guard exactly the fields it
+    writes. A failed test is a lost race on those fields and raises ``Conflict`` (re-read,
+    retry): the API server answers it with a 422 that names no field, where a refused value
+    names its field (then ``Invalid`` stays). Unlike a resourceVersion precondition, a
+    change elsewhere on the Node (kwok's status, another controller's annotation) does not
+    refuse the write."""
+    try:
+        return raw.call(kube.core.patch_node, name, ops, _content_type=JSON_PATCH)
+    except Invalid as exc:
+        if not exc.causes:
+            raise Conflict(exc.message, status=exc.status, reason=exc.reason) from exc
+        raise
 
 
 def cordon(kube: Kube, name: str, unschedulable: bool = True) -> Obj:

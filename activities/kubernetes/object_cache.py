@@ -44,6 +44,13 @@ def key_of(obj: Obj) -> str:
     return f"{namespace}/{name}" if namespace else name
 
 
+def _version(obj: Obj) -> int:
+    """The resourceVersion as a number: etcd's revisions are, so one object's versions
+    order; anything else counts as newest (the write's answer is then taken)."""
+    text = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+    return int(text) if text.isdigit() else 1 << 62
+
+
 @dataclass
 class ObjectCache:
     _items: dict[str, Obj] = field(default_factory=dict)
@@ -110,6 +117,24 @@ class ObjectCache:
             if self._items.get(key) is obj:
                 self._derived[key] = (uid, version, made)
         return made
+
+    def observe_written(self, obj: Obj) -> None:
+        """An object as this worker's own write answered it: held unless the watch already
+        brought a newer version. A reader then builds its next write on it instead of on
+        the version before, which the watch, behind on a busy worker, may still hold (that
+        write would be refused and read again)."""
+        key = key_of(obj)
+        with self._lock:
+            if not key or not self._synced or key not in self._items:
+                return
+            if _version(obj) >= _version(self._items[key]):
+                self._items[key] = obj
+
+    def get(self, key: str) -> Obj | None:
+        """The object under ``key`` (``namespace/name``, or the name) while synced; None
+        when not synced or not held (the caller reads the API server instead)."""
+        with self._lock:
+            return self._items.get(key) if self._synced else None
 
     def items(self) -> list[Obj]:
         """Every object, in the API server's list order."""

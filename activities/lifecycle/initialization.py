@@ -14,6 +14,7 @@ from activities.kubernetes import conditions as cond
 from activities.kubernetes import nodeclaims, nodes
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.retries import retry_conflicts
+from activities.lifecycle import reads
 from activities.lifecycle.common import Deps
 from activities.lifecycle.types import ClaimSpec, InitializeInput, InitializeOutcome
 from models import conditions
@@ -38,6 +39,14 @@ def _ready(node: dict[str, Any]) -> bool:
     return False
 
 
+def looks_ready(node: dict[str, Any]) -> bool:
+    """Ready, with no ephemeral taint but the one registration removes: a watched copy that
+    does not look so may be behind the Node (``reads``), and is read again."""
+    taints = [(t.get("key"), t.get("effect")) for t in (node.get("spec") or {}).get("taints") or []]
+    ephemeral = [t for t in KNOWN_EPHEMERAL_TAINTS if t[0] != L.UNREGISTERED_TAINT_KEY]
+    return _ready(node) and not any(t in taints for t in ephemeral)
+
+
 def why_not_initialized(node: dict[str, Any], claim: ClaimSpec) -> str:
     """An empty string when initialized, else the first reason it is not."""
     if not _ready(node):
@@ -58,19 +67,24 @@ def why_not_initialized(node: dict[str, Any], claim: ClaimSpec) -> str:
     return ""
 
 
+def not_initialized(reason: str) -> cond.Condition:
+    """``Initialized=Unknown`` saying why (``reason`` from ``why_not_initialized``)."""
+    return cond.Condition(conditions.INITIALIZED, "Unknown", reason.split(" ", 1)[0], reason)
+
+
 def initialize(deps: Deps, inp: InitializeInput) -> InitializeOutcome:
     """One check. A claim already ``Initialized=True`` stays so (as Karpenter's
     initialization controller does): one read, and a Node that is briefly NotReady later is
     not taken for an uninitialized one. Registration marks a Node that is ready at once,
     so for most claims this is that one read."""
     try:
-        claim = nodeclaims.get(deps.kube, inp.claim.name)
+        claim = reads.claim(deps, inp.claim.name)
     except NotFound:
         return InitializeOutcome(False, "NotFound")
     if cond.is_true(claim, conditions.INITIALIZED):
         return InitializeOutcome(True)
     try:
-        node = nodes.get(deps.kube, inp.node_name)
+        node = reads.node(deps, inp.node_name, trust=looks_ready)
     except NotFound:
         return InitializeOutcome(False, "NodeNotFound")
     reason = why_not_initialized(node, inp.claim)
@@ -78,24 +92,26 @@ def initialize(deps: Deps, inp: InitializeInput) -> InitializeOutcome:
 
     def mark_claim(c: cond.Condition) -> None:
         current_claim = read.pop("claim", None) or nodeclaims.get(deps.kube, inp.claim.name)
+        if c.status != "True" and cond.is_true(current_claim, conditions.INITIALIZED):
+            return  # initialized stays so, even when the first read was a stale watched copy
         current = cond.find((current_claim.get("status") or {}).get("conditions") or [], c.type)
         if current is None or (current.get("status"), current.get("reason")) != (
             c.status,
             c.reason,
         ):
-            nodeclaims.set_conditions(deps.kube, current_claim, [c])
+            reads.claim_written(deps, nodeclaims.set_conditions(deps.kube, current_claim, [c]))
             if c.status == "True":
                 deps.counters.nodeclaim_initialized(inp.claim.nodepool)
 
     try:
         if reason:
-            short = reason.split(" ", 1)[0]
-            retry_conflicts(
-                lambda: mark_claim(cond.Condition(conditions.INITIALIZED, "Unknown", short, reason))
-            )
+            retry_conflicts(lambda: mark_claim(not_initialized(reason)))
             return InitializeOutcome(False, reason)
         if (node["metadata"].get("labels") or {}).get(L.NODE_INITIALIZED) != "true":
-            nodes.patch_metadata(deps.kube, inp.node_name, labels={L.NODE_INITIALIZED: "true"})
+            labelled = nodes.patch_metadata(
+                deps.kube, inp.node_name, labels={L.NODE_INITIALIZED: "true"}
+            )
+            reads.node_written(deps, labelled)
         retry_conflicts(
             lambda: mark_claim(
                 cond.Condition(conditions.INITIALIZED, "True", conditions.INITIALIZED)

@@ -17,6 +17,7 @@ from activities.kubernetes import conditions as cond
 from activities.kubernetes import nodeclaims, nodeclasses
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.retries import retry_conflicts
+from activities.lifecycle import reads
 from activities.lifecycle.common import Deps
 from activities.lifecycle.types import ClaimSpec, LaunchOutcome
 from models import conditions, contract
@@ -87,7 +88,7 @@ def record(deps: Deps, claim: ClaimSpec, result: LaunchResult) -> None:
             launched=cond.Condition(conditions.LAUNCHED, "True", conditions.LAUNCHED),
         )
 
-    retry_conflicts(write_status)
+    reads.claim_written(deps, retry_conflicts(write_status))
     if first:  # a retried launch finds its instance again: count the claim once
         deps.counters.nodeclaim_launched(claim.nodepool)
 

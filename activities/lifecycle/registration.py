@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from activities.kubernetes import conditions as cond
-from activities.kubernetes import finalizers, nodeclaims, nodes, raw
+from activities.kubernetes import finalizers, nodeclaims, nodes
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.retries import retry_conflicts
-from activities.lifecycle import initialization
+from activities.lifecycle import initialization, reads
 from activities.lifecycle.common import Deps
 from activities.lifecycle.types import (
     ClaimSpec,
@@ -26,8 +26,6 @@ from activities.lifecycle.types import (
 )
 from models import conditions
 from models import labels as L
-
-PATCH = "application/merge-patch+json"
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -105,12 +103,51 @@ def node_patch(
     return patch
 
 
+def _pointer(key: str) -> str:
+    """``key`` as one JSON-pointer step (RFC 6901): label keys hold ``/``."""
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def json_ops(node: dict[str, Any], patch: dict[str, Any]) -> list[dict[str, Any]]:
+    """``node_patch``'s merge patch as a JSON patch guarded by ``test`` operations on just
+    the fields it rewrites whole (taints, finalizers, owner references; labels only when the
+    Node has none), so only a change to those refuses it. Labels are set key by key."""
+    meta, spec = node["metadata"], node.get("spec") or {}
+    ops: list[dict[str, Any]] = []
+
+    def replace(path: str, old: Any, new: Any) -> None:
+        ops.append({"op": "test", "path": path, "value": old})
+        ops.append({"op": "add", "path": path, "value": new})
+
+    wanted = patch.get("metadata") or {}
+    if "taints" in (patch.get("spec") or {}):
+        replace("/spec/taints", spec.get("taints"), patch["spec"]["taints"])
+    for field in ("finalizers", "ownerReferences"):
+        if field in wanted:
+            replace(f"/metadata/{field}", meta.get(field), wanted[field])
+    if wanted.get("labels"):
+        if meta.get("labels"):
+            for key, value in wanted["labels"].items():
+                ops.append(
+                    {"op": "add", "path": f"/metadata/labels/{_pointer(key)}", "value": value}
+                )
+        else:
+            replace("/metadata/labels", meta.get("labels"), wanted["labels"])
+    return ops
+
+
+def _differs(claim: dict[str, Any], c: cond.Condition) -> bool:
+    """Whether writing ``c`` changes the claim's condition of its type (status or reason)."""
+    found = cond.find((claim.get("status") or {}).get("conditions") or [], c.type)
+    return found is None or (found.get("status"), found.get("reason")) != (c.status, c.reason)
+
+
 def _named(deps: Deps, name: str, provider_id: str) -> dict[str, Any] | None:
-    """The Node ``name``, if it carries ``provider_id`` (one GET)."""
+    """The Node ``name``, if it carries ``provider_id`` (as watched, else one GET)."""
     if not name:
         return None
     try:
-        node = nodes.get(deps.kube, name)
+        node = reads.node(deps, name, trust=initialization.looks_ready)
     except NotFound:
         return None
     return node if (node.get("spec") or {}).get("providerID") == provider_id else None
@@ -170,7 +207,11 @@ def _register(deps: Deps, inp: RegisterInput) -> tuple[str | None, bool]:
     name = str(node["metadata"]["name"])
     first_time = (node["metadata"].get("labels") or {}).get(L.NODE_REGISTERED) != "true"
     # Four calls when nothing races: the Node as found above, the claim read once, one patch
-    # of the Node and one status write of the claim. A conflict re-reads what it lost on.
+    # of the Node and one status write of the claim; two when the worker's watches hold
+    # both (``reads``). A conflict re-reads what it lost on. The Node's patch is guarded
+    # by tests of the fields it rewrites, not by its resourceVersion: kwok's and the
+    # controller-manager's writes to a new Node's status and annotations made a quarter of
+    # these patches lose and retry (docs/performance.md, session 25).
     box: dict[str, Any] = {"node": node}
     node_stale = False
 
@@ -180,13 +221,15 @@ def _register(deps: Deps, inp: RegisterInput) -> tuple[str | None, bool]:
         node_stale = True
         # a lost race on the Node (kwok's or a kubelet's status writes move its
         # resourceVersion) leaves the claim as read: only the Node is read again
-        claim = box.get("claim") or nodeclaims.get(deps.kube, inp.claim.name)
+        claim = box.get("claim") or reads.claim(deps, inp.claim.name)
         box["claim"] = claim
         patch = node_patch(current, claim, inp.claim)
         box["node"] = (
             current
             if patch is None
-            else raw.call(deps.kube.core.patch_node, name, patch, _content_type=PATCH)
+            else reads.node_written(
+                deps, nodes.patch_tested(deps.kube, name, json_ops(current, patch))
+            )
         )
 
     def sync_claim() -> None:
@@ -194,11 +237,16 @@ def _register(deps: Deps, inp: RegisterInput) -> tuple[str | None, bool]:
         updates = [cond.Condition(conditions.REGISTERED, "True", conditions.REGISTERED)]
         if initialized_label(box["node"]):
             updates.append(cond.Condition(conditions.INITIALIZED, "True", conditions.INITIALIZED))
-        updates = [c for c in updates if not cond.is_true(claim, c.type)]
+        else:  # why not yet, in the same write (as Karpenter's one status patch per reconcile)
+            reason = initialization.why_not_initialized(box["node"], inp.claim)
+            updates.append(initialization.not_initialized(reason or "NodeNotInitialized"))
+        updates = [c for c in updates if not cond.is_true(claim, c.type) and _differs(claim, c)]
         box["claim_initialized"] = cond.is_true(claim, conditions.INITIALIZED)
         if (claim.get("status") or {}).get("nodeName") != name or updates:
-            nodeclaims.record_node(deps.kube, claim, name, updates)
-            box["initialized"] = any(c.type == conditions.INITIALIZED for c in updates)
+            reads.claim_written(deps, nodeclaims.record_node(deps.kube, claim, name, updates))
+            box["initialized"] = any(
+                c.type == conditions.INITIALIZED and c.status == "True" for c in updates
+            )
 
     try:
         retry_conflicts(sync_node)

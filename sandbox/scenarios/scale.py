@@ -27,6 +27,7 @@ import time
 import uuid
 
 from models import labels as L
+from sandbox import api_audit
 from sandbox.dev import TemporalDevServer
 from sandbox.processes import tree_cpu_seconds
 from sandbox.scenarios import api_requests, pod_journeys, round_timeline, spread_fleet
@@ -77,10 +78,12 @@ def _cpu(sandbox: Sandbox) -> dict[str, float]:
             p.popen.pid for p in (stack.temporal.server, stack.temporal.postgres.process) if p
         ]
     own = os.times()
+    control_plane = stack.cluster.pids() if stack.cluster else {}
     return {
         "worker": tree_cpu_seconds(stack.worker.popen.pid) if stack.worker else 0.0,
         "temporal": sum(tree_cpu_seconds(g) for g in temporal),
         "sandbox": own.user + own.system,
+        **{name: tree_cpu_seconds(pid) for name, pid in control_plane.items()},
     }
 
 
@@ -147,7 +150,10 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
     created_at = time.time()
     cpu_before = _cpu(sandbox)
     requests_before = _api_requests(sandbox)
+    audit_log = sandbox.stack.cluster.audit_log_path if sandbox.stack.cluster else None
+    audit_from, burst_began = api_audit.size(audit_log) if audit_log else 0, time.time()
     namespace, seconds, unschedulable = _burst(sandbox, pool, pods, deadline)
+    burst_ended = time.time()
     cpu_after = _cpu(sandbox)
     requests_after = _api_requests(sandbox)
     summary.pods = pods
@@ -188,6 +194,10 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
             "joineryPerNode": api_requests.per_node(served, summary.nodes, JOINERY_RESOURCES),
             "served": served,
         }
+    if audit_log is not None:  # by client, from the API server's audit log
+        time.sleep(2)  # its batch backend writes a second or so late
+        counted = api_audit.by_client(audit_log, audit_from, since=burst_began, until=burst_ended)
+        summary.extra["apiClients"] = api_audit.table(counted, summary.nodes)
     temporal = sandbox.stack.temporal
     if temporal is not None:
         summary.extra["provisionerActivities"] = round_timeline.provisioner_activities(

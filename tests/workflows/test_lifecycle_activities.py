@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
@@ -32,6 +33,7 @@ from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.node_index import NodeIndex
 from activities.kubernetes.nodeclass_store import NodeClassStore
+from activities.kubernetes.object_cache import WatchedObjects
 from activities.kubernetes.resources import NODECLAIM
 from activities.kubernetes.retries import retry_conflicts
 from activities.lifecycle import (
@@ -583,21 +585,36 @@ def test_prepare_adds_the_first_finalizer_in_one_call_and_keeps_others(
     assert claims.prepare(deps, f"gone-{uuid.uuid4().hex[:6]}") is None
 
 
-def test_registration_that_loses_a_race_on_the_node_reads_only_the_node_again(
-    deps: Deps, admin: Kube, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _, claim, out, node_name = _launched_with_a_node(deps, admin)
+def _racing(
+    monkeypatch: pytest.MonkeyPatch, deps: Deps, admin: Kube, race: Callable[[str], object]
+) -> list[str]:
+    """``race(node)`` runs once, between the registration's read of the Node and its patch;
+    returns the registration's requests as they will be counted."""
     real_patch = deps.kube.core.patch_node
     raced: list[str] = []
 
     def someone_else_first(node: str, body: object, **kw: object) -> object:
         if not raced:  # another writer moves the Node between our read and our patch
             raced.append(node)
-            nodes.patch_metadata(admin, node, labels={"example.com/touched": "yes"})
+            race(node)
         return real_patch(node, body, **kw)
 
     monkeypatch.setattr(deps.kube.core, "patch_node", someone_else_first)
-    calls = _counting(monkeypatch, deps.kube)
+    return _counting(monkeypatch, deps.kube)
+
+
+def test_registration_that_loses_a_race_on_the_node_reads_only_the_node_again(
+    deps: Deps, admin: Kube, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another writer changes the Node's taints, which the registration's patch rewrites:
+    the patch is refused, the Node read again (not the claim), the other's taint kept."""
+    _, claim, out, node_name = _launched_with_a_node(deps, admin)
+    theirs = {"key": "example.com/raced", "effect": "NoSchedule"}
+
+    def taint(node: str) -> None:  # the controller-manager writes taints too: retry
+        retry_conflicts(lambda: nodes.add_taint(admin, nodes.get(admin, node), theirs))
+
+    calls = _racing(monkeypatch, deps, admin, taint)
     assert registration.register(deps, RegisterInput(claim, out.provider_id, node_name))
     methods = [c.split(" ")[0] for c in calls]
     lost = methods.count("PATCH") - 2
@@ -607,7 +624,80 @@ def test_registration_that_loses_a_race_on_the_node_reads_only_the_node_again(
     assert sum(1 for c in calls if c.startswith("GET") and "/nodeclaims/" in c) == 1
     node = nodes.get(admin, node_name)
     assert node["metadata"]["labels"]["karpenter.sh/registered"] == "true"
-    assert node["metadata"]["labels"]["example.com/touched"] == "yes"
+    taints = {(t["key"], t["effect"]) for t in node["spec"]["taints"]}
+    assert ("example.com/raced", "NoSchedule") in taints
+    assert not any(key == "karpenter.sh/unregistered" for key, _ in taints)
+
+
+def test_registration_is_not_refused_by_writes_to_other_fields_of_the_node(
+    deps: Deps, admin: Kube, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new Node's status, labels and annotations move often (kwok's heartbeats, the
+    controller-manager's TTL annotation): a write there between the registration's read
+    and its patch does not refuse the patch, whose tests guard only what it rewrites."""
+    _, claim, out, node_name = _launched_with_a_node(deps, admin)
+
+    def elsewhere(node: str) -> None:
+        nodes.patch_metadata(
+            admin,
+            node,
+            labels={"example.com/touched": "yes"},
+            annotations={"example.com/also": "yes"},
+        )
+
+    calls = _racing(monkeypatch, deps, admin, elsewhere)
+    assert registration.register(deps, RegisterInput(claim, out.provider_id, node_name))
+    assert [c.split(" ")[0] for c in calls] == ["GET", "GET", "PATCH", "PATCH"], calls
+    node = nodes.get(admin, node_name)
+    labels = node["metadata"]["labels"]
+    assert labels["karpenter.sh/registered"] == "true" and labels["example.com/touched"] == "yes"
+    assert node["metadata"]["annotations"]["example.com/also"] == "yes"
+    assert node["metadata"]["finalizers"] == ["karpenter.sh/termination"]
+    assert [o["name"] for o in node["metadata"]["ownerReferences"]] == [claim.name]
+    assert not any(t["key"] == "karpenter.sh/unregistered" for t in node["spec"].get("taints", []))
+
+
+def test_registration_and_initialization_read_the_watched_claim_and_node(
+    deps: Deps, admin: Kube, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the worker's watches synced, the checks read the claim and the Node from them,
+    and the answers to the worker's own writes go in at once (a busy worker's watch runs
+    behind): registration builds on the claim as the launch wrote it. A watched Node that
+    does not look ready is read again. A stale watched claim costs one refused write and a
+    fresh read."""
+    name = f"acts-{uuid.uuid4().hex[:6]}"
+    create_claim(admin, name, "acts")
+    claim = claims.prepare(deps, name)
+    assert claim is not None
+    watched = WatchedObjects()
+    for cache in (watched.nodes, watched.nodeclaims):
+        cache.set_synced(True)
+    stale = nodeclaims.get(admin, name)
+    watched.nodeclaims.observe("ADDED", stale)  # the watch has not seen the launch
+    cached = dataclasses.replace(deps, watched=watched)
+    out = launch.launch(cached, claim)
+    created = simulate_kubelet(admin, nodeclaims.get(admin, name))
+    node_name = created["metadata"]["name"]
+    watched.nodes.observe("ADDED", created)  # as created: not Ready yet
+    eventually(lambda: _ready(nodes.get(admin, node_name)), what="the Node Ready, untainted")
+    calls = _counting(monkeypatch, deps.kube)
+    both = registration.register_and_initialize(
+        cached, RegisterInput(claim, out.provider_id, node_name)
+    )
+    assert both == Registration(node_name, InitializeOutcome(True))
+    assert [c.split(" ")[0] for c in calls] == ["GET", "PATCH", "PATCH"], calls
+    assert calls[0] == f"GET /api/v1/nodes/{node_name}"  # the watched copy was not ready
+    calls.clear()
+    assert initialization.initialize(cached, InitializeInput(claim, node_name)).initialized
+    assert calls == []  # what registration wrote is what the check reads
+    # a watched claim older than the writes above (a watch behind): the status write built
+    # on it is refused, the claim read fresh, and that one is registered already
+    watched.nodes.observe("MODIFIED", nodes.get(admin, node_name))  # the Node's is current
+    watched.nodeclaims.observe("MODIFIED", stale)
+    calls.clear()
+    assert registration.register(cached, RegisterInput(claim, out.provider_id, node_name))
+    assert [c.split(" ")[0] for c in calls] == ["PATCH", "GET"], calls
+    assert condition(nodeclaims.get(admin, name), "Initialized")["status"] == "True"  # type: ignore[index]
 
 
 def test_registration_checks_initialization_in_the_same_call(
@@ -638,8 +728,11 @@ def test_registration_checks_initialization_in_the_same_call(
 
 
 def test_registration_reports_why_a_registered_node_is_not_initialized(
-    deps: Deps, admin: Kube
+    deps: Deps, admin: Kube, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Registered and ``Initialized=Unknown`` with its reason go in one status write, as
+    Karpenter's one status patch per reconcile; the check that follows writes nothing more
+    while the reason holds."""
     name = f"acts-{uuid.uuid4().hex[:6]}"
     create_claim(admin, name, "acts", startupTaints=[{"key": "cni", "effect": "NoSchedule"}])
     claim = claims.prepare(deps, name)
@@ -650,12 +743,18 @@ def test_registration_reports_why_a_registered_node_is_not_initialized(
         lambda: _ready(_without(nodes.get(admin, node_name), "cni")),
         what="the Node Ready, only its startup taint left",
     )
+    calls = _counting(monkeypatch, deps.kube)
     both = registration.register_and_initialize(
         deps, RegisterInput(claim, out.provider_id, node_name)
     )
     assert both.node_name == node_name
     assert both.initialize == InitializeOutcome(False, "StartupTaint cni:NoSchedule")
-    assert condition(nodeclaims.get(admin, name), "Initialized")["status"] == "Unknown"  # type: ignore[index]
+    stored = nodeclaims.get(admin, name)
+    assert condition(stored, "Registered")["status"] == "True"  # type: ignore[index]
+    initialized = condition(stored, "Initialized")
+    assert initialized is not None and initialized["status"] == "Unknown"
+    assert initialized["reason"] == "StartupTaint"
+    assert sum(1 for c in calls if c.startswith("PATCH") and c.endswith("/status")) == 1, calls
 
 
 def _without(node: dict[str, Any], taint: str) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from activities.kubernetes.object_cache import ObjectCache
-from activities.kubernetes.raw import LISTED
+from activities.kubernetes.raw import LISTED, MODIFIED
 
 
 def obj(name: str, namespace: str | None = None, version: str = "1") -> dict[str, Any]:
@@ -101,3 +101,22 @@ def test_a_derived_value_lives_as_long_as_its_object_version() -> None:
     cache.observe(LISTED, obj("x"))  # a re-list without "a"
     cache.set_synced(True)
     assert cache._derived == {}
+
+
+def test_the_answer_to_an_own_write_replaces_an_older_watched_copy_only() -> None:
+    cache = ObjectCache()
+    claim = {"metadata": {"name": "c", "resourceVersion": "10"}}
+    cache.observe_written({"metadata": {"name": "c", "resourceVersion": "11"}})
+    assert cache.get("c") is None  # not synced: nothing is held, nothing is answered
+    cache.observe(LISTED, claim)
+    cache.set_synced(True)
+    cache.observe_written({"metadata": {"name": "other", "resourceVersion": "12"}})
+    assert cache.get("other") is None  # only what the watch holds is refreshed
+    written = {"metadata": {"name": "c", "resourceVersion": "11"}, "status": {"x": 1}}
+    cache.observe_written(written)
+    assert cache.get("c") == written
+    # the watch's newer event wins; an older answer arriving late does not undo it
+    newer = {"metadata": {"name": "c", "resourceVersion": "13"}}
+    cache.observe(MODIFIED, newer)
+    cache.observe_written(written)
+    assert cache.get("c") == newer
