@@ -4,16 +4,23 @@ the problem never changes a parse it shares."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any
 
-from activities.kubernetes.object_cache import ObjectCache, WatchedObjects
-from activities.kubernetes.raw import LISTED
-from activities.planning.cluster_state import ClusterState, add_watched
-from models import labels as L
-from models.instancetype import InstanceType, Offering
-from models.quantity import parse_quantity
-from scheduling.inputs import ClaimParts, Document, build_problem
-from scheduling.pods import Pod
+ROOT = Path(__file__).resolve().parents[3]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from activities.kubernetes.object_cache import WatchedObjects  # noqa: E402
+from activities.planning.cluster_state import ClusterState, add_watched  # noqa: E402
+from benchmarks.round_reading import synced  # noqa: E402
+from benchmarks.workloads import nodepool_manifest  # noqa: E402
+from models import labels as L  # noqa: E402
+from models.instancetype import InstanceType, Offering  # noqa: E402
+from models.quantity import parse_quantity  # noqa: E402
+from scheduling.inputs import ClaimParts, Document, build_problem  # noqa: E402
+from scheduling.pods import Pod  # noqa: E402
 
 UNSCHEDULABLE = {
     "phase": "Pending",
@@ -21,23 +28,7 @@ UNSCHEDULABLE = {
 }
 
 
-NODEPOOL = {
-    "apiVersion": "karpenter.sh/v1",
-    "kind": "NodePool",
-    "metadata": {"name": "default"},
-    "spec": {
-        "template": {
-            "spec": {
-                "nodeClassRef": {
-                    "group": "karpenter.k8s.aws",
-                    "kind": "EC2NodeClass",
-                    "name": "default",
-                },
-                "requirements": [],
-            }
-        }
-    },
-}
+NODEPOOL = nodepool_manifest()
 
 
 def fake_instance_types(count: int) -> list[InstanceType]:
@@ -97,14 +88,6 @@ def node(name: str, deleting: bool = False) -> dict[str, Any]:
     if deleting:
         meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     return {"metadata": meta, "status": {"allocatable": {"cpu": "4", "pods": "10"}}}
-
-
-def synced(objects: list[dict[str, Any]]) -> ObjectCache:
-    cache = ObjectCache()
-    for o in objects:
-        cache.observe(LISTED, o)
-    cache.set_synced(True)
-    return cache
 
 
 def unlisted() -> list[dict[str, Any]]:
