@@ -5,13 +5,14 @@ older worker began keep that worker's path (workflows/nodeclaim/shape.py)."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
 from test_nodeclaim_shape2 import launches, local_calls, run_to_end
-from test_nodeclaim_timers import lifecycle
+from test_nodeclaim_timers import SLACK, lifecycle
 from workflow_fakes import FakeCloud
 
 from models import contract
@@ -95,7 +96,8 @@ async def test_a_retryable_local_launch_failure_is_tried_in_rounds_until_the_ttl
     time_env: WorkflowEnvironment, task_queue: str
 ) -> None:
     """Three attempts a round, a durable pause between rounds, each round a local launch of
-    its own id, until the 5-minute launch TTL ends the claim."""
+    its own id, until the 5-minute launch TTL ends the claim (and no later than a minute
+    after it). Shape 3 is every fresh start's, so this is also the launch TTL's test."""
     cloud = FakeCloud(launch_error="Throttled", launch_error_retryable=True)
     async with lifecycle(time_env, cloud, task_queue, shape=3) as handle:
         assert await handle.result() == "Terminated"
@@ -105,3 +107,5 @@ async def test_a_retryable_local_launch_failure_is_tried_in_rounds_until_the_ttl
     assert ids == [f"launch-local-{i}" for i in range(1, len(ids) + 1)]
     assert cloud.names().count(names.LAUNCH) >= 3 * (len(ids) - 1)
     assert cloud.args(names.BEGIN_TERMINATION)[0].reason == "LaunchTimeout"
+    waited = cloud.times(names.BEGIN_TERMINATION)[0] - cloud.times(names.PREPARE)[0]
+    assert timedelta(minutes=5) - SLACK <= waited < timedelta(minutes=6)

@@ -151,19 +151,6 @@ async def test_insufficient_capacity_deletes_at_once(
     assert cloud.times(names.FINALIZE)[0] - cloud.times(names.PREPARE)[0] < timedelta(seconds=5)
 
 
-async def test_launch_not_done_in_five_minutes(
-    time_env: WorkflowEnvironment, task_queue: str
-) -> None:
-    cloud = FakeCloud(launch_error="Throttled", launch_error_retryable=True)
-    async with lifecycle(time_env, cloud, task_queue) as handle:
-        assert await handle.result() == "Terminated"
-    assert cloud.names().count(names.LAUNCH) > 3
-    begin = cloud.args(names.BEGIN_TERMINATION)[0]
-    assert begin.reason == "LaunchTimeout"
-    waited = cloud.times(names.BEGIN_TERMINATION)[0] - cloud.times(names.PREPARE)[0]
-    assert timedelta(minutes=5) - SLACK <= waited < timedelta(minutes=6)
-
-
 async def test_expire_after_is_a_durable_timer(
     time_env: WorkflowEnvironment, task_queue: str
 ) -> None:
