@@ -576,17 +576,24 @@ class Watchers:
 
     def _resync(self) -> None:
         """Pods that stay unschedulable (e.g. after a claim hit insufficient capacity) are
-        planned for again every ``resync_seconds``."""
+        planned for again every ``resync_seconds``.
+
+        The pods come from the pod watch's cache while it is synced: listing every pod in
+        the cluster each time cost the API server (and this process) a full read per
+        ``resync_seconds`` that the watch already holds."""
         while not self.stop.wait(self.resync_seconds if self.synced else 1.0):
             try:
-                if self._pending_on_list or any(
-                    unschedulable(p)
-                    for p in raw.list_all(self.kube.core.list_pod_for_all_namespaces)
-                ):
+                if self._pending_on_list or any(unschedulable(p) for p in self._all_pods()):
                     self._pending_on_list = False
                     self.trigger_provisioning()
             except Exception as exc:
                 log.warning("resync failed: %s", translate(exc))
+
+    def _all_pods(self) -> list[Obj]:
+        """Every pod: as the watch holds them, or listed when its cache is not synced."""
+        if self.watched is not None and self.watched.pods.synced:
+            return self.watched.pods.items()
+        return list(raw.list_all(self.kube.core.list_pod_for_all_namespaces))
 
 
 async def _ignore_missing(coro: Coroutine[Any, Any, Any]) -> None:

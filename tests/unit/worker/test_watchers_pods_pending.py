@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from activities.kubernetes import raw
+from activities.kubernetes.object_cache import WatchedObjects
 from models import contract
 from worker.watchers import PODS_PENDING_SPACING, Watchers
 
@@ -138,3 +140,25 @@ def test_listed_pods_wait_for_the_resync(loop: asyncio.AbstractEventLoop) -> Non
     watchers.on_pod("LISTED", pending_pod("web-0"))
     assert settled(lambda: len(provisioner.sent), 0) == 0
     assert watchers._pending_on_list
+
+
+def test_the_resync_reads_the_pod_watch_not_the_api_server(
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    """A pod still unschedulable is announced again by the resync, found in the pod watch's
+    cache: this watcher has no API client, so a list call would fail and send nothing."""
+    provisioner = Provisioner()
+    loop.call_soon_threadsafe(provisioner.gate.set)
+    watchers = watchers_for(provisioner, loop)
+    watchers.watched = WatchedObjects()
+    watchers.resync_seconds = 0.05
+    watchers.synced.add("pods")
+    watchers.watched.pods.observe(raw.LISTED, pending_pod("web-0"))
+    watchers.watched.pods.set_synced(True)
+    resync = threading.Thread(target=watchers._resync, daemon=True)
+    resync.start()
+    try:
+        assert settled(lambda: len(provisioner.sent), 1) >= 1
+    finally:
+        watchers.close()
+        resync.join(5)
