@@ -290,8 +290,9 @@ def full_path(
     journeys = r.get("podJourneys") or {}
     if journeys.get("burstSeconds") is not None:
         print(
-            f"  Joinery's own time {journeys['joineryOwn']:.0f} s (pods waiting on it: "
-            f"Unschedulable to Node usable; first Unschedulable to last usable "
+            f"  Joinery's own time {journeys['joineryOwn']:.0f} s (pods waiting on Joinery: "
+            f"Unschedulable to Launched, Node to Registered); pods waiting for a usable Node "
+            f"{journeys['untilUsable']:.0f} s (first Unschedulable to last usable "
             f"{journeys['joinerySpan']:.0f} s, longest one pod waited "
             f"{journeys['joineryWaitMax']:.0f} s); "
             f"control plane only {journeys['controlPlaneOnly']:.0f} s; burst "

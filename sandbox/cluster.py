@@ -390,7 +390,7 @@ class Cluster:
                 "--manage-all-nodes=false",
                 f"--manage-nodes-with-annotation-selector={KWOK_NODE_ANNOTATION}={KWOK_NODE_ANNOTATION_VALUE}",
                 f"--server-address=127.0.0.1:{kwok_port}",
-                "--node-lease-duration-seconds=40",
+                *control_plane_rates.kwok_lease_args(rates),
                 f"--cidr={POD_CIDR}",
             ],
         )

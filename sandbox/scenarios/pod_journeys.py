@@ -1,18 +1,21 @@
-"""Each pod's way from created to Running, split into whose turn it was: the control plane's
-or Joinery's.
+"""Each pod's way from created to Running, split into whose turn it was: the control
+plane's, the sandbox's simulated instances' and kubelets', or Joinery's.
 
-A burst's wall time mixes two parties. The control plane (the ReplicaSet controller creating
-the pods, the scheduler finding them unschedulable, later binding them, and kwok playing the
-kubelet that runs them) has its own pace, which on a real cluster is EKS's; Joinery's part
-starts when the scheduler marks a pod Unschedulable (that is what Joinery watches for) and
-ends when a Node for it is usable: Ready (kwok) and registered by Joinery (the unregistered
-taint gone), whichever is later. So per pod:
+A burst's wall time mixes three parties. The control plane (the ReplicaSet controller
+creating the pods, the scheduler finding them unschedulable, later binding them) has its own
+pace, which on a real cluster is EKS's. The instance booting and its kubelet registering the
+Node and reporting it Ready are, on a real cluster, EC2's and the kubelet's; here they are
+the sandbox's node simulator (``sandbox/nodes.py``) and kwok, which run on the same cores as
+everything else. Joinery's part is planning and launching (from the scheduler marking a pod
+Unschedulable, which is what Joinery watches for, to the claim's ``Launched``) and
+registering the Node (from the Node object to the claim's ``Registered``: the
+``karpenter.sh/unregistered`` taint off). So per pod:
 
 - ``created``       the pod object (ReplicaSet controller)
 - ``unschedulable`` the scheduler's ``PodScheduled=False/Unschedulable`` (first seen)
 - ``claimCreated``  the NodeClaim of the node the pod ran on (Joinery's planning round)
-- ``launched``      that claim's ``Launched`` condition (Joinery's launch activity, EC2)
-- ``registered``    the Node object (the emulated instance's kubelet registering)
+- ``launched``      that claim's ``Launched`` condition (Joinery's launch activity, EC2's API)
+- ``registered``    the Node object (the simulated instance's kubelet registering)
 - ``nodeReady``     the Node's ``Ready`` condition (kwok)
 - ``claimRegistered`` the claim's ``Registered`` condition: Joinery took the node's
                     ``karpenter.sh/unregistered`` taint off, so pods may bind to it
@@ -27,12 +30,13 @@ through the node the pod ran on (the pod ``spec.nodeName`` → the claim with th
 ``status.nodeName``): with one pod per node that is the claim made for one of the burst's
 pods, if not always for this very one.
 
-``shares`` sums it up: per stage, p50/p99/max seconds; and two totals over the burst:
-``joineryOwn`` (seconds during which at least one pod waited on Joinery: the union of the
-pods' [unschedulable, usable] spans; ``joinerySpan`` is the plain first-Unschedulable to
-last-usable span, the same unless the waits had gaps between them) and ``controlPlaneOnly``
-(the rest of the burst, from the first create to the last Running, when no pod waited on
-Joinery).
+``shares`` sums it up: per stage, p50/p99/max seconds; and totals over the burst:
+``joineryOwn`` (seconds during which at least one pod waited on Joinery itself: the union of
+the pods' [unschedulable, launched] and [registered, claimRegistered] spans);
+``untilUsable`` (the union of the pods' whole [unschedulable, usable] spans, Joinery's and
+the simulated nodes' turns together); ``joinerySpan`` (the first Unschedulable to the last
+usable); and ``controlPlaneOnly`` (the rest of the burst, from the first create to the last
+Running, when no pod was between Unschedulable and usable).
 """
 
 from __future__ import annotations
@@ -47,17 +51,24 @@ from kubernetes import client as k8s
 
 Obj = dict[str, Any]
 
+JOINERY = "Joinery"
+CONTROL_PLANE = "control plane"
+INSTANCE = "sandbox: instance boot and kubelet"
+KWOK = "sandbox: kwok"
+
 # (label, from-stamp, to-stamp, whose turn): the stages of one pod's way, in order
 STAGES: tuple[tuple[str, str, str, str], ...] = (
-    ("createdToUnschedulable", "created", "unschedulable", "control plane"),
-    ("unschedulableToClaim", "unschedulable", "claimCreated", "Joinery"),
-    ("claimToLaunched", "claimCreated", "launched", "Joinery"),
-    ("launchedToRegistered", "launched", "registered", "Joinery"),
-    ("registeredToNodeReady", "registered", "nodeReady", "Joinery"),
-    ("registeredToClaimRegistered", "registered", "claimRegistered", "Joinery"),
-    ("usableToBound", "usable", "bound", "control plane"),
-    ("boundToRunning", "bound", "running", "control plane"),
+    ("createdToUnschedulable", "created", "unschedulable", CONTROL_PLANE),
+    ("unschedulableToClaim", "unschedulable", "claimCreated", JOINERY),
+    ("claimToLaunched", "claimCreated", "launched", JOINERY),
+    ("launchedToRegistered", "launched", "registered", INSTANCE),
+    ("registeredToNodeReady", "registered", "nodeReady", KWOK),
+    ("registeredToClaimRegistered", "registered", "claimRegistered", JOINERY),
+    ("usableToBound", "usable", "bound", CONTROL_PLANE),
+    ("boundToRunning", "bound", "running", CONTROL_PLANE),
 )
+# The spans of a pod's way that are Joinery's turn (a pod waits on Joinery alone in them).
+JOINERY_SPANS = (("unschedulable", "launched"), ("registered", "claimRegistered"))
 
 
 def _at(stamp: object) -> float | None:
@@ -192,7 +203,7 @@ def _union_length(spans: Iterable[tuple[float, float]]) -> float:
 
 def shares(rows: list[dict[str, float | None]]) -> dict[str, Any]:
     """Per stage p50/p99/max seconds (pods that reached both ends; a negative gap, from whole
-    seconds, counts as 0), and the burst's ``joineryOwn`` / ``controlPlaneOnly`` totals."""
+    seconds, counts as 0), and the burst's totals (the module's docstring)."""
     stages: dict[str, Any] = {}
     for label, start, end, whose in STAGES:
         gaps = [
@@ -209,22 +220,28 @@ def shares(rows: list[dict[str, float | None]]) -> dict[str, Any]:
                 "max": max(gaps),
             }
     waits: list[tuple[float, float]] = []
+    joinery: list[tuple[float, float]] = []
     for r in rows:
         marked, ready = r["unschedulable"], r["usable"]
         if marked is not None and ready is not None:
             waits.append((marked, max(marked, ready)))
+            for start, end in JOINERY_SPANS:
+                a, b = r[start], r[end]
+                if a is not None and b is not None:
+                    joinery.append((a, max(a, b)))
     created = [r["created"] for r in rows if r["created"] is not None]
     running = [r["running"] for r in rows if r["running"] is not None]
     out: dict[str, Any] = {"stages": stages, "podsTimed": len(waits), "pods": len(rows)}
     if created and running:
         burst = max(running) - min(created)
-        own = _union_length(waits)
+        until_usable = _union_length(waits)
         out.update(
             burstSeconds=burst,
-            joineryOwn=own,
+            joineryOwn=_union_length(joinery),
+            untilUsable=until_usable,
             # the plain span: the first pod marked Unschedulable to the last Node usable
             joinerySpan=max(b for _, b in waits) - min(a for a, _ in waits) if waits else 0.0,
-            controlPlaneOnly=max(0.0, burst - own),
+            controlPlaneOnly=max(0.0, burst - until_usable),
             joineryWaitMax=max((b - a for a, b in waits), default=0.0),
         )
     return out

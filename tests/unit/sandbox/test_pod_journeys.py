@@ -51,9 +51,14 @@ def test_each_pod_is_matched_to_its_node_and_claim_and_split_into_stages() -> No
     assert [r["claimCreated"] for r in rows] == [T0 + 5, T0 + 30]
     assert [r["launched"] for r in rows] == [T0 + 6, T0 + 31]
     out = pod_journeys.shares(rows)
-    # a waits on Joinery 1→10, b 22→42: 9 + 20 s, no overlap; the burst is 0→45
+    # a waits 1→10 until usable, b 22→42: 9 + 20 s, no overlap; the burst is 0→45
     assert [r["usable"] for r in rows] == [T0 + 10, T0 + 42]
-    assert out["joineryOwn"] == 29
+    assert out["untilUsable"] == 29
+    # Joinery's own turns: a plans and launches 1→6 and registers 8→9, b 22→31 and 35→42;
+    # the simulated instance (launched→Node) and kwok (Node→Ready) are the sandbox's
+    assert out["joineryOwn"] == 5 + 1 + 9 + 7
+    assert out["stages"]["launchedToRegistered"]["whose"] == pod_journeys.INSTANCE
+    assert out["stages"]["registeredToNodeReady"]["whose"] == pod_journeys.KWOK
     assert out["joinerySpan"] == 41
     assert out["joineryWaitMax"] == 20
     assert out["burstSeconds"] == 45
@@ -71,7 +76,9 @@ def test_overlapping_waits_count_once_and_a_pod_never_marked_is_left_out() -> No
 
     out = pod_journeys.shares(rows)
     assert out["podsTimed"] == 2 and out["pods"] == 3
-    assert out["joineryOwn"] == 10  # 1→10 and 5→11 overlap: 1→11
+    assert out["untilUsable"] == 10  # 1→10 and 5→11 overlap: 1→11
+    # launched and registered with the claim (0), before either was marked: no turn of Joinery's
+    assert out["joineryOwn"] == 0
     no_claim = pod_journeys.journeys(pods[:1], nodes, [], {"a": T0 + 1})
     assert no_claim[0]["claimCreated"] is None and no_claim[0]["usable"] is None
 
