@@ -40,10 +40,10 @@ typecheck: install
 unit: install
 	$(BIN)/pytest -q tests/unit
 
-## Test processes: 0 runs the suite in this process (what CI does); N > 0 spreads its files over
-## N processes (pytest-xdist, slowest files first; see tests/conftest.py). Two processes were
-## not yet seen to pass on this 2-core machine: docs/performance.md, "Test suite time".
-TEST_WORKERS ?= 0
+## Test processes: N > 0 spreads the suite's files over N processes (pytest-xdist, slowest
+## files first; see tests/conftest.py); 0 runs it in this process. Two (CI's) keep both of
+## the 2-core machine's cores busy: docs/performance.md, "Test suite time".
+TEST_WORKERS ?= 2
 
 test: install k8s-bin deploy-tools temporal-bin lint typecheck
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=40
