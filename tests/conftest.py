@@ -65,12 +65,14 @@ def metrics_url() -> Iterator[str]:
 #
 # Tests go to the workers a file at a time (module fixtures, e.g. the dev scenarios started
 # together, run once), and the whole production tier as one unit (one temporal-server with
-# PostgreSQL per run, not one per worker). The slowest units are handed out first, so the
-# two workers end together instead of one starting a long file when the other is done.
+# PostgreSQL per run, not one per worker). Within the order below, the slowest units are
+# handed out first, so the two workers end together instead of one starting a long file
+# when the other is done.
 
 # Units that take minutes on the 2-core CI machine, slowest first (seconds, last measured run
 # on two processes, session 26).
 SLOW_UNITS = (
+    ("tests/component/ec2", 290),
     ("tests/workflows/production", 270),
     ("tests/e2e/test_dev_scenarios.py", 265),
     ("tests/e2e/test_crash.py", 205),
@@ -80,13 +82,15 @@ SLOW_UNITS = (
     ("tests/e2e/test_dev_command.py", 41),
     ("tests/workflows/test_garbage_collection_worker.py", 40),
 )
-# moto's backends are global to a process, and the EC2 component tests reset them before
-# each test, which would empty the region a session fixture of tests/workflows (``cloud``)
-# seeded earlier in the same process. So those tests run as one unit, handed out first: the
-# process that takes it runs it before any other file (run in one process, the suite runs
-# tests/component before tests/workflows anyway).
-MOTO_RESETTING = "tests/component/ec2/"
-ONE_UNIT_DIRS = ("tests/workflows/production/", MOTO_RESETTING)
+# Some state is global to a test process: moto's backends and the EC2 emulation's patches
+# of them. The EC2 component tests reset the backends before each test, the e2e tests' stacks
+# seed and patch them and undo it when they stop, and tests/workflows' session fixture
+# ``cloud`` seeds a region once and relies on it to the end. In one process the suite runs
+# them in that order (the directories' order), which is what keeps them apart; so units are
+# handed out in the directories' order too, and each process, taking units in queue order,
+# meets them in the same order. Within a directory, slowest first.
+PHASES = ("tests/component/", "tests/e2e/", "tests/unit/", "tests/workflows/")
+ONE_UNIT_DIRS = ("tests/workflows/production/", "tests/component/ec2/")
 
 
 def unit_of(nodeid: str) -> str:
@@ -95,13 +99,12 @@ def unit_of(nodeid: str) -> str:
     return next((d.rstrip("/") for d in ONE_UNIT_DIRS if path.startswith(d)), path)
 
 
-def unit_rank(unit: str, tests: int) -> tuple[float, int]:
-    """Sort key: the moto-resetting unit first, then known slow units by their time, then
-    the rest by how many tests they hold."""
-    if unit == MOTO_RESETTING.rstrip("/"):
-        return (-float("inf"), -tests)
+def unit_rank(unit: str, tests: int) -> tuple[int, float, int]:
+    """Sort key: the directories' order (``PHASES``), then known slow units by their time,
+    then the rest by how many tests they hold."""
+    phase = next((i for i, d in enumerate(PHASES) if unit.startswith(d)), len(PHASES))
     seconds = next((s for u, s in SLOW_UNITS if unit == u), 0)
-    return (-seconds, -tests)
+    return (phase, -seconds, -tests)
 
 
 @pytest.hookimpl(optionalhook=True)
