@@ -16,7 +16,7 @@ from typing import Any
 from activities.ec2.provider import EC2Provider
 from activities.kubernetes.client import Kube
 from activities.metrics import Counters
-from activities.planning import cluster_state
+from activities.planning import cluster_state, ready_pools
 from activities.planning.cluster_state import ClusterState
 from activities.planning.types import PlannedNodeClaim, PlanOutcome
 from models import labels as L
@@ -46,7 +46,10 @@ def random_name(pool: str, index: int) -> str:
 def instance_types(
     ec2: EC2Provider, pools: list[NodePool], classes: dict[str, dict[str, Any]]
 ) -> list[InstanceType]:
-    """The catalog as the pools' NodeClasses see it (zones without subnets are unavailable)."""
+    """The catalog as the pools' NodeClasses see it (zones without subnets are unavailable).
+
+    A NodeClass that is not Ready is no view of it (``ready_pools``): with no subnet, it sees
+    every offering unavailable. Of the Ready ones, the first to name a type gives it."""
     out: dict[str, InstanceType] = {}
     seen: set[str] = set()
     for pool in pools:
@@ -54,6 +57,8 @@ def instance_types(
         if ref in seen or ref not in classes:
             continue
         seen.add(ref)
+        if ready_pools.not_ready(ec2, classes[ref]) is not None:
+            continue
         for it in ec2.instance_types(EC2NodeClass.model_validate(classes[ref])):
             out.setdefault(it.name, it)
     return list(out.values()) if out else ec2.instance_types()
@@ -147,8 +152,13 @@ def plan_state(
 ) -> PlanOutcome:
     """The claims to create for ``state``'s pending pods, named by ``name`` and carrying
     ``annotations``."""
+    if state.pending:
+        ready_pools.leave_out_unready(ec2, state)
     if not state.nodepools or not state.pending:
-        why = "no NodePool can be used (each is invalid, paused or being deleted)"
+        why = (
+            "no NodePool can be used (each is invalid, paused, being deleted or has an "
+            "EC2NodeClass that is not ready)"
+        )
         valid = [pod for pod in state.uids if pod not in state.invalid_pods]
         return PlanOutcome(
             pending_pods=state.pending,

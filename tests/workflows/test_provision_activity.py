@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 from k8s_objects import (
+    CLUSTER,
     create_namespace,
     create_pod,
     ensure_nodeclass,
@@ -19,10 +20,11 @@ from k8s_objects import (
 from temporalio.converter import DataConverter
 from workflow_realparts import Cloud
 
-from activities.kubernetes import nodeclaims, raw
+from activities.kubernetes import custom_objects, nodeclaims, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.object_cache import WatchedObjects
 from activities.kubernetes.raw import LISTED
+from activities.kubernetes.resources import EC2NODECLASS, NODEPOOL
 from activities.lifecycle.common import Deps
 from activities.planning import provision
 from models import labels as L
@@ -145,3 +147,46 @@ def test_the_next_round_counts_the_claims_a_round_made_before_the_watch_brings_t
     finally:
         for name in set(other.created) - set(first.created):
             nodeclaims.delete(admin, name)
+
+
+def test_a_pool_whose_nodeclass_is_not_ready_leaves_the_other_pools_alone(
+    kube: Kube, admin: Kube, cloud: Cloud, key: str
+) -> None:
+    """As in Karpenter, a NodePool whose EC2NodeClass is not Ready is left out of the round
+    (and said so), and its NodeClass's view of the catalog (every offering unavailable: no
+    subnet matched) no longer stands for the pools listed after it."""
+    suffix = uuid.uuid4().hex[:6]
+    broken_class, broken_pool = f"nc-broken-{suffix}", f"a-broken-{suffix}"  # listed first
+    body = {
+        "metadata": {"name": broken_class},
+        "spec": {
+            "subnetSelectorTerms": [{"tags": {"team": "nobody"}}],
+            "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": CLUSTER}}],
+            "amiSelectorTerms": [{"alias": "al2023@latest"}],
+            "role": "KarpenterNodeRole",
+        },
+    }
+    custom_objects.create(admin, EC2NODECLASS, body)
+    ref = {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": broken_class}
+    ensure_nodepool(admin, broken_pool, nodeClassRef=ref)
+    ensure_nodeclass(admin)
+    pool = f"prov-{suffix}"
+    ensure_nodepool(admin, pool)
+    ns = f"t-{uuid.uuid4().hex[:8]}"
+    create_namespace(admin, ns)
+    for name, target in (("web-0", pool), ("web-1", pool), ("stuck-0", broken_pool)):
+        made = pod(name, ns, spec={"nodeSelector": {L.NODEPOOL: target}})
+        made["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1500m"}}
+        create_pod(admin, made)
+    eventually(lambda: _unschedulable(admin, ns) == 3, what="pods marked unschedulable")
+    deps = Deps(kube=kube, ec2=cloud.provider)
+    try:
+        outcome = provision.provision(deps, frozenset(), key, attempt=1)
+        assert _names_of(admin, pool) and not _names_of(admin, broken_pool)
+        assert any(
+            line.startswith(f"NodePool {broken_pool}: EC2NodeClass {broken_class} is not ready")
+            and "subnetSelectorTerms matched no subnets" in line
+            for line in outcome.skipped
+        ), outcome.skipped
+    finally:
+        custom_objects.delete(admin, NODEPOOL, broken_pool)
