@@ -88,11 +88,32 @@ def _entries_at(indent: int) -> re.Pattern[str]:
     return re.compile(rf"^(?= {{{indent}}}[^ #\n-])", re.MULTILINE)
 
 
+# Characters YAML's reader refuses anywhere in a stream, comments included (PyYAML's
+# ``Reader.NON_PRINTABLE``); for ASCII text, the C0 controls but tab, line feed and carriage
+# return, and DEL, deleted by one ``str.translate`` (a regular expression took 7 times longer).
+_NON_PRINTABLE = re.compile(
+    "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+)
+_ASCII_CONTROLS = str.maketrans(
+    "", "", "".join(chr(c) for c in (*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F))
+)
+
+
+def _non_printable(text: str) -> bool:
+    if text.isascii():
+        return len(text.translate(_ASCII_CONTROLS)) != len(text)
+    return _NON_PRINTABLE.search(text) is not None
+
+
 def _file_unsafe(text: str) -> bool:
     """Tabs, carriage returns and a byte order mark change how lines and indentation read;
-    directives, document end markers and text after ``---`` change how documents are cut.
-    (Substring tests: a regular expression over the file took longer than the parse.)"""
+    directives, document end markers and text after ``---`` change how documents are cut;
+    a character YAML refuses (a control character, even in a comment) must fail the file as
+    PyYAML fails it. (Substring tests: a regular expression over the file took longer than
+    the parse.)"""
     if not text.endswith("\n") or "\t" in text or "\r" in text or "\ufeff" in text:
+        return True
+    if _non_printable(text):
         return True
     lines = "\n" + text
     return "\n%" in lines or "\n..." in lines or lines.count("\n---") != lines.count("\n---\n")

@@ -184,6 +184,10 @@ def test_damaged_files_read_or_fail_as_pyyaml(parts: list[str], copies: int) -> 
         "spec:\n  a: 1\n---\nspec:\n  a: [1\n",
         "spec:\n  a: {\n---\nspec:\n  a: {\n",
         "no final newline: 1",
+        # a control character YAML refuses, even in a comment (found by the damaged files)
+        "#x\x1f\n",
+        "spec:\n  a: 1 # \x7f\n",
+        "spec:\n  a: caf\u00e9 \x0b\n",
     ],
 )
 def test_edge_cases_read_as_pyyaml(text: str) -> None:
