@@ -93,6 +93,12 @@ class ClaimParts:
     taints: tuple[Taint, ...]
     allocatable: Resources
     capacity: Resources
+    # The NodeInfo the claim made in its last reading, with the catalog it was made under:
+    # an unchanged claim is the same node from one reading to the next, so what a solver
+    # keeps for a node (``CatalogCache.node_facts``) answers again. Never changed once made.
+    node: list[tuple[list[InstanceType], NodeInfo]] = field(
+        default_factory=list, compare=False, repr=False
+    )
 
 
 def claim_parts(doc: Document) -> ClaimParts:
@@ -195,6 +201,22 @@ def _node_info(doc: Document) -> NodeInfo:
         nodepool=labels.get(L.NODEPOOL),
         schedulable=not spec.get("unschedulable") and not meta.get("deletionTimestamp"),
     )
+
+
+def _kept_claim_info(
+    parts: ClaimParts,
+    catalog: list[InstanceType],
+    types: Mapping[str, InstanceType],
+    smallest_of: dict[Requirement, tuple[Resources, Resources] | None],
+) -> NodeInfo:
+    """``_claim_info``, the same object as the last reading's under the same catalog (the
+    caller copies it before binding pods to it)."""
+    kept = parts.node[0] if parts.node else None
+    if kept is not None and kept[0] is catalog:
+        return kept[1]
+    info = _claim_info(parts, types, smallest_of)
+    parts.node[:] = [(catalog, info)]
+    return info
 
 
 def _claim_info(
@@ -387,6 +409,7 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
         if pid:
             provider_ids[str(pid)] = info.name
     smallest_of: dict[Requirement, tuple[Resources, Resources] | None] = {}
+    shared: set[str] = set()  # nodes that are a kept claim's NodeInfo, never to be changed
     for _d, parts in claim_docs:
         claim = parts.claim
         node_name = claim.status.node_name if claim.status.node_name in nodes else None
@@ -396,10 +419,11 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
             startup = [(t.key, str(t.effect)) for t in claim.spec.startup_taints]
             nodes[node_name] = _booting(nodes[node_name], startup, claimed=True)
             continue
-        info = _claim_info(parts, by_type, smallest_of)
+        info = _kept_claim_info(parts, instance_types, by_type, smallest_of)
         if info.name in nodes:
             continue
         nodes[info.name] = info
+        shared.add(info.name)
 
     pending: list[Pod] = []
     deleting_nodes = {
@@ -414,6 +438,9 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
             if pod.node_name in deleting_nodes and not pod.is_daemonset:
                 pending.append(replace(pod, node_name=None))  # the parse is shared: a copy
             elif pod.node_name in nodes:
+                if pod.node_name in shared:  # a kept claim's node: bind to a copy
+                    shared.discard(pod.node_name)
+                    nodes[pod.node_name] = replace(nodes[pod.node_name], pods=[])
                 nodes[pod.node_name].pods.append(pod)
             continue
         pending.append(pod)
