@@ -101,15 +101,46 @@ class ClaimParts:
     )
 
 
-def claim_parts(doc: Document) -> ClaimParts:
-    """The NodeClaim's parse, kept on the document; raises ValidationError / InputError."""
+# What a NodeClaim's requirements and labels give, before its own hostname: a burst's claims
+# share them (one pool, one shape), so one reading works them out once (see ``claim_parts``).
+SharedClaimParts = tuple[Requirements, dict[str, str], Requirements, Requirement]
+
+
+def claim_parts(
+    doc: Document,
+    shared: dict[tuple[object, ...], SharedClaimParts] | None = None,
+) -> ClaimParts:
+    """The NodeClaim's parse, kept on the document; raises ValidationError / InputError.
+
+    ``shared`` (one per reading) holds what claims with the same requirements and labels
+    have in common: the requirements, the labels they imply and the two narrowed together;
+    each claim then adds only its hostname (intersecting is order-free, and the keys come
+    in the order a claim's own parse puts them)."""
     kept = doc.parsed
     if isinstance(kept, ClaimParts):
         return kept
     claim = NodeClaim.model_validate(doc.body)
-    reqs = claim.requirements()
-    labels = {**claim.metadata.labels, **reqs.labels()}
-    labels.setdefault(L.HOSTNAME, claim.name)
+    key = (
+        tuple((r.key, r.operator, tuple(r.values), r.min_values) for r in claim.spec.requirements),
+        tuple(claim.metadata.labels.items()),
+    )
+    common = None if shared is None else shared.get(key)
+    if common is None:
+        reqs = claim.requirements()
+        base_labels = {**claim.metadata.labels, **reqs.labels()}
+        common = (
+            reqs,
+            base_labels,
+            reqs.with_requirements(Requirements.from_labels(base_labels).values()),
+            reqs.get_or_exists(L.INSTANCE_TYPE),
+        )
+        if shared is not None:
+            shared[key] = common
+    _reqs, base_labels, narrowed, instance_types = common
+    labels = dict(base_labels)
+    if L.HOSTNAME not in labels:
+        labels[L.HOSTNAME] = claim.name
+        narrowed = narrowed.with_requirements(Requirements.from_labels({L.HOSTNAME: claim.name}))
     try:
         alloc = parse_resources(claim.status.allocatable)
         cap = parse_resources(claim.status.capacity)
@@ -118,8 +149,8 @@ def claim_parts(doc: Document) -> ClaimParts:
     parts = ClaimParts(
         claim=claim,
         labels=labels,
-        requirements=reqs.with_requirements(Requirements.from_labels(labels).values()),
-        instance_types=reqs.get_or_exists(L.INSTANCE_TYPE),
+        requirements=narrowed,
+        instance_types=instance_types,
         taints=tuple(Taint(t.key, t.value or "", t.effect) for t in claim.spec.taints),
         allocatable=alloc,
         capacity=cap,
@@ -336,6 +367,7 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
             except ValueError as exc:
                 raise InputError(f"{d.label()}: overhead.podFixed.{exc}") from None
     seen_pools: set[str] = set()
+    shared_claims: dict[tuple[object, ...], SharedClaimParts] = {}
     memo = SpecMemo(runtime_overheads)  # a Deployment's replicas: one spec, parsed once
     ov_key = overheads_key(runtime_overheads)
     for d in docs:
@@ -355,7 +387,7 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
             elif kind == "Node":
                 node_docs.append(d)
             elif kind == "NodeClaim" and api.startswith("karpenter.sh/"):
-                claim_docs.append((d, claim_parts(d)))
+                claim_docs.append((d, claim_parts(d, shared_claims)))
             elif kind == "DaemonSet":
                 tmpl = ((d.body.get("spec") or {}).get("template")) or {}
                 meta = dict(tmpl.get("metadata") or {})

@@ -14,7 +14,7 @@ from helpers import CAPACITY_TYPE, INSTANCE_TYPE, ZA, ZB, catalog, nodeclaim, no
 
 from models.catalog import load_catalog
 from models.instancetype import InstanceType
-from scheduling.inputs import Document, build_problem
+from scheduling.inputs import Document, build_problem, claim_parts
 from scheduling.problem import Problem
 from scheduling.report import plan_to_dict
 from scheduling.solver import Plan, Solver
@@ -253,3 +253,21 @@ def test_a_solve_that_raises_keeps_nothing() -> None:
     except RuntimeError:
         pass
     assert kept.size() == 0
+
+
+def test_claims_parsed_in_one_reading_share_their_common_parts_exactly() -> None:
+    """A burst's claims share requirements and labels; parsing them with the reading's
+    shared parts gives each claim the parse it gets alone (values and key order)."""
+    bodies = [nodeclaim(f"claim-{i}", zone=ZA if i % 2 else ZB) for i in range(4)]
+    named = nodeclaim("claim-named")
+    named["metadata"]["labels"]["kubernetes.io/hostname"] = "host-x"
+    bodies.append(named)
+    shared: dict[tuple[object, ...], Any] = {}
+    for body in bodies:
+        alone = claim_parts(Document(copy.deepcopy(body), "alone"))
+        together = claim_parts(Document(copy.deepcopy(body), "together"), shared)
+        assert together.requirements == alone.requirements
+        assert list(together.requirements) == list(alone.requirements)
+        assert together.labels == alone.labels and list(together.labels) == list(alone.labels)
+        assert together.instance_types == alone.instance_types
+    assert len(shared) == 3  # two zones, and the claim with a hostname label of its own
