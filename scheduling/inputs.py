@@ -206,6 +206,38 @@ def _booting(
     return replace(info, taints=kept)
 
 
+@dataclass(eq=False)
+class _KeptNode:
+    """A Node document's parse, and the node as a round simulates it (``_booting``) per
+    startup taints of its claim (None: no claim), kept on the document: a caller that
+    keeps the Document between readings (the provisioner keeps one per Node version) has it
+    parsed once, and an unchanged Node without pods is the same node from one reading to
+    the next. Never changed once made (pods are bound to a copy)."""
+
+    info: NodeInfo
+    booted: dict[tuple[tuple[str, str], ...] | None, NodeInfo] = field(default_factory=dict)
+
+    def node(self, startup: tuple[tuple[str, str], ...] | None = None) -> NodeInfo:
+        found = self.booted.get(startup)
+        if found is None:
+            found = _booting(self.info)
+            if startup is not None:
+                found = _booting(found, startup, claimed=True)
+            if len(self.booted) >= 4:  # a Node meets one claim: never more than a few
+                self.booted.clear()
+            self.booted[startup] = found
+        return found
+
+
+def _kept_node(doc: Document) -> _KeptNode:
+    kept = doc.parsed
+    if isinstance(kept, _KeptNode):
+        return kept
+    made = _KeptNode(_node_info(doc))
+    doc.parsed = made
+    return made
+
+
 def _node_info(doc: Document) -> NodeInfo:
     body = doc.body
     meta = body.get("metadata") or {}
@@ -434,14 +466,19 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
     by_type = {it.name: it for it in instance_types}
     nodes: dict[str, NodeInfo] = {}
     provider_ids: dict[str, str] = {}
+    shared: set[str] = set()  # nodes whose pods list is a kept NodeInfo's, never to be changed
+    kept_nodes: dict[str, _KeptNode] = {}
+    claimed: set[str] = set()
     for d in node_docs:
-        info = _node_info(d)
-        nodes[info.name] = _booting(info)
+        kept = _kept_node(d)
+        info = kept.info
+        nodes[info.name] = kept.node()
+        kept_nodes[info.name] = kept
+        shared.add(info.name)
         pid = (d.body.get("spec") or {}).get("providerID")
         if pid:
             provider_ids[str(pid)] = info.name
     smallest_of: dict[Requirement, tuple[Resources, Resources] | None] = {}
-    shared: set[str] = set()  # nodes that are a kept claim's NodeInfo, never to be changed
     for _d, parts in claim_docs:
         claim = parts.claim
         node_name = claim.status.node_name if claim.status.node_name in nodes else None
@@ -449,7 +486,11 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
             node_name = provider_ids.get(claim.status.provider_id)
         if node_name is not None:  # registered: the Node represents it
             startup = [(t.key, str(t.effect)) for t in claim.spec.startup_taints]
-            nodes[node_name] = _booting(nodes[node_name], startup, claimed=True)
+            if node_name in claimed:  # a second claim for one Node: lift its taints too
+                nodes[node_name] = _booting(nodes[node_name], startup, claimed=True)
+            else:
+                nodes[node_name] = kept_nodes[node_name].node(tuple(startup))
+            claimed.add(node_name)
             continue
         info = _kept_claim_info(parts, instance_types, by_type, smallest_of)
         if info.name in nodes:
@@ -470,7 +511,7 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
             if pod.node_name in deleting_nodes and not pod.is_daemonset:
                 pending.append(replace(pod, node_name=None))  # the parse is shared: a copy
             elif pod.node_name in nodes:
-                if pod.node_name in shared:  # a kept claim's node: bind to a copy
+                if pod.node_name in shared:  # a kept node's pods list: bind to a copy
                     shared.discard(pod.node_name)
                     nodes[pod.node_name] = replace(nodes[pod.node_name], pods=[])
                 nodes[pod.node_name].pods.append(pod)

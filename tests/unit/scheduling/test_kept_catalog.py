@@ -10,7 +10,18 @@ import copy
 import threading
 from typing import Any
 
-from helpers import CAPACITY_TYPE, INSTANCE_TYPE, ZA, ZB, catalog, nodeclaim, nodepool, pod, req
+from helpers import (
+    CAPACITY_TYPE,
+    INSTANCE_TYPE,
+    ZA,
+    ZB,
+    catalog,
+    node,
+    nodeclaim,
+    nodepool,
+    pod,
+    req,
+)
 
 from models.catalog import load_catalog
 from models.instancetype import InstanceType
@@ -155,6 +166,40 @@ def test_kept_cache_plans_as_a_fresh_solve_while_the_cluster_changes() -> None:
     assert kept_node.pods == []
     bound = next(n for n in rounds.problems[-1].nodes if n.name == "claim-1")
     assert bound is not kept_node and [p.key for p in bound.pods] == ["default/bound-0"]
+
+    # Nodes: one empty, one running a pod, one not initialized (its claim's startup taint
+    # lifted in the simulation); then the running pod goes away.
+    cluster.put(node("node-empty", nodepool="default"))
+    cluster.put(node("node-busy", nodepool="default"))
+    cluster.put(pod("busy-0", "1", "1Gi", node_name="node-busy"))
+    cluster.put(
+        node(
+            "node-new",
+            nodepool="default",
+            taints=[
+                {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"},
+                {"key": "example.com/booting", "effect": "NoSchedule"},
+            ],
+        )
+    )
+    registered = nodeclaim("claim-reg")
+    registered["spec"]["startupTaints"] = [{"key": "example.com/booting", "effect": "NoSchedule"}]
+    registered["status"] = {"nodeName": "node-new"}
+    cluster.put(registered)
+    cluster.put(pod("web-7", "3", "1Gi", labels={"app": "web"}))
+    rounds.run()
+    rounds.run()
+    before, after = rounds.problems[-2], rounds.problems[-1]
+    empty = [next(n for n in p.nodes if n.name == "node-empty") for p in (before, after)]
+    assert empty[0] is empty[1], "an unchanged Node without pods is the same node"
+    booting = [next(n for n in p.nodes if n.name == "node-new") for p in (before, after)]
+    assert booting[0] is booting[1] and not booting[0].taints, "simulated as initialized"
+    busy = next(n for n in after.nodes if n.name == "node-busy")
+    assert [p.key for p in busy.pods] == ["default/busy-0"]
+    cluster.delete("Pod", "busy-0")
+    rounds.run()
+    busy = next(n for n in rounds.problems[-1].nodes if n.name == "node-busy")
+    assert busy.pods == [], "the kept Node was never given the bound pod"
     assert all(c is rounds.caches[1] for c in rounds.caches[1:]), "one cache throughout"
 
 
