@@ -68,6 +68,12 @@ class CatalogCache:
         self._type_vectors: dict[
             tuple[str, tuple[str, ...]], tuple[object, dict[str, list[int]]]
         ] = {}
+        # The label keys a node need not define (``allow_undefined``), per instance keys.
+        self._allow: tuple[frozenset[str], frozenset[str]] | None = None
+        # (node requirements, pod class requirements) → why they conflict (None: they agree).
+        self._label_answers: dict[
+            tuple[int, int], tuple[Requirements, Requirements, frozenset[str], str | None]
+        ] = {}
         # The running pods' topology counts per group, kept up to date from solve to solve.
         self.tallies = TopologyTallies()
 
@@ -89,17 +95,43 @@ class CatalogCache:
             self._chains,
             self._constraints,
             self._type_vectors,
+            self._label_answers,
         ]
         return sum(len(t) for t in tables) + self.tallies.size()
+
+    def allow_undefined(self, instance_keys: frozenset[str]) -> frozenset[str]:
+        """The label keys a node's requirements need not define for a pod's to be compatible
+        (the well-known ones and those the catalog's types define), the same set while the
+        instance keys are (so ``label_conflict`` answers from one solve to the next)."""
+        hit = self._allow
+        if hit is None or hit[0] is not instance_keys:
+            hit = self._allow = (instance_keys, L.WELL_KNOWN_LABELS | instance_keys)
+        return hit[1]
+
+    def label_conflict(
+        self, node: Requirements, pod: Requirements, allow_undefined: frozenset[str]
+    ) -> str | None:
+        """``node.compatible(pod, allow_undefined)``, once per pair of requirements (both
+        are never changed once made): an unchanged node and pod class meet again in the next
+        simulation of a disruption round and in the next provisioning round."""
+        key = (id(node), id(pod))
+        hit = self._label_answers.get(key)
+        if hit is None or hit[0] is not node or hit[1] is not pod or hit[2] is not allow_undefined:
+            why = node.compatible(pod, allow_undefined)
+            hit = self._label_answers[key] = (node, pod, allow_undefined, why)
+        return hit[3]
 
     def retain(self, nodes: Iterable[NodeInfo], pods: Iterable[Pod]) -> None:
         """Forget what was kept for nodes and pods other than these (a provisioning round's:
         a claim or pod that changed or went away is never asked about again)."""
-        node_ids = {id(n) for n in nodes}
+        node_list = list(nodes)
+        node_ids = {id(n) for n in node_list}
         pod_list = list(pods)
         pod_ids = {id(p) for p in pod_list}
         sources = {id(p if p.spec_parts is None else p.spec_parts) for p in pod_list}
         self._facts = {k: v for k, v in self._facts.items() if k in node_ids}
+        node_reqs = {id(n.requirements) for n in node_list}
+        self._label_answers = {k: v for k, v in self._label_answers.items() if k[0] in node_reqs}
         self._chains = {k: v for k, v in self._chains.items() if k in pod_ids}
         self._class_parts = {k: v for k, v in self._class_parts.items() if k[0] in sources}
 

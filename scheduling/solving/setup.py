@@ -66,7 +66,7 @@ class SolverSetup:
         self.dims = self._dimensions()
         self.dim_index = {d: i for i, d in enumerate(self.dims)}
         self.instance_keys = self._instance_keys()
-        self.allow_undefined = L.WELL_KNOWN_LABELS | self.instance_keys
+        self.allow_undefined = self.catalog.allow_undefined(self.instance_keys)
         # Label values per key that pools offer; existing nodes' values join a key when it is
         # first read (``label_values``): most solves read two or three keys of dozens.
         self.universe: dict[str, set[str]] = {}
