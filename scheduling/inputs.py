@@ -99,6 +99,10 @@ class ClaimParts:
     node: list[tuple[list[InstanceType], NodeInfo]] = field(
         default_factory=list, compare=False, repr=False
     )
+    # That node with the pods bound to it in the last reading (``_with_pods``).
+    bound: list[tuple[NodeInfo, list[Pod], NodeInfo]] = field(
+        default_factory=list, compare=False, repr=False
+    )
 
 
 # What a NodeClaim's requirements and labels give, before its own hostname: a burst's claims
@@ -216,6 +220,8 @@ class _KeptNode:
 
     info: NodeInfo
     booted: dict[tuple[tuple[str, str], ...] | None, NodeInfo] = field(default_factory=dict)
+    # The node with the pods bound to it in the last reading (``_with_pods``).
+    bound: list[tuple[NodeInfo, list[Pod], NodeInfo]] = field(default_factory=list)
 
     def node(self, startup: tuple[tuple[str, str], ...] | None = None) -> NodeInfo:
         found = self.booted.get(startup)
@@ -227,6 +233,25 @@ class _KeptNode:
                 self.booted.clear()
             self.booted[startup] = found
         return found
+
+
+def _with_pods(
+    slot: list[tuple[NodeInfo, list[Pod], NodeInfo]], base: NodeInfo, pods: list[Pod]
+) -> NodeInfo:
+    """``base`` with ``pods`` bound to it: the same object as the last reading's when the
+    node and its pods are (each pod is parsed once per version), so what a solver keeps
+    for a node answers again. ``slot`` is the kept node's; the result is never changed."""
+    last = slot[0] if slot else None
+    if (
+        last is not None
+        and last[0] is base
+        and len(last[1]) == len(pods)
+        and all(a is b for a, b in zip(last[1], pods, strict=True))
+    ):
+        return last[2]
+    info = replace(base, pods=pods)
+    slot[:] = [(base, pods, info)]
+    return info
 
 
 def _kept_node(doc: Document) -> _KeptNode:
@@ -466,7 +491,8 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
     by_type = {it.name: it for it in instance_types}
     nodes: dict[str, NodeInfo] = {}
     provider_ids: dict[str, str] = {}
-    shared: set[str] = set()  # nodes whose pods list is a kept NodeInfo's, never to be changed
+    # Per node, where its kept object remembers the node with its bound pods (``_with_pods``).
+    slots: dict[str, list[tuple[NodeInfo, list[Pod], NodeInfo]]] = {}
     kept_nodes: dict[str, _KeptNode] = {}
     claimed: set[str] = set()
     for d in node_docs:
@@ -474,7 +500,7 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
         info = kept.info
         nodes[info.name] = kept.node()
         kept_nodes[info.name] = kept
-        shared.add(info.name)
+        slots[info.name] = kept.bound
         pid = (d.body.get("spec") or {}).get("providerID")
         if pid:
             provider_ids[str(pid)] = info.name
@@ -496,7 +522,7 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
         if info.name in nodes:
             continue
         nodes[info.name] = info
-        shared.add(info.name)
+        slots[info.name] = parts.bound
 
     pending: list[Pod] = []
     deleting_nodes = {
@@ -504,6 +530,7 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
         for d in node_docs
         if (d.body.get("metadata") or {}).get("deletionTimestamp")
     }
+    bound: dict[str, list[Pod]] = {}
     for _d, pod in pod_docs:
         if pod.is_terminal:
             continue
@@ -511,12 +538,11 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
             if pod.node_name in deleting_nodes and not pod.is_daemonset:
                 pending.append(replace(pod, node_name=None))  # the parse is shared: a copy
             elif pod.node_name in nodes:
-                if pod.node_name in shared:  # a kept node's pods list: bind to a copy
-                    shared.discard(pod.node_name)
-                    nodes[pod.node_name] = replace(nodes[pod.node_name], pods=[])
-                nodes[pod.node_name].pods.append(pod)
+                bound.setdefault(pod.node_name, []).append(pod)
             continue
         pending.append(pod)
+    for name, on_node in bound.items():  # kept nodes are never changed: bound to a copy
+        nodes[name] = _with_pods(slots[name], nodes[name], on_node)
 
     for name, limits in volume_limits.items():
         if name in nodes and limits and not nodes[name].in_flight:

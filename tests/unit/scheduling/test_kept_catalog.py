@@ -196,6 +196,7 @@ def test_kept_cache_plans_as_a_fresh_solve_while_the_cluster_changes() -> None:
     assert booting[0] is booting[1] and not booting[0].taints, "simulated as initialized"
     busy = next(n for n in after.nodes if n.name == "node-busy")
     assert [p.key for p in busy.pods] == ["default/busy-0"]
+    assert busy is next(n for n in before.nodes if n.name == "node-busy"), "same pods, same node"
     cluster.delete("Pod", "busy-0")
     rounds.run()
     busy = next(n for n in rounds.problems[-1].nodes if n.name == "node-busy")
