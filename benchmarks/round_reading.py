@@ -41,6 +41,7 @@ from models import labels as L  # noqa: E402
 from models.nodepool import NodePool  # noqa: E402
 from scheduling.inputs import Document, build_problem  # noqa: E402
 from scheduling.solver import Solver  # noqa: E402
+from scheduling.solving.kept import KeptCatalog  # noqa: E402
 
 UNSCHEDULABLE = {
     "phase": "Pending",
@@ -136,14 +137,21 @@ def synced(objects: list[dict[str, Any]]) -> ObjectCache:
     return cache
 
 
-def _round(watched: WatchedObjects, types: list[Any], phases: dict[str, list[float]]) -> int:
-    """One round: read the watches, build the problem, solve; returns the pods placed."""
+def _round(
+    watched: WatchedObjects,
+    types: list[Any],
+    phases: dict[str, list[float]],
+    kept: KeptCatalog,
+) -> int:
+    """One round: read the watches, build the problem, solve (with what the last round
+    kept, as the provisioner does); returns the pods placed."""
     t0 = time.perf_counter()
     state = cluster_state.read(_Kube(), watched=watched)  # type: ignore[arg-type]
     t1 = time.perf_counter()
     problem = build_problem(state.documents, types).problem
     t2 = time.perf_counter()
-    result = Solver(problem).solve()
+    with kept.solving(problem) as catalog:
+        result = Solver(problem, catalog=catalog).solve()
     t3 = time.perf_counter()
     assert not result.claims, "every pod fits a claim in flight"
     for name, secs in (("read", t1 - t0), ("build", t2 - t1), ("solve", t3 - t2)):
@@ -161,9 +169,10 @@ def measure(count: int, rounds: int) -> dict[str, Any]:
     )
     phases: dict[str, list[float]] = {"read": [], "build": [], "solve": [], "round": []}
     placed_on_claims = 0
+    kept = KeptCatalog()  # the worker's (``Deps.kept_catalog``)
     with _answers(pool_body()):
         for _ in range(rounds):
-            placed_on_claims = _round(watched, types, phases)
+            placed_on_claims = _round(watched, types, phases, kept)
     return {
         "pods": count,
         "inFlightClaims": len(claim_bodies),

@@ -93,17 +93,58 @@ class ClaimParts:
     taints: tuple[Taint, ...]
     allocatable: Resources
     capacity: Resources
+    # The NodeInfo the claim made in its last reading, with the catalog it was made under:
+    # an unchanged claim is the same node from one reading to the next, so what a solver
+    # keeps for a node (``CatalogCache.node_facts``) answers again. Never changed once made.
+    node: list[tuple[list[InstanceType], NodeInfo]] = field(
+        default_factory=list, compare=False, repr=False
+    )
+    # That node with the pods bound to it in the last reading (``_with_pods``).
+    bound: list[tuple[NodeInfo, list[Pod], NodeInfo]] = field(
+        default_factory=list, compare=False, repr=False
+    )
 
 
-def claim_parts(doc: Document) -> ClaimParts:
-    """The NodeClaim's parse, kept on the document; raises ValidationError / InputError."""
+# What a NodeClaim's requirements and labels give, before its own hostname: a burst's claims
+# share them (one pool, one shape), so one reading works them out once (see ``claim_parts``).
+SharedClaimParts = tuple[Requirements, dict[str, str], Requirements, Requirement]
+
+
+def claim_parts(
+    doc: Document,
+    shared: dict[tuple[object, ...], SharedClaimParts] | None = None,
+) -> ClaimParts:
+    """The NodeClaim's parse, kept on the document; raises ValidationError / InputError.
+
+    ``shared`` (one per reading) holds what claims with the same requirements and labels
+    have in common: the requirements, the labels they imply and the two narrowed together;
+    each claim then adds only its hostname (intersecting is order-free, and the keys come
+    in the order a claim's own parse puts them)."""
     kept = doc.parsed
     if isinstance(kept, ClaimParts):
         return kept
     claim = NodeClaim.model_validate(doc.body)
-    reqs = claim.requirements()
-    labels = {**claim.metadata.labels, **reqs.labels()}
-    labels.setdefault(L.HOSTNAME, claim.name)
+    key = (
+        tuple((r.key, r.operator, tuple(r.values), r.min_values) for r in claim.spec.requirements),
+        tuple(claim.metadata.labels.items()),
+    )
+    common = None if shared is None else shared.get(key)
+    if common is None:
+        reqs = claim.requirements()
+        base_labels = {**claim.metadata.labels, **reqs.labels()}
+        common = (
+            reqs,
+            base_labels,
+            reqs.with_requirements(Requirements.from_labels(base_labels).values()),
+            reqs.get_or_exists(L.INSTANCE_TYPE),
+        )
+        if shared is not None:
+            shared[key] = common
+    _reqs, base_labels, narrowed, instance_types = common
+    labels = dict(base_labels)
+    if L.HOSTNAME not in labels:
+        labels[L.HOSTNAME] = claim.name
+        narrowed = narrowed.with_requirements(Requirements.from_labels({L.HOSTNAME: claim.name}))
     try:
         alloc = parse_resources(claim.status.allocatable)
         cap = parse_resources(claim.status.capacity)
@@ -112,8 +153,8 @@ def claim_parts(doc: Document) -> ClaimParts:
     parts = ClaimParts(
         claim=claim,
         labels=labels,
-        requirements=reqs.with_requirements(Requirements.from_labels(labels).values()),
-        instance_types=reqs.get_or_exists(L.INSTANCE_TYPE),
+        requirements=narrowed,
+        instance_types=instance_types,
         taints=tuple(Taint(t.key, t.value or "", t.effect) for t in claim.spec.taints),
         allocatable=alloc,
         capacity=cap,
@@ -169,6 +210,59 @@ def _booting(
     return replace(info, taints=kept)
 
 
+@dataclass(eq=False)
+class _KeptNode:
+    """A Node document's parse, and the node as a round simulates it (``_booting``) per
+    startup taints of its claim (None: no claim), kept on the document: a caller that
+    keeps the Document between readings (the provisioner keeps one per Node version) has it
+    parsed once, and an unchanged Node without pods is the same node from one reading to
+    the next. Never changed once made (pods are bound to a copy)."""
+
+    info: NodeInfo
+    booted: dict[tuple[tuple[str, str], ...] | None, NodeInfo] = field(default_factory=dict)
+    # The node with the pods bound to it in the last reading (``_with_pods``).
+    bound: list[tuple[NodeInfo, list[Pod], NodeInfo]] = field(default_factory=list)
+
+    def node(self, startup: tuple[tuple[str, str], ...] | None = None) -> NodeInfo:
+        found = self.booted.get(startup)
+        if found is None:
+            found = _booting(self.info)
+            if startup is not None:
+                found = _booting(found, startup, claimed=True)
+            if len(self.booted) >= 4:  # a Node meets one claim: never more than a few
+                self.booted.clear()
+            self.booted[startup] = found
+        return found
+
+
+def _with_pods(
+    slot: list[tuple[NodeInfo, list[Pod], NodeInfo]], base: NodeInfo, pods: list[Pod]
+) -> NodeInfo:
+    """``base`` with ``pods`` bound to it: the same object as the last reading's when the
+    node and its pods are (each pod is parsed once per version), so what a solver keeps
+    for a node answers again. ``slot`` is the kept node's; the result is never changed."""
+    last = slot[0] if slot else None
+    if (
+        last is not None
+        and last[0] is base
+        and len(last[1]) == len(pods)
+        and all(a is b for a, b in zip(last[1], pods, strict=True))
+    ):
+        return last[2]
+    info = replace(base, pods=pods)
+    slot[:] = [(base, pods, info)]
+    return info
+
+
+def _kept_node(doc: Document) -> _KeptNode:
+    kept = doc.parsed
+    if isinstance(kept, _KeptNode):
+        return kept
+    made = _KeptNode(_node_info(doc))
+    doc.parsed = made
+    return made
+
+
 def _node_info(doc: Document) -> NodeInfo:
     body = doc.body
     meta = body.get("metadata") or {}
@@ -195,6 +289,22 @@ def _node_info(doc: Document) -> NodeInfo:
         nodepool=labels.get(L.NODEPOOL),
         schedulable=not spec.get("unschedulable") and not meta.get("deletionTimestamp"),
     )
+
+
+def _kept_claim_info(
+    parts: ClaimParts,
+    catalog: list[InstanceType],
+    types: Mapping[str, InstanceType],
+    smallest_of: dict[Requirement, tuple[Resources, Resources] | None],
+) -> NodeInfo:
+    """``_claim_info``, the same object as the last reading's under the same catalog (the
+    caller copies it before binding pods to it)."""
+    kept = parts.node[0] if parts.node else None
+    if kept is not None and kept[0] is catalog:
+        return kept[1]
+    info = _claim_info(parts, types, smallest_of)
+    parts.node[:] = [(catalog, info)]
+    return info
 
 
 def _claim_info(
@@ -314,6 +424,7 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
             except ValueError as exc:
                 raise InputError(f"{d.label()}: overhead.podFixed.{exc}") from None
     seen_pools: set[str] = set()
+    shared_claims: dict[tuple[object, ...], SharedClaimParts] = {}
     memo = SpecMemo(runtime_overheads)  # a Deployment's replicas: one spec, parsed once
     ov_key = overheads_key(runtime_overheads)
     for d in docs:
@@ -333,7 +444,7 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
             elif kind == "Node":
                 node_docs.append(d)
             elif kind == "NodeClaim" and api.startswith("karpenter.sh/"):
-                claim_docs.append((d, claim_parts(d)))
+                claim_docs.append((d, claim_parts(d, shared_claims)))
             elif kind == "DaemonSet":
                 tmpl = ((d.body.get("spec") or {}).get("template")) or {}
                 meta = dict(tmpl.get("metadata") or {})
@@ -380,9 +491,16 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
     by_type = {it.name: it for it in instance_types}
     nodes: dict[str, NodeInfo] = {}
     provider_ids: dict[str, str] = {}
+    # Per node, where its kept object remembers the node with its bound pods (``_with_pods``).
+    slots: dict[str, list[tuple[NodeInfo, list[Pod], NodeInfo]]] = {}
+    kept_nodes: dict[str, _KeptNode] = {}
+    claimed: set[str] = set()
     for d in node_docs:
-        info = _node_info(d)
-        nodes[info.name] = _booting(info)
+        kept = _kept_node(d)
+        info = kept.info
+        nodes[info.name] = kept.node()
+        kept_nodes[info.name] = kept
+        slots[info.name] = kept.bound
         pid = (d.body.get("spec") or {}).get("providerID")
         if pid:
             provider_ids[str(pid)] = info.name
@@ -394,12 +512,17 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
             node_name = provider_ids.get(claim.status.provider_id)
         if node_name is not None:  # registered: the Node represents it
             startup = [(t.key, str(t.effect)) for t in claim.spec.startup_taints]
-            nodes[node_name] = _booting(nodes[node_name], startup, claimed=True)
+            if node_name in claimed:  # a second claim for one Node: lift its taints too
+                nodes[node_name] = _booting(nodes[node_name], startup, claimed=True)
+            else:
+                nodes[node_name] = kept_nodes[node_name].node(tuple(startup))
+            claimed.add(node_name)
             continue
-        info = _claim_info(parts, by_type, smallest_of)
+        info = _kept_claim_info(parts, instance_types, by_type, smallest_of)
         if info.name in nodes:
             continue
         nodes[info.name] = info
+        slots[info.name] = parts.bound
 
     pending: list[Pod] = []
     deleting_nodes = {
@@ -407,6 +530,7 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
         for d in node_docs
         if (d.body.get("metadata") or {}).get("deletionTimestamp")
     }
+    bound: dict[str, list[Pod]] = {}
     for _d, pod in pod_docs:
         if pod.is_terminal:
             continue
@@ -414,9 +538,11 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
             if pod.node_name in deleting_nodes and not pod.is_daemonset:
                 pending.append(replace(pod, node_name=None))  # the parse is shared: a copy
             elif pod.node_name in nodes:
-                nodes[pod.node_name].pods.append(pod)
+                bound.setdefault(pod.node_name, []).append(pod)
             continue
         pending.append(pod)
+    for name, on_node in bound.items():  # kept nodes are never changed: bound to a copy
+        nodes[name] = _with_pods(slots[name], nodes[name], on_node)
 
     for name, limits in volume_limits.items():
         if name in nodes and limits and not nodes[name].in_flight:

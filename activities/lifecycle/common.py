@@ -23,6 +23,7 @@ from activities.kubernetes.nodeclass_store import NodeClassStore
 from activities.kubernetes.object_cache import WatchedObjects
 from activities.metrics import Counters
 from models import contract
+from scheduling.solving.kept import KeptCatalog
 
 if TYPE_CHECKING:
     from activities.ec2.provider import EC2Provider
@@ -49,6 +50,8 @@ class Deps:
     # Pods, Nodes and NodeClaims from the worker's watches, for the provisioning round's
     # reads; None (or a watch not synced): the round lists them.
     watched: WatchedObjects | None = None
+    # What one provisioning round's solve keeps for the next (scheduling.solving.kept).
+    kept_catalog: KeptCatalog = field(default_factory=KeptCatalog)
 
     def lifecycle_task_queue(self) -> str:
         """The queue to start a NodeClaim lifecycle on. The worker names it: the activities

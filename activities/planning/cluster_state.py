@@ -91,6 +91,12 @@ def _claim_document(claim: Obj) -> Document:
     return Document(claim, f"NodeClaim {claim['metadata']['name']}")
 
 
+def _node_document(node: Obj) -> Document:
+    """One per version of a watched Node, so its parse (``scheduling.inputs``) is kept."""
+    name = node["metadata"]["name"]
+    return Document({**node, "kind": "Node", "apiVersion": "v1"}, f"Node {name}")
+
+
 def _listed(watched: ObjectCache, read: Callable[[], list[Obj]]) -> list[Obj]:
     """The worker's watched copy while its watch is synced, else the API server's list."""
     return watched.items() if watched.synced else read()
@@ -169,8 +175,8 @@ def add_watched(
         if not entry.bound:
             state.pending += 1
         docs.append(entry.doc)
-    for node in _typed(_listed(w.nodes, list_nodes), "Node", "v1"):
-        docs.append(Document(node, f"Node {node['metadata']['name']}"))
+    for node in _listed(w.nodes, list_nodes):
+        docs.append(w.nodes.derived(node, _node_document))
     for claim in _listed(w.nodeclaims, list_claims):
         meta = claim["metadata"]
         state.claim_rounds[str(meta["name"])] = str(

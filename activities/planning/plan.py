@@ -27,6 +27,7 @@ from models.nodepool_hash import hash_annotations
 from models.resources import render
 from scheduling.inputs import InputError, build_problem
 from scheduling.solver import PlannedClaim, Solver
+from scheduling.solving.kept import KeptCatalog
 
 ALPHABET = string.ascii_lowercase + string.digits
 
@@ -49,9 +50,13 @@ def instance_types(
     """The catalog as the pools' NodeClasses see it (zones without subnets are unavailable).
 
     A NodeClass that is not Ready is no view of it (``ready_pools``): with no subnet, it sees
-    every offering unavailable. Of the Ready ones, the first to name a type gives it."""
+    every offering unavailable. Of the Ready ones, the first to name a type gives it.
+    With one NodeClass, its list itself: the provider hands out the same list while the
+    catalog is unchanged, and what the solver keeps from round to round is kept per list
+    (``scheduling.solving.kept``)."""
     out: dict[str, InstanceType] = {}
     seen: set[str] = set()
+    lists: list[list[InstanceType]] = []
     for pool in pools:
         ref = pool.spec.template.spec.node_class_ref.name
         if ref in seen or ref not in classes:
@@ -59,8 +64,12 @@ def instance_types(
         seen.add(ref)
         if ready_pools.not_ready(ec2, classes[ref]) is not None:
             continue
-        for it in ec2.instance_types(EC2NodeClass.model_validate(classes[ref])):
+        listed = ec2.instance_types(EC2NodeClass.model_validate(classes[ref]))
+        lists.append(listed)
+        for it in listed:
             out.setdefault(it.name, it)
+    if out and len(lists) == 1 and len(out) == len(lists[0]):
+        return lists[0]  # the same types in the same order as the merge would give
     return list(out.values()) if out else ec2.instance_types()
 
 
@@ -149,9 +158,10 @@ def plan_state(
     *,
     name: Namer = random_name,
     annotations: Mapping[str, str] | None = None,
+    kept: KeptCatalog | None = None,
 ) -> PlanOutcome:
     """The claims to create for ``state``'s pending pods, named by ``name`` and carrying
-    ``annotations``."""
+    ``annotations``; with ``kept``, the solver starts from what the last round kept."""
     if state.pending:
         ready_pools.leave_out_unready(ec2, state)
     if not state.nodepools or not state.pending:
@@ -178,7 +188,11 @@ def plan_state(
             pod_uids=dict(state.uids),
         )
     started = time.perf_counter()
-    result = Solver(parsed.problem).solve()
+    if kept is None:
+        result = Solver(parsed.problem).solve()
+    else:
+        with kept.solving(parsed.problem) as catalog:
+            result = Solver(parsed.problem, catalog=catalog).solve()
     if counters is not None:
         counters.scheduling(
             "provisioner",

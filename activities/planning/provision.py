@@ -71,6 +71,7 @@ def provision(
         deps.counters,
         name=round_namer(key, attempt, set(state.claim_rounds)),
         annotations={L.PROVISIONING_ROUND: key},
+        kept=deps.kept_catalog,
     )
     made = create.create(deps, outcome.claims)
     pod_events.publish(deps.kube, outcome)

@@ -3,7 +3,7 @@ across solves."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence, Sized
 from typing import Any
 
 from models import labels as L
@@ -43,7 +43,11 @@ class CatalogCache:
     def __init__(self) -> None:
         self._offers: tuple[list[InstanceType], OfferIndex] | None = None
         self._keys: tuple[object, frozenset[str]] | None = None
-        self._pool_types: dict[int, tuple[object, object, list[InstanceType]]] = {}
+        # By the pool's name and requirements (what its compatible types depend on), not the
+        # pool object: a provisioning round reads each pool afresh, and its status changes.
+        self._pool_types: dict[
+            tuple[str, frozenset[Requirement]], tuple[object, list[InstanceType]]
+        ] = {}
         self._labels: dict[int, tuple[object, dict[str, set[str]]]] = {}
         self._facts: dict[int, NodeFacts] = {}
         self._pool_domains: dict[tuple[object, ...], tuple[list[object], frozenset[str]]] = {}
@@ -64,8 +68,72 @@ class CatalogCache:
         self._type_vectors: dict[
             tuple[str, tuple[str, ...]], tuple[object, dict[str, list[int]]]
         ] = {}
+        # The label keys a node need not define (``allow_undefined``), per instance keys.
+        self._allow: tuple[frozenset[str], frozenset[str]] | None = None
+        # (node requirements, pod class requirements) → why they conflict (None: they agree).
+        self._label_answers: dict[
+            tuple[int, int], tuple[Requirements, Requirements, frozenset[str], str | None]
+        ] = {}
         # The running pods' topology counts per group, kept up to date from solve to solve.
         self.tallies = TopologyTallies()
+
+    def size(self) -> int:
+        """How many entries the cache keeps, all tables together (what bounds a cache kept
+        from one provisioning round to the next, ``scheduling.solving.kept``)."""
+        tables: list[Sized] = [
+            self._pool_types,
+            self._labels,
+            self._facts,
+            self._pool_domains,
+            self._compatible,
+            self._key_passing,
+            self._compatible_lists,
+            self._shape_names,
+            self._group_names,
+            self._selects,
+            self._class_parts,
+            self._chains,
+            self._constraints,
+            self._type_vectors,
+            self._label_answers,
+        ]
+        return sum(len(t) for t in tables) + self.tallies.size()
+
+    def allow_undefined(self, instance_keys: frozenset[str]) -> frozenset[str]:
+        """The label keys a node's requirements need not define for a pod's to be compatible
+        (the well-known ones and those the catalog's types define), the same set while the
+        instance keys are (so ``label_conflict`` answers from one solve to the next)."""
+        hit = self._allow
+        if hit is None or hit[0] is not instance_keys:
+            hit = self._allow = (instance_keys, L.WELL_KNOWN_LABELS | instance_keys)
+        return hit[1]
+
+    def label_conflict(
+        self, node: Requirements, pod: Requirements, allow_undefined: frozenset[str]
+    ) -> str | None:
+        """``node.compatible(pod, allow_undefined)``, once per pair of requirements (both
+        are never changed once made): an unchanged node and pod class meet again in the next
+        simulation of a disruption round and in the next provisioning round."""
+        key = (id(node), id(pod))
+        hit = self._label_answers.get(key)
+        if hit is None or hit[0] is not node or hit[1] is not pod or hit[2] is not allow_undefined:
+            why = node.compatible(pod, allow_undefined)
+            hit = self._label_answers[key] = (node, pod, allow_undefined, why)
+        return hit[3]
+
+    def retain(self, nodes: Iterable[NodeInfo], pods: Iterable[Pod]) -> None:
+        """Forget what was kept for nodes and pods other than these (a provisioning round's:
+        a claim or pod that changed or went away is never asked about again)."""
+        node_list = list(nodes)
+        node_ids = {id(n) for n in node_list}
+        pod_list = list(pods)
+        pod_ids = {id(p) for p in pod_list}
+        sources = {id(p if p.spec_parts is None else p.spec_parts) for p in pod_list}
+        self._facts = {k: v for k, v in self._facts.items() if k in node_ids}
+        node_reqs = {id(n.requirements) for n in node_list}
+        self._label_answers = {k: v for k, v in self._label_answers.items() if k[0] in node_reqs}
+        self._chains = {k: v for k, v in self._chains.items() if k in pod_ids}
+        self._class_parts = {k: v for k, v in self._class_parts.items() if k[0] in sources}
 
     def offers(self, types: list[InstanceType]) -> OfferIndex:
         if self._offers is None or self._offers[0] is not types:
@@ -103,15 +171,19 @@ class CatalogCache:
 
     def pool_types(
         self,
-        pool: object,
+        pool: str,
+        reqs: Requirements,
         types: list[InstanceType],
         compute: Callable[[], list[InstanceType]],
     ) -> list[InstanceType]:
-        hit = self._pool_types.get(id(pool))
-        if hit is None or hit[0] is not pool or hit[1] is not types:
-            hit = (pool, types, compute())
-            self._pool_types[id(pool)] = hit
-        return hit[2]
+        """The catalog's types compatible with the requirements of the pool named ``pool``
+        (``compute``), once per pool, requirements and catalog: the same list object each
+        time, so what is kept per type list (offers, narrowing, labels) hits too."""
+        key = (pool, frozenset(reqs.values()))
+        hit = self._pool_types.get(key)
+        if hit is None or hit[0] is not types:
+            hit = self._pool_types[key] = (types, compute())
+        return hit[1]
 
     def node_facts(
         self, node: NodeInfo, selector_keys: Callable[[Sequence[Pod]], frozenset[str]]
@@ -237,10 +309,10 @@ class CatalogCache:
                 break
         return frozenset(names)
 
-    def type_labels(self, pool: object, types: list[InstanceType]) -> dict[str, set[str]]:
-        """Label values the pool's types offer (zones and capacity types of available
-        offerings included)."""
-        hit = self._labels.get(id(pool))
+    def type_labels(self, types: list[InstanceType]) -> dict[str, set[str]]:
+        """Label values a pool's types (``pool_types``) offer (zones and capacity types of
+        available offerings included), once per type list; callers never change them."""
+        hit = self._labels.get(id(types))
         if hit is None or hit[0] is not types:
             out: dict[str, set[str]] = {}
             for it in types:
@@ -252,5 +324,5 @@ class CatalogCache:
                         out.setdefault(L.ZONE, set()).add(o.zone)
                         out.setdefault(L.CAPACITY_TYPE, set()).add(o.capacity_type)
             hit = (types, out)
-            self._labels[id(pool)] = hit
+            self._labels[id(types)] = hit
         return hit[1]

@@ -66,7 +66,7 @@ class SolverSetup:
         self.dims = self._dimensions()
         self.dim_index = {d: i for i, d in enumerate(self.dims)}
         self.instance_keys = self._instance_keys()
-        self.allow_undefined = L.WELL_KNOWN_LABELS | self.instance_keys
+        self.allow_undefined = self.catalog.allow_undefined(self.instance_keys)
         # Label values per key that pools offer; existing nodes' values join a key when it is
         # first read (``label_values``): most solves read two or three keys of dozens.
         self.universe: dict[str, set[str]] = {}
@@ -197,7 +197,8 @@ class SolverSetup:
             reqs = np.requirements()
             taints = tuple(_taint(t.key, t.value, t.effect) for t in np.spec.template.spec.taints)
             types = self.catalog.pool_types(
-                np,
+                np.name,
+                reqs,
                 self.problem.instance_types,
                 lambda reqs=reqs: [  # type: ignore[misc]
                     it
@@ -227,7 +228,7 @@ class SolverSetup:
                 ),
             )
             pools.append(pv)
-            for key, values in self.catalog.type_labels(np, types).items():
+            for key, values in self.catalog.type_labels(types).items():
                 self.universe.setdefault(key, set()).update(values)
             for key, r in reqs.items():
                 if not r.complement:

@@ -77,6 +77,10 @@ class TopologyTallies:
     def __init__(self) -> None:
         self._tallies: dict[int, Tally] = {}
 
+    def size(self) -> int:
+        """How many groups have a tally."""
+        return len(self._tallies)
+
     def count(
         self,
         groups: list[tuple[TopologyGroup, int]],
