@@ -130,6 +130,12 @@ class EC2Provider:
 
         return self._timed("GetInstanceTypes", listed)
 
+    def nodeclass_not_ready(self, nodeclass: EC2NodeClass) -> str | None:
+        """Why the NodeClass is not Ready (no subnet, security group or AMI matched its
+        selectors), or None when it is; a ready answer is the cached resolution's."""
+        cond = self.nodeclasses.get(nodeclass).not_ready_reason()
+        return None if cond is None else (cond.message or cond.reason or "not ready")
+
     def launch(self, request: LaunchRequest, nodeclass: EC2NodeClass) -> LaunchResult:
         return self._timed("Create", lambda: self.launcher.launch(request, nodeclass))
 

@@ -28,8 +28,7 @@ def not_ready(ec2: EC2Provider, nodeclass: Mapping[str, Any]) -> str | None:
         parsed = EC2NodeClass.model_validate(nodeclass)
     except ValidationError as exc:
         return field_error(exc)
-    cond = ec2.nodeclasses.get(parsed).not_ready_reason()
-    return None if cond is None else (cond.message or cond.reason or "not ready")
+    return ec2.nodeclass_not_ready(parsed)
 
 
 def leave_out_unready(ec2: EC2Provider, state: ClusterState) -> None:

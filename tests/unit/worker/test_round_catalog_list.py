@@ -33,6 +33,9 @@ class FakeEC2:
     def instance_types(self, nodeclass: Any = None) -> list[InstanceType]:
         return self.lists[nodeclass.metadata.name] if nodeclass is not None else []
 
+    def nodeclass_not_ready(self, nodeclass: Any) -> str | None:
+        return None
+
 
 def _pool(name: str, nodeclass: str) -> NodePool:
     body = nodepool_manifest(name)
