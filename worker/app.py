@@ -266,7 +266,9 @@ async def run_worker(
                     task_queue=settings.temporal.task_queue,
                     search_attributes=settings.search_attributes,
                     ec2=ec2,
-                    status=StatusReporter(kube, ec2).start(),
+                    status=StatusReporter(
+                        kube, ec2, claims=deps.watched.nodeclaims if deps.watched else None
+                    ).start(),
                     nodeclass_store=deps.nodeclass_store,
                     node_index=deps.node_index,
                     watched=deps.watched,

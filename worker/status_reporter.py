@@ -21,6 +21,7 @@ from activities.ec2.provider import EC2Provider
 from activities.kubernetes import nodeclasses, nodepools
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import translate
+from activities.kubernetes.object_cache import ObjectCache
 from activities.status import nodeclasses as nodeclass_status
 from activities.status import nodepools as nodepool_status
 
@@ -34,6 +35,9 @@ Key = tuple[str, str]
 class StatusReporter:
     kube: Kube
     ec2: EC2Provider | None = None
+    # The NodeClaim watch's cache (activities/kubernetes/object_cache.py): a pool's usage is
+    # counted from it while it is synced, not from a list of the pool's claims.
+    claims: ObjectCache | None = None
     resync_seconds: float = 300.0
     retry_seconds: float = 10.0
     stop: threading.Event = field(default_factory=threading.Event)
@@ -94,7 +98,7 @@ class StatusReporter:
                     for pool in self._pools_using(name):
                         self.nodepool(pool)
                 else:
-                    nodepool_status.report(self.kube, name)
+                    nodepool_status.report(self.kube, name, self.claims)
             except Exception as exc:  # report and retry later; never let the thread die
                 log.warning("status of %s %s not updated: %s", kind, name, translate(exc))
                 self._enqueue(key, self.retry_seconds)

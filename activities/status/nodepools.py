@@ -20,10 +20,12 @@ from activities.kubernetes import conditions as cond
 from activities.kubernetes import nodeclaims, nodeclasses, nodepools
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
+from activities.kubernetes.object_cache import ObjectCache
 from activities.kubernetes.resources import EC2NODECLASS
 from activities.kubernetes.retries import retry_conflicts
 from activities.status import reporting
 from models import conditions
+from models import labels as L
 from models.errors import field_error
 from models.nodepool import NodePool
 from models.resources import add, parse_resources, render
@@ -91,8 +93,23 @@ def usage(claims: Sequence[Mapping[str, Any]]) -> Usage:
     return Usage(len(live), render(total))
 
 
-def report(kube: Kube, name: str) -> list[cond.Condition]:
-    """Bring ``name``'s status up to date; return the conditions that newly turned False."""
+def claims_of(kube: Kube, pool: str, watched: ObjectCache | None = None) -> list[Obj]:
+    """The pool's NodeClaims: from the worker's NodeClaim watch while it is synced, else
+    listed. A burst reports each pool every couple of seconds, and listing every claim of
+    the pool each time was the largest read of a 1,000-node burst, for the API server and
+    for this process's JSON parsing (docs/performance.md, session 26)."""
+    if watched is not None and watched.synced:
+        return [
+            c
+            for c in watched.items()
+            if ((c.get("metadata") or {}).get("labels") or {}).get(L.NODEPOOL) == pool
+        ]
+    return nodeclaims.list_(kube, nodepool=pool)[0]
+
+
+def report(kube: Kube, name: str, watched: ObjectCache | None = None) -> list[cond.Condition]:
+    """Bring ``name``'s status up to date; return the conditions that newly turned False.
+    ``watched``: the worker's NodeClaim watch, read instead of listing the pool's claims."""
 
     def write() -> list[cond.Condition]:
         pool = reporting.live(lambda: nodepools.get(kube, name))
@@ -110,7 +127,7 @@ def report(kube: Kube, name: str) -> list[cond.Condition]:
         turned_false = reporting.newly_false(existing, wanted)
         if reporting.needs_write(existing, wanted):
             pool = nodepools.set_conditions(kube, pool, wanted)
-        now = usage(nodeclaims.list_(kube, nodepool=name)[0])
+        now = usage(claims_of(kube, name, watched))
         old = status.get("resources") or {}
         if (status.get("nodes"), old) != (now.nodes, now.resources):
             gone: dict[str, str | None] = {k: None for k in old if k not in now.resources}
