@@ -263,12 +263,16 @@ def test_kept_cache_is_pruned_to_the_round_and_bounded() -> None:
     assert rounds.caches[-1] is not rounds.caches[-2]
 
 
-def test_a_round_overlapping_another_solves_with_its_own_cache() -> None:
-    types = load_catalog(catalog())
+def _one_pod_problem() -> Problem:
+    """One pool and one pending pod on the test catalog."""
     cluster = Cluster()
     cluster.put(POOL)
     cluster.put(pod("web-0"))
-    problem = build_problem(cluster.kept_docs(), types).problem
+    return build_problem(cluster.kept_docs(), load_catalog(catalog())).problem
+
+
+def test_a_round_overlapping_another_solves_with_its_own_cache() -> None:
+    problem = _one_pod_problem()
     kept = KeptCatalog()
     seen: list[CatalogCache] = []
     with kept.solving(problem) as outer:
@@ -287,11 +291,7 @@ def _inner(kept: KeptCatalog, problem: Problem) -> CatalogCache:
 
 
 def test_a_solve_that_raises_keeps_nothing() -> None:
-    types = load_catalog(catalog())
-    cluster = Cluster()
-    cluster.put(POOL)
-    cluster.put(pod("web-0"))
-    problem = build_problem(cluster.kept_docs(), types).problem
+    problem = _one_pod_problem()
     kept = KeptCatalog()
     try:
         with kept.solving(problem):
