@@ -1,7 +1,9 @@
 """Instances Joinery owns: find by NodeClaim tag, get, list for garbage collection, terminate.
 
 Ownership is by tags (cluster, NodePool, NodeClaim), never by remembering ids, so a worker
-that restarts mid-launch can still find what it created.
+that restarts mid-launch can still find what it created: by the claim's tag, or, for an
+instance of a batched launch not yet tagged with its claim, by its member tag and the
+batch's pairing rule (:mod:`activities.ec2.launch_batches`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from activities.ec2.errors import InstanceNotFound, aws_errors
+from activities.ec2.launch_batches import member_tag, recover
 from activities.ec2.launch_types import provider_id
 from models import labels as L
 
@@ -21,6 +24,8 @@ TAG_NODECLASS = "karpenter.k8s.aws/ec2nodeclass"
 TAG_EKS_CLUSTER = "eks:eks-cluster-name"
 ACTIVE_STATES = ("pending", "running", "stopping", "stopped")
 GONE_STATES = ("shutting-down", "terminated")
+# Values in one DescribeInstances filter (EC2 takes up to 200).
+LOOKUP_CHUNK = 100
 
 
 def cluster_tag(cluster_name: str) -> str:
@@ -77,20 +82,55 @@ class InstanceProvider:
                     out.extend(Instance.from_api(i) for i in reservation.get("Instances", []))
         return out
 
-    def _owned(self, extra: Iterable[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+    def _owned(
+        self, extra: Iterable[dict[str, Any]] = (), *, live: bool = True
+    ) -> list[dict[str, Any]]:
+        states = [{"Name": "instance-state-name", "Values": list(ACTIVE_STATES)}] if live else []
         return [
             {"Name": f"tag:{cluster_tag(self._cluster)}", "Values": ["owned"]},
-            {"Name": "instance-state-name", "Values": list(ACTIVE_STATES)},
+            *states,
             *extra,
         ]
 
     def find_by_nodeclaim(self, nodeclaim_name: str) -> Instance | None:
         """The live instance already launched for this NodeClaim, if any (launch idempotency)."""
-        found = self._describe(
-            Filters=self._owned([{"Name": f"tag:{TAG_NODECLAIM}", "Values": [nodeclaim_name]}])
-        )
-        found.sort(key=lambda i: (i.launch_time or datetime.min.replace(tzinfo=UTC), i.id))
-        return found[0] if found else None
+        return self.find_by_nodeclaims([nodeclaim_name]).get(nodeclaim_name)
+
+    def find_by_nodeclaims(self, names: Iterable[str]) -> dict[str, Instance]:
+        """Each NodeClaim's live instance, for those that have one: tagged with the claim,
+        or paired with it by a batched launch the claim's tag never reached."""
+        wanted = sorted(set(names))
+        found: dict[str, Instance] = {}
+        for chunk in _chunks(wanted):
+            tagged = self._describe(
+                Filters=self._owned([{"Name": f"tag:{TAG_NODECLAIM}", "Values": chunk}])
+            )
+            for instance in sorted(tagged, key=_launch_order):
+                found.setdefault(instance.tags[TAG_NODECLAIM], instance)
+        missing = [n for n in wanted if n not in found]
+        for chunk in _chunks(missing):
+            keys = [member_tag(n) for n in chunk]
+            batched = self._describe(
+                Filters=self._owned([{"Name": "tag-key", "Values": keys}], live=False)
+            )
+            by_id = {i.id: i for i in batched}
+            pairs = [(i.id, i.tags) for i in batched]
+            for name in chunk:
+                live = [
+                    by_id[i]
+                    for i in recover(name, pairs)
+                    if by_id[i].state in ACTIVE_STATES and by_id[i].nodeclaim in (None, name)
+                ]
+                if live:
+                    found[name] = min(live, key=_launch_order)
+        return found
+
+    def tag(self, instance_id: str, tags: dict[str, str]) -> None:
+        """Add ``tags`` to the instance (CreateTags: existing keys get the new values)."""
+        with aws_errors("CreateTags"):
+            self._ec2.create_tags(
+                Resources=[instance_id], Tags=[{"Key": k, "Value": v} for k, v in tags.items()]
+            )
 
     def get(self, instance_id: str) -> Instance:
         """Raises InstanceNotFound for a missing or terminated instance."""
@@ -141,3 +181,11 @@ class InstanceProvider:
         except InstanceNotFound:
             return True
         return False
+
+
+def _launch_order(instance: Instance) -> tuple[datetime, str]:
+    return (instance.launch_time or datetime.min.replace(tzinfo=UTC), instance.id)
+
+
+def _chunks(names: list[str]) -> list[list[str]]:
+    return [names[i : i + LOOKUP_CHUNK] for i in range(0, len(names), LOOKUP_CHUNK)]
