@@ -14,9 +14,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from activities.ec2.errors import InstanceNotFound, aws_errors
-from activities.ec2.launch_batches import member_tag, recover
+from activities.ec2.launch_batches import member_tag, members_of, recover
 from activities.ec2.launch_types import provider_id
 from models import labels as L
+from models.nodeclaim import LAUNCH_TTL
 
 TAG_NODEPOOL = L.NODEPOOL
 TAG_NODECLAIM = "karpenter.sh/nodeclaim"
@@ -26,6 +27,9 @@ ACTIVE_STATES = ("pending", "running", "stopping", "stopped")
 GONE_STATES = ("shutting-down", "terminated")
 # Values in one DescribeInstances filter (EC2 takes up to 200).
 LOOKUP_CHUNK = 100
+# How long an untagged instance of a batched launch is kept for a member claim that may still
+# pair with it: a launch's whole time to live and a minute more.
+BATCH_RECOVERY_GRACE = LAUNCH_TTL + timedelta(minutes=1)
 
 
 def cluster_tag(cluster_name: str) -> str:
@@ -157,15 +161,26 @@ class InstanceProvider:
         """Owned instances whose NodeClaim no longer exists, past a grace period.
 
         The grace period covers the window between CreateFleet returning and the NodeClaim
-        recording the instance, so a launch in flight is never collected.
+        recording the instance, so a launch in flight is never collected. An instance of a
+        batched launch not yet tagged with its claim, while a member of its batch exists
+        without an instance, waits BATCH_RECOVERY_GRACE instead: that member's retried
+        launch (a worker died before the tags) may still pair with it while launches run.
         """
         known = set(known_nodeclaims)
-        cutoff = (now or datetime.now(UTC)) - grace
-        return [
-            i
-            for i in self.list_owned()
-            if i.nodeclaim not in known and (i.launch_time is None or i.launch_time <= cutoff)
-        ]
+        owned = self.list_owned()
+        settled = {i.nodeclaim for i in owned if i.nodeclaim}
+        members = {member_tag(n) for n in known - settled}  # claims still without an instance
+        at = now or datetime.now(UTC)
+        out: list[Instance] = []
+        for i in owned:
+            if i.nodeclaim in known:
+                continue
+            waits = grace
+            if i.nodeclaim is None and not members.isdisjoint(members_of(i.tags)):
+                waits = max(grace, BATCH_RECOVERY_GRACE)
+            if i.launch_time is None or i.launch_time <= at - waits:
+                out.append(i)
+        return out
 
     def terminate(self, instance_id: str) -> bool:
         """Start termination; True when the instance was already gone (idempotent delete)."""

@@ -5,12 +5,13 @@ short answer leaves the last claims with insufficient capacity."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
 from activities.ec2.errors import InsufficientCapacity
-from activities.ec2.instances import TAG_NODECLAIM, InstanceProvider
+from activities.ec2.instances import BATCH_RECOVERY_GRACE, TAG_NODECLAIM, InstanceProvider
 from activities.ec2.launch_batches import member_tag
 from activities.ec2.launch_types import LaunchRequest, LaunchResult
 
@@ -147,3 +148,30 @@ def test_a_short_answer_gives_the_last_claims_insufficient_capacity(
     again = env.provider.launch(request("claim-3"), nc)
     assert (again.instance_type, again.zone) != (itype, zone)
     assert len(instances(env)) == 3
+
+
+def test_an_untagged_batch_instance_waits_for_its_members_before_it_counts_as_leaked(
+    env: Any, make_nodeclass: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Garbage collection leaves the instance a member's retry may still pair with for a
+    launch's whole time to live; with no member left it goes after the usual 30 s."""
+    nc = make_nodeclass.build()
+    tag = InstanceProvider.tag
+
+    def lost(self: InstanceProvider, instance_id: str, tags: dict[str, str]) -> None:
+        if tags.get(TAG_NODECLAIM) == "claim-y":
+            raise ConnectionError("worker gone")
+        tag(self, instance_id, tags)
+
+    monkeypatch.setattr(InstanceProvider, "tag", lost)
+    launch_together(env, nc, ["claim-x", "claim-y"])
+    untagged = [i for i in instances(env) if TAG_NODECLAIM not in tags_of(env, i["InstanceId"])]
+    assert len(untagged) == 1
+    orphan = untagged[0]["InstanceId"]
+    at = untagged[0]["LaunchTime"]
+    later, much_later = at + timedelta(seconds=31), at + BATCH_RECOVERY_GRACE + timedelta(seconds=1)
+    known = ["claim-x", "claim-y"]
+    assert orphan not in {i.id for i in env.provider.instances.leaked(known, now=later)}
+    assert orphan in {i.id for i in env.provider.instances.leaked(known, now=much_later)}
+    # no member claim left (claim-y was deleted): the usual grace
+    assert orphan in {i.id for i in env.provider.instances.leaked(["claim-x"], now=later)}
