@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Literal
 
 from pydantic import Field, field_validator
@@ -10,6 +11,9 @@ from models.duration import NEVER, parse_duration
 from models.kube import KubeModel, NodeSelectorRequirementWithMinValues, ObjectMeta, Taint
 from models.nodepool import NodeClassReference
 from models.requirements import Requirements
+
+# Karpenter's launch TTL: a NodeClaim not launched within it is given up and deleted.
+LAUNCH_TTL = timedelta(minutes=5)
 
 # Condition types, as upstream names them.
 LAUNCHED = "Launched"

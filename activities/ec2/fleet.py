@@ -1,20 +1,28 @@
 """Launch one instance for a NodeClaim with CreateFleet (instant), cheapest pools first.
 
-Idempotent twice over: an instance already tagged with the NodeClaim is returned as is, and
-the NodeClaim UID is the fleet's ClientToken so EC2 itself answers a repeated call with the
-first call's instance.
+Claims launched at once with the same request (a burst's claims share a shape, templates and
+tags) go out as one CreateFleet for all of them, as Karpenter batches CreateFleet; so do their
+idempotency lookups (:mod:`activities.ec2.batcher`). Each claim's instance is then tagged with
+its claim.
+
+Idempotent twice over: an instance already launched for the NodeClaim (tagged with it, or
+paired with it by a batched launch, :mod:`activities.ec2.launch_batches`) is returned as is,
+and the fleet's ClientToken is derived from its claims' UIDs, so EC2 itself answers a repeated
+call with the first call's instances.
 """
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from activities.ec2.amis import ResolvedAMI
+from activities.ec2.batcher import Batcher
 from activities.ec2.capacity_cache import UnavailableOfferings
 from activities.ec2.catalog import InstanceTypeProvider
 from activities.ec2.cluster import ClusterSource
@@ -27,6 +35,7 @@ from activities.ec2.errors import (
     LaunchTemplateNotFound,
     Pool,
     Throttled,
+    TransientError,
     aws_errors,
     classify,
 )
@@ -39,6 +48,12 @@ from activities.ec2.instances import (
     Instance,
     InstanceProvider,
     cluster_tag,
+)
+from activities.ec2.launch_batches import (
+    assign,
+    batch_token,
+    member_capacity,
+    member_tag,
 )
 from activities.ec2.launch_templates import LaunchTemplateInput, LaunchTemplateProvider
 from activities.ec2.launch_types import LaunchRequest, LaunchResult, provider_id
@@ -57,6 +72,40 @@ from models.resources import parse_resources, render
 
 log = logging.getLogger(__name__)
 UNREGISTERED_TAINT = {"key": L.UNREGISTERED_TAINT_KEY, "effect": "NoExecute"}
+# The CreateFleet batching window: a batch goes out once no claim has joined it for
+# BATCH_IDLE seconds, or BATCH_MAX_WAIT after it opened. Karpenter waits 35 ms; a burst's
+# launches here come from Python threads sharing one GIL with the workflows, spaced wider on
+# a loaded worker, and a lone launch's extra 0.1 s is nothing beside EC2's answer. Lookups
+# batch the same way, up to LOOKUP_BATCH claims (EC2 takes 200 values a filter).
+BATCH_IDLE = 0.1
+BATCH_MAX_WAIT = 1.0
+LOOKUP_BATCH = 100
+
+
+@dataclass(frozen=True)
+class FleetKey:
+    """What makes two claims' CreateFleet requests the same: the request without its token,
+    count and per-claim tags (JSON, keys sorted), and the subnets' zones to read it by."""
+
+    request: str
+    zones: str
+
+
+@dataclass(frozen=True)
+class Member:
+    nodeclaim: str
+    uid: str
+
+
+@dataclass(frozen=True)
+class Launched:
+    """One instance of a CreateFleet answer."""
+
+    instance_id: str
+    instance_type: str
+    zone: str
+    capacity_type: str
+    template: str
 
 
 @dataclass(frozen=True)
@@ -139,10 +188,21 @@ class Launcher:
         self._cluster = cluster
         # In a burst every claim of a round has the same shape: match the catalog once.
         self._compatible = CompatibleTypes()
+        self._lookups: Batcher[None, str, Instance | None] = Batcher(
+            self._lookup_batch, idle=BATCH_IDLE, max_wait=BATCH_MAX_WAIT, max_items=LOOKUP_BATCH
+        )
+        self._fleets: Batcher[FleetKey, Member, Launched] = Batcher(
+            self._fleet_batch,
+            idle=BATCH_IDLE,
+            max_wait=BATCH_MAX_WAIT,
+            max_items=member_capacity(0),
+        )
 
     def launch(self, request: LaunchRequest, nodeclass: EC2NodeClass) -> LaunchResult:
-        existing = self._instances.find_by_nodeclaim(request.nodeclaim_name)
+        existing = self._lookups.submit(None, request.nodeclaim_name)
         if existing is not None:
+            if existing.nodeclaim is None:  # a batched launch that ended before its tags
+                self._instances.tag(existing.id, self.claim_tags(request))
             return self._result_for_existing(existing, nodeclass)
         resolved = self._nodeclasses.get(nodeclass)
         resolved.require_ready()
@@ -170,10 +230,12 @@ class Launcher:
                 "suits the compatible instance types"
             )
         try:
-            response = self._create_fleet(request, nodeclass, capacity_type, configs)
-            instance_id, itype, zone, lifecycle, lt_name = self._first_instance(
-                response, resolved, capacity_type
+            launched = self._fleets.submit(
+                self._fleet_key(request, nodeclass, capacity_type, configs, resolved),
+                Member(request.nodeclaim_name, request.nodeclaim_uid),
+                limit=member_capacity(len(self.shared_tags(request, nodeclass))),
             )
+            self._instances.tag(launched.instance_id, self.claim_tags(request))
         except (InsufficientCapacity, Throttled):
             raise
         except EC2Error as exc:
@@ -189,12 +251,12 @@ class Launcher:
             raise
         by_name = {c.instance_type.name: c.instance_type for c in candidates}
         return self._result(
-            instance_id,
-            itype,
-            zone,
-            lifecycle,
-            images.get(lt_name, ""),
-            by_name.get(itype),
+            launched.instance_id,
+            launched.instance_type,
+            launched.zone,
+            launched.capacity_type,
+            images.get(launched.template, ""),
+            by_name.get(launched.instance_type),
             request,
         )
 
@@ -274,35 +336,43 @@ class Launcher:
                 )
         return configs, images
 
-    def tags(self, request: LaunchRequest, nodeclass: EC2NodeClass) -> dict[str, str]:
-        """User tags first, so they can never overwrite the tags ownership depends on."""
+    def shared_tags(self, request: LaunchRequest, nodeclass: EC2NodeClass) -> dict[str, str]:
+        """The tags every instance of the claim's request gets at launch. User tags first, so
+        they can never overwrite the tags ownership depends on."""
         cluster = self._settings.cluster_name
         return {
             **nodeclass.spec.tags,
             **request.tags,
-            "Name": f"{request.nodepool_name}/{request.nodeclaim_name}",
             TAG_NODEPOOL: request.nodepool_name,
-            TAG_NODECLAIM: request.nodeclaim_name,
             TAG_NODECLASS: nodeclass.name,
             cluster_tag(cluster): "owned",
             TAG_EKS_CLUSTER: cluster,
         }
 
-    def _create_fleet(
+    @staticmethod
+    def claim_tags(request: LaunchRequest) -> dict[str, str]:
+        """The claim's own tags, added to its instance once the answer names it."""
+        return {
+            "Name": f"{request.nodepool_name}/{request.nodeclaim_name}",
+            TAG_NODECLAIM: request.nodeclaim_name,
+        }
+
+    def tags(self, request: LaunchRequest, nodeclass: EC2NodeClass) -> dict[str, str]:
+        """Every tag the claim's instance ends up with."""
+        return {**self.shared_tags(request, nodeclass), **self.claim_tags(request)}
+
+    def _fleet_key(
         self,
         request: LaunchRequest,
         nodeclass: EC2NodeClass,
         capacity_type: str,
         configs: list[dict[str, Any]],
-    ) -> dict[str, Any]:
-        tags = [{"Key": k, "Value": v} for k, v in self.tags(request, nodeclass).items()]
+        resolved: ResolvedNodeClass,
+    ) -> FleetKey:
+        tags = [{"Key": k, "Value": v} for k, v in self.shared_tags(request, nodeclass).items()]
         params: dict[str, Any] = {
             "Type": "instant",
-            "ClientToken": request.nodeclaim_uid,
-            "TargetCapacitySpecification": {
-                "TotalTargetCapacity": 1,
-                "DefaultTargetCapacityType": capacity_type,
-            },
+            "TargetCapacitySpecification": {"DefaultTargetCapacityType": capacity_type},
             "LaunchTemplateConfigs": configs,
             "TagSpecifications": [
                 {"ResourceType": r, "Tags": tags} for r in ("instance", "volume", "fleet")
@@ -315,33 +385,50 @@ class Launcher:
             params["SpotOptions"] = {"AllocationStrategy": "price-capacity-optimized"}
         else:
             params["OnDemandOptions"] = {"AllocationStrategy": "lowest-price"}
+        zones = {s.id: s.zone for s in resolved.subnets}
+        return FleetKey(json.dumps(params, sort_keys=True), json.dumps(zones, sort_keys=True))
+
+    # -- batches -------------------------------------------------------------------------
+    def _lookup_batch(self, _: None, names: list[str]) -> list[Instance | None]:
+        found = self._instances.find_by_nodeclaims(names)
+        return [found.get(n) for n in names]
+
+    def _fleet_batch(self, key: FleetKey, members: list[Member]) -> Sequence[Launched | EC2Error]:
+        """One CreateFleet for ``members``; each gets its instance or the error for it."""
+        uids = {m.nodeclaim: m.uid for m in members}
+        token = batch_token(uids.values())
+        params: dict[str, Any] = json.loads(key.request)
+        params["ClientToken"] = token
+        params["TargetCapacitySpecification"]["TotalTargetCapacity"] = len(uids)
+        for spec in params["TagSpecifications"]:
+            if spec["ResourceType"] == "instance":
+                spec["Tags"] += [{"Key": member_tag(n), "Value": token} for n in sorted(uids)]
         with aws_errors("CreateFleet"):
-            result: dict[str, Any] = self._ec2.create_fleet(**params)
-        return result
+            response: dict[str, Any] = self._ec2.create_fleet(**params)
+        zone_of_subnet: dict[str, str] = json.loads(key.zones)
+        capacity_type = params["TargetCapacitySpecification"]["DefaultTargetCapacityType"]
+        pools = self._record_errors(response.get("Errors", []), zone_of_subnet, capacity_type)
+        launched = {i.instance_id: i for i in _instances(response, zone_of_subnet, capacity_type)}
+        paired = assign(uids, launched)
+        short: EC2Error | None = None
+        if len(paired) < len(uids):
+            short = (
+                self._no_instance_error(response, pools)
+                if response.get("Errors")
+                else TransientError(f"CreateFleet launched {len(paired)} of {len(uids)} instances")
+            )
+        answers: list[Launched | EC2Error] = []
+        for m in members:
+            if m.nodeclaim in paired:
+                answers.append(launched[paired[m.nodeclaim]])
+            else:
+                assert short is not None
+                answers.append(short)
+        return answers
 
     # -- reading the answer ------------------------------------------------------------------
-    def _first_instance(
-        self, response: dict[str, Any], resolved: ResolvedNodeClass, capacity_type: str
-    ) -> tuple[str, str, str, str, str]:
-        zone_of_subnet = {s.id: s.zone for s in resolved.subnets}
-        pools = self._record_errors(response.get("Errors", []), zone_of_subnet, capacity_type)
-        for inst in response.get("Instances", []):
-            ids = inst.get("InstanceIds") or []
-            if not ids:
-                continue
-            lto = inst.get("LaunchTemplateAndOverrides", {})
-            override = lto.get("Overrides", {})
-            zone = override.get("AvailabilityZone") or zone_of_subnet.get(
-                override.get("SubnetId", ""), ""
-            )
-            lt_name = lto.get("LaunchTemplateSpecification", {}).get("LaunchTemplateName", "")
-            return (
-                ids[0],
-                inst.get("InstanceType") or override.get("InstanceType", ""),
-                zone,
-                inst.get("Lifecycle") or capacity_type,
-                lt_name,
-            )
+    def _no_instance_error(self, response: dict[str, Any], pools: list[Pool]) -> EC2Error:
+        """Why a claim got no instance from this answer, from its errors."""
         errors = response.get("Errors", [])
         codes = sorted({e.get("ErrorCode", "") for e in errors})
         if any(c in LAUNCH_TEMPLATE_NOT_FOUND_CODES for c in codes):
@@ -350,16 +437,16 @@ class Launcher:
                     "LaunchTemplateSpecification", {}
                 )
                 self._templates.invalidate(spec.get("LaunchTemplateName", ""))
-            raise LaunchTemplateNotFound("CreateFleet: launch template not found", codes[0])
+            return LaunchTemplateNotFound("CreateFleet: launch template not found", codes[0])
         if not errors or all(c in UNFULFILLABLE_CAPACITY_CODES for c in codes):
             why = ", ".join(codes) or "no instances"
-            raise InsufficientCapacity(
+            return InsufficientCapacity(
                 f"CreateFleet: no capacity in {len(pools)} pools ({why})",
                 tuple(pools),
                 codes[0] if codes else "",
             )
         first = next(e for e in errors if e.get("ErrorCode") not in UNFULFILLABLE_CAPACITY_CODES)
-        raise classify(_as_client_error(first), "CreateFleet")
+        return classify(_as_client_error(first), "CreateFleet")
 
     def _record_errors(
         self, errors: list[dict[str, Any]], zone_of_subnet: Mapping[str, str], capacity_type: str
@@ -437,3 +524,27 @@ def _as_client_error(error: Mapping[str, Any]) -> Exception:
         {"Error": {"Code": error.get("ErrorCode", ""), "Message": error.get("ErrorMessage", "")}},
         "CreateFleet",
     )
+
+
+def _instances(
+    response: Mapping[str, Any], zone_of_subnet: Mapping[str, str], capacity_type: str
+) -> list[Launched]:
+    """Every instance a CreateFleet answer names, with the pool it came from."""
+    out: list[Launched] = []
+    for entry in response.get("Instances", []):
+        lto = entry.get("LaunchTemplateAndOverrides", {})
+        override = lto.get("Overrides", {})
+        zone = override.get("AvailabilityZone") or zone_of_subnet.get(
+            override.get("SubnetId", ""), ""
+        )
+        for instance_id in entry.get("InstanceIds") or []:
+            out.append(
+                Launched(
+                    instance_id,
+                    entry.get("InstanceType") or override.get("InstanceType", ""),
+                    zone,
+                    entry.get("Lifecycle") or capacity_type,
+                    lto.get("LaunchTemplateSpecification", {}).get("LaunchTemplateName", ""),
+                )
+            )
+    return out

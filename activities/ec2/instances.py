@@ -1,7 +1,9 @@
 """Instances Joinery owns: find by NodeClaim tag, get, list for garbage collection, terminate.
 
 Ownership is by tags (cluster, NodePool, NodeClaim), never by remembering ids, so a worker
-that restarts mid-launch can still find what it created.
+that restarts mid-launch can still find what it created: by the claim's tag, or, for an
+instance of a batched launch not yet tagged with its claim, by its member tag and the
+batch's pairing rule (:mod:`activities.ec2.launch_batches`).
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from activities.ec2.errors import InstanceNotFound, aws_errors
+from activities.ec2.launch_batches import member_tag, members_of, recover
 from activities.ec2.launch_types import provider_id
 from models import labels as L
+from models.nodeclaim import LAUNCH_TTL
 
 TAG_NODEPOOL = L.NODEPOOL
 TAG_NODECLAIM = "karpenter.sh/nodeclaim"
@@ -21,6 +25,11 @@ TAG_NODECLASS = "karpenter.k8s.aws/ec2nodeclass"
 TAG_EKS_CLUSTER = "eks:eks-cluster-name"
 ACTIVE_STATES = ("pending", "running", "stopping", "stopped")
 GONE_STATES = ("shutting-down", "terminated")
+# Values in one DescribeInstances filter (EC2 takes up to 200).
+LOOKUP_CHUNK = 100
+# How long an untagged instance of a batched launch is kept for a member claim that may still
+# pair with it: a launch's whole time to live and a minute more.
+BATCH_RECOVERY_GRACE = LAUNCH_TTL + timedelta(minutes=1)
 
 
 def cluster_tag(cluster_name: str) -> str:
@@ -77,20 +86,55 @@ class InstanceProvider:
                     out.extend(Instance.from_api(i) for i in reservation.get("Instances", []))
         return out
 
-    def _owned(self, extra: Iterable[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+    def _owned(
+        self, extra: Iterable[dict[str, Any]] = (), *, live: bool = True
+    ) -> list[dict[str, Any]]:
+        states = [{"Name": "instance-state-name", "Values": list(ACTIVE_STATES)}] if live else []
         return [
             {"Name": f"tag:{cluster_tag(self._cluster)}", "Values": ["owned"]},
-            {"Name": "instance-state-name", "Values": list(ACTIVE_STATES)},
+            *states,
             *extra,
         ]
 
     def find_by_nodeclaim(self, nodeclaim_name: str) -> Instance | None:
         """The live instance already launched for this NodeClaim, if any (launch idempotency)."""
-        found = self._describe(
-            Filters=self._owned([{"Name": f"tag:{TAG_NODECLAIM}", "Values": [nodeclaim_name]}])
-        )
-        found.sort(key=lambda i: (i.launch_time or datetime.min.replace(tzinfo=UTC), i.id))
-        return found[0] if found else None
+        return self.find_by_nodeclaims([nodeclaim_name]).get(nodeclaim_name)
+
+    def find_by_nodeclaims(self, names: Iterable[str]) -> dict[str, Instance]:
+        """Each NodeClaim's live instance, for those that have one: tagged with the claim,
+        or paired with it by a batched launch the claim's tag never reached."""
+        wanted = sorted(set(names))
+        found: dict[str, Instance] = {}
+        for chunk in _chunks(wanted):
+            tagged = self._describe(
+                Filters=self._owned([{"Name": f"tag:{TAG_NODECLAIM}", "Values": chunk}])
+            )
+            for instance in sorted(tagged, key=_launch_order):
+                found.setdefault(instance.tags[TAG_NODECLAIM], instance)
+        missing = [n for n in wanted if n not in found]
+        for chunk in _chunks(missing):
+            keys = [member_tag(n) for n in chunk]
+            batched = self._describe(
+                Filters=self._owned([{"Name": "tag-key", "Values": keys}], live=False)
+            )
+            by_id = {i.id: i for i in batched}
+            pairs = [(i.id, i.tags) for i in batched]
+            for name in chunk:
+                live = [
+                    by_id[i]
+                    for i in recover(name, pairs)
+                    if by_id[i].state in ACTIVE_STATES and by_id[i].nodeclaim in (None, name)
+                ]
+                if live:
+                    found[name] = min(live, key=_launch_order)
+        return found
+
+    def tag(self, instance_id: str, tags: dict[str, str]) -> None:
+        """Add ``tags`` to the instance (CreateTags: existing keys get the new values)."""
+        with aws_errors("CreateTags"):
+            self._ec2.create_tags(
+                Resources=[instance_id], Tags=[{"Key": k, "Value": v} for k, v in tags.items()]
+            )
 
     def get(self, instance_id: str) -> Instance:
         """Raises InstanceNotFound for a missing or terminated instance."""
@@ -117,15 +161,26 @@ class InstanceProvider:
         """Owned instances whose NodeClaim no longer exists, past a grace period.
 
         The grace period covers the window between CreateFleet returning and the NodeClaim
-        recording the instance, so a launch in flight is never collected.
+        recording the instance, so a launch in flight is never collected. An instance of a
+        batched launch not yet tagged with its claim, while a member of its batch exists
+        without an instance, waits BATCH_RECOVERY_GRACE instead: that member's retried
+        launch (a worker died before the tags) may still pair with it while launches run.
         """
         known = set(known_nodeclaims)
-        cutoff = (now or datetime.now(UTC)) - grace
-        return [
-            i
-            for i in self.list_owned()
-            if i.nodeclaim not in known and (i.launch_time is None or i.launch_time <= cutoff)
-        ]
+        owned = self.list_owned()
+        settled = {i.nodeclaim for i in owned if i.nodeclaim}
+        members = {member_tag(n) for n in known - settled}  # claims still without an instance
+        at = now or datetime.now(UTC)
+        out: list[Instance] = []
+        for i in owned:
+            if i.nodeclaim in known:
+                continue
+            waits = grace
+            if i.nodeclaim is None and not members.isdisjoint(members_of(i.tags)):
+                waits = max(grace, BATCH_RECOVERY_GRACE)
+            if i.launch_time is None or i.launch_time <= at - waits:
+                out.append(i)
+        return out
 
     def terminate(self, instance_id: str) -> bool:
         """Start termination; True when the instance was already gone (idempotent delete)."""
@@ -141,3 +196,11 @@ class InstanceProvider:
         except InstanceNotFound:
             return True
         return False
+
+
+def _launch_order(instance: Instance) -> tuple[datetime, str]:
+    return (instance.launch_time or datetime.min.replace(tzinfo=UTC), instance.id)
+
+
+def _chunks(names: list[str]) -> list[list[str]]:
+    return [names[i : i + LOOKUP_CHUNK] for i in range(0, len(names), LOOKUP_CHUNK)]

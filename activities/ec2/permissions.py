@@ -38,6 +38,7 @@ CALLS: dict[str, tuple[str, ...]] = {
     "ec2:CreateLaunchTemplate": ("ec2:CreateLaunchTemplate", "ec2:CreateTags"),
     "ec2:DeleteLaunchTemplate": ("ec2:DeleteLaunchTemplate",),
     "ec2:CreateFleet": ("ec2:CreateFleet", "ec2:RunInstances", "ec2:CreateTags", "iam:PassRole"),
+    "ec2:CreateTags": ("ec2:CreateTags",),  # a batched launch's claim tag, per instance
     "ec2:DescribeInstances": ("ec2:DescribeInstances",),
     "ec2:TerminateInstances": ("ec2:TerminateInstances",),
     # interruption queue

@@ -10,6 +10,9 @@ to a ThreadedMotoServer) so that:
   plentiful;
 * pools marked with :meth:`Emulation.inject_insufficient_capacity` are skipped and reported in
   ``Errors`` with ``InsufficientInstanceCapacity``, as EC2 does;
+* a pool given a capacity with :meth:`Emulation.limit_capacity` launches at most that many
+  instances in all and reports the rest of a request in ``Errors`` as
+  ``InsufficientInstanceCapacity`` (EC2's partial fulfillment of an instant fleet);
 * a repeated ``ClientToken`` returns the first call's answer (EC2's idempotency);
 * launched instances carry ``aws:ec2launchtemplate:id`` / ``:version`` tags, as EC2 adds;
 * DescribeSpotPriceHistory returns a per-(type, zone) price (a stable fraction of on-demand);
@@ -25,8 +28,9 @@ to a ThreadedMotoServer) so that:
   calls from launches stalled the emulator for minutes. EC2 answers such calls in
   milliseconds; only the cost changes here, never an answer;
 * DescribeInstances with a tag filter of exact values (``tag:karpenter.sh/nodeclaim=NAME``,
-  every launch's idempotency lookup) evaluates moto's filters only on the instances that
-  carry the tag (:func:`_all_reservations`). moto evaluated every filter on every instance,
+  every launch's idempotency lookup) or of exact tag keys (``tag-key``, the lookup of a
+  batched launch's member tags) evaluates moto's filters only on the instances that carry
+  the tag (:func:`_all_reservations`). moto evaluated every filter on every instance,
   compiling each filter value into a pattern per instance: 0.2 s a call at 250 instances and
   1.6 s at 1,000 on this box under load, once per launch. Patterns and other filters go
   through moto's own loop; the answer is the same either way;
@@ -87,6 +91,8 @@ class Emulation:
     spot_overrides: dict[tuple[str, str, str], float] = field(default_factory=dict)
     spot_disabled_regions: set[str] = field(default_factory=set)
     insufficient: set[InjectedPool] = field(default_factory=set)
+    # Instances a pool has left to give (pools not named here: unlimited).
+    capacity_left: dict[InjectedPool, int] = field(default_factory=dict)
     _tokens: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     fleet_calls: list[dict[str, Any]] = field(default_factory=list)
@@ -98,6 +104,7 @@ class Emulation:
             self.spot_overrides.clear()
             self.spot_disabled_regions.clear()
             self.insufficient.clear()
+            self.capacity_left.clear()
             self._tokens.clear()
             self.fleet_calls.clear()
 
@@ -111,6 +118,12 @@ class Emulation:
     def clear_insufficient_capacity(self) -> None:
         with self._lock:
             self.insufficient.clear()
+            self.capacity_left.clear()
+
+    def limit_capacity(self, capacity_type: str, instance_type: str, zone: str, count: int) -> None:
+        """The pool launches ``count`` more instances, then reports insufficient capacity."""
+        with self._lock:
+            self.capacity_left[InjectedPool(capacity_type, instance_type, zone)] = count
 
     def set_spot_price(self, region: str, instance_type: str, zone: str, price: float) -> None:
         self.spot_overrides[(region, instance_type, zone)] = price
@@ -138,7 +151,8 @@ class Emulation:
         return float("inf") if p is None else p
 
     def is_insufficient(self, capacity_type: str, instance_type: str, zone: str) -> bool:
-        return InjectedPool(capacity_type, instance_type, zone) in self.insufficient
+        pool = InjectedPool(capacity_type, instance_type, zone)
+        return pool in self.insufficient or self.capacity_left.get(pool) == 0
 
     # -- CreateFleet -------------------------------------------------------------------------
     def create_fleet(self, response: Any) -> ActionResult:
@@ -180,12 +194,15 @@ class Emulation:
                 order += 1
                 if best is None or candidate[:2] < best[:2]:
                     best = candidate
+        if best is not None:
+            target = self._take_capacity(capacity_type, best[2], best[3], target, errors, backend)
         self.fleet_calls.append(
             {
                 "region": region,
                 "capacity_type": capacity_type,
                 "token": token,
                 "errors": len(errors),
+                "count": int(target.get("TotalTargetCapacity", 0)) if best else 0,
             }
         )
         result: dict[str, Any]
@@ -221,6 +238,44 @@ class Emulation:
             with self._lock:
                 self._tokens[(region, token)] = result
         return ActionResult(result)
+
+    def _take_capacity(
+        self,
+        capacity_type: str,
+        cfg: Mapping[str, Any],
+        override: Mapping[str, Any],
+        target: Mapping[str, Any],
+        errors: list[dict[str, Any]],
+        backend: Any,
+    ) -> dict[str, Any]:
+        """The target capacity the chosen pool can give; the shortfall as an error."""
+        zone = str(override.get("AvailabilityZone") or "")
+        if not zone and override.get("SubnetId"):
+            zone = backend.get_subnet(override["SubnetId"]).availability_zone
+        pool = InjectedPool(capacity_type, str(override.get("InstanceType", "")), zone)
+        wanted = int(target.get("TotalTargetCapacity", 1))
+        with self._lock:
+            left = self.capacity_left.get(pool)
+            if left is None:
+                return dict(target)
+            given = min(wanted, left)
+            self.capacity_left[pool] = left - given
+        if given < wanted:
+            errors.append(
+                {
+                    "LaunchTemplateAndOverrides": {
+                        "LaunchTemplateSpecification": _clean_spec(
+                            cfg.get("LaunchTemplateSpecification", {})
+                        ),
+                        "Overrides": _clean_override(override),
+                    },
+                    "Lifecycle": capacity_type,
+                    "ErrorCode": ICE,
+                    "ErrorMessage": f"We currently do not have sufficient {pool.instance_type} "
+                    f"capacity in the Availability Zone you requested ({zone}).",
+                }
+            )
+        return {**target, "TotalTargetCapacity": given}
 
     # -- DescribeSpotPriceHistory ------------------------------------------------------------
     def describe_spot_price_history(self, response: Any) -> ActionResult:
@@ -327,14 +382,22 @@ def _describe_tags(self: Any, filters: dict[str, list[str]] | None = None) -> li
 _FILTER_PATTERN = re.compile(r"[*?\[\\]")
 
 
-def _exact_tag_filters(filters: Mapping[str, Any] | None) -> dict[str, set[str]]:
-    """The ``tag:KEY`` filters whose values are all plain strings, as KEY: values."""
+def _exact_tag_filters(
+    filters: Mapping[str, Any] | None,
+) -> tuple[dict[str, set[str]], list[set[str]]]:
+    """The ``tag:KEY`` filters whose values are all plain strings, as KEY: values, and the
+    ``tag-key`` filters of plain keys, as sets of keys (an instance must carry one of each)."""
     exact: dict[str, set[str]] = {}
+    keyed: list[set[str]] = []
     for name, values in (filters or {}).items():
         plain = not any(_FILTER_PATTERN.search(str(v)) for v in values or ())
-        if name.startswith("tag:") and values and plain:
+        if not values or not plain:
+            continue
+        if name.startswith("tag:"):
             exact[name[4:]] = {str(v) for v in values}
-    return exact
+        elif name == "tag-key":
+            keyed.append({str(v) for v in values})
+    return exact, keyed
 
 
 def _all_reservations(self: Any, filters: Any = None) -> list[Any]:
@@ -343,14 +406,16 @@ def _all_reservations(self: Any, filters: Any = None) -> list[Any]:
     The tag store (resource id to tags) is read once; moto's own filters then run on those
     instances alone, so every other filter still applies as moto applies it.
     """
-    exact = _exact_tag_filters(filters)
-    if not exact:
+    exact, keyed = _exact_tag_filters(filters)
+    if not exact and not keyed:
         return list(_originals["instances:all_reservations"](self, filters))
     store = dict(self.tags)  # one copy, as moto's scans take one (other threads add tags)
     ids = {
         rid
         for rid, tags in store.items()
-        if rid.startswith("i-") and all(tags.get(k) in v for k, v in exact.items())
+        if rid.startswith("i-")
+        and all(tags.get(k) in v for k, v in exact.items())
+        and all(not keys.isdisjoint(tags) for keys in keyed)
     }
     narrowed = []
     for reservation in self.reservations.copy().values():

@@ -439,11 +439,17 @@ def _run(
     claims, _ = nodeclaims.list_(admin, nodepool=POOL)
     names = {c["metadata"]["name"] for c in claims}
 
+    seen: list[dict[str, list[str]]] = [{}]
+
     def instances_settled() -> dict[str, list[str]] | None:
         found = fleet_checks.instances(stack["clients"].ec2, live_only=True)
+        seen[0] = found
         return found if set(found) == names else None
 
-    instances = eventually(instances_settled, 60, "no instance without a claim")
+    try:
+        instances = eventually(instances_settled, 60, "no instance without a claim")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}: claims {sorted(names)}, live instances {seen[0]}") from None
     probe.halt.set()
     elapsed = time.monotonic() - started
     print(
@@ -672,13 +678,16 @@ def _check_consolidation(
     # every live instance belongs to a live claim
     ever = fleet_checks.instances(stack["clients"].ec2)
     problems += fleet_checks.double_launches({n: ever.get(n, []) for n in sampler.claims})
-    live = eventually(
-        lambda: (lambda found: found if set(found) == names else None)(
-            fleet_checks.instances(stack["clients"].ec2, live_only=True)
-        ),
-        60,
-        "no instance without a claim",
-    )
+    seen: list[dict[str, list[str]]] = [{}]
+
+    def settled() -> dict[str, list[str]] | None:
+        seen[0] = fleet_checks.instances(stack["clients"].ec2, live_only=True)
+        return seen[0] if set(seen[0]) == names else None
+
+    try:
+        live = eventually(settled, 60, "no instance without a claim")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}: claims {sorted(names)}, live instances {seen[0]}") from None
     problems += [f"{n}: {ids}" for n, ids in live.items() if len(ids) != 1]
     # every claim the pool gained is a replacement a command launched
     replacements = {r for c in log.commands for r in c.replacements}

@@ -33,9 +33,10 @@ from workflows.nodeclaim.state import (
 with workflow.unsafe.imports_passed_through():
     from activities.lifecycle.types import LaunchOutcome
     from models import contract
+    from models import nodeclaim as nodeclaim_model
     from models.contract import NodeClaimActivity as names
 
-LAUNCH_TTL = timedelta(minutes=5)
+LAUNCH_TTL = nodeclaim_model.LAUNCH_TTL
 FIRST_PAUSE = timedelta(seconds=5)
 MAX_PAUSE = timedelta(seconds=60)
 # Non-retryable for one attempt but worth another try later (the NodeClass may get ready).

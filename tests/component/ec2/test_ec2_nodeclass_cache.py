@@ -52,7 +52,7 @@ def test_a_burst_of_launches_resolves_the_nodeclass_once(
     assert len({r.instance_id for r in results}) == 16
     assert resolutions(seen) == 1  # 16 concurrent misses waited for one answer
     assert seen["GetParameters"] == 1
-    assert seen["CreateFleet"] == 16
+    assert 1 <= seen["CreateFleet"] <= 8  # launched together: batched (activities/ec2/batcher.py)
 
 
 def test_an_edited_or_recreated_nodeclass_is_resolved_again(
