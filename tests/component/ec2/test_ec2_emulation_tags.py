@@ -129,3 +129,11 @@ def test_a_tag_filtered_describe_runs_moto_filters_only_on_the_tagged_instances(
     assert described(claim("claim-2"), {"Name": "instance-state-name", "Values": ["running"]}) == []
     running = {"Name": "instance-state-name", "Values": ["running"]}
     assert described(claim("claim-3"), running) == [ids[3]]
+    # tag-key filters of plain keys (a batched launch's member tags) take the same short cut
+    env.clients.ec2.create_tags(Resources=[ids[5]], Tags=[{"Key": "joinery.dev/x", "Value": ""}])
+    evaluated.clear()
+    keyed = {"Name": "tag-key", "Values": ["joinery.dev/x", "joinery.dev/none"]}
+    assert described(keyed) == [ids[5]] and evaluated == [ids[5]]
+    assert described({"Name": "tag-key", "Values": ["joinery.dev/none"]}) == []
+    assert described(keyed, claim("claim-6")) == []
+    assert len(described({"Name": "tag-key", "Values": [TAG_NODECLAIM]})) == INSTANCES
