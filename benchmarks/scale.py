@@ -327,6 +327,8 @@ def full_path(
             f"ran {a['ran']} s (attempt {a['attempt']}), result {a['resultBytes']} bytes"
             + (
                 f": {a['created']} claim(s) for {a['pendingPods']} pending pod(s)"
+                f" ({a.get('ontoInFlight', 0)} onto in-flight claims, "
+                f"{a.get('ontoNodes', 0)} onto Nodes)"
                 if "created" in a
                 else ""
             ),

@@ -62,8 +62,11 @@ class NodeClaimSpec(KubeModel):
 
 class NodeClaimStatus(KubeModel):
     node_name: str | None = None
-    provider_id: str | None = None
-    image_id: str | None = None
+    # Kubernetes spells these ``providerID`` / ``imageID``, not the ``providerId`` that the
+    # camelCase aliases would give: an alias of its own, or the value is never read (a
+    # launched claim then went unmatched to its Node until registration wrote nodeName).
+    provider_id: str | None = Field(default=None, alias="providerID")
+    image_id: str | None = Field(default=None, alias="imageID")
     capacity: dict[str, str] = Field(default_factory=dict)
     allocatable: dict[str, str] = Field(default_factory=dict)
     conditions: list[Condition] = Field(default_factory=list)

@@ -206,6 +206,8 @@ def plan_state(
         for i, c in enumerate(result.claims)
     ]
     told = [*result.unschedulable, *state.invalid_pods]
+    in_flight = {n.name for n in parsed.problem.nodes if n.in_flight}
+    onto_in_flight = sum(len(pods) for n, pods in result.existing.items() if n in in_flight)
     return PlanOutcome(
         pod_uids={pod: state.uids[pod] for pod in told if pod in state.uids},
         claims=claims,
@@ -213,4 +215,6 @@ def plan_state(
         unschedulable=dict(result.unschedulable),
         skipped=state.skipped + parsed.warnings,
         invalid_pods=state.invalid_pods,
+        onto_in_flight=onto_in_flight,
+        onto_nodes=sum(len(pods) for pods in result.existing.values()) - onto_in_flight,
     )

@@ -80,4 +80,6 @@ def provision(
         pending_pods=outcome.pending_pods,
         unschedulable=len(outcome.unschedulable),
         skipped=outcome.skipped[:KEEP],
+        onto_in_flight=outcome.onto_in_flight,
+        onto_nodes=outcome.onto_nodes,
     )

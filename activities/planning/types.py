@@ -36,6 +36,11 @@ class PlanOutcome:
     invalid_pods: dict[str, str] = field(default_factory=dict)  # "ns/name" -> field: why
     pod_uids: dict[str, str] = field(default_factory=dict)  # of the pods named above
     unschedulable_count: int = 0
+    # Pending pods the plan put on capacity that exists already: in-flight NodeClaims (not
+    # yet matched to a Node) and Nodes. Beside the claims made, they show how a round
+    # accounted for what is in flight.
+    onto_in_flight: int = 0
+    onto_nodes: int = 0
 
     def for_history(self, keep: int = 20) -> PlanOutcome:
         """The outcome as the workflow records it: the claims, counts and a few examples.
@@ -48,6 +53,8 @@ class PlanOutcome:
             skipped=self.skipped[:keep],
             invalid_pods=dict(list(self.invalid_pods.items())[:keep]),
             unschedulable_count=len(self.unschedulable),
+            onto_in_flight=self.onto_in_flight,
+            onto_nodes=self.onto_nodes,
         )
 
 
@@ -61,6 +68,8 @@ class ProvisionOutcome:
     pending_pods: int = 0
     unschedulable: int = 0
     skipped: list[str] = field(default_factory=list)  # a few examples, one line each
+    onto_in_flight: int = 0  # pending pods planned onto in-flight claims (PlanOutcome)
+    onto_nodes: int = 0  # and onto Nodes
 
 
 @dataclass

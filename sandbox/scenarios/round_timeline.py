@@ -26,6 +26,8 @@ class ActivitySpan:
     # from a planning round's result: claims created, pending pods it saw
     created: int | None = None
     pending: int | None = None
+    onto_in_flight: int | None = None  # pending pods it placed on in-flight claims
+    onto_nodes: int | None = None  # and on Nodes
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -37,6 +39,8 @@ class ActivitySpan:
             "attempt": self.attempt,
             **({} if self.created is None else {"created": self.created}),
             **({} if self.pending is None else {"pendingPods": self.pending}),
+            **({} if self.onto_in_flight is None else {"ontoInFlight": self.onto_in_flight}),
+            **({} if self.onto_nodes is None else {"ontoNodes": self.onto_nodes}),
         }
 
 
@@ -80,6 +84,8 @@ def _outcome(span: ActivitySpan, payloads: Any) -> None:
     if isinstance(result, dict) and "pending_pods" in result:
         span.created = len(result.get("created") or [])
         span.pending = int(result.get("pending_pods") or 0)
+        span.onto_in_flight = int(result.get("onto_in_flight") or 0)
+        span.onto_nodes = int(result.get("onto_nodes") or 0)
 
 
 def provisioner_activities(

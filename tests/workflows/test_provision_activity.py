@@ -144,6 +144,7 @@ def test_the_next_round_counts_the_claims_a_round_made_before_the_watch_brings_t
     other = provision.provision(deps, frozenset(), key + "y", attempt=1)
     try:
         assert _names_of(admin, pool) == mine
+        assert other.onto_in_flight >= 4  # this test's pods, onto the first round's claims
     finally:
         for name in set(other.created) - set(first.created):
             nodeclaims.delete(admin, name)

@@ -323,3 +323,20 @@ def test_a_booting_node_is_simulated_with_the_taints_it_will_have() -> None:
     booting["metadata"]["labels"]["karpenter.sh/initialized"] = "true"
     out = plan([nodepool(), booting, claim, pod("web", "1", "1Gi")])
     assert where(out)["default/web"] == "claim0"
+
+
+def test_a_launched_claim_is_its_node_before_registration_names_it() -> None:
+    """A launched claim carries ``status.providerID`` (as Kubernetes spells it) before
+    registration writes ``status.nodeName``; its Node, once there, represents it. Counted
+    twice, as an empty in-flight claim beside the Node whose pod the kube-scheduler bound,
+    the claim took a pending pod that fits nowhere: a 1,000-pod burst's rounds created too
+    few claims until registration caught up (docs/performance.md, session 27)."""
+    booting = node(
+        "i-0abc", nodepool="default", taints=[taint("karpenter.sh/unregistered", "NoExecute")]
+    )
+    claim = nodeclaim("default-abcde")
+    claim["status"] = {"providerID": booting["spec"]["providerID"]}
+    bound = pod("first", "3", "1Gi", node_name="i-0abc")
+    out = plan([nodepool(), booting, claim, bound, pod("second", "3", "1Gi")])
+    assert where(out) == {"default/second": "claim0"}
+    assert len(out["nodeClaims"]) == 1
