@@ -315,6 +315,15 @@ def full_path(
     for client, c in (r.get("apiClients") or {}).items():
         rows = ", ".join(f"{k} {v}" for k, v in list(c["requests"].items())[:14])
         print(f"  by client: {client} {c['total']} ({c['perNode']} per node): {rows}", flush=True)
+    fleet = r.get("createFleet") or {}
+    if fleet.get("calls"):
+        print(
+            f"  EC2 emulator over the burst: {fleet['calls']} CreateFleet calls for "
+            f"{fleet['instances']} instances; answer p50 {fleet['answerP50']} s, "
+            f"p99 {fleet['answerP99']} s, max {fleet['answerMax']} s; some call being answered "
+            f"{fleet['busySeconds']} s (part of claimToLaunched, not Joinery's)",
+            flush=True,
+        )
     for label, st in (journeys.get("stages") or {}).items():
         print(
             f"  {label:<24} ({st['whose']}): p50 {st['p50']:.0f} s, p99 {st['p99']:.0f} s, "

@@ -47,6 +47,7 @@ import copy
 import hashlib
 import re
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -157,6 +158,7 @@ class Emulation:
     # -- CreateFleet -------------------------------------------------------------------------
     def create_fleet(self, response: Any) -> ActionResult:
         """The patched handler body: choose, launch through moto, report errors."""
+        began = time.time()
         region = response.region
         backend = response.ec2_backend
         token = response._get_param("ClientToken")
@@ -196,15 +198,15 @@ class Emulation:
                     best = candidate
         if best is not None:
             target = self._take_capacity(capacity_type, best[2], best[3], target, errors, backend)
-        self.fleet_calls.append(
-            {
-                "region": region,
-                "capacity_type": capacity_type,
-                "token": token,
-                "errors": len(errors),
-                "count": int(target.get("TotalTargetCapacity", 0)) if best else 0,
-            }
-        )
+        call: dict[str, Any] = {
+            "region": region,
+            "capacity_type": capacity_type,
+            "token": token,
+            "errors": len(errors),
+            "count": int(target.get("TotalTargetCapacity", 0)) if best else 0,
+            "began": began,  # wall clock, and the seconds the answer took once given
+        }
+        self.fleet_calls.append(call)
         result: dict[str, Any]
         if best is None:
             result = {"FleetId": random_fleet_id(), "Instances": [], "Errors": errors}
@@ -237,6 +239,7 @@ class Emulation:
         if token:
             with self._lock:
                 self._tokens[(region, token)] = result
+        call["seconds"] = time.time() - began
         return ActionResult(result)
 
     def _take_capacity(

@@ -14,7 +14,9 @@ anti-affinity term (which would also time the solver's pairwise checks, not the 
 max, and the CPU seconds over the burst of the worker, the Temporal server and this process
 (``cpuSeconds``, and ``cpuSecondsPerNode``), and ``podJourneys``: each pod's way split into
 the control plane's stages and Joinery's, with Joinery's own time over the burst
-(``sandbox/scenarios/pod_journeys.py``). Then the Deployment goes, the empty nodes'
+(``sandbox/scenarios/pod_journeys.py``), and ``createFleet``: the EC2 emulator's CreateFleet
+calls over the burst and their answer times (``sandbox/scenarios/fleet_answers.py``). Then
+the Deployment goes, the empty nodes'
 claims are deleted and every instance must be terminated (``retiredSeconds``), unless
 ``JOINERY_SCALE_RETIRE=0``.
 """
@@ -30,7 +32,13 @@ from models import labels as L
 from sandbox import api_audit
 from sandbox.dev import TemporalDevServer
 from sandbox.processes import tree_cpu_seconds
-from sandbox.scenarios import api_requests, pod_journeys, round_timeline, spread_fleet
+from sandbox.scenarios import (
+    api_requests,
+    fleet_answers,
+    pod_journeys,
+    round_timeline,
+    spread_fleet,
+)
 from sandbox.scenarios.common import (
     Sandbox,
     Summary,
@@ -198,6 +206,9 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
         time.sleep(2)  # its batch backend writes a second or so late
         counted = api_audit.by_client(audit_log, audit_from, since=burst_began, until=burst_ended)
         summary.extra["apiClients"] = api_audit.table(counted, summary.nodes)
+    summary.extra["createFleet"] = fleet_answers.summarize(
+        list(sandbox.emulation.fleet_calls), burst_began, burst_ended
+    )
     temporal = sandbox.stack.temporal
     if temporal is not None:
         summary.extra["provisionerActivities"] = round_timeline.provisioner_activities(
