@@ -123,6 +123,7 @@ class RoundState:
         sub = Problem(
             nodepools=self.problem.nodepools if new_nodes else [],
             instance_types=self.problem.instance_types,
+            pool_instance_types=self.problem.pool_instance_types,
             pending=list(pods),
             nodes=nodes,
             daemonsets=self.problem.daemonsets,
