@@ -80,8 +80,8 @@ def pool_catalogs(
 def instance_types(
     ec2: EC2Provider, pools: list[NodePool], classes: dict[str, dict[str, Any]]
 ) -> list[InstanceType]:
-    """One catalog for every pool, as the disruption round and ``joinery explain`` still
-    read it (provisioning gives each pool its own: ``pool_catalogs``); zones without
+    """One catalog for every pool, as the disruption round prices its nodes and ``joinery
+    explain`` reads it (plans give each pool its own: ``pool_catalogs``); zones without
     subnets are unavailable.
 
     A NodeClass that is not Ready is no view of it (``ready_pools``): with no subnet, it sees

@@ -5,8 +5,8 @@ its NodeClass is not (no subnet, security group or AMI matched its selectors). C
 planned on such a pool could not launch. When a round built one catalog for every pool,
 a NodeClass that matched no subnet (every offering unavailable) could stand for the other
 pools too and stop provisioning for the whole cluster; each pool now has its own catalog
-(``plan.pool_catalogs``), and the disruption round, which still reads one merged catalog
-(``plan.instance_types``), leaves such NodeClasses out of it.
+(``plan.pool_catalogs``), and the one merged catalog the disruption round prices nodes
+with (``plan.instance_types``) leaves such NodeClasses out.
 """
 
 from __future__ import annotations
