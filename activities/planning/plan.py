@@ -108,6 +108,17 @@ def instance_types(
     return list(out.values()) if out else ec2.instance_types()
 
 
+def disruption_catalogs(
+    ec2: EC2Provider, pools: list[NodePool], classes: dict[str, dict[str, Any]]
+) -> tuple[list[InstanceType], dict[str, list[InstanceType]]]:
+    """What a disruption round reads: the merged catalog (``instance_types``) its nodes are
+    priced from, and each pool's own (``pool_catalogs``) for its plan and replacements; a
+    pool whose NodeClass is not Ready has no view of its own and keeps the merged one."""
+    merged = instance_types(ec2, pools, classes)
+    _, own = pool_catalogs(ec2, pools, classes)
+    return merged, {pool: listed for pool, listed in own.items() if listed}
+
+
 def owner_references(pool: NodePool) -> list[dict[str, Any]]:
     """As Karpenter's: the claim belongs to its NodePool, so Kubernetes' garbage collector
     deletes (and the lifecycle drains) a deleted pool's claims. A pool read from a file has

@@ -14,7 +14,11 @@ ROOT = Path(__file__).resolve().parents[3]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from activities.planning.plan import instance_types, pool_catalogs  # noqa: E402
+from activities.planning.plan import (  # noqa: E402
+    disruption_catalogs,
+    instance_types,
+    pool_catalogs,
+)
 from benchmarks.workloads import nodepool_manifest  # noqa: E402
 from models.instancetype import InstanceType, Offering  # noqa: E402
 from models.nodepool import NodePool  # noqa: E402
@@ -119,3 +123,14 @@ def test_a_nodeclass_that_is_not_ready_gives_its_pools_nothing_to_launch() -> No
     classes = {"one": _class("one"), "bad": _class("bad")}
     _, own = pool_catalogs(ec2, pools, classes)  # type: ignore[arg-type]
     assert own["p1"] == [] and own["p2"] is ec2.lists["one"]
+
+
+def test_a_disruption_round_prices_from_the_merged_catalog_and_plans_on_the_pools_own() -> None:
+    a, b = _type("a"), _type("b")
+    ec2 = FakeEC2({"one": [a], "two": [b], "bad": [a]})
+    ec2.broken.add("bad")
+    pools = [_pool("p1", "one"), _pool("p2", "two"), _pool("p3", "bad")]
+    classes = {"one": _class("one"), "two": _class("two"), "bad": _class("bad")}
+    merged, own = disruption_catalogs(ec2, pools, classes)  # type: ignore[arg-type]
+    assert [t.name for t in merged] == ["a", "b"]
+    assert own == {"p1": ec2.lists["one"], "p2": ec2.lists["two"]}  # p3: the merged one
