@@ -400,8 +400,16 @@ def _pods_volumes(
     return out
 
 
-def build_problem(documents: Iterable[Document], instance_types: list[InstanceType]) -> Parsed:
-    """Build the Problem; raises InputError (one line) for invalid input."""
+def build_problem(
+    documents: Iterable[Document],
+    instance_types: list[InstanceType],
+    pool_instance_types: Mapping[str, list[InstanceType]] | None = None,
+) -> Parsed:
+    """Build the Problem; raises InputError (one line) for invalid input.
+
+    ``instance_types`` is every pool's catalog unless ``pool_instance_types`` gives a pool
+    its own (``Problem.pool_instance_types``); an in-flight claim without capacity in its
+    status is sized from its pool's catalog."""
     warnings: list[str] = []
     nodepools: list[NodePool] = []
     pod_docs: list[tuple[Document, Pod]] = []
@@ -488,7 +496,12 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
         except ValueError as exc:
             raise InputError(f"{d.label()}: {exc}") from None
 
-    by_type = {it.name: it for it in instance_types}
+    own = dict(pool_instance_types or {})
+    # Per catalog (by identity): its types by name, and the smallest type per instance-type
+    # requirement (``_claim_info``), for this reading.
+    lookups: dict[
+        int, tuple[dict[str, InstanceType], dict[Requirement, tuple[Resources, Resources] | None]]
+    ] = {}
     nodes: dict[str, NodeInfo] = {}
     provider_ids: dict[str, str] = {}
     # Per node, where its kept object remembers the node with its bound pods (``_with_pods``).
@@ -504,7 +517,6 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
         pid = (d.body.get("spec") or {}).get("providerID")
         if pid:
             provider_ids[str(pid)] = info.name
-    smallest_of: dict[Requirement, tuple[Resources, Resources] | None] = {}
     for _d, parts in claim_docs:
         claim = parts.claim
         node_name = claim.status.node_name if claim.status.node_name in nodes else None
@@ -518,7 +530,11 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
                 nodes[node_name] = kept_nodes[node_name].node(tuple(startup))
             claimed.add(node_name)
             continue
-        info = _kept_claim_info(parts, instance_types, by_type, smallest_of)
+        catalog = own.get(parts.labels.get(L.NODEPOOL, ""), instance_types)
+        lookup = lookups.get(id(catalog))
+        if lookup is None:
+            lookup = lookups[id(catalog)] = ({it.name: it for it in catalog}, {})
+        info = _kept_claim_info(parts, catalog, lookup[0], lookup[1])
         if info.name in nodes:
             continue
         nodes[info.name] = info
@@ -585,5 +601,6 @@ def build_problem(documents: Iterable[Document], instance_types: list[InstanceTy
         volumes=volumes,
         rejected=rejected,
         namespace_labels=namespace_labels,
+        pool_instance_types=own,
     )
     return Parsed(problem, warnings)

@@ -1,6 +1,10 @@
 """Fast answers about offerings: which zones and capacity types a set of types can be bought
 in under given requirements, and at what cheapest price. Everything is memoised, because
-the solver asks the same questions for every pod that joins a claim."""
+the solver asks the same questions for every pod that joins a claim.
+
+Types are known by the objects themselves, not their names: with a catalog per NodePool
+(``Problem.pool_instance_types``) one name can stand for two types, each sold in its own
+NodeClass's zones."""
 
 from __future__ import annotations
 
@@ -15,20 +19,20 @@ _ANY = Requirement("", True, frozenset())
 
 class OfferIndex:
     def __init__(self, instance_types: Sequence[InstanceType]) -> None:
-        self._pairs: dict[str, dict[tuple[str, str], float]] = {}
+        self._pairs: dict[InstanceType, dict[tuple[str, str], float]] = {}
         for it in instance_types:
             pairs: dict[tuple[str, str], float] = {}
             for o in it.offerings:
                 if o.available and o.price < pairs.get((o.zone, o.capacity_type), float("inf")):
                     pairs[(o.zone, o.capacity_type)] = o.price
-            self._pairs[it.name] = pairs
+            self._pairs[it] = pairs
         # Each type's set of (zone, capacity type) pairs, as a number: equal sets, equal numbers.
         numbers: dict[frozenset[tuple[str, str]], int] = {}
         self._sold = {
-            name: numbers.setdefault(frozenset(pairs), len(numbers))
-            for name, pairs in self._pairs.items()
+            it: numbers.setdefault(frozenset(pairs), len(numbers))
+            for it, pairs in self._pairs.items()
         }
-        # The same answers by the types' names, for a list equal to one asked about before
+        # The same answers by the types in it, for a list equal to one asked about before
         # (a consolidation round builds equal lists in many solves).
         self._seen_named: dict[tuple[object, ...], tuple[frozenset[str], frozenset[str]]] = {}
         self._offered_named: dict[
@@ -38,8 +42,8 @@ class OfferIndex:
             tuple[int, Requirement, Requirement],
             tuple[Sequence[InstanceType], frozenset[str], frozenset[str]],
         ] = {}
-        self._maps: dict[tuple[Requirement, Requirement], dict[str, float]] = {}
-        self._cheapest: dict[tuple[str, Requirement, Requirement], float | None] = {}
+        self._maps: dict[tuple[Requirement, Requirement], dict[InstanceType, float]] = {}
+        self._cheapest: dict[tuple[InstanceType, Requirement, Requirement], float | None] = {}
         self._offered: dict[
             tuple[int, Requirement, Requirement],
             tuple[Sequence[InstanceType], dict[str, float], dict[str, float]],
@@ -51,11 +55,11 @@ class OfferIndex:
 
     def cheapest(self, it: InstanceType, reqs: Requirements) -> float | None:
         zr, cr = self._zr(reqs)
-        key = (it.name, zr, cr)
+        key = (it, zr, cr)
         if key in self._cheapest:
             return self._cheapest[key]
         best: float | None = None
-        for (zone, ct), price in self._pairs[it.name].items():
+        for (zone, ct), price in self._pairs[it].items():
             if (best is None or price < best) and zr.has(zone) and cr.has(ct):
                 best = price
         self._cheapest[key] = best
@@ -70,7 +74,7 @@ class OfferIndex:
         hit = self._offered.get(key)
         if hit is not None and hit[0] is types:
             return hit[1], hit[2]
-        same = self._offered_named.get((_names(types), zr, cr))
+        same = self._offered_named.get((_as_key(types), zr, cr))
         if same is not None:
             self._offered[key] = (types, same[0], same[1])
             return same
@@ -78,7 +82,7 @@ class OfferIndex:
         cts: dict[str, float] = {}
         seen: set[tuple[str, str]] = set()
         for it in types:
-            for pair, price in self._pairs[it.name].items():
+            for pair, price in self._pairs[it].items():
                 zone, ct = pair
                 if pair in seen and price >= zones.get(zone, 0) and price >= cts.get(ct, 0):
                     continue
@@ -89,7 +93,7 @@ class OfferIndex:
                     if price < cts.get(ct, float("inf")):
                         cts[ct] = price
         self._offered[key] = (types, zones, cts)
-        self._offered_named[(_names(types), zr, cr)] = (zones, cts)
+        self._offered_named[(_as_key(types), zr, cr)] = (zones, cts)
         return zones, cts
 
     def zones_and_types(
@@ -101,7 +105,7 @@ class OfferIndex:
         hit = self._seen.get(key)
         if hit is not None and hit[0] is types:
             return hit[1], hit[2]
-        named = (_names(types), zr, cr, universe)
+        named = (_as_key(types), zr, cr, universe)
         same = self._seen_named.get(named)
         if same is not None:
             self._seen[key] = (types, same[0], same[1])
@@ -113,11 +117,11 @@ class OfferIndex:
         sold = self._sold
         looked: set[int] = set()
         for it in types:
-            where = sold[it.name]
+            where = sold[it]
             if where in looked:
                 continue
             looked.add(where)
-            for zone, ct in self._pairs[it.name]:
+            for zone, ct in self._pairs[it]:
                 if zr.has(zone) and cr.has(ct):
                     zones.add(zone)
                     cts.add(ct)
@@ -128,20 +132,20 @@ class OfferIndex:
         self._seen_named[named] = (out[1], out[2])
         return out[1], out[2]
 
-    def price_map(self, reqs: Requirements) -> dict[str, float]:
-        """Cheapest allowed price per instance-type name (types with none are absent)."""
+    def price_map(self, reqs: Requirements) -> dict[InstanceType, float]:
+        """Cheapest allowed price per instance type (types with none are absent)."""
         zr, cr = self._zr(reqs)
         key = (zr, cr)
         hit = self._maps.get(key)
         if hit is None:
             hit = {}
-            for name, pairs in self._pairs.items():
+            for it, pairs in self._pairs.items():
                 best = None
                 for (zone, ct), price in pairs.items():
                     if (best is None or price < best) and zr.has(zone) and cr.has(ct):
                         best = price
                 if best is not None:
-                    hit[name] = best
+                    hit[it] = best
             self._maps[key] = hit
         return hit
 
@@ -149,12 +153,13 @@ class OfferIndex:
         self, it: InstanceType, zones: Sequence[str], capacity_types: Sequence[str]
     ) -> bool:
         """Whether the type has an available offering in every (zone, capacity type) pair."""
-        pairs = self._pairs[it.name]
+        pairs = self._pairs[it]
         return all((z, ct) in pairs for z in zones for ct in capacity_types)
 
     def has_offering(self, it: InstanceType, reqs: Requirements) -> bool:
         return self.cheapest(it, reqs) is not None
 
 
-def _names(types: Sequence[InstanceType]) -> tuple[str, ...]:
-    return tuple([it.name for it in types])
+def _as_key(types: Sequence[InstanceType]) -> tuple[InstanceType, ...]:
+    """The list as a key: equal lists (the same types in the same order), equal keys."""
+    return tuple(types)

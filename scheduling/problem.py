@@ -33,6 +33,7 @@ class NodeInfo:
 @dataclass
 class Problem:
     nodepools: list[NodePool]
+    # The round's catalog: every pool's, unless ``pool_instance_types`` gives it its own.
     instance_types: list[InstanceType]
     pending: list[Pod]
     nodes: list[NodeInfo] = field(default_factory=list)
@@ -45,3 +46,21 @@ class Problem:
     rejected: dict[str, str] = field(default_factory=dict)
     # Labels of the Namespace documents given (namespace name → labels).
     namespace_labels: dict[str, dict[str, str]] = field(default_factory=dict)
+    # A pool's own catalog (pool name -> types), as Karpenter asks the cloud provider for
+    # each NodePool's: its NodeClass decides the zones it can buy in (subnets) and what a
+    # pod can use of a type (AMI family, kubelet reserve, maxPods). Pools whose views are
+    # alike share one list object: what the solver keeps is kept per list.
+    pool_instance_types: dict[str, list[InstanceType]] = field(default_factory=dict)
+
+    def catalog_of(self, pool: str) -> list[InstanceType]:
+        """The instance types the pool named ``pool`` can launch."""
+        return self.pool_instance_types.get(pool, self.instance_types)
+
+    def catalogs(self) -> tuple[list[InstanceType], ...]:
+        """Every distinct catalog (by identity) the pools use, the round's first; one
+        entry when every pool sees the round's catalog."""
+        out = [self.instance_types]
+        for types in self.pool_instance_types.values():
+            if all(types is not seen for seen in out):
+                out.append(types)
+        return tuple(out)

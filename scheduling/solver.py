@@ -46,7 +46,7 @@ class Solver(SlackFilling):
     The layers it stacks live in ``scheduling.solving``; this class only runs them."""
 
     def solve(self) -> Plan:
-        self._memory_per_cpu = self.catalog.memory_per_cpu(self.problem.instance_types)
+        self._memory_per_cpu = self.catalog.memory_per_cpu(self.all_types)
         demand = [0] * len(self.dims)
         for p in self.problem.pending:
             for i, v in enumerate(self.vec(p.requests)):

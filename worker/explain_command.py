@@ -93,13 +93,16 @@ def read_cluster(kubeconfig: str) -> LiveCluster:
     return LiveCluster(state.documents, claims, state.nodepools, state.nodeclasses)
 
 
-def ec2_instance_types(args: argparse.Namespace, cluster: LiveCluster) -> list[InstanceType]:
-    """The catalog as the worker's compute activity sees it: EC2's types and prices, with
-    the zones each NodePool's EC2NodeClass has subnets in."""
+def ec2_instance_types(
+    args: argparse.Namespace, cluster: LiveCluster
+) -> tuple[list[InstanceType], dict[str, list[InstanceType]]]:
+    """The catalogs as the worker's compute activity sees them: EC2's types and prices, one
+    merged catalog (nodes are priced from it) and each NodePool's own, with the zones its
+    EC2NodeClass has subnets in."""
     from activities.ec2.clients import AWSClients
     from activities.ec2.provider import EC2Provider
     from activities.ec2.settings import ClusterInfo, ProviderSettings
-    from activities.planning.plan import instance_types
+    from activities.planning.plan import disruption_catalogs
 
     if not args.region:
         raise UsageError("--region: no AWS region given (nor $AWS_REGION); or give --catalog")
@@ -110,12 +113,12 @@ def ec2_instance_types(args: argparse.Namespace, cluster: LiveCluster) -> list[I
             AWSClients.create(args.region, endpoint),
             use_pricing_api=endpoint is None,
         )
-        types = instance_types(provider, cluster.nodepools, cluster.nodeclasses)
+        types, own = disruption_catalogs(provider, cluster.nodepools, cluster.nodeclasses)
     except Exception as exc:  # boto3 and the provider raise many kinds; one line either way
         raise UsageError(f"EC2 catalog of region {args.region}: {exc}") from None
     if not types:
         raise UsageError(f"EC2 catalog of region {args.region}: no instance type with a price")
-    return types
+    return types, own
 
 
 def _name(body: Mapping[str, Any]) -> str:
@@ -225,11 +228,12 @@ def run(args: argparse.Namespace) -> int:
     from worker.plan_command import load_instance_types
 
     types = load_instance_types(args.catalog) if args.catalog else []
+    own: dict[str, list[InstanceType]] = {}  # a catalog file is every pool's
     cluster = read_cluster(args.kubeconfig)
     if not args.catalog:
-        types = ec2_instance_types(args, cluster)
+        types, own = ec2_instance_types(args, cluster)
     try:
-        result = run_round(cluster.documents, types, datetime.now(UTC))
+        result = run_round(cluster.documents, types, datetime.now(UTC), own)
     except InputError as exc:
         raise UsageError(str(exc)) from None
     facts = asyncio.run(ask_temporal(args))

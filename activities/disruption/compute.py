@@ -16,7 +16,7 @@ from activities.disruption import claim_conditions, events
 from activities.disruption.types import MAX_VERDICTS, CommandSpec, ComputeInput, Decision, clip
 from activities.lifecycle.common import Deps
 from activities.planning import disruption_state
-from activities.planning.plan import instance_types, planned_nodeclaim
+from activities.planning.plan import disruption_catalogs, planned_nodeclaim
 from models.nodepool import NodePool
 from scheduling.disruption.round import RoundResult, run_round
 from scheduling.disruption.types import DRIFTED, EMPTY, REASONS, UNDERUTILIZED, Command, ManagedNode
@@ -39,10 +39,10 @@ def summary(reason: str, nodes: int, replacements: list[PlannedClaim], savings: 
 
 def compute(deps: Deps, inp: ComputeInput, now: datetime | None = None) -> Decision:
     state = disruption_state.read_state(deps.kube)
-    types = instance_types(deps.provider(), state.nodepools, state.nodeclasses)
+    types, own = disruption_catalogs(deps.provider(), state.nodepools, state.nodeclasses)
     started = time.perf_counter()
     at = now or datetime.now(UTC)
-    result = run_round(state.documents, types, at)
+    result = run_round(state.documents, types, at, own)
     deps.counters.disruption_evaluated(
         time.perf_counter() - started, eligible(result), allowed(result)
     )

@@ -44,10 +44,45 @@ def random_name(pool: str, index: int) -> str:
     return claim_name(pool)
 
 
+def pool_catalogs(
+    ec2: EC2Provider, pools: list[NodePool], classes: Mapping[str, Mapping[str, Any]]
+) -> tuple[list[InstanceType], dict[str, list[InstanceType]]]:
+    """Each pool's own catalog, as Karpenter asks the cloud provider for each NodePool's
+    instance types: its EC2NodeClass's view (offerings in zones without its subnets are
+    unavailable; allocatable after its AMI family's and kubelet's reserve, maxPods, block
+    devices). Returns the round's catalog and the pools' own (pool name -> types).
+
+    The provider hands out one list per distinct view (``InstanceTypeProvider.list`` keys
+    its builds by what changes the numbers), so pools whose NodeClasses see alike share a
+    list, and one NodeClass gives the round one catalog, as before. A pool whose NodeClass
+    is not in the cluster sees the provider's catalog without a NodeClass (the round's
+    catalog then); one whose NodeClass is not Ready (left out of rounds by ``ready_pools``
+    before this is asked) can launch nothing."""
+    views: dict[str, list[InstanceType]] = {}
+    own: dict[str, list[InstanceType]] = {}
+    for pool in pools:
+        ref = pool.spec.template.spec.node_class_ref.name
+        if ref not in classes:
+            continue
+        view = views.get(ref)
+        if view is None:
+            if ready_pools.not_ready(ec2, classes[ref]) is not None:
+                view = []
+            else:
+                view = ec2.instance_types(EC2NodeClass.model_validate(classes[ref]))
+            views[ref] = view
+        own[pool.name] = view
+    if own and len(own) == len(pools):
+        return next(iter(own.values())), own
+    return ec2.instance_types(), own
+
+
 def instance_types(
     ec2: EC2Provider, pools: list[NodePool], classes: dict[str, dict[str, Any]]
 ) -> list[InstanceType]:
-    """The catalog as the pools' NodeClasses see it (zones without subnets are unavailable).
+    """One catalog for every pool, as the disruption round prices its nodes and ``joinery
+    explain`` reads it (plans give each pool its own: ``pool_catalogs``); zones without
+    subnets are unavailable.
 
     A NodeClass that is not Ready is no view of it (``ready_pools``): with no subnet, it sees
     every offering unavailable. Of the Ready ones, the first to name a type gives it.
@@ -71,6 +106,17 @@ def instance_types(
     if out and len(lists) == 1 and len(out) == len(lists[0]):
         return lists[0]  # the same types in the same order as the merge would give
     return list(out.values()) if out else ec2.instance_types()
+
+
+def disruption_catalogs(
+    ec2: EC2Provider, pools: list[NodePool], classes: dict[str, dict[str, Any]]
+) -> tuple[list[InstanceType], dict[str, list[InstanceType]]]:
+    """What a disruption round reads: the merged catalog (``instance_types``) its nodes are
+    priced from, and each pool's own (``pool_catalogs``) for its plan and replacements; a
+    pool whose NodeClass is not Ready has no view of its own and keeps the merged one."""
+    merged = instance_types(ec2, pools, classes)
+    _, own = pool_catalogs(ec2, pools, classes)
+    return merged, {pool: listed for pool, listed in own.items() if listed}
 
 
 def owner_references(pool: NodePool) -> list[dict[str, Any]]:
@@ -177,9 +223,9 @@ def plan_state(
             unschedulable={pod: why for pod in valid},
             pod_uids=dict(state.uids),
         )
-    types = instance_types(ec2, state.nodepools, state.nodeclasses)
+    types, own = pool_catalogs(ec2, state.nodepools, state.nodeclasses)
     try:
-        parsed = build_problem(state.documents, types)
+        parsed = build_problem(state.documents, types, own)
     except InputError as exc:
         return PlanOutcome(
             pending_pods=state.pending,

@@ -2,10 +2,11 @@
 
 Karpenter's provisioner only uses NodePools that are Ready, and a NodePool is not Ready while
 its NodeClass is not (no subnet, security group or AMI matched its selectors). Claims
-planned on such a pool could not launch. Worse, the round builds one catalog for every pool
-from the NodeClasses' views (``plan.instance_types``): a NodeClass that matched no subnet sees
-every offering unavailable, and taken as the catalog's view it left every other pool's pods
-unschedulable too, so one broken EC2NodeClass stopped provisioning for the whole cluster.
+planned on such a pool could not launch. When a round built one catalog for every pool,
+a NodeClass that matched no subnet (every offering unavailable) could stand for the other
+pools too and stop provisioning for the whole cluster; each pool now has its own catalog
+(``plan.pool_catalogs``), and the one merged catalog the disruption round prices nodes
+with (``plan.instance_types``) leaves such NodeClasses out.
 """
 
 from __future__ import annotations

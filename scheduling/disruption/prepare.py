@@ -4,7 +4,7 @@ nodes' reasons. Pure: the caller reads the objects and the clock."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -35,15 +35,22 @@ class RoundInputs:
 
 
 def prepare_round(
-    documents: Iterable[Document], instance_types: list[InstanceType], now: datetime
+    documents: Iterable[Document],
+    instance_types: list[InstanceType],
+    now: datetime,
+    pool_instance_types: Mapping[str, list[InstanceType]] | None = None,
 ) -> RoundInputs:
     """Plan the pending pods, read the cluster, count budgets and PDBs, and sort the managed
     nodes into candidates and blocked ones. Raises ``InputError`` (one line naming the
-    document and field) for invalid input."""
+    document and field) for invalid input. ``pool_instance_types`` gives pools their own
+    catalogs for the plan and the round's simulations (``Problem.pool_instance_types``);
+    nodes are priced from ``instance_types``."""
     docs = list(documents)
     # PodDisruptionBudgets are the round's, not the planner's (which would warn of them).
     parsed = build_problem(
-        [d for d in docs if d.body.get("kind") not in _ROUND_KINDS], instance_types
+        [d for d in docs if d.body.get("kind") not in _ROUND_KINDS],
+        instance_types,
+        pool_instance_types,
     )
     problem = parsed.problem
     solver = Solver(problem)

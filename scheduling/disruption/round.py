@@ -8,7 +8,7 @@ cluster) and the clock, and passes them in.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -39,10 +39,14 @@ class RoundResult:
 
 
 def run_round(
-    documents: Iterable[Document], instance_types: list[InstanceType], now: datetime
+    documents: Iterable[Document],
+    instance_types: list[InstanceType],
+    now: datetime,
+    pool_instance_types: Mapping[str, list[InstanceType]] | None = None,
 ) -> RoundResult:
-    """Prepare the round, then let the engine decide it."""
-    i = prepare_round(documents, instance_types, now)
+    """Prepare the round, then let the engine decide it (``prepare_round`` says what the
+    catalogs are for)."""
+    i = prepare_round(documents, instance_types, now, pool_instance_types)
     decision = decide(
         i.parsed.problem,
         i.plan,

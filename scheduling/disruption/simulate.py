@@ -123,6 +123,7 @@ class RoundState:
         sub = Problem(
             nodepools=self.problem.nodepools if new_nodes else [],
             instance_types=self.problem.instance_types,
+            pool_instance_types=self.problem.pool_instance_types,
             pending=list(pods),
             nodes=nodes,
             daemonsets=self.problem.daemonsets,
@@ -146,14 +147,16 @@ class RoundState:
     def cheapest_holding(self, pods: Sequence[Pod]) -> float | None:
         """A lower bound on the price of one new node for ``pods``: the cheapest available
         offering of any type whose allocatable holds their summed cpu, memory and count
-        (labels, taints and DaemonSet overhead ignored, so no real node is cheaper)."""
+        (labels, taints and DaemonSet overhead ignored, so no real node is cheaper; every
+        pool's catalog counts, so no pool's node is either)."""
         if self._price_order is None:
             order = []
-            for it in self.problem.instance_types:
-                prices = [o.price for o in it.offerings if o.available]
-                if prices:
-                    a = it.allocatable
-                    order.append((min(prices), a.get(CPU, 0), a.get(MEMORY, 0), a.get(PODS, 0)))
+            for types in self.problem.catalogs():
+                for it in types:
+                    prices = [o.price for o in it.offerings if o.available]
+                    if prices:
+                        a = it.allocatable
+                        order.append((min(prices), a.get(CPU, 0), a.get(MEMORY, 0), a.get(PODS, 0)))
             self._price_order = sorted(order)
         cpu = sum(p.requests.get(CPU, 0) for p in pods)
         mem = sum(p.requests.get(MEMORY, 0) for p in pods)

@@ -41,6 +41,7 @@ class CatalogCache:
     stale entry."""
 
     def __init__(self) -> None:
+        self._combined: tuple[tuple[list[InstanceType], ...], list[InstanceType]] | None = None
         self._offers: tuple[list[InstanceType], OfferIndex] | None = None
         self._keys: tuple[object, frozenset[str]] | None = None
         # By the pool's name and requirements (what its compatible types depend on), not the
@@ -51,9 +52,9 @@ class CatalogCache:
         self._labels: dict[int, tuple[object, dict[str, set[str]]]] = {}
         self._facts: dict[int, NodeFacts] = {}
         self._pool_domains: dict[tuple[object, ...], tuple[list[object], frozenset[str]]] = {}
-        self._compatible: dict[tuple[object, ...], tuple[object, frozenset[str]]] = {}
+        self._compatible: dict[tuple[object, ...], tuple[object, frozenset[InstanceType]]] = {}
         # Per requirement (one key), the catalog's types whose labels agree with it.
-        self._key_passing: dict[Requirement, tuple[object, frozenset[str]]] = {}
+        self._key_passing: dict[Requirement, tuple[object, frozenset[InstanceType]]] = {}
         self._compatible_lists: dict[
             tuple[tuple[object, ...], int],
             tuple[Sequence[InstanceType], object, list[InstanceType]],
@@ -66,7 +67,7 @@ class CatalogCache:
         self._constraints: dict[tuple[object, ...], int] = {}
         self._per_cpu: tuple[object, float] | None = None
         self._type_vectors: dict[
-            tuple[str, tuple[str, ...]], tuple[object, dict[str, list[int]]]
+            tuple[str, tuple[str, ...]], tuple[object, dict[InstanceType, list[int]]]
         ] = {}
         # The label keys a node need not define (``allow_undefined``), per instance keys.
         self._allow: tuple[frozenset[str], frozenset[str]] | None = None
@@ -135,6 +136,28 @@ class CatalogCache:
         self._chains = {k: v for k, v in self._chains.items() if k in pod_ids}
         self._class_parts = {k: v for k, v in self._class_parts.items() if k[0] in sources}
 
+    def combined(self, catalogs: tuple[list[InstanceType], ...]) -> list[InstanceType]:
+        """One list of every type of the pools' catalogs (``Problem.catalogs``), the same
+        object while the catalogs are: what is kept per catalog (offers, vectors, compatible
+        types) is then kept across solves. One catalog is its own list."""
+        if len(catalogs) == 1:
+            return catalogs[0]
+        hit = self._combined
+        if (
+            hit is None
+            or len(hit[0]) != len(catalogs)
+            or any(a is not b for a, b in zip(hit[0], catalogs, strict=True))
+        ):
+            merged: list[InstanceType] = []
+            seen: set[int] = set()
+            for types in catalogs:
+                for it in types:
+                    if id(it) not in seen:
+                        seen.add(id(it))
+                        merged.append(it)
+            hit = self._combined = (catalogs, merged)
+        return hit[1]
+
     def offers(self, types: list[InstanceType]) -> OfferIndex:
         if self._offers is None or self._offers[0] is not types:
             self._offers = (types, OfferIndex(types))
@@ -151,8 +174,8 @@ class CatalogCache:
 
     def type_vectors(
         self, kind: str, types: list[InstanceType], dims: tuple[str, ...]
-    ) -> dict[str, list[int]]:
-        """A table, by type name, of the types' allocatable (or capacity: ``kind``) as vectors
+    ) -> dict[InstanceType, list[int]]:
+        """A table, by type, of the types' allocatable (or capacity: ``kind``) as vectors
         over ``dims``, kept for every solve with the same catalog and dimensions; the solver
         fills it as it asks. Callers never change a vector they read."""
         key = (kind, dims)
@@ -285,24 +308,24 @@ class CatalogCache:
         if hit is None or hit[0] is not offers:
             hit = self._compatible[sig] = (offers, self._passing(reqs, instance_keys, offers))
         passing = hit[1]
-        out = [it for it in types if it.name in passing]
+        out = [it for it in types if it in passing]
         self._compatible_lists[(sig, id(types))] = (types, offers, out)
         return out
 
     def _passing(
         self, reqs: Requirements, instance_keys: frozenset[str], offers: OfferIndex
-    ) -> frozenset[str]:
-        """The names of the catalog's types ``instance_type_compatible`` accepts under
+    ) -> frozenset[InstanceType]:
+        """The catalog's types ``instance_type_compatible`` accepts under
         ``reqs``: those with an allowed offering, less those one of its requirements rejects.
         Each requirement's verdict on the whole catalog is worked out once (a solve meets a
         few dozen distinct ones, in hundreds of combinations)."""
-        names = set(offers.price_map(reqs))
+        names: set[InstanceType] = set(offers.price_map(reqs))
         assert self._offers is not None and self._offers[1] is offers  # the catalog's index
         catalog = self._offers[0]
         for r in reqs.values():
             hit = self._key_passing.get(r)
             if hit is None or hit[0] is not offers:
-                ok = frozenset(it.name for it in catalog if label_compatible(it, r, instance_keys))
+                ok = frozenset(it for it in catalog if label_compatible(it, r, instance_keys))
                 hit = self._key_passing[r] = (offers, ok)
             names &= hit[1]
             if not names:

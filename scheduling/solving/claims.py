@@ -48,21 +48,21 @@ class ClaimPlacement(PoolLimits):
     def _fit(self, types: list[InstanceType], need: list[int]) -> list[InstanceType]:
         known = self._alloc_cache  # read inline: a call per type costs more than the test
         vec = self._alloc_vec
-        return [it for it in types if all(map(le, need, known.get(it.name) or vec(it)))]
+        return [it for it in types if all(map(le, need, known.get(it) or vec(it)))]
 
     def _alloc_vec(self, it: InstanceType) -> list[int]:
-        v = self._alloc_cache.get(it.name)
+        v = self._alloc_cache.get(it)
         if v is None:
             v = self.vec(it.allocatable)
-            self._alloc_cache[it.name] = v
+            self._alloc_cache[it] = v
         return v
 
     # Per (class, claim): the claim's parts when ``_try_claim`` last found it full for the
     # class whatever the topology picks (``_full_whatever_pinned``).
     _full_for: dict[tuple[int, int], tuple[object, ...]] | None = None
-    # What a type is worth to ``_target`` (copies of the pending pods' mix it holds), by type
-    # name, for the demand it was worked out for.
-    _worths: tuple[list[tuple[int, int]], dict[str, float]] | None = None
+    # What a type is worth to ``_target`` (copies of the pending pods' mix it holds), by
+    # type, for the demand it was worked out for.
+    _worths: tuple[list[tuple[int, int]], dict[InstanceType, float]] | None = None
 
     def _try_claim(self, cls: PodClass, pod: Pod, c: ClaimTarget) -> Failure | None:
         pool = c.pool
@@ -189,21 +189,19 @@ class ClaimPlacement(PoolLimits):
         worths = self._worths
         if worths is None or worths[0] != demanded:
             worths = self._worths = (demanded, {})
-        worth_of = worths[1]  # per type name: it depends on the type and the demand alone
+        worth_of = worths[1]  # per type: it depends on the type and the demand alone
         scored: list[tuple[float, float, InstanceType]] = []
         known = self._alloc_cache
         for it in types:
-            alloc = known.get(it.name) or self._alloc_vec(it)
+            alloc = known.get(it) or self._alloc_vec(it)
             if not all(map(le, need, alloc)):
                 continue
-            price = prices.get(it.name)
+            price = prices.get(it)
             if price is None:
                 continue
-            worth = worth_of.get(it.name)
+            worth = worth_of.get(it)
             if worth is None:
-                worth = worth_of[it.name] = (
-                    min([alloc[i] / d for i, d in demanded]) if demanded else 1.0
-                )
+                worth = worth_of[it] = min([alloc[i] / d for i, d in demanded]) if demanded else 1.0
             if worth <= 0:
                 continue
             scored.append((price / worth, worth, it))

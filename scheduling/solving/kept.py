@@ -10,8 +10,13 @@ remembered), for a disruption round's many simulations; this keeps one for the n
 Plans do not change: every entry answers for the very objects it was made from, and a
 round still simulates every pending pod against every node and claim. What a round no
 longer holds (a claim that changed or went away, a pod bound or gone) is forgotten after
-it (``CatalogCache.retain``), and a cache grown past ``MAX_ENTRIES`` or made for another
-catalog is dropped, so the memory it holds stays bounded.
+it (``CatalogCache.retain``), and a cache grown past ``MAX_ENTRIES`` or made for other
+catalogs is dropped, so the memory it holds stays bounded.
+
+A round's catalogs are the pools' own (``Problem.catalogs``: one list per distinct
+NodeClass view, shared by the pools that see alike); the cache is kept for a round with
+the very same lists, in the same order, which is what the provider hands out while
+neither the catalog nor the NodeClasses change.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ MAX_ENTRIES = 200_000
 
 
 class KeptCatalog:
-    """The ``CatalogCache`` of the last round, for the next round on the same catalog.
+    """The ``CatalogCache`` of the last round, for the next round on the same catalogs.
 
     One round uses it at a time; a round that finds it in use (a retry overlapping the
     round it retries) solves with a cache of its own, as every round did before."""
@@ -39,7 +44,7 @@ class KeptCatalog:
     def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
         self._max_entries = max_entries
         self._lock = threading.Lock()
-        self._kept: tuple[list[InstanceType], CatalogCache] | None = None
+        self._kept: tuple[tuple[list[InstanceType], ...], CatalogCache] | None = None
 
     @contextmanager
     def solving(self, problem: Problem) -> Iterator[CatalogCache]:
@@ -50,12 +55,12 @@ class KeptCatalog:
             return
         try:
             kept, self._kept = self._kept, None
-            types = problem.instance_types
-            cache = kept[1] if kept is not None and kept[0] is types else CatalogCache()
+            catalogs = problem.catalogs()
+            cache = kept[1] if kept is not None and _same(kept[0], catalogs) else CatalogCache()
             yield cache
             cache.retain(problem.nodes, _pods(problem))
             if cache.size() <= self._max_entries:
-                self._kept = (types, cache)
+                self._kept = (catalogs, cache)
         finally:
             self._lock.release()
 
@@ -63,6 +68,11 @@ class KeptCatalog:
         """Entries the kept cache holds (0: none kept)."""
         kept = self._kept
         return 0 if kept is None else kept[1].size()
+
+
+def _same(a: tuple[list[InstanceType], ...], b: tuple[list[InstanceType], ...]) -> bool:
+    """The same lists (by identity) in the same order."""
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
 
 def _pods(problem: Problem) -> Iterator[Pod]:

@@ -33,11 +33,11 @@ class PoolLimits(PodClasses):
 
     def _capacity_of(self, it: InstanceType) -> list[int]:
         """The type's capacity per dimension, plus one node, as limits count it."""
-        v = self._capacity_cache.get(it.name)
+        v = self._capacity_cache.get(it)
         if v is None:
             v = [it.capacity.get(d, 0) for d in self.dims]
             v.append(NODE)
-            self._capacity_cache[it.name] = v
+            self._capacity_cache[it] = v
         return v
 
     def _allowed(self, pool: PoolView, types: list[InstanceType]) -> list[InstanceType]:
@@ -92,7 +92,7 @@ class PoolLimits(PodClasses):
             return hit[1]
         held = [0] * len(pool.remaining)
         known = self._capacity_cache  # read inline: a call per type costs more than the read
-        caps = [known.get(it.name) or self._capacity_of(it) for it in types]
+        caps = [known.get(it) or self._capacity_of(it) for it in types]
         for i in pool.limited:
             held[i] = max((cap[i] for cap in caps), default=0)
         self._largest[key] = (types, held)
@@ -104,7 +104,7 @@ class PoolLimits(PodClasses):
         """The types no larger than ``target`` in any limited resource: a claim is filled
         only toward its target, so larger types would hold back room it never uses.
         Memoised per list and target: a tight pool's claims ask after every pod they take."""
-        key = (id(types), target.name, pool.limited)
+        key = (id(types), target, pool.limited)
         hit = self._no_larger.get(key)
         if hit is not None and hit[0] is types:
             return hit[1]

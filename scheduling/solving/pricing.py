@@ -31,10 +31,10 @@ class Pricing(Placement):
         full = self._catalog_order(key[1:], prices)
         members = {id(it) for it in types}
         out = [entry for entry in full if id(entry[1]) in members]
-        if len(out) != sum(1 for it in types if it.name in prices):
+        if len(out) != sum(1 for it in types if it in prices):
             # Not all from the catalog (or a type twice): sort this list itself.
             order = sorted(
-                ((prices[it.name], it.name, it) for it in types if it.name in prices),
+                ((prices[it], it.name, it) for it in types if it in prices),
                 key=lambda x: (x[0], x[1]),
             )
             out = [(p, it, self._alloc_vec(it)) for p, _, it in order]
@@ -47,21 +47,25 @@ class Pricing(Placement):
     )
 
     def _catalog_order(
-        self, zr_cr: tuple[object, ...], prices: dict[str, float]
+        self, zr_cr: tuple[object, ...], prices: dict[InstanceType, float]
     ) -> list[tuple[float, InstanceType, list[int]]]:
         """The catalog's types with a price in ``prices``, cheapest first (ties by name), once
         per allowed zones and capacity types: a type list's order is then this one with the
         others left out (the same order when names are unique, which is checked), a pass
-        instead of a sort per list."""
+        instead of a sort per list. With a catalog per pool, a name may be in the list twice,
+        once per catalog; a type list is drawn from one pool's catalog, so unique names
+        within each catalog are what keep the orders equal."""
         orders = self._full_orders
         if orders is None:
             orders = self._full_orders = {}
         hit = orders.get(zr_cr)
         if hit is None:
-            catalog = self.problem.instance_types
-            unique = len({it.name for it in catalog}) == len(catalog)
+            catalog = self.all_types
+            unique = all(
+                len({it.name for it in types}) == len(types) for types in self.problem.catalogs()
+            )
             order = sorted(
-                ((prices[it.name], it.name, it) for it in catalog if it.name in prices),
+                ((prices[it], it.name, it) for it in catalog if it in prices),
                 key=lambda x: (x[0], x[1]),
             )
             hit = orders[zr_cr] = (

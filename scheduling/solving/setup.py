@@ -61,6 +61,9 @@ class SolverSetup:
         self._node_facts: list[NodeFacts] | None = None
         self.rejections = rejections
         self.problem = problem
+        # Every pool's types in one list (the round's catalog itself when the pools share
+        # it): the offering index and the per-type tables are over this list.
+        self.all_types = self.catalog.combined(problem.catalogs())
         self.order = order
         self.topology = Topology(self._namespace_labels())
         self.dims = self._dimensions()
@@ -83,7 +86,7 @@ class SolverSetup:
         self._pool_types: dict[tuple[int, tuple[object, ...]], list[InstanceType]] = {}
         self._domain_cost: dict[tuple[int, str], dict[str, float]] = {}
         self._claim_seq = 0
-        self.offers = self.catalog.offers(problem.instance_types)
+        self.offers = self.catalog.offers(self.all_types)
         self._merged: dict[tuple[int, int], tuple[Requirements, Requirements, object]] = {}
         self._narrowed: dict[
             tuple[int, tuple[object, ...]], tuple[list[InstanceType], list[InstanceType]]
@@ -123,9 +126,9 @@ class SolverSetup:
             tuple[list[InstanceType], Requirements, list[int] | None],
         ] = {}
         dims = tuple(self.dims)
-        self._alloc_cache = self.catalog.type_vectors("allocatable", problem.instance_types, dims)
+        self._alloc_cache = self.catalog.type_vectors("allocatable", self.all_types, dims)
         self._domains_of: dict[str, set[str]] = {}
-        self._capacity_cache = self.catalog.type_vectors("capacity", problem.instance_types, dims)
+        self._capacity_cache = self.catalog.type_vectors("capacity", self.all_types, dims)
         self._largest: dict[
             tuple[int, tuple[int, ...], int], tuple[list[InstanceType], list[int]]
         ] = {}
@@ -148,7 +151,7 @@ class SolverSetup:
         # (type list, target, limited resources) → (the list, its types no larger than the
         # target): ``_no_larger_than`` after every pod a tight pool's claim takes.
         self._no_larger: dict[
-            tuple[int, str, tuple[int, ...]], tuple[list[InstanceType], list[InstanceType]]
+            tuple[int, InstanceType, tuple[int, ...]], tuple[list[InstanceType], list[InstanceType]]
         ] = {}
         self._widenings: dict[
             tuple[int, tuple[int, ...], tuple[int, ...]],
@@ -174,7 +177,7 @@ class SolverSetup:
         return v
 
     def _instance_keys(self) -> frozenset[str]:
-        return self.catalog.instance_keys(self.problem.instance_types)
+        return self.catalog.instance_keys(self.all_types)
 
     def _selector_label_keys(self) -> frozenset[str]:
         """Pod label keys any selector looks at: other labels cannot change a placement."""
@@ -196,14 +199,13 @@ class SolverSetup:
         for np in sorted(self.problem.nodepools, key=lambda n: (-(n.spec.weight or 0), n.name)):
             reqs = np.requirements()
             taints = tuple(_taint(t.key, t.value, t.effect) for t in np.spec.template.spec.taints)
+            own = self.problem.catalog_of(np.name)
             types = self.catalog.pool_types(
                 np.name,
                 reqs,
-                self.problem.instance_types,
-                lambda reqs=reqs: [  # type: ignore[misc]
-                    it
-                    for it in self.problem.instance_types
-                    if instance_type_compatible(it, reqs, self.instance_keys)
+                own,
+                lambda reqs=reqs, own=own: [  # type: ignore[misc]
+                    it for it in own if instance_type_compatible(it, reqs, self.instance_keys)
                 ],
             )
             overhead = self._daemon_overhead(reqs, taints)

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from k8s_objects import (
     CLUSTER,
+    M5,
     create_namespace,
     create_pod,
     ensure_nodeclass,
@@ -191,3 +193,90 @@ def test_a_pool_whose_nodeclass_is_not_ready_leaves_the_other_pools_alone(
         ), outcome.skipped
     finally:
         custom_objects.delete(admin, NODEPOOL, broken_pool)
+
+
+def _zonal_class(admin: Kube, name: str, zone: str, kubelet: dict[str, Any] | None) -> None:
+    """An EC2NodeClass whose only subnet is the seeded one in ``zone``."""
+    spec: dict[str, Any] = {
+        "subnetSelectorTerms": [{"tags": {"Name": f"{CLUSTER}-{zone}"}}],
+        "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": CLUSTER}}],
+        "amiSelectorTerms": [{"alias": "al2023@latest"}],
+        "role": "KarpenterNodeRole",
+    }
+    if kubelet is not None:
+        spec["kubelet"] = kubelet
+    custom_objects.create(admin, EC2NODECLASS, {"metadata": {"name": name}, "spec": spec})
+
+
+def _claims_of(admin: Kube, pool: str) -> list[dict[str, Any]]:
+    return nodeclaims.list_(admin, nodepool=pool)[0]
+
+
+def _zones_of(claim: dict[str, Any]) -> set[str]:
+    for r in claim["spec"]["requirements"]:
+        if r["key"] == L.ZONE:
+            return set(r["values"])
+    return set()
+
+
+def test_each_pool_plans_on_its_own_nodeclass_zones_and_max_pods(
+    kube: Kube, admin: Kube, cloud: Cloud, key: str
+) -> None:
+    """Two NodePools whose EC2NodeClasses have subnets in different zones and different
+    kubelet maxPods: a pod that needs one zone goes to the pool whose NodeClass has a
+    subnet there (though the other pool weighs more), and each pool's claims hold as
+    many pods as its own NodeClass's maxPods allows."""
+    subnets = cloud.clients.ec2.describe_subnets()["Subnets"]
+    zones = sorted({s["AvailabilityZone"] for s in subnets})
+    zone_a, zone_b = zones[0], zones[1]
+    suffix = uuid.uuid4().hex[:6]
+    class_a, class_b = f"nc-a-{suffix}", f"nc-b-{suffix}"
+    pool_a, pool_b = f"zonal-a-{suffix}", f"zonal-b-{suffix}"
+    _zonal_class(admin, class_a, zone_a, {"maxPods": 3})
+    _zonal_class(admin, class_b, zone_b, None)
+    for pool, ref, weight in ((pool_a, class_a, 50), (pool_b, class_b, None)):
+        body: dict[str, Any] = {
+            "metadata": {"name": pool},
+            "spec": {
+                "template": {
+                    "metadata": {"labels": {"team": suffix}},  # only these two pools
+                    "spec": {
+                        "nodeClassRef": {
+                            "group": "karpenter.k8s.aws",
+                            "kind": "EC2NodeClass",
+                            "name": ref,
+                        },
+                        "requirements": M5,
+                    },
+                }
+            },
+        }
+        if weight is not None:
+            body["spec"]["weight"] = weight
+        custom_objects.create(admin, NODEPOOL, body)
+    ns = f"t-{uuid.uuid4().hex[:8]}"
+    create_namespace(admin, ns)
+    made = [pod("needs-b", ns, spec={"nodeSelector": {L.ZONE: zone_b, "team": suffix}})]
+    made += [pod(f"a-{i}", ns, spec={"nodeSelector": {L.NODEPOOL: pool_a}}) for i in range(4)]
+    made += [pod(f"b-{i}", ns, spec={"nodeSelector": {L.NODEPOOL: pool_b}}) for i in range(4)]
+    for body in made:
+        create_pod(admin, body)
+    eventually(lambda: _unschedulable(admin, ns) == len(made), what="pods marked unschedulable")
+    deps = Deps(kube=kube, ec2=cloud.provider)
+    try:
+        outcome = provision.provision(deps, frozenset(), key, attempt=1)
+        on_a, on_b = _claims_of(admin, pool_a), _claims_of(admin, pool_b)
+        assert on_a and on_b, outcome
+        assert all(_zones_of(c) == {zone_a} for c in on_a)
+        assert all(_zones_of(c) == {zone_b} for c in on_b)
+        # maxPods 3 on pool a's NodeClass: four pods need two claims, none holding more
+        assert len(on_a) == 2
+        assert all(int(c["spec"]["resources"]["requests"]["pods"]) <= 3 for c in on_a)
+        # pool b's NodeClass keeps the types' own pod capacity: one claim for five pods
+        assert len(on_b) == 1
+        assert int(on_b[0]["spec"]["resources"]["requests"]["pods"]) >= 5
+    finally:
+        for pool in (pool_a, pool_b):
+            custom_objects.delete(admin, NODEPOOL, pool)
+        for ref in (class_a, class_b):
+            custom_objects.delete(admin, EC2NODECLASS, ref)

@@ -233,14 +233,17 @@ def disrupt(
     docs: Sequence[Mapping[str, Any]],
     catalog_doc: Mapping[str, Any] | None = None,
     now: datetime = NOW,
+    pool_catalogs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The ``joinery plan --disruption -o json`` object for these manifests at ``now``."""
+    """The ``joinery plan --disruption -o json`` object for these manifests at ``now``
+    (``pool_catalogs``: pools' own catalogs, pool name -> catalog document)."""
     from scheduling.disruption.round import run_round
 
     result = run_round(
         [Document(copy.deepcopy(dict(d)), f"doc {i}") for i, d in enumerate(docs)],
         load_catalog(copy.deepcopy(dict(catalog_doc if catalog_doc is not None else catalog()))),
         now,
+        {p: load_catalog(copy.deepcopy(dict(doc))) for p, doc in (pool_catalogs or {}).items()},
     )
     out = plan_to_dict(result.plan, lower_bound(result.solver, result.plan.scheduled))
     check_output_rules(docs, out)

@@ -32,6 +32,8 @@ from helpers import (
     ZA,
     ZB,
     ZONE,
+    ZONES,
+    catalog,
     od_price,
     req,
     spot_price,
@@ -127,6 +129,24 @@ def test_a_zonal_pod_is_replaced_in_its_zone() -> None:
     )
     (rep,) = commands(out)[0]["replacements"]
     assert rep["zones"] == [ZB]
+
+
+def test_a_replacement_is_bought_where_its_pools_nodeclass_has_subnets() -> None:
+    """The pool's own catalog (its EC2NodeClass has a subnet in zone b only) decides where
+    its replacement can be bought; with the round's catalog, any zone."""
+    cts = ("on-demand", "spot")
+    only_b = catalog(
+        unavailable=[(n, z, ct) for n in TYPES for z in ZONES if z != ZB for ct in cts]
+    )
+    docs = [
+        pool(requirements=OD_AMD, budgets=ALL),
+        *node_and_claim("big", "m5.2xlarge", zone=ZB),
+        bound("w", "big", "1", "2Gi"),
+    ]
+    (rep,) = commands(disrupt(docs, pool_catalogs={"default": only_b}))[0]["replacements"]
+    assert rep["zones"] == [ZB]
+    (rep,) = commands(disrupt(docs))[0]["replacements"]
+    assert ZA in rep["zones"]
 
 
 def test_a_pod_pinned_to_its_own_type_keeps_the_node_with_the_price_in_the_reason() -> None:

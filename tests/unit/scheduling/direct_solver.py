@@ -69,7 +69,7 @@ class DirectSolver(Solver):
     ) -> list[tuple[float, InstanceType, list[int]]]:
         prices = self.offers.price_map(reqs)
         order = sorted(
-            ((prices[it.name], it.name, it) for it in types if it.name in prices),
+            ((prices[it], it.name, it) for it in types if it in prices),
             key=lambda x: (x[0], x[1]),
         )
         return [(p, it, self._alloc_vec(it)) for p, _, it in order]

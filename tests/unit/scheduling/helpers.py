@@ -508,12 +508,21 @@ def check_output_rules(docs: Sequence[Mapping[str, Any]], out: Mapping[str, Any]
 
 
 def plan(
-    docs: Sequence[Mapping[str, Any]], catalog_doc: Mapping[str, Any] | None = None
+    docs: Sequence[Mapping[str, Any]],
+    catalog_doc: Mapping[str, Any] | None = None,
+    pool_catalogs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Run the solver on the manifests; returns the `joinery plan -o json` object."""
+    """Run the solver on the manifests; returns the `joinery plan -o json` object.
+    ``pool_catalogs`` gives pools their own catalogs (pool name -> catalog document; pools
+    given the same document share one list, as pools whose NodeClasses see alike do)."""
+    loaded: dict[int, Any] = {}
+    for doc in (pool_catalogs or {}).values():
+        if id(doc) not in loaded:
+            loaded[id(doc)] = load_catalog(copy.deepcopy(dict(doc)))
     parsed = build_problem(
         [Document(copy.deepcopy(dict(d)), f"doc {i}") for i, d in enumerate(docs)],
         load_catalog(copy.deepcopy(dict(catalog_doc if catalog_doc is not None else catalog()))),
+        {pool: loaded[id(doc)] for pool, doc in (pool_catalogs or {}).items()},
     )
     solver = Solver(parsed.problem)
     result = solver.solve()

@@ -36,7 +36,7 @@ def _plain_target(s: Solver, types: list[InstanceType], need: list[int]) -> Inst
     scored = []
     for it in types:
         alloc = s.vec(it.allocatable)
-        price = prices.get(it.name)
+        price = prices.get(it)
         if not vec_fits(need, alloc) or price is None:
             continue
         worth = min(
