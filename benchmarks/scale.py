@@ -53,6 +53,7 @@ from temporalio.client import Client  # noqa: E402
 from benchmarks import process_tree  # noqa: E402
 from models import contract  # noqa: E402
 from sandbox.processes import ChildProcess, free_ports, tree_cpu_seconds, wait_for  # noqa: E402
+from sandbox.scenarios import lifecycle_timeline  # noqa: E402
 from workflows.nodeclaim.state import NodeClaimInput  # noqa: E402
 from workflows.nodeclaim.workflow import NodeClaimWorkflow  # noqa: E402
 
@@ -324,6 +325,15 @@ def full_path(
             f"{fleet['busySeconds']} s (part of claimToLaunched, not Joinery's)",
             flush=True,
         )
+    stages = r.get("lifecycleStages") or {}
+    for stage in lifecycle_timeline.STAGES:
+        if stage in stages:
+            st = stages[stage]
+            print(
+                f"  lifecycle {stage:<17} p50 {st['p50']} s, p99 {st['p99']} s, "
+                f"max {st['max']} s ({stages['claims']} claims' histories)",
+                flush=True,
+            )
     for label, st in (journeys.get("stages") or {}).items():
         print(
             f"  {label:<24} ({st['whose']}): p50 {st['p50']:.0f} s, p99 {st['p99']:.0f} s, "

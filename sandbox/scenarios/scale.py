@@ -15,7 +15,9 @@ max, and the CPU seconds over the burst of the worker, the Temporal server and t
 (``cpuSeconds``, and ``cpuSecondsPerNode``), and ``podJourneys``: each pod's way split into
 the control plane's stages and Joinery's, with Joinery's own time over the burst
 (``sandbox/scenarios/pod_journeys.py``), and ``createFleet``: the EC2 emulator's CreateFleet
-calls over the burst and their answer times (``sandbox/scenarios/fleet_answers.py``). Then
+calls over the burst and their answer times (``sandbox/scenarios/fleet_answers.py``), and
+``lifecycleStages``: where the burst's claims spent their way to a launched instance, from
+their lifecycles' histories (``sandbox/scenarios/lifecycle_timeline.py``). Then
 the Deployment goes, the empty nodes'
 claims are deleted and every instance must be terminated (``retiredSeconds``), unless
 ``JOINERY_SCALE_RETIRE=0``.
@@ -35,6 +37,7 @@ from sandbox.processes import tree_cpu_seconds
 from sandbox.scenarios import (
     api_requests,
     fleet_answers,
+    lifecycle_timeline,
     pod_journeys,
     round_timeline,
     spread_fleet,
@@ -213,6 +216,15 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
     if temporal is not None:
         summary.extra["provisionerActivities"] = round_timeline.provisioner_activities(
             temporal.address, temporal.namespace, sandbox.stack.options.cluster_name, created_at
+        )
+        claims = {
+            c["metadata"]["name"]: created
+            for c in sandbox.nodeclaims()
+            if (created := _at(c["metadata"].get("creationTimestamp"))) is not None
+            and created >= created_at - 1
+        }
+        summary.extra["lifecycleStages"] = lifecycle_timeline.lifecycle_stages(
+            temporal.address, temporal.namespace, sandbox.stack.options.cluster_name, claims
         )
     if summary.nodes != pods:
         summary.failures.append(f"{pods} pods ran on {summary.nodes} instances, not one each")

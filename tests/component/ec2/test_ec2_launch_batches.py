@@ -72,6 +72,20 @@ def tags_of(env: Any, instance_id: str) -> dict[str, str]:
     return {t["Key"]: t["Value"] for t in raw.get("Tags", [])}
 
 
+def lose_the_tags_of(monkeypatch: pytest.MonkeyPatch, claim: str) -> Any:
+    """CreateTags for ``claim`` fails, as if its worker died after CreateFleet's answer;
+    returns the real method."""
+    tag = InstanceProvider.tag
+
+    def lost(self: InstanceProvider, instance_id: str, tags: dict[str, str]) -> None:
+        if tags.get(TAG_NODECLAIM) == claim:
+            raise ConnectionError("worker gone")
+        tag(self, instance_id, tags)
+
+    monkeypatch.setattr(InstanceProvider, "tag", lost)
+    return tag
+
+
 def test_claims_launched_together_share_one_create_fleet_and_each_gets_its_own_instance(
     env: Any, make_nodeclass: Any
 ) -> None:
@@ -104,19 +118,12 @@ def test_a_launch_cut_off_before_its_claim_tag_finds_its_instance_again(
     pairs the claim with its instance by the batch's member tags, tags it and launches
     nothing more."""
     nc = make_nodeclass.build()
-    tag = InstanceProvider.tag
-
-    def lost(self: InstanceProvider, instance_id: str, tags: dict[str, str]) -> None:
-        if tags.get(TAG_NODECLAIM) == "claim-b":
-            raise ConnectionError("worker gone")
-        tag(self, instance_id, tags)
-
-    monkeypatch.setattr(InstanceProvider, "tag", lost)
+    tag = lose_the_tags_of(monkeypatch, "claim-b")
     first = launch_together(env, nc, ["claim-a", "claim-b", "claim-c"])
     assert isinstance(first[1], ConnectionError)
     untagged = [i for i in instances(env) if TAG_NODECLAIM not in tags_of(env, i["InstanceId"])]
     assert len(untagged) == 1
-    monkeypatch.setattr(InstanceProvider, "tag", tag)
+    monkeypatch.setattr(InstanceProvider, "tag", tag)  # the worker is back
     # the termination phase's lookup finds it too
     found = env.provider.instances.find_by_nodeclaim("claim-b")
     assert found is not None and found.id == untagged[0]["InstanceId"]
@@ -156,14 +163,7 @@ def test_an_untagged_batch_instance_waits_for_its_members_before_it_counts_as_le
     """Garbage collection leaves the instance a member's retry may still pair with for a
     launch's whole time to live; with no member left it goes after the usual 30 s."""
     nc = make_nodeclass.build()
-    tag = InstanceProvider.tag
-
-    def lost(self: InstanceProvider, instance_id: str, tags: dict[str, str]) -> None:
-        if tags.get(TAG_NODECLAIM) == "claim-y":
-            raise ConnectionError("worker gone")
-        tag(self, instance_id, tags)
-
-    monkeypatch.setattr(InstanceProvider, "tag", lost)
+    lose_the_tags_of(monkeypatch, "claim-y")
     launch_together(env, nc, ["claim-x", "claim-y"])
     untagged = [i for i in instances(env) if TAG_NODECLAIM not in tags_of(env, i["InstanceId"])]
     assert len(untagged) == 1
