@@ -13,24 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
-
-
-def busy_seconds(intervals: Iterable[tuple[float, float]]) -> float:
-    """Length of the union of ``(start, end)`` intervals."""
-    total = 0.0
-    reach: float | None = None
-    for start, end in sorted(intervals):
-        if reach is None or start > reach:
-            total += end - start
-            reach = end
-        elif end > reach:
-            total += end - reach
-            reach = end
-    return total
+from sandbox.scenarios.stats import percentile, union_length
 
 
 def summarize(calls: Iterable[Mapping[str, Any]], since: float, until: float) -> dict[str, Any]:
@@ -43,8 +26,8 @@ def summarize(calls: Iterable[Mapping[str, Any]], since: float, until: float) ->
     return {
         "calls": len(answered),
         "instances": sum(int(c.get("count", 0)) for c in answered),
-        "answerP50": round(_percentile(seconds, 0.5), 2),
-        "answerP99": round(_percentile(seconds, 0.99), 2),
+        "answerP50": round(percentile(seconds, 0.5), 2),
+        "answerP99": round(percentile(seconds, 0.99), 2),
         "answerMax": round(max(seconds), 2),
-        "busySeconds": round(busy_seconds(spans), 1),
+        "busySeconds": round(union_length(spans), 1),
     }

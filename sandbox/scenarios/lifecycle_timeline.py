@@ -28,6 +28,7 @@ from typing import Any
 
 from models import contract
 from models.contract import NodeClaimActivity
+from sandbox.scenarios.stats import percentile
 
 STAGES = ("claimToStart", "startToTask", "taskToLaunch", "launch", "launchToRecorded")
 # Histories fetched at once (the dev server answers each in milliseconds).
@@ -75,11 +76,6 @@ def launch_path(events: Iterable[Any], claim_created: float) -> dict[str, float]
     return None
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
-
-
 def summarize(paths: list[dict[str, float]]) -> dict[str, Any]:
     """p50, p99 and max of each stage over the claims whose launch is recorded."""
     out: dict[str, Any] = {"claims": len(paths)}
@@ -87,8 +83,8 @@ def summarize(paths: list[dict[str, float]]) -> dict[str, Any]:
         values = [p[stage] for p in paths]
         if values:
             out[stage] = {
-                "p50": round(_percentile(values, 0.5), 1),
-                "p99": round(_percentile(values, 0.99), 1),
+                "p50": round(percentile(values, 0.5), 1),
+                "p99": round(percentile(values, 0.99), 1),
                 "max": round(max(values), 1),
             }
     return out

@@ -49,6 +49,8 @@ from typing import Any
 
 from kubernetes import client as k8s
 
+from sandbox.scenarios.stats import percentile, union_length
+
 Obj = dict[str, Any]
 
 JOINERY = "Joinery"
@@ -186,21 +188,6 @@ def journeys(
     return rows
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
-
-
-def _union_length(spans: Iterable[tuple[float, float]]) -> float:
-    total, end = 0.0, float("-inf")
-    for a, b in sorted(spans):
-        if b <= end:
-            continue
-        total += b - max(a, end)
-        end = b
-    return total
-
-
 def shares(rows: list[dict[str, float | None]]) -> dict[str, Any]:
     """Per stage p50/p99/max seconds (pods that reached both ends; a negative gap, from whole
     seconds, counts as 0), and the burst's totals (the module's docstring)."""
@@ -215,8 +202,8 @@ def shares(rows: list[dict[str, float | None]]) -> dict[str, Any]:
             stages[label] = {
                 "whose": whose,
                 "pods": len(gaps),
-                "p50": _percentile(gaps, 0.5),
-                "p99": _percentile(gaps, 0.99),
+                "p50": percentile(gaps, 0.5),
+                "p99": percentile(gaps, 0.99),
                 "max": max(gaps),
             }
     waits: list[tuple[float, float]] = []
@@ -234,10 +221,10 @@ def shares(rows: list[dict[str, float | None]]) -> dict[str, Any]:
     out: dict[str, Any] = {"stages": stages, "podsTimed": len(waits), "pods": len(rows)}
     if created and running:
         burst = max(running) - min(created)
-        until_usable = _union_length(waits)
+        until_usable = union_length(waits)
         out.update(
             burstSeconds=burst,
-            joineryOwn=_union_length(joinery),
+            joineryOwn=union_length(joinery),
             untilUsable=until_usable,
             # the plain span: the first pod marked Unschedulable to the last Node usable
             joinerySpan=max(b for _, b in waits) - min(a for a, _ in waits) if waits else 0.0,

@@ -50,6 +50,7 @@ from sandbox.scenarios.common import (
     deployment,
     time_left,
 )
+from sandbox.scenarios.stats import percentile
 from sandbox.temporal_server import ProductionTemporal
 
 NAME = "scale"
@@ -60,11 +61,6 @@ APP = "scale"
 # Written only by Joinery (its claims, its NodeClasses, its unavailable-offerings record).
 JOINERY_RESOURCES = ("nodeclaims", "ec2nodeclasses", "configmaps")
 CPU, MEMORY = "2", "1Gi"
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
 
 
 def _running(sandbox: Sandbox, namespace: str) -> int:
@@ -185,8 +181,8 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
             waits.append(ready - created)
     if waits:
         summary.extra["pendingToRunning"] = {
-            "p50": _percentile(waits, 0.5),
-            "p99": _percentile(waits, 0.99),
+            "p50": percentile(waits, 0.5),
+            "p99": percentile(waits, 0.99),
             "max": max(waits),
         }
     # over the burst (create to all Running), per node launched

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from sandbox.scenarios.fleet_answers import busy_seconds, summarize
+from sandbox.scenarios.fleet_answers import summarize
+from sandbox.scenarios.stats import percentile, union_length
 
 
-def test_busy_seconds_is_the_union_of_the_intervals() -> None:
-    assert busy_seconds([]) == 0
-    assert busy_seconds([(0, 2), (1, 3), (5, 6)]) == 4
-    assert busy_seconds([(5, 6), (0, 10)]) == 10
+def test_the_shared_summaries() -> None:
+    assert union_length([]) == 0
+    assert union_length([(0, 2), (1, 3), (5, 6)]) == 4
+    assert union_length([(5, 6), (0, 10)]) == 10
+    assert percentile([3.0, 1.0, 2.0], 0.5) == 2.0 and percentile([1.0] * 99 + [7.0], 0.99) == 1.0
 
 
 def test_summarize_counts_the_answered_calls_of_the_burst_only() -> None:
