@@ -41,6 +41,7 @@ from activities.ec2.errors import (
 )
 from activities.ec2.families import family_of
 from activities.ec2.instances import (
+    LOOKUP_CHUNK,
     TAG_EKS_CLUSTER,
     TAG_NODECLAIM,
     TAG_NODECLASS,
@@ -76,10 +77,9 @@ UNREGISTERED_TAINT = {"key": L.UNREGISTERED_TAINT_KEY, "effect": "NoExecute"}
 # BATCH_IDLE seconds, or BATCH_MAX_WAIT after it opened. Karpenter waits 35 ms; a burst's
 # launches here come from Python threads sharing one GIL with the workflows, spaced wider on
 # a loaded worker, and a lone launch's extra 0.1 s is nothing beside EC2's answer. Lookups
-# batch the same way, up to LOOKUP_BATCH claims (EC2 takes 200 values a filter).
+# batch the same way, as many claims as one DescribeInstances filter takes (LOOKUP_CHUNK).
 BATCH_IDLE = 0.1
 BATCH_MAX_WAIT = 1.0
-LOOKUP_BATCH = 100
 
 
 @dataclass(frozen=True)
@@ -189,7 +189,7 @@ class Launcher:
         # In a burst every claim of a round has the same shape: match the catalog once.
         self._compatible = CompatibleTypes()
         self._lookups: Batcher[None, str, Instance | None] = Batcher(
-            self._lookup_batch, idle=BATCH_IDLE, max_wait=BATCH_MAX_WAIT, max_items=LOOKUP_BATCH
+            self._lookup_batch, idle=BATCH_IDLE, max_wait=BATCH_MAX_WAIT, max_items=LOOKUP_CHUNK
         )
         self._fleets: Batcher[FleetKey, Member, Launched] = Batcher(
             self._fleet_batch,
