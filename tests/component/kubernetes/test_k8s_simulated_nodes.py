@@ -53,7 +53,7 @@ def test_launched_claim_registers_a_ready_node(
             node: dict[str, Any] = eventually(
                 lambda: nodes.by_provider_id(kube, provider_id), what="the simulated kubelet"
             )
-            assert provider_id in simulator.registered
+            eventually(lambda: provider_id in simulator.registered, what="the kubelet's record")
         labels = node["metadata"]["labels"]
         assert labels["joinery.test/run"] == unique
         assert labels["node.kubernetes.io/instance-type"] == "m5.large"
