@@ -113,6 +113,9 @@ class NodeSimulator:
         self._first_seen: dict[str, float] = {}
         self._registered: set[str] = set()
         self._registering: set[str] = set()
+        # claims deleted (or deleting) before their kubelet registered: an instance
+        # terminated before it joined never registers
+        self._gone: set[str] = set()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="node-simulator", daemon=True)
@@ -158,11 +161,12 @@ class NodeSimulator:
         provider_id = (claim.get("status") or {}).get("providerID")
         if not provider_id:
             return True
+        if (claim.get("metadata") or {}).get("deletionTimestamp"):
+            self._forget(claim)
+            return True
         with self._lock:
             if provider_id in self._registered or provider_id in self._registering:
                 return True
-        if (claim.get("metadata") or {}).get("deletionTimestamp"):
-            return True
         now = time.monotonic()
         first = self._first_seen.setdefault(provider_id, now)
         if now - first < self._boot_seconds or not self._should_register(claim):
@@ -172,9 +176,21 @@ class NodeSimulator:
         self._kubelets.submit(self._register, claim, str(provider_id))
         return True
 
+    def _forget(self, claim: Mapping[str, Any]) -> None:
+        """The claim is deleting or gone: a registration still queued for it is dropped."""
+        provider_id = (claim.get("status") or {}).get("providerID")
+        if provider_id:
+            with self._lock:
+                self._gone.add(str(provider_id))
+
     def _register(self, claim: Mapping[str, Any], provider_id: str) -> None:
-        """One kubelet's registration, tried again until it holds or the simulator stops."""
+        """One kubelet's registration, tried again until it holds or the simulator stops;
+        none once the claim is deleting (its instance is being terminated)."""
         while not self._stop.is_set():
+            with self._lock:
+                if provider_id in self._gone:
+                    self._registering.discard(provider_id)
+                    return
             try:
                 register(self._admin, claim)
             except Exception as exc:  # the API server busy or restarting: a kubelet retries
@@ -216,6 +232,7 @@ class NodeSimulator:
                             self._remember(booting, claim, self._consider(claim))
                         elif kind == raw.DELETED:
                             booting.pop(str(claim["metadata"].get("name")), None)
+                            self._forget(claim)
                         if self._stop.is_set():
                             return
                     for waiting in list(booting.values()):

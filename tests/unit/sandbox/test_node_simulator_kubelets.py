@@ -70,3 +70,25 @@ def test_a_claim_still_booting_is_not_registered(monkeypatch: Any) -> None:
         assert simulator._consider(_claim(1)) is False
     finally:
         simulator.stop()
+
+
+def test_a_claim_deleted_before_its_kubelet_registered_gets_no_node(monkeypatch: Any) -> None:
+    """An instance terminated before it joined never registers: a Node created for it would
+    stay, with no claim, counted as room by the next rounds."""
+    calls: list[str] = []
+
+    def register(_admin: Any, claim: Mapping[str, Any]) -> dict[str, Any]:
+        calls.append(claim["metadata"]["name"])
+        return {}
+
+    monkeypatch.setattr(nodes, "register", register)
+    simulator = NodeSimulator(MagicMock())
+    try:
+        claim = _claim(7)
+        deleting = {**claim, "metadata": {**claim["metadata"], "deletionTimestamp": "now"}}
+        assert simulator._consider(deleting)  # the watch saw the claim deleting
+        simulator._register(claim, "aws:///z/i-0007")  # a registration queued before that
+        assert calls == []
+        assert simulator.registered == frozenset()
+    finally:
+        simulator.stop()
