@@ -98,6 +98,10 @@ def _node_document(node: Obj) -> Document:
     return Document({**node, "kind": "Node", "apiVersion": "v1"}, f"Node {name}")
 
 
+def _deleting(obj: Obj) -> bool:
+    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+
+
 def _listed(watched: ObjectCache, read: Callable[[], list[Obj]]) -> list[Obj]:
     """The worker's watched copy while its watch is synced, else the API server's list."""
     return watched.items() if watched.synced else read()
@@ -179,13 +183,14 @@ def add_watched(
     listed_nodes = _listed(w.nodes, list_nodes)
     for node in listed_nodes:
         docs.append(w.nodes.derived(node, _node_document))
-    owners = ClaimNodes(listed_nodes)
-    for claim in _listed(w.nodeclaims, list_claims):
+    listed_claims = _listed(w.nodeclaims, list_claims)
+    owners = ClaimNodes(listed_nodes, listed_claims)
+    for claim in listed_claims:
         meta = claim["metadata"]
         state.claim_rounds[str(meta["name"])] = str(
             (meta.get("annotations") or {}).get(L.PROVISIONING_ROUND, "")
         )
-        if meta.get("deletionTimestamp"):
+        if _deleting(claim):
             continue
         owner = owners.node_of(claim)
         if owner is not None:  # its Node is read before its providerID: count it once

@@ -61,6 +61,15 @@ def claim(name: str, uid: str, provider_id: str | None = None) -> dict[str, Any]
     return body
 
 
+def unregistered(name: str, pool: str = "default", itype: str = "fake-4") -> dict[str, Any]:
+    """A Node as the kubelet creates it from a launch's bootstrap: its pool, the
+    unregistered taint, no owner, not registered yet."""
+    body = node(name, None)
+    body["metadata"]["labels"] = {L.NODEPOOL: pool, L.INSTANCE_TYPE: itype}
+    body["spec"]["taints"] = [{"key": L.UNREGISTERED_TAINT_KEY, "effect": "NoExecute"}]
+    return body
+
+
 def node(name: str, owner: tuple[str, str] | None) -> dict[str, Any]:
     meta: dict[str, Any] = {
         "name": name,
@@ -131,9 +140,39 @@ def test_a_node_no_claim_owns_leaves_the_claims_in_flight() -> None:
     assert counted == {"ip-10-0-0-1": False, "default-abcde": True}
 
 
+def test_an_unregistered_node_no_claim_holds_counts_once_for_a_claim_of_its_pool() -> None:
+    """Its claim's providerID is not read yet: one claim of its pool that shows none is it."""
+    counted = round_nodes(
+        [unregistered("ip-10-0-0-1")],
+        [claim("default-abcde", "uid-1"), claim("default-fghij", "uid-2")],
+    )
+    assert sorted(counted.items()) == [("default-fghij", True), ("ip-10-0-0-1", False)]
+
+
+def test_an_unregistered_node_is_not_paired_across_pools_or_types() -> None:
+    elsewhere = unregistered("ip-10-0-0-1", pool="other")
+    other_type = unregistered("ip-10-0-0-2", itype="fake-8")
+    counted = round_nodes([elsewhere, other_type], [claim("default-abcde", "uid-1")])
+    assert counted == {"ip-10-0-0-1": False, "ip-10-0-0-2": False, "default-abcde": True}
+
+
+def test_an_unregistered_node_whose_claim_is_read_is_not_paired_again() -> None:
+    seen = claim("default-abcde", "uid-1", PROVIDER_ID)
+    counted = round_nodes([unregistered("ip-10-0-0-1")], [seen, claim("default-fghij", "uid-2")])
+    assert counted == {"ip-10-0-0-1": False, "default-fghij": True}
+
+
+def test_a_node_without_the_unregistered_taint_is_never_paired() -> None:
+    """A Node someone labelled with a pool, not a launch's: the claims stay in flight."""
+    static = unregistered("ip-10-0-0-1")
+    static["spec"]["taints"] = []
+    counted = round_nodes([static], [claim("default-abcde", "uid-1")])
+    assert counted == {"ip-10-0-0-1": False, "default-abcde": True}
+
+
 def test_only_karpenter_nodeclaim_owners_count() -> None:
     other = node("ip-10-0-0-1", None)
     other["metadata"]["ownerReferences"] = [
         {"apiVersion": "example.com/v1", "kind": "NodeClaim", "name": "default-abcde", "uid": "x"}
     ]
-    assert ClaimNodes([other]).node_of(claim("default-abcde", "x")) is None
+    assert ClaimNodes([other], []).node_of(claim("default-abcde", "x")) is None
