@@ -32,6 +32,7 @@ from activities.ec2.errors import (
     UNFULFILLABLE_CAPACITY_CODES,
     EC2Error,
     InsufficientCapacity,
+    LaunchFailed,
     LaunchTemplateNotFound,
     Pool,
     Throttled,
@@ -272,8 +273,16 @@ class Launcher:
         """EC2 refused the claim's token: an earlier request used it with other parameters
         (the previous release's launch, one CreateFleet a claim with its tags in the request,
         or an earlier attempt's with other overrides). Its instance is the claim's: adopt
-        it, found by claim or member tag; if EC2's reads do not list it yet, retry later."""
+        it, found by claim or member tag; if EC2's reads do not list it yet, retry later; if
+        it is terminated, the claim has lost its instance and fails (it is planned again)."""
         earlier = self._lookups.submit(None, request.nodeclaim_name)
+        if earlier is None and (gone := self._instances.gone_for(request.nodeclaim_name)):
+            # it launched and has ended since: the claim's instance is gone, re-plan
+            raise LaunchFailed(
+                f"NodeClaim {request.nodeclaim_name}: {refusal}; the instance {gone.id} the "
+                f"earlier request launched is {gone.state}",
+                refusal.code,
+            )
         if earlier is None:
             raise TransientError(
                 f"NodeClaim {request.nodeclaim_name}: {refusal}; the instance of the earlier "

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from activities.ec2.errors import TransientError
+from activities.ec2.errors import LaunchFailed, TransientError
 from activities.ec2.instances import TAG_NODECLAIM
 from activities.ec2.launch_batches import MEMBER_TAG_PREFIX
 from activities.ec2.launch_types import LaunchResult
@@ -93,6 +93,20 @@ def test_a_retry_refused_for_its_token_waits_while_the_instance_is_not_listed(
     result = env.provider.launch(make_request.build("claim-u"), make_nodeclass.build())
     assert result.instance_id == earlier and result.reused
     assert [i["InstanceId"] for i in live(env)] == [earlier]
+
+
+def test_a_retry_refused_for_its_token_whose_instance_has_ended_fails_to_be_planned_again(
+    env: Any, make_nodeclass: Any, make_request: Any, launched_by_previous_release: str
+) -> None:
+    """The earlier request's instance is terminated: waiting would only run out the launch's
+    time to live, so the claim fails now (as an insufficient-capacity claim does) and its
+    pods are planned again."""
+    env.clients.ec2.terminate_instances(InstanceIds=[launched_by_previous_release])
+    calls = len(env.emulation.fleet_calls)
+    with pytest.raises(LaunchFailed, match=r"terminated|shutting-down") as failed:
+        env.provider.launch(make_request.build("claim-u"), make_nodeclass.build())
+    assert not failed.value.retryable and launched_by_previous_release in str(failed.value)
+    assert len(env.emulation.fleet_calls) == calls and live(env) == []
 
 
 # -- the emulation ------------------------------------------------------------------------------
