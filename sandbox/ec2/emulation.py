@@ -108,6 +108,8 @@ class Emulation:
     _tokens: dict[tuple[str, str], tuple[str, dict[str, Any]]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     fleet_calls: list[dict[str, Any]] = field(default_factory=list)
+    # tokens of the CreateFleet calls refused for their parameters, in order
+    refused_tokens: list[str] = field(default_factory=list)
     # instance id -> how many more DescribeInstances answers (by filter) leave it out
     hidden: dict[str, int] = field(default_factory=dict)
 
@@ -121,6 +123,7 @@ class Emulation:
             self.capacity_left.clear()
             self._tokens.clear()
             self.fleet_calls.clear()
+            self.refused_tokens.clear()
             self.hidden.clear()
 
     # -- knobs for tests and scenarios ---------------------------------------------------
@@ -212,6 +215,8 @@ class Emulation:
             earlier = self._tokens.get((region, token)) if token else None
         if earlier is not None:
             if earlier[0] != digest:
+                with self._lock:
+                    self.refused_tokens.append(token)
                 raise EC2ClientError(
                     TOKEN_MISMATCH,
                     f"The client token {token} was used by an earlier request "

@@ -75,6 +75,7 @@ def test_a_retry_refused_for_its_token_adopts_the_earlier_requests_instance(
     assert result.instance_id == earlier and result.reused
     assert [i["InstanceId"] for i in live(env)] == [earlier]  # no second instance
     # the retry did ask EC2, and EC2 refused: the earlier request alone launched
+    assert env.emulation.refused_tokens == ["uid-claim-u"]
     assert len(env.emulation.fleet_calls) == calls
 
 
@@ -87,6 +88,7 @@ def test_a_retry_refused_for_its_token_waits_while_the_instance_is_not_listed(
     with pytest.raises(TransientError, match="IdempotentParameterMismatch") as refused:
         env.provider.launch(make_request.build("claim-u"), make_nodeclass.build())
     assert refused.value.retryable  # the claim is retried, not failed and re-planned
+    assert env.emulation.refused_tokens == ["uid-claim-u"]
     assert len(env.emulation.fleet_calls) == calls  # refused: nothing launched
     env.emulation.reveal(earlier)
     assert [i["InstanceId"] for i in live(env)] == [earlier]
@@ -131,6 +133,7 @@ def test_the_emulation_refuses_a_token_used_with_other_parameters(
     with pytest.raises(ClientError) as refused:
         env.clients.ec2.create_fleet(**other)
     assert refused.value.response["Error"]["Code"] == "IdempotentParameterMismatch"
+    assert env.emulation.refused_tokens == [params["ClientToken"]]
     assert [i["InstanceId"] for i in live(env)] == [first.instance_id]
 
 
