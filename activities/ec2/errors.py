@@ -51,6 +51,9 @@ TRANSIENT_CODES = frozenset(
 NOT_FOUND_CODES = frozenset(
     {"InvalidInstanceID.NotFound", "InvalidInstanceID.Malformed", "InvalidInstanceId.NotFound"}
 )
+# A client token used again with other parameters: EC2 refuses the request and names no
+# resource, so the caller must find what the earlier request made (by its tags).
+TOKEN_REUSED_CODES = frozenset({"IdempotentParameterMismatch"})
 LAUNCH_TEMPLATE_NOT_FOUND_CODES = frozenset(
     {
         "InvalidLaunchTemplateName.NotFoundException",
@@ -120,6 +123,14 @@ class LaunchTemplateNotFound(EC2Error):
     retryable = True
 
 
+class TokenReused(EC2Error):
+    """An earlier request with the same client token but other parameters took effect (an
+    earlier release's launch of the claim, or an earlier attempt's with other overrides).
+    Retryable: its instance is found by tag, now or once EC2's reads list it."""
+
+    retryable = True
+
+
 class LaunchFailed(EC2Error):
     """A launch error that another attempt with the same input will not fix."""
 
@@ -148,6 +159,8 @@ def classify(exc: BaseException, operation: str = "") -> EC2Error:
             return InstanceNotFound(text, code)
         if code in LAUNCH_TEMPLATE_NOT_FOUND_CODES:
             return LaunchTemplateNotFound(text, code)
+        if code in TOKEN_REUSED_CODES:
+            return TokenReused(text, code)
         if code in UNFULFILLABLE_CAPACITY_CODES:
             return InsufficientCapacity(text, code=code)
         return LaunchFailed(text, code)

@@ -32,9 +32,11 @@ from activities.ec2.errors import (
     UNFULFILLABLE_CAPACITY_CODES,
     EC2Error,
     InsufficientCapacity,
+    LaunchFailed,
     LaunchTemplateNotFound,
     Pool,
     Throttled,
+    TokenReused,
     TransientError,
     aws_errors,
     classify,
@@ -235,7 +237,8 @@ class Launcher:
                 Member(request.nodeclaim_name, request.nodeclaim_uid),
                 limit=member_capacity(len(self.shared_tags(request, nodeclass))),
             )
-            self._instances.tag(launched.instance_id, self.claim_tags(request))
+        except TokenReused as exc:
+            return self._adopt_earlier(request, nodeclass, exc)
         except (InsufficientCapacity, Throttled):
             raise
         except EC2Error as exc:
@@ -249,6 +252,10 @@ class Launcher:
             # retry resolves the NodeClass afresh.
             self._nodeclasses.invalidate(nodeclass.name)
             raise
+        # Outside the launch's error handling: a CreateTags that fails after botocore's
+        # retries (throttled: it shares EC2's mutating-call budget with CreateFleet) is
+        # retryable, and the retry finds the instance by its member tag and tags it.
+        self._instances.tag(launched.instance_id, self.claim_tags(request))
         by_name = {c.instance_type.name: c.instance_type for c in candidates}
         return self._result(
             launched.instance_id,
@@ -259,6 +266,37 @@ class Launcher:
             by_name.get(launched.instance_type),
             request,
         )
+
+    def _adopt_earlier(
+        self, request: LaunchRequest, nodeclass: EC2NodeClass, refusal: TokenReused
+    ) -> LaunchResult:
+        """EC2 refused the claim's token: an earlier request used it with other parameters
+        (the previous release's launch, one CreateFleet a claim with its tags in the request,
+        or an earlier attempt's with other overrides). Its instance is the claim's: adopt
+        it, found by claim or member tag; if EC2's reads do not list it yet, retry later; if
+        it is terminated, the claim has lost its instance and fails (it is planned again)."""
+        earlier = self._lookups.submit(None, request.nodeclaim_name)
+        if earlier is None and (gone := self._instances.gone_for(request.nodeclaim_name)):
+            # it launched and has ended since: the claim's instance is gone, re-plan
+            raise LaunchFailed(
+                f"NodeClaim {request.nodeclaim_name}: {refusal}; the instance {gone.id} the "
+                f"earlier request launched is {gone.state}",
+                refusal.code,
+            )
+        if earlier is None:
+            raise TransientError(
+                f"NodeClaim {request.nodeclaim_name}: {refusal}; the instance of the earlier "
+                "request with this token is not listed yet",
+                refusal.code,
+            )
+        log.info(
+            "NodeClaim %s: adopting %s, launched by an earlier request with its client token",
+            request.nodeclaim_name,
+            earlier.id,
+        )
+        if earlier.nodeclaim is None:
+            self._instances.tag(earlier.id, self.claim_tags(request))
+        return self._result_for_existing(earlier, nodeclass)
 
     # -- building the fleet request ----------------------------------------------------------
     def _launch_template_configs(

@@ -129,6 +129,20 @@ class InstanceProvider:
                     found[name] = min(live, key=_launch_order)
         return found
 
+    def gone_for(self, nodeclaim_name: str) -> Instance | None:
+        """An instance tagged with the NodeClaim that is terminated or terminating, if any:
+        what an earlier launch of the claim made and something has ended since."""
+        gone = self._describe(
+            Filters=self._owned(
+                [
+                    {"Name": f"tag:{TAG_NODECLAIM}", "Values": [nodeclaim_name]},
+                    {"Name": "instance-state-name", "Values": list(GONE_STATES)},
+                ],
+                live=False,
+            )
+        )
+        return min(gone, key=_launch_order) if gone else None
+
     def tag(self, instance_id: str, tags: dict[str, str]) -> None:
         """Add ``tags`` to the instance (CreateTags: existing keys get the new values)."""
         with aws_errors("CreateTags"):

@@ -19,6 +19,7 @@ from activities.kubernetes import custom_objects, nodeclaims, nodepools, nodes, 
 from activities.kubernetes.client import Kube
 from activities.kubernetes.object_cache import ObjectCache, WatchedObjects
 from activities.kubernetes.resources import EC2NODECLASS
+from activities.planning.claim_nodes import ClaimNodes, linked
 from models import labels as L
 from models.errors import field_error
 from models.nodepool import NodePool
@@ -95,6 +96,10 @@ def _node_document(node: Obj) -> Document:
     """One per version of a watched Node, so its parse (``scheduling.inputs``) is kept."""
     name = node["metadata"]["name"]
     return Document({**node, "kind": "Node", "apiVersion": "v1"}, f"Node {name}")
+
+
+def _deleting(obj: Obj) -> bool:
+    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
 
 
 def _listed(watched: ObjectCache, read: Callable[[], list[Obj]]) -> list[Obj]:
@@ -175,13 +180,20 @@ def add_watched(
         if not entry.bound:
             state.pending += 1
         docs.append(entry.doc)
-    for node in _listed(w.nodes, list_nodes):
+    listed_nodes = _listed(w.nodes, list_nodes)
+    for node in listed_nodes:
         docs.append(w.nodes.derived(node, _node_document))
-    for claim in _listed(w.nodeclaims, list_claims):
+    listed_claims = _listed(w.nodeclaims, list_claims)
+    owners = ClaimNodes(listed_nodes, listed_claims)
+    for claim in listed_claims:
         meta = claim["metadata"]
         state.claim_rounds[str(meta["name"])] = str(
             (meta.get("annotations") or {}).get(L.PROVISIONING_ROUND, "")
         )
-        if meta.get("deletionTimestamp"):
+        if _deleting(claim):
+            continue
+        owner = owners.node_of(claim)
+        if owner is not None:  # its Node is read before its providerID: count it once
+            docs.append(_claim_document(linked(claim, owner)))
             continue
         docs.append(w.nodeclaims.derived(claim, _claim_document))

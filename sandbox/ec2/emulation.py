@@ -13,7 +13,13 @@ to a ThreadedMotoServer) so that:
 * a pool given a capacity with :meth:`Emulation.limit_capacity` launches at most that many
   instances in all and reports the rest of a request in ``Errors`` as
   ``InsufficientInstanceCapacity`` (EC2's partial fulfillment of an instant fleet);
-* a repeated ``ClientToken`` returns the first call's answer (EC2's idempotency);
+* a repeated ``ClientToken`` returns the first call's answer (EC2's idempotency), and a
+  repeated token with other parameters is refused with ``IdempotentParameterMismatch``, as
+  EC2 refuses it (moto ignores the token entirely): what an earlier release's launch, with
+  the same token and other tags, meets in a retry by this one;
+* :meth:`Emulation.hide_from_describe` keeps an instance out of the next DescribeInstances
+  answers (by filter) that would list it: EC2's reads are eventually consistent, and a
+  just-launched instance can be missing from them for a while (moto's never are);
 * launched instances carry ``aws:ec2launchtemplate:id`` / ``:version`` tags, as EC2 adds;
 * DescribeSpotPriceHistory returns a per-(type, zone) price (a stable fraction of on-demand);
 * IAM RemoveRoleFromInstanceProfile of a role the profile lacks answers NoSuchEntity, as IAM
@@ -53,6 +59,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from moto.core.responses import ActionResult
+from moto.ec2.exceptions import EC2ClientError
 from moto.ec2.models.instances import InstanceBackend
 from moto.ec2.models.tags import TagBackend
 from moto.ec2.responses import EC2Response
@@ -64,6 +71,9 @@ from activities.ec2.pricing import offline_table
 from sandbox.ec2 import static_answers
 
 ICE = "InsufficientInstanceCapacity"
+TOKEN_MISMATCH = "IdempotentParameterMismatch"
+# Query parameters that are not the request's content: a repeat may differ in them.
+_NOT_PARAMETERS = frozenset({"Action", "Version", "ClientToken"})
 ON_DEMAND = "on-demand"
 SPOT = "spot"
 # Default region whose public prices stand in for regions the offline table lacks.
@@ -94,9 +104,14 @@ class Emulation:
     insufficient: set[InjectedPool] = field(default_factory=set)
     # Instances a pool has left to give (pools not named here: unlimited).
     capacity_left: dict[InjectedPool, int] = field(default_factory=dict)
-    _tokens: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    # (region, token) -> the digest of the first call's parameters and its answer.
+    _tokens: dict[tuple[str, str], tuple[str, dict[str, Any]]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     fleet_calls: list[dict[str, Any]] = field(default_factory=list)
+    # tokens of the CreateFleet calls refused for their parameters, in order
+    refused_tokens: list[str] = field(default_factory=list)
+    # instance id -> how many more DescribeInstances answers (by filter) leave it out
+    hidden: dict[str, int] = field(default_factory=dict)
 
     def reset(self) -> None:
         """Back to defaults (the public price table, no injected failures, no tokens)."""
@@ -108,6 +123,8 @@ class Emulation:
             self.capacity_left.clear()
             self._tokens.clear()
             self.fleet_calls.clear()
+            self.refused_tokens.clear()
+            self.hidden.clear()
 
     # -- knobs for tests and scenarios ---------------------------------------------------
     def inject_insufficient_capacity(
@@ -125,6 +142,37 @@ class Emulation:
         """The pool launches ``count`` more instances, then reports insufficient capacity."""
         with self._lock:
             self.capacity_left[InjectedPool(capacity_type, instance_type, zone)] = count
+
+    def hide_from_describe(self, instance_id: str, reads: int = 1_000_000) -> None:
+        """The next ``reads`` DescribeInstances answers (by filter) that would list the
+        instance leave it out, as EC2's eventually consistent reads may just after a launch;
+        by default until :meth:`reveal`."""
+        with self._lock:
+            self.hidden[instance_id] = reads
+
+    def reveal(self, instance_id: str) -> None:
+        with self._lock:
+            self.hidden.pop(instance_id, None)
+
+    def visible(self, reservations: list[Any]) -> list[Any]:
+        """``reservations`` without the hidden instances (each one listed uses up a read)."""
+        with self._lock:
+            if not self.hidden:
+                return reservations
+            out = []
+            for reservation in reservations:
+                kept = []
+                for instance in reservation.instances:
+                    left = self.hidden.get(instance.id, 0)
+                    if left <= 0:
+                        kept.append(instance)
+                        continue
+                    self.hidden[instance.id] = left - 1
+                if kept:
+                    shallow = copy.copy(reservation)  # the stored one keeps all its instances
+                    shallow.instances = kept
+                    out.append(shallow)
+            return out
 
     def set_spot_price(self, region: str, instance_type: str, zone: str, price: float) -> None:
         self.spot_overrides[(region, instance_type, zone)] = price
@@ -162,9 +210,19 @@ class Emulation:
         region = response.region
         backend = response.ec2_backend
         token = response._get_param("ClientToken")
+        digest = _parameters_digest(response.querystring)
         with self._lock:
-            if token and (region, token) in self._tokens:
-                return ActionResult(self._tokens[(region, token)])
+            earlier = self._tokens.get((region, token)) if token else None
+        if earlier is not None:
+            if earlier[0] != digest:
+                with self._lock:
+                    self.refused_tokens.append(token)
+                raise EC2ClientError(
+                    TOKEN_MISMATCH,
+                    f"The client token {token} was used by an earlier request "
+                    "with different parameters.",
+                )
+            return ActionResult(earlier[1])
         target = response._get_param("TargetCapacitySpecification", {})
         capacity_type = target.get("DefaultTargetCapacityType") or ON_DEMAND
         configs = response._get_param("LaunchTemplateConfigs", [])
@@ -238,7 +296,7 @@ class Emulation:
                 result["Errors"] = errors
         if token:
             with self._lock:
-                self._tokens[(region, token)] = result
+                self._tokens[(region, token)] = (digest, result)
         call["seconds"] = time.time() - began
         return ActionResult(result)
 
@@ -329,6 +387,13 @@ class Emulation:
         if end < len(templates):
             page["NextToken"] = str(end)
         return ActionResult(page)
+
+
+def _parameters_digest(querystring: Mapping[str, Any]) -> str:
+    """What EC2 compares when a client token comes again: every parameter but the token
+    (the query's flattened keys, sorted: the request's own order of lists still counts)."""
+    kept = sorted((k, list(v)) for k, v in querystring.items() if k not in _NOT_PARAMETERS)
+    return hashlib.sha256(repr(kept).encode()).hexdigest()
 
 
 def _tag_with_template(backend: Any, spec: Mapping[str, Any], launched: list[Any]) -> None:
@@ -470,9 +535,17 @@ def install(emulation: Emulation | None = None) -> Emulation:
         TagBackend.describe_tags = _describe_tags  # type: ignore[method-assign]
         _originals["instances:all_reservations"] = InstanceBackend.all_reservations
         InstanceBackend.all_reservations = _all_reservations  # type: ignore[method-assign]
+        _originals["instances:describe_instances"] = InstanceBackend.describe_instances
+        InstanceBackend.describe_instances = _describe_instances  # type: ignore[method-assign]
     static_answers.install()
     _installed = emu
     return emu
+
+
+def _describe_instances(self: Any, filters: Any = None) -> list[Any]:
+    """DescribeInstances by filter, less the instances the emulation hides for now."""
+    found = list(_originals["instances:describe_instances"](self, filters))
+    return _installed.visible(found) if _installed is not None else found
 
 
 def _remove_role(self: Any, profile_name: str, role_name: str) -> None:

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from activities.ec2.errors import InsufficientCapacity, NodeClassNotReady
 from activities.ec2.launch_templates import TAG_CLUSTER
@@ -162,32 +163,34 @@ def test_retried_launch_returns_the_same_instance(env: Any, make_nodeclass: Any)
     again = env.provider.launch(request(), nc)
     assert again.instance_id == first.instance_id and again.reused
     assert again.capacity == first.capacity
-    # same client token straight to CreateFleet (as if the tag lookup lost a race): same answer
-    resp = env.clients.ec2.create_fleet(
-        Type="instant",
-        ClientToken="uid-claim-a",
-        TargetCapacitySpecification={
-            "TotalTargetCapacity": 1,
-            "DefaultTargetCapacityType": "on-demand",
-        },
-        LaunchTemplateConfigs=[
-            {
-                "LaunchTemplateSpecification": {
-                    "LaunchTemplateName": env.clients.ec2.describe_launch_templates()[
-                        "LaunchTemplates"
-                    ][0]["LaunchTemplateName"],
-                    "Version": "$Latest",
-                },
-                "Overrides": [
-                    {
-                        "InstanceType": "m5.large",
-                        "SubnetId": env.seeded.network.subnets["us-east-1a"],
-                    }
-                ],
-            }
-        ],
-    )
-    assert resp["Instances"][0]["InstanceIds"] == [first.instance_id]
+    # same client token straight to CreateFleet with other parameters (as if the tag lookup
+    # lost a race to an earlier release's request): EC2 refuses it, nothing more launches
+    # (test_ec2_launch_upgrade.py: the launcher then adopts the earlier instance)
+    with pytest.raises(ClientError, match="IdempotentParameterMismatch"):
+        env.clients.ec2.create_fleet(
+            Type="instant",
+            ClientToken="uid-claim-a",
+            TargetCapacitySpecification={
+                "TotalTargetCapacity": 1,
+                "DefaultTargetCapacityType": "on-demand",
+            },
+            LaunchTemplateConfigs=[
+                {
+                    "LaunchTemplateSpecification": {
+                        "LaunchTemplateName": env.clients.ec2.describe_launch_templates()[
+                            "LaunchTemplates"
+                        ][0]["LaunchTemplateName"],
+                        "Version": "$Latest",
+                    },
+                    "Overrides": [
+                        {
+                            "InstanceType": "m5.large",
+                            "SubnetId": env.seeded.network.subnets["us-east-1a"],
+                        }
+                    ],
+                }
+            ],
+        )
     assert [i["InstanceId"] for i in instances(env)] == [first.instance_id]
 
 
