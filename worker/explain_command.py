@@ -97,8 +97,8 @@ def ec2_instance_types(
     args: argparse.Namespace, cluster: LiveCluster
 ) -> tuple[list[InstanceType], dict[str, list[InstanceType]]]:
     """The catalogs as the worker's compute activity sees them: EC2's types and prices, one
-    merged catalog (nodes are priced from it) and each NodePool's own, with the zones its
-    EC2NodeClass has subnets in."""
+    merged catalog for pools with no view of their own, and each NodePool's own (its plan,
+    its nodes' prices and drift), with the zones its EC2NodeClass has subnets in."""
     from activities.ec2.clients import AWSClients
     from activities.ec2.provider import EC2Provider
     from activities.ec2.settings import ClusterInfo, ProviderSettings
