@@ -143,6 +143,8 @@ def pool_catalogs(
     per_class: Mapping[str, list[InstanceType]],
 ) -> dict[str, list[InstanceType]]:
     """Pool name → its own catalog, for the pools whose view is not ``default`` itself."""
+    if not classes:
+        return {}  # every pool sees the plain catalog (no document is looked at again)
     views: dict[str, list[InstanceType]] = {}
     own: dict[str, list[InstanceType]] = {}
     for d in documents:
