@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,11 +38,16 @@ def parse_now(text: str | None) -> datetime:
 
 
 def run_disruption(
-    args: argparse.Namespace, documents: list[Document], instance_types: list[InstanceType]
+    args: argparse.Namespace,
+    documents: list[Document],
+    instance_types: list[InstanceType],
+    own: Mapping[str, list[InstanceType]] | None = None,
 ) -> int:
+    """The round on ``instance_types``, with pools' own catalogs from ``own`` (their plan,
+    replacements, and their nodes' prices and drift)."""
     now = parse_now(args.now)
     try:
-        result = run_round(documents, instance_types, now)
+        result = run_round(documents, instance_types, now, own)
     except InputError as exc:
         raise UsageError(str(exc)) from None
     for w in result.parsed.warnings:

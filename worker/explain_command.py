@@ -32,6 +32,7 @@ from models.nodepool import NodePool
 from scheduling.disruption.round import RoundResult, run_round
 from scheduling.inputs import Document, InputError
 from worker import explain as X
+from worker import plan_catalogs
 from worker.cli import UsageError, one_line
 from worker.settings import add_temporal_args, temporal_from
 from workflows.disruption.state import DisruptionStatus
@@ -97,8 +98,8 @@ def ec2_instance_types(
     args: argparse.Namespace, cluster: LiveCluster
 ) -> tuple[list[InstanceType], dict[str, list[InstanceType]]]:
     """The catalogs as the worker's compute activity sees them: EC2's types and prices, one
-    merged catalog (nodes are priced from it) and each NodePool's own, with the zones its
-    EC2NodeClass has subnets in."""
+    merged catalog for pools with no view of their own, and each NodePool's own (its plan,
+    its nodes' prices and drift), with the zones its EC2NodeClass has subnets in."""
     from activities.ec2.clients import AWSClients
     from activities.ec2.provider import EC2Provider
     from activities.ec2.settings import ClusterInfo, ProviderSettings
@@ -228,9 +229,16 @@ def run(args: argparse.Namespace) -> int:
     from worker.plan_command import load_instance_types
 
     types = load_instance_types(args.catalog) if args.catalog else []
-    own: dict[str, list[InstanceType]] = {}  # a catalog file is every pool's
     cluster = read_cluster(args.kubeconfig)
-    if not args.catalog:
+    if args.catalog:
+        # The file is every pool's, in the zones of its EC2NodeClass's subnets (as
+        # ``joinery plan`` reads it, ``worker.plan_catalogs``).
+        classes = {
+            name: Document(body, f"EC2NodeClass {name}")
+            for name, body in cluster.nodeclasses.items()
+        }
+        own = plan_catalogs.pool_catalogs(cluster.documents, classes, types, {})
+    else:
         types, own = ec2_instance_types(args, cluster)
     try:
         result = run_round(cluster.documents, types, datetime.now(UTC), own)

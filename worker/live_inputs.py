@@ -16,12 +16,20 @@ def read_live(kubeconfig: str, *, disruption: bool) -> list[Document]:
         raise UsageError(f"--kubeconfig {kubeconfig}: {exc}") from None
     try:
         if disruption:
-            from activities.planning.disruption_state import read
-
-            return read(kube)
-        from activities.planning.cluster_state import read as read_state
-
-        return read_state(kube).documents
+            from activities.planning.disruption_state import read_state
+        else:
+            from activities.planning.cluster_state import read as read_state
+        state = read_state(kube)
+        # The EC2NodeClasses too, so each pool plans on its own catalog as the worker's do
+        # (``worker.plan_catalogs``).
+        classes = [
+            Document(
+                {"apiVersion": "karpenter.k8s.aws/v1", **body, "kind": "EC2NodeClass"},
+                f"EC2NodeClass {name}",
+            )
+            for name, body in state.nodeclasses.items()
+        ]
+        return [*state.documents, *classes]
     except KubernetesError as exc:
         raise UsageError(f"--kubeconfig {kubeconfig}: {exc}") from None
     finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,7 +22,7 @@ from scheduling.inputs import Document, InputError, build_problem
 from scheduling.lowerbound import lower_bound
 from scheduling.report import plan_to_dict, plan_to_table
 from scheduling.solver import Solver
-from worker import catalog_file_cache, manifest_sections, manifest_yaml
+from worker import catalog_file_cache, manifest_sections, manifest_yaml, plan_catalogs
 from worker.cli import UsageError, one_line
 from worker.plan_json import dumps_indented
 
@@ -32,7 +33,14 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--kubeconfig", help="read the inputs from this live cluster instead (read-only)"
     )
-    p.add_argument("--catalog", required=True, help="instance-type catalog file (YAML or JSON)")
+    p.add_argument(
+        "--catalog",
+        required=True,
+        action="append",
+        metavar="[NODECLASS=]FILE",
+        help="instance-type catalog file (YAML or JSON) for every pool; NODECLASS=FILE gives "
+        "the EC2NodeClass of that name its own (as `joinery catalog --nodeclass` writes it)",
+    )
     p.add_argument("-o", "--output", choices=("json", "yaml", "table"), default="json")
     p.add_argument(
         "--disruption",
@@ -157,19 +165,36 @@ def collection_paused(freeze: bool = False) -> Iterator[None]:
             gc.enable()
 
 
+def _catalogs(
+    files: plan_catalogs.CatalogFiles,
+    instance_types: list[InstanceType],
+    documents: list[Document],
+) -> tuple[list[Document], dict[str, list[InstanceType]]]:
+    """The documents for the planner and each pool's own catalog, from the EC2NodeClasses
+    among the inputs (``worker.plan_catalogs``)."""
+    documents, classes = plan_catalogs.split_nodeclasses(documents)
+    per_class = {}
+    for name, path in files.per_class.items():
+        if name not in classes:
+            raise UsageError(f"--catalog {name}={path}: no EC2NodeClass {name} in the inputs")
+        per_class[name] = load_instance_types(path)
+    return documents, plan_catalogs.pool_catalogs(documents, classes, instance_types, per_class)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.now is not None and not args.disruption:
         raise UsageError("--now is only used with --disruption")
+    files = plan_catalogs.catalog_files(args.catalog, os.path.isfile)
     with collection_paused(freeze=args.own_process):
-        instance_types = load_instance_types(args.catalog)
-        documents = _inputs(args)
+        instance_types = load_instance_types(files.default)
+        documents, own = _catalogs(files, instance_types, _inputs(args))
     if args.disruption:
         from worker.disruption_plan import run_disruption
 
-        return run_disruption(args, documents, instance_types)
+        return run_disruption(args, documents, instance_types, own)
     try:
         with collection_paused(freeze=args.own_process):
-            parsed = build_problem(documents, instance_types)
+            parsed = build_problem(documents, instance_types, own)
     except InputError as exc:
         raise UsageError(str(exc)) from None
     for w in parsed.warnings:

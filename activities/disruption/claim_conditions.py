@@ -20,7 +20,6 @@ from activities.kubernetes.errors import NotFound
 from activities.kubernetes.resources import NODECLAIM
 from activities.kubernetes.retries import retry_conflicts
 from activities.lifecycle.common import Deps
-from models.instancetype import InstanceType
 from scheduling.disruption.claim_conditions import Wanted, desired
 from scheduling.disruption.cluster import ClusterView
 from scheduling.inputs import Document
@@ -61,12 +60,11 @@ def sync(
     deps: Deps,
     cluster: ClusterView,
     documents: Sequence[Document],
-    instance_types: Sequence[InstanceType],
     now: datetime,
 ) -> int:
-    """Bring every managed claim's two conditions to what the round says; returns how many
-    claims were written."""
-    wanted = desired(cluster, {it.name: it for it in instance_types}, now)
+    """Bring every managed claim's two conditions to what the round says (drift against each
+    node's own pool's catalog, ``cluster.types_of``); returns how many claims were written."""
+    wanted = desired(cluster, now)
     read: dict[str, Sequence[Mapping[str, Any]]] = {}
     for d in documents:
         if d.body.get("kind") == "NodeClaim":

@@ -47,7 +47,7 @@ def compute(deps: Deps, inp: ComputeInput, now: datetime | None = None) -> Decis
         time.perf_counter() - started, eligible(result), allowed(result)
     )
     tell(deps, result, state.documents)
-    claim_conditions.sync(deps, result.inputs.cluster, state.documents, types, at)
+    claim_conditions.sync(deps, result.inputs.cluster, state.documents, at)
     managed = {m.name: m for m in result.inputs.cluster.managed}
     pools = result.inputs.cluster.pools
     paused = set(inp.paused_pools)

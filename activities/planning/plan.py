@@ -80,9 +80,9 @@ def pool_catalogs(
 def instance_types(
     ec2: EC2Provider, pools: list[NodePool], classes: dict[str, dict[str, Any]]
 ) -> list[InstanceType]:
-    """One catalog for every pool, as the disruption round prices its nodes and ``joinery
-    explain`` reads it (plans give each pool its own: ``pool_catalogs``); zones without
-    subnets are unavailable.
+    """One catalog for every pool: the disruption round's catalog for a pool with no view of
+    its own (plans, node prices and drift give each pool its own: ``pool_catalogs``); zones
+    without subnets are unavailable.
 
     A NodeClass that is not Ready is no view of it (``ready_pools``): with no subnet, it sees
     every offering unavailable. Of the Ready ones, the first to name a type gives it.
@@ -111,9 +111,9 @@ def instance_types(
 def disruption_catalogs(
     ec2: EC2Provider, pools: list[NodePool], classes: dict[str, dict[str, Any]]
 ) -> tuple[list[InstanceType], dict[str, list[InstanceType]]]:
-    """What a disruption round reads: the merged catalog (``instance_types``) its nodes are
-    priced from, and each pool's own (``pool_catalogs``) for its plan and replacements; a
-    pool whose NodeClass is not Ready has no view of its own and keeps the merged one."""
+    """What a disruption round reads: each pool's own catalog (``pool_catalogs``), for its
+    plan, its replacements, its nodes' prices and their drift, and the merged one
+    (``instance_types``) for a pool with no view of its own (its NodeClass is not Ready)."""
     merged = instance_types(ec2, pools, classes)
     _, own = pool_catalogs(ec2, pools, classes)
     return merged, {pool: listed for pool, listed in own.items() if listed}

@@ -15,7 +15,6 @@ from datetime import datetime, timedelta
 
 from models import labels as L
 from models.duration import NEVER, parse_duration
-from models.instancetype import InstanceType
 from models.nodepool import NodePool
 from scheduling.disruption.budgets import BudgetLedger
 from scheduling.disruption.cluster import ClusterView, PodFacts
@@ -104,13 +103,12 @@ def classify(
     nominated: Mapping[str, list[str]],
     budgets: BudgetLedger,
     pdbs: PdbLedger,
-    instance_types: list[InstanceType],
     now: datetime,
 ) -> tuple[list[Candidate], list[NodeVerdict]]:
     """Split the managed nodes into candidates and blocked nodes (each once, by name).
 
-    ``nominated`` maps a node to the pending pods the plan puts on it now."""
-    types = {it.name: it for it in instance_types}
+    ``nominated`` maps a node to the pending pods the plan puts on it now; drift is checked
+    against the node's own pool's catalog."""
     candidates: list[Candidate] = []
     blocked: list[NodeVerdict] = []
     for node in cluster.managed:
@@ -148,7 +146,7 @@ def classify(
                 node=node,
                 pods=tuple(moving),
                 disruption_cost=disruption_cost(moving, annotations, remaining),
-                drifted=drift_reason(node, claim, pool, types),
+                drifted=drift_reason(node, claim, pool, cluster.types_of(node.pool)),
             )
         )
     return candidates, blocked

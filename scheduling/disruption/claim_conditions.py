@@ -17,13 +17,11 @@ be there".
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from models.conditions import CONSOLIDATABLE, DRIFTED
 from models.duration import NEVER, parse_duration
-from models.instancetype import InstanceType
 from models.nodepool import NodePool
 from scheduling.disruption.cluster import ClusterView
 from scheduling.disruption.drift import drift_reason
@@ -60,13 +58,12 @@ def drifted(reason: str | None) -> Wanted | None:
     return Wanted(DRIFTED, "True", head.strip(), message.strip())
 
 
-def desired(
-    cluster: ClusterView, instance_types: Mapping[str, InstanceType], now: datetime
-) -> dict[str, dict[str, Wanted | None]]:
+def desired(cluster: ClusterView, now: datetime) -> dict[str, dict[str, Wanted | None]]:
     """Claim name → condition type → the condition it should carry (``None``: none).
 
     Every managed node's claim is covered, candidates or not; claims being deleted are left
-    alone (their lifecycle owns their status from then on)."""
+    alone (their lifecycle owns their status from then on). Drift is judged against the
+    node's own pool's catalog, as the round judges it."""
     out: dict[str, dict[str, Wanted | None]] = {}
     for node in cluster.managed:
         pool = cluster.pools.get(node.pool)
@@ -75,6 +72,6 @@ def desired(
             continue
         out[node.claim] = {
             CONSOLIDATABLE: consolidatable(node, pool, now),
-            DRIFTED: drifted(drift_reason(node, claim, pool, instance_types)),
+            DRIFTED: drifted(drift_reason(node, claim, pool, cluster.types_of(node.pool))),
         }
     return out

@@ -5,6 +5,12 @@
 documents: which nodes are managed and by which claim, their prices, timestamps and
 annotations, the pods' annotations and health, and the PodDisruptionBudgets. Errors name the
 document and field in one line (``InputError``), like the rest of the input path.
+
+A node is priced from its own pool's catalog (``Problem.catalog_of``), as Karpenter prices a
+candidate from its NodeClaim's instance type and offering as its NodePool and NodeClass see
+them, and drift compares a claim with that same catalog (``ClusterView.types_of``): with two
+EC2NodeClasses that differ, a merged catalog would price a node, or judge its type offered,
+by the other NodeClass's view.
 """
 
 from __future__ import annotations
@@ -69,6 +75,26 @@ class ClusterView:
     claims: dict[str, ClaimFacts]  # node name → its claim
     pods: dict[str, PodFacts]  # pod key → facts
     pdbs: list[Pdb] = field(default_factory=list)
+    # Pool name → its catalog by type name (pools on one catalog share one mapping).
+    catalogs: dict[str, Mapping[str, InstanceType]] = field(default_factory=dict)
+
+    def types_of(self, pool: str) -> Mapping[str, InstanceType]:
+        """The instance types the pool's nodes are priced from and checked for drift against."""
+        return self.catalogs.get(pool, {})
+
+
+def pool_type_maps(problem: Problem) -> dict[str, Mapping[str, InstanceType]]:
+    """Each pool's catalog by type name; one mapping per distinct catalog (by identity), so
+    one NodeClass costs one mapping, as the single merged catalog did."""
+    by_list: dict[int, Mapping[str, InstanceType]] = {}
+    out: dict[str, Mapping[str, InstanceType]] = {}
+    for pool in problem.nodepools:
+        types = problem.catalog_of(pool.name)
+        known = by_list.get(id(types))
+        if known is None:
+            known = by_list[id(types)] = {it.name: it for it in types}
+        out[pool.name] = known
+    return out
 
 
 def _meta(body: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -123,12 +149,11 @@ def _price(types: Mapping[str, InstanceType], labels: Mapping[str, str]) -> floa
     return min(prices) if prices else None
 
 
-def read_cluster(
-    documents: Iterable[Document], problem: Problem, instance_types: list[InstanceType]
-) -> ClusterView:
-    """The disruption view of the cluster the documents describe."""
+def read_cluster(documents: Iterable[Document], problem: Problem) -> ClusterView:
+    """The disruption view of the cluster the documents describe, each managed node priced
+    from its own pool's catalog."""
     pools = {p.name: p for p in problem.nodepools}
-    types = {it.name: it for it in instance_types}
+    catalogs = pool_type_maps(problem)
     nodes: dict[str, Document] = {}
     claims: list[Document] = []
     pods: dict[str, PodFacts] = {}
@@ -200,7 +225,7 @@ def read_cluster(
                 instance_type=labels.get(L.INSTANCE_TYPE, ""),
                 zone=labels.get(L.ZONE, ""),
                 capacity_type=labels.get(L.CAPACITY_TYPE, ""),
-                price=_price(types, labels),
+                price=_price(catalogs[str(pool)], labels),
                 initialized=labels.get(L.NODE_INITIALIZED) == "true",
                 deleting=bool(meta.get("deletionTimestamp") or cmeta.get("deletionTimestamp")),
                 ready=_ready(d.body),
@@ -216,4 +241,5 @@ def read_cluster(
         claims=claim_facts,
         pods=pods,
         pdbs=pdbs,
+        catalogs=catalogs,
     )

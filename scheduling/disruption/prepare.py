@@ -43,8 +43,8 @@ def prepare_round(
     """Plan the pending pods, read the cluster, count budgets and PDBs, and sort the managed
     nodes into candidates and blocked ones. Raises ``InputError`` (one line naming the
     document and field) for invalid input. ``pool_instance_types`` gives pools their own
-    catalogs for the plan and the round's simulations (``Problem.pool_instance_types``);
-    nodes are priced from ``instance_types``."""
+    catalogs for the plan, the round's simulations (``Problem.pool_instance_types``) and
+    their nodes' prices and drift; a pool without one uses ``instance_types``."""
     docs = list(documents)
     # PodDisruptionBudgets are the round's, not the planner's (which would warn of them).
     parsed = build_problem(
@@ -55,11 +55,11 @@ def prepare_round(
     problem = parsed.problem
     solver = Solver(problem)
     plan = solver.solve()
-    cluster = read_cluster(docs, problem, instance_types)
+    cluster = read_cluster(docs, problem)
     budgets = BudgetLedger.build(cluster.pools.values(), cluster.managed, now)
     bound = [p for pods in cluster.node_pods.values() for p in pods]
     healthy = {key for key, facts in cluster.pods.items() if facts.healthy}
     pdbs = PdbLedger(cluster.pdbs, bound + problem.pending, healthy)
     nominated = {name: [p.key for p in pods] for name, pods in plan.existing.items() if pods}
-    candidates, blocked = classify(cluster, nominated, budgets, pdbs, instance_types, now)
+    candidates, blocked = classify(cluster, nominated, budgets, pdbs, now)
     return RoundInputs(parsed, solver, plan, cluster, budgets, pdbs, candidates, blocked)

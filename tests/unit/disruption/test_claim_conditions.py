@@ -24,7 +24,7 @@ def _desired(docs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Wanted | 
     i = prepare_round(
         [Document(copy.deepcopy(dict(d)), f"doc {n}") for n, d in enumerate(docs)], types, NOW
     )
-    return desired(i.cluster, {t.name: t for t in types}, NOW)
+    return desired(i.cluster, NOW)
 
 
 def test_an_initialized_claim_past_consolidate_after_is_consolidatable_and_not_drifted() -> None:
