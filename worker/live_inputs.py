@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from activities.kubernetes.client import from_kubeconfig
 from activities.kubernetes.errors import KubernetesError
+from activities.kubernetes.resources import EC2NODECLASS
 from scheduling.inputs import Document
 from worker.cli import UsageError
 
@@ -24,7 +25,7 @@ def read_live(kubeconfig: str, *, disruption: bool) -> list[Document]:
         # (``worker.plan_catalogs``).
         classes = [
             Document(
-                {"apiVersion": "karpenter.k8s.aws/v1", **body, "kind": "EC2NodeClass"},
+                {"apiVersion": EC2NODECLASS.api_version, **body, "kind": EC2NODECLASS.kind},
                 f"EC2NodeClass {name}",
             )
             for name, body in state.nodeclasses.items()

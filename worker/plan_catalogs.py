@@ -28,12 +28,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from activities.kubernetes.resources import EC2NODECLASS
 from models.instancetype import InstanceType, Offering
 from scheduling.inputs import Document
 from worker.cli import UsageError
 
-NODECLASS_KIND = "EC2NodeClass"
-NODECLASS_GROUP = "karpenter.k8s.aws/"
+NODECLASS_KIND = EC2NODECLASS.kind
+NODECLASS_GROUP = f"{EC2NODECLASS.group}/"
 
 
 @dataclass(frozen=True)
