@@ -25,11 +25,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from activities.kubernetes.resources import NODECLAIM
 from models import labels as L
 
 Obj = dict[str, Any]
-CLAIM_GROUP = "karpenter.sh"
-CLAIM_KIND = "NodeClaim"
 
 
 class ClaimNodes:
@@ -93,7 +92,7 @@ def linked(claim: Obj, node: str) -> Obj:
 
 def _is_claim(ref: Mapping[str, Any]) -> bool:
     group = str(ref.get("apiVersion") or "").split("/", 1)[0]
-    return ref.get("kind") == CLAIM_KIND and group == CLAIM_GROUP
+    return ref.get("kind") == NODECLAIM.kind and group == NODECLAIM.group
 
 
 def _unregistered(node: Mapping[str, Any]) -> bool:
