@@ -21,7 +21,7 @@ from unittest.mock import MagicMock
 import pytest
 from temporalio import activity, workflow
 from temporalio.testing import WorkflowEnvironment
-from temporalio.worker import PollerBehaviorSimpleMaximum, Worker
+from temporalio.worker import Worker
 
 from activities.lifecycle.common import Deps
 from models import contract
@@ -55,14 +55,6 @@ async def test_the_worker_holds_few_workflow_tasks_at_once(
     assert _workflow_slots(cluster).budget.launch_allowance == 0  # no launches run there
     # still inside the timeout with a quarter of a core
     assert WORKFLOW_TASK_SLOTS * SANDBOX_BUILD_SECONDS * 4 < TASK_TIMEOUT_SECONDS
-    # several polls at once on the normal queue, where new lifecycles' first tasks wait (the
-    # SDK's default is one), their slots kept apart from the tasks' budget
-    config = worker.config()
-    assert config["workflow_task_poller_behavior"] == PollerBehaviorSimpleMaximum(
-        tuning.WORKFLOW_TASK_POLLERS
-    )
-    assert tuning.WORKFLOW_TASK_POLLERS * config["nonsticky_to_sticky_poll_ratio"] >= 5
-    assert slots.budget.polls == tuning.WORKFLOW_TASK_POLLERS
 
 
 def _workflow_slots(worker: Worker) -> WorkflowTaskSlots:
