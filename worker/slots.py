@@ -9,19 +9,9 @@ burst's launches would hold every slot and run 8 per replica at a time.
 
 So the two slot suppliers here share one count: the local-activity supplier counts the
 launches running (it learns each local activity's type when the SDK marks its slot used),
-and the workflow-task supplier grants a slot while the tasks running, less those launches,
-stay under the budget, up to the budget plus an allowance of launches. A task waiting on its
+and the workflow-task supplier grants a slot while the slots held, less those launches, stay
+under the budget, up to the budget plus an allowance of launches. A task waiting on its
 launch holds a slot but no CPU, so it does not count against the tasks that run Python.
-
-A poll holds a slot too: the SDK's core reserves one before each poll of the task queue, so
-a slot is held for the whole of a long poll that may bring nothing. Counted as tasks, the
-worker's idle polls (``tuning.WORKFLOW_TASK_POLLERS``) would leave the budget to the tasks
-with nothing to spare, and the core polls a queue only as often as it holds a slot for it:
-one poll at a time on the lifecycles' normal queue (the SDK's default) dispatched about 4 new
-lifecycles a second on a loaded box (docs/performance.md). So a slot counts against the
-budget from the moment the SDK marks it used (a task arrived); polls are bounded apart, by
-the pollers' number. The polls that return together may take the running tasks past the
-budget by at most that number, never further.
 
 The SDK calls ``reserve_slot`` as a coroutine on the worker's event loop, and
 ``mark_slot_used``, ``release_slot`` and ``try_reserve_slot`` from its core's threads: the
@@ -75,25 +65,21 @@ def _settle(future: asyncio.Future[None]) -> None:
 
 
 class SlotBudget:
-    """The counts both suppliers share: workflow-task slots held (for a poll or a task),
-    those a task uses, launches running."""
+    """The counts both suppliers share: workflow-task slots held, launches running."""
 
-    def __init__(self, workflow_slots: int, launch_allowance: int, polls: int = 0) -> None:
+    def __init__(self, workflow_slots: int, launch_allowance: int) -> None:
         self.workflow_slots = workflow_slots
         self.launch_allowance = launch_allowance
-        self.polls = polls
         self.lock = threading.Lock()
         self.held = 0
-        self.running = 0
         self.launches = 0
         self.waiters = _Waiters()
 
     def workflow_slot_free(self) -> bool:
-        """Called with the lock held. Tasks running Python under the budget, and every slot
-        held (tasks, launches, polls) under its sum with the allowances."""
+        """Called with the lock held."""
         return (
-            self.running - self.launches < self.workflow_slots
-            and self.held < self.workflow_slots + self.launch_allowance + self.polls
+            self.held - self.launches < self.workflow_slots
+            and self.held < self.workflow_slots + self.launch_allowance
         )
 
     def launch_started(self) -> None:
@@ -105,13 +91,6 @@ class SlotBudget:
         with self.lock:
             self.launches -= 1
             self.waiters.wake_all()
-
-
-class _TaskPermit(SlotPermit):
-    """A workflow-task slot, and whether a task uses it (until then, a poll holds it)."""
-
-    def __init__(self) -> None:
-        self.running = False
 
 
 class _LaunchPermit(SlotPermit):
@@ -149,7 +128,7 @@ class WorkflowTaskSlots(CustomSlotSupplier):
         if not self.budget.workflow_slot_free():
             return None
         self.budget.held += 1
-        return _TaskPermit()
+        return SlotPermit()
 
     async def reserve_slot(self, ctx: SlotReserveContext) -> SlotPermit:
         return await _reserve(self.budget.lock, self.budget.waiters, self._take)
@@ -159,19 +138,11 @@ class WorkflowTaskSlots(CustomSlotSupplier):
             return self._take()
 
     def mark_slot_used(self, ctx: SlotMarkUsedContext) -> None:
-        permit = ctx.permit
-        if isinstance(permit, _TaskPermit) and not permit.running:
-            with self.budget.lock:
-                permit.running = True
-                self.budget.running += 1
+        return None
 
     def release_slot(self, ctx: SlotReleaseContext) -> None:
-        permit = ctx.permit
         with self.budget.lock:
             self.budget.held -= 1
-            if isinstance(permit, _TaskPermit) and permit.running:
-                permit.running = False
-                self.budget.running -= 1
             self.budget.waiters.wake_all()
 
 
@@ -228,13 +199,12 @@ def tuner(
     local_activity_slots: int,
     launch_allowance: int,
     launch_type: str,
-    polls: int = 0,
 ) -> WorkerTuner:
     """A worker's slots: ``workflow_slots`` workflow tasks running Python and up to
-    ``launch_allowance`` more waiting on their launch (a local activity of ``launch_type``),
-    besides ``polls`` workflow-task polls; ``local_activity_slots`` local activities besides
-    the launches; ``activity_slots`` regular ones."""
-    budget = SlotBudget(workflow_slots, launch_allowance, polls)
+    ``launch_allowance`` more waiting on their launch (a local activity of ``launch_type``);
+    ``local_activity_slots`` local activities besides the launches; ``activity_slots``
+    regular ones."""
+    budget = SlotBudget(workflow_slots, launch_allowance)
     return WorkerTuner.create_composite(
         workflow_supplier=WorkflowTaskSlots(budget),
         activity_supplier=FixedSizeSlotSupplier(activity_slots),

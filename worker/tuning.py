@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
-from temporalio.worker import PollerBehaviorSimpleMaximum, UnsandboxedWorkflowRunner, WorkflowRunner
+from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from models.contract import NodeClaimActivity
@@ -50,16 +50,6 @@ LAUNCH_ALLOWANCE = 32
 # behind hundreds of lifecycles' (a 250-pod burst: a second round 150 s late;
 # docs/performance.md). A workflow task schedules one or two at a time, so twice the slots.
 LOCAL_ACTIVITY_SLOTS = 2 * WORKFLOW_TASK_SLOTS
-# Workflow-task polls a worker keeps open at once, and the share of them on the queue's
-# normal (not sticky) side, where every new lifecycle's first task waits. The SDK's default
-# (5 polls, a fifth on the normal side) is one poll at a time there: each new run's first
-# task then waits for the one before it to make the round trip to the server and back, and
-# on a loaded 2-core box a 1,000-claim burst's first tasks came at about 4 a second, 88 s
-# (p50) after their workflows started (docs/performance.md). Half of ten: five at a time on
-# each side. Each open poll holds a slot (``worker/slots.py`` keeps those apart from the
-# tasks' budget).
-WORKFLOW_TASK_POLLERS = 10
-NORMAL_QUEUE_POLL_SHARE = 0.5
 # Activity threads of the worker for the cluster's own workflows (provisioner, disruption,
 # garbage collection; ``models.contract.cluster_workflows_queue``). Three workflows run one
 # or two activities each at a time; launches and drains never queue here.
@@ -99,7 +89,6 @@ def slot_options(threads: int, launches: int = LAUNCH_ALLOWANCE) -> dict[str, An
             local_activity_slots=LOCAL_ACTIVITY_SLOTS,
             launch_allowance=launches,
             launch_type=NodeClaimActivity.LAUNCH,
-            polls=WORKFLOW_TASK_POLLERS,
         ),
     }
 
@@ -113,7 +102,5 @@ def worker_options(
         "workflow_runner": workflow_runner(sandboxed),
         "sticky_queue_schedule_to_start_timeout": STICKY_TIMEOUT,
         "max_cached_workflows": CACHED_WORKFLOWS,
-        "workflow_task_poller_behavior": PollerBehaviorSimpleMaximum(WORKFLOW_TASK_POLLERS),
-        "nonsticky_to_sticky_poll_ratio": NORMAL_QUEUE_POLL_SHARE,
         **slot_options(threads, launches),
     }

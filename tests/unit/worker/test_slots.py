@@ -43,27 +43,9 @@ class Released:
     permit: SlotPermit
 
 
-@dataclass
-class TaskInfo:
-    """A workflow task arrived on the slot (the SDK's ``WorkflowSlotInfo``, trimmed)."""
-
-    workflow_type: str = "NodeClaim"
-    is_sticky: bool = False
-
-
-def _suppliers(
-    slots: int = 2, allowance: int = 3, polls: int = 0
-) -> tuple[WorkflowTaskSlots, LocalActivitySlots]:
-    budget = SlotBudget(slots, allowance, polls)
+def _suppliers(slots: int = 2, allowance: int = 3) -> tuple[WorkflowTaskSlots, LocalActivitySlots]:
+    budget = SlotBudget(slots, allowance)
     return WorkflowTaskSlots(budget), LocalActivitySlots(budget, 10, LAUNCH)
-
-
-def _task(wf: WorkflowTaskSlots) -> SlotPermit | None:
-    """A slot reserved for a poll that then brought a task, as the SDK's core does it."""
-    permit = wf.try_reserve_slot(Reserve())  # type: ignore[arg-type]
-    if permit is not None:
-        wf.mark_slot_used(Used(TaskInfo(), permit))  # type: ignore[arg-type]
-    return permit
 
 
 def _launch(local: LocalActivitySlots, kind: str = LAUNCH) -> SlotPermit:
@@ -79,18 +61,18 @@ def _end(local: LocalActivitySlots, permit: SlotPermit, kind: str = LAUNCH) -> N
 
 def test_launches_free_their_workflow_slots_up_to_the_allowance() -> None:
     wf, local = _suppliers(slots=2, allowance=3)
-    held = [_task(wf) for _ in range(2)]
+    held = [wf.try_reserve_slot(Reserve()) for _ in range(2)]  # type: ignore[arg-type]
     assert all(held)
-    assert _task(wf) is None
+    assert wf.try_reserve_slot(Reserve()) is None  # type: ignore[arg-type]
     launches = [_launch(local)]
-    assert _task(wf) is not None
+    assert wf.try_reserve_slot(Reserve()) is not None  # type: ignore[arg-type]
     launches += [_launch(local), _launch(local)]
-    assert _task(wf) is not None
-    assert _task(wf) is not None
+    assert wf.try_reserve_slot(Reserve()) is not None  # type: ignore[arg-type]
+    assert wf.try_reserve_slot(Reserve()) is not None  # type: ignore[arg-type]
     # 5 held = 2 + the allowance of 3: a fourth launch frees nothing more
     launches.append(_launch(local))
     assert wf.budget.held == 5
-    assert _task(wf) is None
+    assert wf.try_reserve_slot(Reserve()) is None  # type: ignore[arg-type]
     for permit in launches:
         _end(local, permit)
     assert wf.budget.launches == 0
@@ -98,37 +80,12 @@ def test_launches_free_their_workflow_slots_up_to_the_allowance() -> None:
 
 def test_other_local_activities_do_not_count_as_launches() -> None:
     wf, local = _suppliers(slots=1, allowance=3)
-    assert _task(wf) is not None
+    assert wf.try_reserve_slot(Reserve()) is not None  # type: ignore[arg-type]
     read = _launch(local, "nodeclaim.prepare")
     assert wf.budget.launches == 0
-    assert _task(wf) is None
+    assert wf.try_reserve_slot(Reserve()) is None  # type: ignore[arg-type]
     _end(local, read, "nodeclaim.prepare")
     assert local.held == 0
-
-
-def test_open_polls_do_not_use_the_tasks_budget_and_are_bounded_apart() -> None:
-    wf, _ = _suppliers(slots=2, allowance=0, polls=3)
-    polls = [wf.try_reserve_slot(Reserve()) for _ in range(2)]  # type: ignore[arg-type]
-    assert all(polls)
-    # two polls open, no task yet: both of the budget's tasks still fit
-    tasks = [_task(wf), _task(wf)]
-    assert all(tasks)
-    assert wf.budget.running == 2
-    assert wf.try_reserve_slot(Reserve()) is None  # type: ignore[arg-type]
-    # a task ends: slots for polls again, up to 5 held (2 tasks + 3 polls)
-    wf.release_slot(Released(TaskInfo(), tasks[0]))  # type: ignore[arg-type]
-    assert wf.budget.running == 1
-    more = [wf.try_reserve_slot(Reserve()) for _ in range(3)]  # type: ignore[arg-type]
-    assert more[0] is not None and more[1] is not None and more[2] is None
-    assert wf.budget.held == 5
-    # a poll that brings nothing gives its slot back without touching the running count
-    wf.release_slot(Released(None, polls[0]))  # type: ignore[arg-type]
-    assert (wf.budget.held, wf.budget.running) == (4, 1)
-    # the polls that were open bring tasks together: past the budget, by the polls at most
-    for permit in (polls[1],):
-        wf.mark_slot_used(Used(TaskInfo(), permit))  # type: ignore[arg-type]
-    assert wf.budget.running == 2
-    assert wf.try_reserve_slot(Reserve()) is None  # type: ignore[arg-type]
 
 
 def test_a_slot_never_used_releases_without_a_launch() -> None:
@@ -157,7 +114,7 @@ def _on_another_thread(fn: object, *args: object) -> None:
 @pytest.mark.asyncio
 async def test_a_waiting_reservation_wakes_when_another_thread_starts_or_ends_a_slot() -> None:
     wf, local = _suppliers(slots=1, allowance=2)
-    first = _task(wf)
+    first = wf.try_reserve_slot(Reserve())  # type: ignore[arg-type]
     assert first is not None
     waiting = asyncio.create_task(wf.reserve_slot(Reserve()))  # type: ignore[arg-type]
     await asyncio.sleep(0.05)
@@ -167,7 +124,6 @@ async def test_a_waiting_reservation_wakes_when_another_thread_starts_or_ends_a_
     assert permit is not None
     _on_another_thread(local.mark_slot_used, Used(LocalInfo(LAUNCH), permit))
     second = await asyncio.wait_for(waiting, 5)
-    _on_another_thread(wf.mark_slot_used, Used(TaskInfo(), second))  # its task arrives
     waiting = asyncio.create_task(wf.reserve_slot(Reserve()))  # type: ignore[arg-type]
     await asyncio.sleep(0.05)
     assert not waiting.done()
@@ -178,7 +134,7 @@ async def test_a_waiting_reservation_wakes_when_another_thread_starts_or_ends_a_
     _on_another_thread(wf.release_slot, Released(None, first))
     _on_another_thread(wf.release_slot, Released(None, second))
     assert await asyncio.wait_for(waiting, 5) is not None
-    assert (wf.budget.held, wf.budget.running, wf.budget.launches) == (1, 0, 0)
+    assert (wf.budget.held, wf.budget.launches) == (1, 0)
 
 
 @pytest.mark.asyncio
