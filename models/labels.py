@@ -3,6 +3,8 @@ keys may be selected (condition types are in ``models.conditions``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
 REGION = "topology.kubernetes.io/region"
@@ -20,6 +22,12 @@ TERMINATION_FINALIZER = "karpenter.sh/termination"
 # Joinery's own: on a NodeClaim, the provisioning round that created it, so a retried round
 # finds the claims its earlier attempt made instead of making them again.
 PROVISIONING_ROUND = "joinery.dev/provisioning-round"
+# Joinery's own: on a NodeClaim, the subnet and security groups (ids, sorted, comma-joined) its
+# instance was launched into, written with its labels at launch, so drift can compare them
+# with the EC2NodeClass's resolved ones without asking EC2 (Karpenter asks DescribeInstances).
+SUBNET_ID_ANNOTATION = "joinery.dev/subnet-id"
+SECURITY_GROUP_IDS_ANNOTATION = "joinery.dev/security-group-ids"
+
 # Put on a node once Joinery has decided to take it away, so nothing new lands there.
 DISRUPTED_TAINT_KEY = "karpenter.sh/disrupted"
 # Put on a node launched but not yet initialized.
@@ -114,3 +122,13 @@ def restricted_selector_reason(
     if is_restricted_node_label(key):
         return f"label {key!r} is restricted; pods cannot select on it"
     return None
+
+
+def joined_ids(ids: Iterable[str]) -> str:
+    """``SECURITY_GROUP_IDS_ANNOTATION``'s value: the ids, sorted, comma-joined."""
+    return ",".join(sorted({i for i in ids if i}))
+
+
+def split_ids(value: str) -> frozenset[str]:
+    """The ids of a ``joined_ids`` value (empty for an empty value)."""
+    return frozenset(i.strip() for i in value.split(",") if i.strip())

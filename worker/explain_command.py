@@ -241,7 +241,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         types, own = ec2_instance_types(args, cluster)
     try:
-        result = run_round(cluster.documents, types, datetime.now(UTC), own)
+        docs = [*cluster.documents, *disruption_state.nodeclass_documents(cluster.nodeclasses)]
+        result = run_round(docs, types, datetime.now(UTC), own)
     except InputError as exc:
         raise UsageError(str(exc)) from None
     facts = asyncio.run(ask_temporal(args))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from activities.kubernetes.client import from_kubeconfig
 from activities.kubernetes.errors import KubernetesError
-from activities.kubernetes.resources import EC2NODECLASS
 from scheduling.inputs import Document
 from worker.cli import UsageError
 
@@ -22,15 +21,10 @@ def read_live(kubeconfig: str, *, disruption: bool) -> list[Document]:
             from activities.planning.cluster_state import read as read_state
         state = read_state(kube)
         # The EC2NodeClasses too, so each pool plans on its own catalog as the worker's do
-        # (``worker.plan_catalogs``).
-        classes = [
-            Document(
-                {"apiVersion": EC2NODECLASS.api_version, **body, "kind": EC2NODECLASS.kind},
-                f"EC2NodeClass {name}",
-            )
-            for name, body in state.nodeclasses.items()
-        ]
-        return [*state.documents, *classes]
+        # (``worker.plan_catalogs``) and the round checks its nodes for drift from them.
+        from activities.planning.disruption_state import nodeclass_documents
+
+        return [*state.documents, *nodeclass_documents(state.nodeclasses)]
     except KubernetesError as exc:
         raise UsageError(f"--kubeconfig {kubeconfig}: {exc}") from None
     finally:

@@ -169,16 +169,17 @@ def _catalogs(
     files: plan_catalogs.CatalogFiles,
     instance_types: list[InstanceType],
     documents: list[Document],
-) -> tuple[list[Document], dict[str, list[InstanceType]]]:
-    """The documents for the planner and each pool's own catalog, from the EC2NodeClasses
-    among the inputs (``worker.plan_catalogs``)."""
+) -> tuple[list[Document], list[Document], dict[str, list[InstanceType]]]:
+    """The documents for the planner, the EC2NodeClasses among the inputs, and each pool's
+    own catalog from them (``worker.plan_catalogs``)."""
     documents, classes = plan_catalogs.split_nodeclasses(documents)
     per_class = {}
     for name, path in files.per_class.items():
         if name not in classes:
             raise UsageError(f"--catalog {name}={path}: no EC2NodeClass {name} in the inputs")
         per_class[name] = load_instance_types(path)
-    return documents, plan_catalogs.pool_catalogs(documents, classes, instance_types, per_class)
+    own = plan_catalogs.pool_catalogs(documents, classes, instance_types, per_class)
+    return documents, list(classes.values()), own
 
 
 def run(args: argparse.Namespace) -> int:
@@ -187,11 +188,12 @@ def run(args: argparse.Namespace) -> int:
     files = plan_catalogs.catalog_files(args.catalog, os.path.isfile)
     with collection_paused(freeze=args.own_process):
         instance_types = load_instance_types(files.default)
-        documents, own = _catalogs(files, instance_types, _inputs(args))
+        documents, classes, own = _catalogs(files, instance_types, _inputs(args))
     if args.disruption:
         from worker.disruption_plan import run_disruption
 
-        return run_disruption(args, documents, instance_types, own)
+        # The round reads the EC2NodeClasses too: their status and spec drift nodes.
+        return run_disruption(args, [*documents, *classes], instance_types, own)
     try:
         with collection_paused(freeze=args.own_process):
             parsed = build_problem(documents, instance_types, own)

@@ -96,6 +96,18 @@ def pod_healthy(pod: Obj) -> bool:
     return status.get("phase") == "Running" and ready
 
 
+def drift_facts(nodeclass: Obj) -> str:
+    """What of an EC2NodeClass its nodes' drift depends on, as one comparable string: the
+    spec's generation and the ids of its resolved AMIs, subnets and security groups."""
+    status = nodeclass.get("status") or {}
+    ids = {
+        key: [str(e.get("id")) for e in status.get(key) or [] if isinstance(e, dict)]
+        for key in ("amis", "subnets", "securityGroups")
+    }
+    generation = (nodeclass.get("metadata") or {}).get("generation")
+    return f"{generation}|{ids}"
+
+
 @dataclass
 class Watchers:
     kube: Kube
@@ -128,6 +140,8 @@ class Watchers:
     _threads: list[threading.Thread] = field(default_factory=list)
     _pending_on_list: bool = False
     _pool_generations: dict[str, int] = field(default_factory=dict)
+    # EC2NodeClass name -> what of it drift reads (its generation, its resolved ids).
+    _class_drift_facts: dict[str, str] = field(default_factory=dict)
     _bound: dict[str, str] = field(default_factory=dict)  # "ns/name" -> node
     _healthy: dict[str, bool] = field(default_factory=dict)  # "ns/name" -> Running and Ready
     _initialized: set[str] = field(default_factory=set)
@@ -445,8 +459,18 @@ class Watchers:
     def on_nodeclass(self, kind: str, nodeclass: Obj) -> None:
         if self.nodeclass_store is not None:
             self.nodeclass_store.observe(kind, nodeclass)
-        if kind != raw.DELETED and self.status is not None:
-            self.status.nodeclass(str((nodeclass.get("metadata") or {}).get("name")))
+        name = str((nodeclass.get("metadata") or {}).get("name"))
+        if kind == raw.DELETED:
+            self._class_drift_facts.pop(name, None)
+            return
+        if self.status is not None:
+            self.status.nodeclass(name)
+        # A spec edit, or a newly resolved AMI, subnet or security group, may drift nodes:
+        # a round now rather than at the slow timer. Condition-only status writes do not.
+        facts = drift_facts(nodeclass)
+        if self._class_drift_facts.get(name) != facts:
+            self._class_drift_facts[name] = facts
+            self.trigger_disruption()
 
     def on_nodeclaim(self, kind: str, claim: Obj) -> None:
         if self.watched is not None:
@@ -471,7 +495,10 @@ class Watchers:
         pool_obj = self._pools.get(str(pool)) if pool else None
         if pool_obj is not None and claim_status.needs_stamp(claim):
             self._write(
-                f"re-stamp {name}", lambda: claim_status.restamp(self.kube, claim, pool_obj)
+                f"re-stamp {name}",
+                lambda: claim_status.restamp(
+                    self.kube, claim, pool_obj, self._nodeclass_of(pool_obj)
+                ),
             )
         if provider_id and self._claims_by_provider.get(str(provider_id)) != name:
             self._claims_by_provider[str(provider_id)] = name
@@ -488,6 +515,19 @@ class Watchers:
         if meta.get("deletionTimestamp") and name not in self._deleting:
             self._deleting.add(name)
             self.signal_claim(name, contract.SIGNAL_DELETED, "NodeClaim")
+
+    def _nodeclass_of(self, pool: Obj) -> Obj | None:
+        """The EC2NodeClass ``pool`` refers to, as the launches read it (None when it cannot
+        be read now: the claim's next event tries again)."""
+        ref = ((pool.get("spec") or {}).get("template") or {}).get("spec") or {}
+        name = (ref.get("nodeClassRef") or {}).get("name")
+        if not name or self.nodeclass_store is None:
+            return None
+        try:
+            return self.nodeclass_store.get(str(name))
+        except Exception as exc:  # gone, or the API unreachable: no NodeClass stamp now
+            log.debug("EC2NodeClass %s: %s", name, exc)
+            return None
 
     def _hint_known_node(self, claim: str, provider_id: str) -> None:
         """The claim's providerID is new here: if its Node was watched first (the Node

@@ -42,7 +42,8 @@ def compute(deps: Deps, inp: ComputeInput, now: datetime | None = None) -> Decis
     types, own = disruption_catalogs(deps.provider(), state.nodepools, state.nodeclasses)
     started = time.perf_counter()
     at = now or datetime.now(UTC)
-    result = run_round(state.documents, types, at, own)
+    docs = [*state.documents, *disruption_state.nodeclass_documents(state.nodeclasses)]
+    result = run_round(docs, types, at, own)
     deps.counters.disruption_evaluated(
         time.perf_counter() - started, eligible(result), allowed(result)
     )

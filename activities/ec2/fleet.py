@@ -108,6 +108,7 @@ class Launched:
     zone: str
     capacity_type: str
     template: str
+    subnet_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -257,7 +258,7 @@ class Launcher:
         # retryable, and the retry finds the instance by its member tag and tags it.
         self._instances.tag(launched.instance_id, self.claim_tags(request))
         by_name = {c.instance_type.name: c.instance_type for c in candidates}
-        return self._result(
+        result = self._result(
             launched.instance_id,
             launched.instance_type,
             launched.zone,
@@ -266,6 +267,10 @@ class Launcher:
             by_name.get(launched.instance_type),
             request,
         )
+        # The override it came from names its subnet; every template names the same groups.
+        result.subnet_id = launched.subnet_id
+        result.security_group_ids = sorted({g.id for g in resolved.security_groups})
+        return result
 
     def _adopt_earlier(
         self, request: LaunchRequest, nodeclass: EC2NodeClass, refusal: TokenReused
@@ -552,6 +557,8 @@ class Launcher:
             None,
             reused=True,
         )
+        result.subnet_id = inst.subnet_id
+        result.security_group_ids = list(inst.security_group_ids)
         if inst.tags.get(TAG_NODEPOOL):
             result.labels[L.NODEPOOL] = inst.tags[TAG_NODEPOOL]
         return result
@@ -583,6 +590,7 @@ def _instances(
                     zone,
                     entry.get("Lifecycle") or capacity_type,
                     lto.get("LaunchTemplateSpecification", {}).get("LaunchTemplateName", ""),
+                    override.get("SubnetId", ""),
                 )
             )
     return out

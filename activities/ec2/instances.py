@@ -47,6 +47,7 @@ class Instance:
     launch_time: datetime | None
     tags: dict[str, str] = field(default_factory=dict)
     subnet_id: str = ""
+    security_group_ids: tuple[str, ...] = ()
 
     @property
     def provider_id(self) -> str:
@@ -70,6 +71,9 @@ class Instance:
             launch_time=raw.get("LaunchTime"),
             tags={t["Key"]: t["Value"] for t in raw.get("Tags", [])},
             subnet_id=raw.get("SubnetId", ""),
+            security_group_ids=tuple(
+                sorted(g["GroupId"] for g in raw.get("SecurityGroups") or [] if g.get("GroupId"))
+            ),
         )
 
 

@@ -49,3 +49,8 @@ class LaunchResult:
     labels: dict[str, str] = field(default_factory=dict)
     # True when an earlier attempt had already launched this instance.
     reused: bool = False
+    # Where the instance was launched: its subnet and security groups (sorted), as the fleet
+    # request gave them, or as DescribeInstances shows an instance found again. Recorded on
+    # the claim (``models.labels``) so drift compares them with the EC2NodeClass's.
+    subnet_id: str = ""
+    security_group_ids: list[str] = field(default_factory=list)

@@ -21,7 +21,9 @@ from activities.lifecycle import reads
 from activities.lifecycle.common import Deps
 from activities.lifecycle.types import ClaimSpec, LaunchOutcome
 from models import conditions, contract
+from models import labels as L
 from models.ec2nodeclass import EC2NodeClass
+from models.ec2nodeclass_hash import hash_annotations
 
 INSUFFICIENT_CAPACITY = contract.ERR_INSUFFICIENT_CAPACITY
 NODECLASS_NOT_FOUND = "NodeClassNotFound"
@@ -62,14 +64,38 @@ def _condition(deps: Deps, name: str, c: cond.Condition) -> None:
         return
 
 
-def record(deps: Deps, claim: ClaimSpec, result: LaunchResult) -> None:
-    """Labels on the claim, then providerID, image, capacity and ``Launched=True`` in one
-    status write. Two writes: the labels' merge patch needs no read and answers with the
-    claim, whose resourceVersion the status write carries (a conflict re-reads it). The
-    labels go first, so a claim showing ``Launched=True`` carries them."""
+def launch_annotations(
+    result: LaunchResult, nodeclass: EC2NodeClass | None
+) -> dict[str, str | None]:
+    """What the claim records of its launch for drift: the subnet and security groups its
+    instance went into (when the result names them), and the hash of the EC2NodeClass it was
+    launched from (``models.ec2nodeclass_hash``)."""
+    out: dict[str, str | None] = {}
+    if result.subnet_id:
+        out[L.SUBNET_ID_ANNOTATION] = result.subnet_id
+    if result.security_group_ids:
+        out[L.SECURITY_GROUP_IDS_ANNOTATION] = L.joined_ids(result.security_group_ids)
+    if nodeclass is not None:
+        out.update(hash_annotations(nodeclass))
+    return out
+
+
+def record(
+    deps: Deps, claim: ClaimSpec, result: LaunchResult, nodeclass: EC2NodeClass | None = None
+) -> None:
+    """Labels and the launch's annotations (``launch_annotations``) on the claim, then
+    providerID, image, capacity and ``Launched=True`` in one status write. Two writes: the
+    metadata merge patch needs no read and answers with the claim, whose resourceVersion the
+    status write carries (a conflict re-reads it). The labels go first, so a claim showing
+    ``Launched=True`` carries them."""
     labels: dict[str, str | None] = dict(result.labels)
     first = False
-    current = nodeclaims.patch_metadata(deps.kube, claim.name, labels=labels)
+    current = nodeclaims.patch_metadata(
+        deps.kube,
+        claim.name,
+        labels=labels,
+        annotations=launch_annotations(result, nodeclass) or None,
+    )
     stale = False
 
     def write_status() -> dict[str, Any]:
@@ -111,7 +137,7 @@ def launch(deps: Deps, claim: ClaimSpec) -> LaunchOutcome:
         # A NodeClass that is not ready yet may become ready: keep trying until launch times out.
         final = not exc.retryable and not isinstance(exc, NodeClassNotReady)
         raise ApplicationError(str(exc), type=reason, non_retryable=final) from exc
-    record(deps, claim, result)
+    record(deps, claim, result, nodeclass)
     return LaunchOutcome(
         provider_id=result.provider_id,
         instance_id=result.instance_id,

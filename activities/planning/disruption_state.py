@@ -1,11 +1,18 @@
 """The cluster as a disruption round reads it: what provisioning reads, plus
 PodDisruptionBudgets and the NodeClaims already being deleted (a node whose claim is going
-away uses up its pool's budget). Plain dicts wrapped as ``Document``s, read-only."""
+away uses up its pool's budget). Plain dicts wrapped as ``Document``s, read-only.
+
+The EC2NodeClasses are kept apart (``ClusterState.nodeclasses``: the catalogs are built from
+them); ``nodeclass_documents`` wraps them for the round, whose drift checks read them."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from activities.kubernetes import nodeclaims, raw
 from activities.kubernetes.client import Kube
+from activities.kubernetes.resources import EC2NODECLASS
 from activities.planning.cluster_state import ClusterState
 from activities.planning.cluster_state import read as read_cluster_state
 from scheduling.inputs import Document
@@ -31,3 +38,15 @@ def read_state(kube: Kube) -> ClusterState:
             Document(body, f"PodDisruptionBudget {meta.get('namespace')}/{meta.get('name')}")
         )
     return state
+
+
+def nodeclass_documents(nodeclasses: Mapping[str, Mapping[str, Any]]) -> list[Document]:
+    """The EC2NodeClass bodies (by name) as the round's documents, kind and apiVersion set
+    (a listed object may lack them)."""
+    return [
+        Document(
+            {"apiVersion": EC2NODECLASS.api_version, **body, "kind": EC2NODECLASS.kind},
+            f"EC2NodeClass {name}",
+        )
+        for name, body in nodeclasses.items()
+    ]

@@ -5,6 +5,12 @@ annotations on claims stamped by someone else, and ``status.lastPodEventTime``.
   or by another Joinery hash version) is re-stamped with its pool's current hash: it is
   never treated as drifted, so adopting a fleet or upgrading Joinery rolls nothing. A claim
   carrying Joinery's version keeps its hash: a difference from the pool's is drift.
+- The same for ``karpenter.k8s.aws/ec2nodeclass-hash-version`` and its EC2NodeClass's hash
+  (``models.ec2nodeclass_hash``), for a claim that carries a foreign version, or none once
+  launched (an older Joinery launched it). A claim not launched yet is left alone: its launch
+  stamps it. Karpenter's nodeclass hash controller re-stamps the same way, except that it
+  keeps the old hash of a claim already Drifted (whose version then matches); Joinery keeps
+  none (a drift it cannot read is not drift).
 - ``lastPodEventTime`` moves when a pod is bound to or leaves the claim's node;
   ``consolidateAfter`` counts from it. Like Karpenter, writes are deduplicated
   (``POD_EVENT_DEDUPE``), so a burst of pods costs one write.
@@ -14,9 +20,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+
 from activities.kubernetes import custom_objects, nodeclaims
 from activities.kubernetes.client import Kube
 from activities.kubernetes.resources import NODECLAIM
+from models import ec2nodeclass_hash as nodeclass_hash
+from models.ec2nodeclass import EC2NodeClass
 from models.nodepool import NodePool
 from models.nodepool_hash import HASH_VERSION, HASH_VERSION_ANNOTATION, hash_annotations
 
@@ -25,16 +35,45 @@ POD_EVENT_DEDUPE = 10.0  # seconds
 Obj = dict[str, Any]
 
 
-def needs_stamp(claim: Obj) -> bool:
-    annotations = (claim.get("metadata") or {}).get("annotations") or {}
-    return annotations.get(HASH_VERSION_ANNOTATION) != HASH_VERSION
+def _annotations(claim: Obj) -> dict[str, str]:
+    return (claim.get("metadata") or {}).get("annotations") or {}
 
 
-def restamp(kube: Kube, claim: Obj, pool: Obj) -> bool:
-    """Stamp ``claim`` with ``pool``'s current hash unless it carries Joinery's version."""
-    if not needs_stamp(claim) or (claim.get("metadata") or {}).get("deletionTimestamp"):
+def needs_pool_stamp(claim: Obj) -> bool:
+    return _annotations(claim).get(HASH_VERSION_ANNOTATION) != HASH_VERSION
+
+
+def needs_nodeclass_stamp(claim: Obj) -> bool:
+    """A foreign nodeclass hash version, or none on a launched claim."""
+    version = _annotations(claim).get(nodeclass_hash.HASH_VERSION_ANNOTATION)
+    if version == nodeclass_hash.HASH_VERSION:
         return False
-    wanted = hash_annotations(NodePool.model_validate(pool))
+    return version is not None or bool((claim.get("status") or {}).get("providerID"))
+
+
+def needs_stamp(claim: Obj) -> bool:
+    return needs_pool_stamp(claim) or needs_nodeclass_stamp(claim)
+
+
+def restamp(kube: Kube, claim: Obj, pool: Obj, nodeclass: Obj | None = None) -> bool:
+    """Stamp ``claim`` with ``pool``'s current hash, and ``nodeclass``'s (when known), where
+    it does not carry Joinery's version; one write. A NodeClass that does not validate gets
+    its version stamped alone: no hash, so no static drift, and no stamp again."""
+    if (claim.get("metadata") or {}).get("deletionTimestamp"):
+        return False
+    wanted: dict[str, str | None] = {}
+    if needs_pool_stamp(claim):
+        wanted.update(hash_annotations(NodePool.model_validate(pool)))
+    if nodeclass is not None and needs_nodeclass_stamp(claim):
+        try:
+            valid = EC2NodeClass.model_validate(nodeclass)
+        except ValidationError:
+            wanted[nodeclass_hash.HASH_ANNOTATION] = None
+            wanted[nodeclass_hash.HASH_VERSION_ANNOTATION] = nodeclass_hash.HASH_VERSION
+        else:
+            wanted.update(nodeclass_hash.hash_annotations(valid))
+    if not wanted:
+        return False
     nodeclaims.patch_metadata(kube, str(claim["metadata"]["name"]), annotations=wanted)
     return True
 

@@ -20,7 +20,9 @@ to a ThreadedMotoServer) so that:
 * :meth:`Emulation.hide_from_describe` keeps an instance out of the next DescribeInstances
   answers (by filter) that would list it: EC2's reads are eventually consistent, and a
   just-launched instance can be missing from them for a while (moto's never are);
-* launched instances carry ``aws:ec2launchtemplate:id`` / ``:version`` tags, as EC2 adds;
+* launched instances carry ``aws:ec2launchtemplate:id`` / ``:version`` tags, as EC2 adds,
+  and the launch template's security groups (DescribeInstances ``SecurityGroups``), as EC2
+  applies them;
 * DescribeSpotPriceHistory returns a per-(type, zone) price (a stable fraction of on-demand);
 * IAM RemoveRoleFromInstanceProfile of a role the profile lacks answers NoSuchEntity, as IAM
   does (moto fails with an internal error);
@@ -397,15 +399,19 @@ def _parameters_digest(querystring: Mapping[str, Any]) -> str:
 
 
 def _tag_with_template(backend: Any, spec: Mapping[str, Any], launched: list[Any]) -> None:
-    """EC2 tags every instance with the template it came from; moto's CreateFleet does not."""
+    """EC2 tags every instance with the template it came from, and puts it in the template's
+    security groups; moto's CreateFleet does neither."""
     version = backend._get_template_from_args(dict(spec))
     tags = {
         "aws:ec2launchtemplate:id": version.template.id,
         "aws:ec2launchtemplate:version": str(version.number),
     }
+    groups = list(version.data.get("SecurityGroupIds") or [])
     for entry in launched:
         for instance_id in entry.get("InstanceIds", []):
             backend.get_instance(instance_id).add_tags(tags)
+            if groups:
+                backend.modify_instance_security_groups(instance_id, groups)
 
 
 def _clean_spec(spec: Mapping[str, Any]) -> dict[str, Any]:

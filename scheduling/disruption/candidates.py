@@ -146,7 +146,13 @@ def classify(
                 node=node,
                 pods=tuple(moving),
                 disruption_cost=disruption_cost(moving, annotations, remaining),
-                drifted=drift_reason(node, claim, pool, cluster.types_of(node.pool)),
+                drifted=drift_reason(
+                    node,
+                    claim,
+                    pool,
+                    cluster.types_of(node.pool),
+                    cluster.nodeclass_of(node.pool),
+                ),
             )
         )
     return candidates, blocked

@@ -7,9 +7,10 @@ Karpenter keeps both on every NodeClaim (its nodeclaim disruption controller) so
   and the pool's ``consolidateAfter`` has passed since the later of the claim's creation and
   its ``status.lastPodEventTime``; otherwise, and whenever the pool says
   ``consolidateAfter: Never``, the condition is absent (not False), as in Karpenter.
-- ``Drifted`` is True with reason ``NodePoolDrifted``, ``RequirementsDrifted`` or
-  ``InstanceTypeNotFound`` (the same checks the engine uses, ``drift.drift_reason``) and
-  absent once the claim matches its pool again.
+- ``Drifted`` is True with reason ``NodePoolDrifted``, ``RequirementsDrifted``,
+  ``InstanceTypeNotFound``, or one of the EC2NodeClass reasons (``NodeClassDrift``,
+  ``AMIDrift``, ``SecurityGroupDrift``, ``SubnetDrift``): the same checks the engine uses,
+  ``drift.drift_reason``; absent once the claim matches its pool and class again.
 
 Pure: the caller reads the cluster and the clock; ``None`` means "the condition should not
 be there".
@@ -72,6 +73,10 @@ def desired(cluster: ClusterView, now: datetime) -> dict[str, dict[str, Wanted |
             continue
         out[node.claim] = {
             CONSOLIDATABLE: consolidatable(node, pool, now),
-            DRIFTED: drifted(drift_reason(node, claim, pool, cluster.types_of(node.pool))),
+            DRIFTED: drifted(
+                drift_reason(
+                    node, claim, pool, cluster.types_of(node.pool), cluster.nodeclass_of(node.pool)
+                )
+            ),
         }
     return out

@@ -11,6 +11,10 @@ candidate from its NodeClaim's instance type and offering as its NodePool and No
 them, and drift compares a claim with that same catalog (``ClusterView.types_of``): with two
 EC2NodeClasses that differ, a merged catalog would price a node, or judge its type offered,
 by the other NodeClass's view.
+
+EC2NodeClass documents (when the caller passes them) give each pool's class facts for the
+AWS provider's drift reasons (``nodeclass_drift``); a pool whose class is not among them
+gets none of those verdicts.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from typing import Any
 from models import labels as L
 from models.instancetype import InstanceType
 from models.nodepool import NodePool
+from scheduling.disruption.nodeclass_drift import KIND as NODECLASS_KIND
+from scheduling.disruption.nodeclass_drift import NodeClassFacts, read_nodeclass
 from scheduling.disruption.pdb import Pdb, PdbError, parse_pdb
 from scheduling.disruption.types import ManagedNode
 from scheduling.inputs import Document, InputError, flatten
@@ -63,6 +69,7 @@ class ClaimFacts:
     labels: Mapping[str, str]
     annotations: Mapping[str, str]
     expire_after: str | None
+    image_id: str = ""  # status.imageID: the AMI its instance was launched from
 
 
 @dataclass
@@ -77,10 +84,16 @@ class ClusterView:
     pdbs: list[Pdb] = field(default_factory=list)
     # Pool name → its catalog by type name (pools on one catalog share one mapping).
     catalogs: dict[str, Mapping[str, InstanceType]] = field(default_factory=dict)
+    # Pool name → the facts of the EC2NodeClass its template refers to (when given).
+    nodeclasses: dict[str, NodeClassFacts] = field(default_factory=dict)
 
     def types_of(self, pool: str) -> Mapping[str, InstanceType]:
         """The instance types the pool's nodes are priced from and checked for drift against."""
         return self.catalogs.get(pool, {})
+
+    def nodeclass_of(self, pool: str) -> NodeClassFacts | None:
+        """The pool's EC2NodeClass facts; None when its class is not among the inputs."""
+        return self.nodeclasses.get(pool)
 
 
 def pool_type_maps(problem: Problem) -> dict[str, Mapping[str, InstanceType]]:
@@ -158,6 +171,7 @@ def read_cluster(documents: Iterable[Document], problem: Problem) -> ClusterView
     claims: list[Document] = []
     pods: dict[str, PodFacts] = {}
     pdbs: list[Pdb] = []
+    classes: dict[str, NodeClassFacts] = {}
     for d in flatten(documents):
         kind = d.body.get("kind")
         if kind == "Node":
@@ -172,6 +186,9 @@ def read_cluster(documents: Iterable[Document], problem: Problem) -> ClusterView
                 pdbs.append(parse_pdb(d.body))
             except PdbError as exc:
                 raise InputError(f"{d.label()}: {exc}") from None
+        elif kind == NODECLASS_KIND:
+            nodeclass = read_nodeclass(d)
+            classes[nodeclass.name] = nodeclass
 
     by_provider = {
         str((d.body.get("spec") or {}).get("providerID")): name
@@ -209,12 +226,14 @@ def read_cluster(documents: Iterable[Document], problem: Problem) -> ClusterView
         )
         cspec = (claim.body.get("spec") or {}) if claim is not None else {}
         expire = cspec.get("expireAfter") if isinstance(cspec, Mapping) else None
+        image = cstatus.get("imageID") if isinstance(cstatus, Mapping) else None
         claim_labels = _strings(cmeta.get("labels")) if claim is not None else labels
         claim_facts[name] = ClaimFacts(
             name=str(cmeta.get("name") or name),
             labels={**labels, **claim_labels},
             annotations=_strings(cmeta.get("annotations")),
             expire_after=str(expire) if expire is not None else None,
+            image_id=str(image or ""),
         )
         annotations[name] = _strings(meta.get("annotations"))
         managed.append(
@@ -242,4 +261,17 @@ def read_cluster(documents: Iterable[Document], problem: Problem) -> ClusterView
         pods=pods,
         pdbs=pdbs,
         catalogs=catalogs,
+        nodeclasses=_pool_classes(pools, classes),
     )
+
+
+def _pool_classes(
+    pools: Mapping[str, NodePool], classes: Mapping[str, NodeClassFacts]
+) -> dict[str, NodeClassFacts]:
+    """Each pool whose template refers to one of ``classes`` → that class's facts."""
+    out: dict[str, NodeClassFacts] = {}
+    for name, pool in pools.items():
+        ref = pool.spec.template.spec.node_class_ref
+        if ref.kind == NODECLASS_KIND and ref.name in classes:
+            out[name] = classes[ref.name]
+    return out

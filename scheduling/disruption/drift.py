@@ -9,6 +9,10 @@ Three checks, as Karpenter's Drifted condition reasons:
 - ``RequirementsDrifted``: the pool's requirements no longer admit the node's labels.
 - ``InstanceTypeNotFound``: the node's instance type, or its zone and capacity type, is no
   longer offered in the catalog.
+
+Then, for a pool whose EC2NodeClass is known, the AWS provider's reasons
+(``nodeclass_drift``): ``NodeClassDrift``, ``AMIDrift``, ``SecurityGroupDrift``,
+``SubnetDrift``.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from models.nodepool_hash import HASH_ANNOTATION, HASH_VERSION, HASH_VERSION_ANN
 from models.nodepool_hash import template_hash as pool_hash
 from models.requirements import Requirements
 from scheduling.disruption.cluster import ClaimFacts
+from scheduling.disruption.nodeclass_drift import NodeClassFacts, nodeclass_drift_reason
 from scheduling.disruption.types import ManagedNode
 
 
@@ -29,8 +34,10 @@ def drift_reason(
     claim: ClaimFacts,
     pool: NodePool,
     types: Mapping[str, InstanceType],
+    nodeclass: NodeClassFacts | None = None,
 ) -> str | None:
-    """Why ``node`` has drifted from ``pool``, or None."""
+    """Why ``node`` has drifted from ``pool`` (or from ``nodeclass``, its EC2NodeClass), or
+    None."""
     stamped = claim.annotations.get(HASH_ANNOTATION)
     if (
         stamped
@@ -56,4 +63,6 @@ def drift_reason(
             f"InstanceTypeNotFound: {node.instance_type} is no longer offered as "
             f"{node.capacity_type or 'any capacity type'} in {node.zone or 'any zone'}"
         )
+    if nodeclass is not None:
+        return nodeclass_drift_reason(claim.annotations, claim.image_id, it, nodeclass)
     return None

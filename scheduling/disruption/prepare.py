@@ -12,12 +12,14 @@ from models.instancetype import InstanceType
 from scheduling.disruption.budgets import BudgetLedger
 from scheduling.disruption.candidates import classify
 from scheduling.disruption.cluster import ClusterView, read_cluster
+from scheduling.disruption.nodeclass_drift import KIND as NODECLASS_KIND
 from scheduling.disruption.pdb import PdbLedger
 from scheduling.disruption.types import Candidate, NodeVerdict
 from scheduling.inputs import Document, Parsed, build_problem
 from scheduling.solver import Plan, Solver
 
-_ROUND_KINDS = frozenset({"PodDisruptionBudget"})
+# Read by the round alone (``read_cluster``), not by the planner (which would warn of them).
+_ROUND_KINDS = frozenset({"PodDisruptionBudget", NODECLASS_KIND})
 
 
 @dataclass
@@ -44,9 +46,9 @@ def prepare_round(
     nodes into candidates and blocked ones. Raises ``InputError`` (one line naming the
     document and field) for invalid input. ``pool_instance_types`` gives pools their own
     catalogs for the plan, the round's simulations (``Problem.pool_instance_types``) and
-    their nodes' prices and drift; a pool without one uses ``instance_types``."""
+    their nodes' prices and drift; a pool without one uses ``instance_types``. EC2NodeClass
+    documents among ``documents`` give their pools' nodes the AWS provider's drift checks."""
     docs = list(documents)
-    # PodDisruptionBudgets are the round's, not the planner's (which would warn of them).
     parsed = build_problem(
         [d for d in docs if d.body.get("kind") not in _ROUND_KINDS],
         instance_types,

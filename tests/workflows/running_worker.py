@@ -55,12 +55,17 @@ async def worker_running(
         run_worker(configured, stop=stop, kube=kube, ec2=cloud.provider, client=client)
     )
     with NodeSimulator(admin, interval=0.2):
-        yield client, cluster, queue
-        stop.set()
-        # Shutting down waits for the worker's running activities: a sync activity notices
-        # the cancel only at its next heartbeat or call, and on a slow, loaded machine one
-        # worker's shutdown once took past 30 s (a CI run, session 21). A hang still fails.
-        await asyncio.wait_for(task, 90)
+        try:
+            yield client, cluster, queue
+        finally:
+            # Also when the test failed: a worker left running kept the session's teardown
+            # waiting, so a failure showed as a hang, never as its report.
+            stop.set()
+            # Shutting down waits for the worker's running activities: a sync activity
+            # notices the cancel only at its next heartbeat or call, and on a slow, loaded
+            # machine one worker's shutdown once took past 30 s (a CI run, session 21). A
+            # hang still fails.
+            await asyncio.wait_for(task, 90)
 
 
 async def until(probe: Callable[[], Any], *, timeout: float = 60, what: str = "") -> Any:

@@ -59,6 +59,9 @@ from activities.lifecycle.types import (
     Registration,
     TerminationPassInput,
 )
+from models import ec2nodeclass_hash as nodeclass_hash
+from models import labels as L
+from models.ec2nodeclass import EC2NodeClass
 from sandbox.nodes import register as simulate_kubelet
 
 
@@ -86,6 +89,13 @@ def test_prepare_launch_register_initialize(deps: Deps, admin: Kube, cloud: Clou
     stored = nodeclaims.get(admin, name)
     assert stored["status"]["providerID"] == out.provider_id
     assert stored["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "m5.large"
+    # where the instance went, and the class it was launched from, for drift
+    instance = cloud.provider.get(out.instance_id)
+    noted = stored["metadata"]["annotations"]
+    assert noted[L.SUBNET_ID_ANNOTATION] == instance.subnet_id != ""
+    assert noted[L.SECURITY_GROUP_IDS_ANNOTATION] == ",".join(instance.security_group_ids) != ""
+    live_class = EC2NodeClass.model_validate(nodeclasses.get(admin, "default"))
+    assert noted.items() >= nodeclass_hash.hash_annotations(live_class).items()
     assert condition(stored, "Launched")["status"] == "True"  # type: ignore[index]
 
     assert registration.register(deps, RegisterInput(claim, out.provider_id)) is None
@@ -171,6 +181,42 @@ def test_a_launch_is_recorded_in_two_writes_and_survives_a_race(
     stored = nodeclaims.get(admin, other)
     assert stored["status"]["providerID"] == result.provider_id
     assert condition(stored, "Launched")["status"] == "True"  # type: ignore[index]
+
+
+def test_a_launch_records_its_subnet_groups_and_nodeclass_hash_in_the_labels_write(
+    deps: Deps, admin: Kube, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = f"acts-{uuid.uuid4().hex[:6]}"
+    create_claim(admin, name, "acts")
+    claim = claims.prepare(deps, name)
+    assert claim is not None
+    result = LaunchResult(
+        instance_id="i-0123456789abcdef1",
+        provider_id="aws:///us-east-1a/i-0123456789abcdef1",
+        instance_type="m5.large",
+        zone="us-east-1a",
+        capacity_type="on-demand",
+        image_id="ami-0123",
+        labels={"node.kubernetes.io/instance-type": "m5.large"},
+        subnet_id="subnet-0a",
+        security_group_ids=["sg-0b", "sg-0a"],
+    )
+    nodeclass = EC2NodeClass.model_validate(nodeclasses.get(admin, "default"))
+    calls: list[str] = []
+    call_api = deps.kube.api_client.call_api
+
+    def counted(path: str, method: str, *args: object, **kwargs: object) -> object:
+        calls.append(method)
+        return call_api(path, method, *args, **kwargs)
+
+    monkeypatch.setattr(deps.kube.api_client, "call_api", counted)
+    launch.record(deps, claim, result, nodeclass)
+    assert calls == ["PATCH", "PATCH"]  # no write more than before: they ride the labels'
+    noted = nodeclaims.get(admin, name)["metadata"]["annotations"]
+    assert noted[L.SUBNET_ID_ANNOTATION] == "subnet-0a"
+    assert noted[L.SECURITY_GROUP_IDS_ANNOTATION] == "sg-0a,sg-0b"
+    assert noted[nodeclass_hash.HASH_ANNOTATION] == nodeclass_hash.nodeclass_hash(nodeclass)
+    assert noted[nodeclass_hash.HASH_VERSION_ANNOTATION] == nodeclass_hash.HASH_VERSION
 
 
 def test_insufficient_capacity_is_final(deps: Deps, admin: Kube, cloud: Cloud) -> None:
