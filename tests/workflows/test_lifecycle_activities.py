@@ -128,13 +128,32 @@ def test_prepare_launch_register_initialize(deps: Deps, admin: Kube, cloud: Clou
     assert condition(final, "Ready")["status"] == "True"  # type: ignore[index]
 
 
-def test_a_launch_is_recorded_in_two_writes_and_survives_a_race(
-    deps: Deps, admin: Kube, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _new_claim(deps: Deps, admin: Kube) -> tuple[str, ClaimSpec]:
+    """A fresh claim of the ``acts`` pool, prepared for launch."""
     name = f"acts-{uuid.uuid4().hex[:6]}"
     create_claim(admin, name, "acts")
     claim = claims.prepare(deps, name)
     assert claim is not None
+    return name, claim
+
+
+def _api_calls(deps: Deps, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The HTTP methods of the API calls ``deps.kube`` makes from now on, in order."""
+    calls: list[str] = []
+    call_api = deps.kube.api_client.call_api
+
+    def counted(path: str, method: str, *args: object, **kwargs: object) -> object:
+        calls.append(method)
+        return call_api(path, method, *args, **kwargs)
+
+    monkeypatch.setattr(deps.kube.api_client, "call_api", counted)
+    return calls
+
+
+def test_a_launch_is_recorded_in_two_writes_and_survives_a_race(
+    deps: Deps, admin: Kube, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name, claim = _new_claim(deps, admin)
     result = LaunchResult(
         instance_id="i-0123456789abcdef0",
         provider_id="aws:///us-east-1a/i-0123456789abcdef0",
@@ -146,14 +165,7 @@ def test_a_launch_is_recorded_in_two_writes_and_survives_a_race(
         allocatable={"cpu": "1930m"},
         labels={"node.kubernetes.io/instance-type": "m5.large"},
     )
-    calls: list[str] = []
-    call_api = deps.kube.api_client.call_api
-
-    def counted(path: str, method: str, *args: object, **kwargs: object) -> object:
-        calls.append(method)
-        return call_api(path, method, *args, **kwargs)
-
-    monkeypatch.setattr(deps.kube.api_client, "call_api", counted)
+    calls = _api_calls(deps, monkeypatch)
     launch.record(deps, claim, result)
     assert calls == ["PATCH", "PATCH"]  # the labels, then status and Launched together
     stored = nodeclaims.get(admin, name)
@@ -186,10 +198,7 @@ def test_a_launch_is_recorded_in_two_writes_and_survives_a_race(
 def test_a_launch_records_its_subnet_groups_and_nodeclass_hash_in_the_labels_write(
     deps: Deps, admin: Kube, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    name = f"acts-{uuid.uuid4().hex[:6]}"
-    create_claim(admin, name, "acts")
-    claim = claims.prepare(deps, name)
-    assert claim is not None
+    name, claim = _new_claim(deps, admin)
     result = LaunchResult(
         instance_id="i-0123456789abcdef1",
         provider_id="aws:///us-east-1a/i-0123456789abcdef1",
@@ -202,14 +211,7 @@ def test_a_launch_records_its_subnet_groups_and_nodeclass_hash_in_the_labels_wri
         security_group_ids=["sg-0b", "sg-0a"],
     )
     nodeclass = EC2NodeClass.model_validate(nodeclasses.get(admin, "default"))
-    calls: list[str] = []
-    call_api = deps.kube.api_client.call_api
-
-    def counted(path: str, method: str, *args: object, **kwargs: object) -> object:
-        calls.append(method)
-        return call_api(path, method, *args, **kwargs)
-
-    monkeypatch.setattr(deps.kube.api_client, "call_api", counted)
+    calls = _api_calls(deps, monkeypatch)
     launch.record(deps, claim, result, nodeclass)
     assert calls == ["PATCH", "PATCH"]  # no write more than before: they ride the labels'
     noted = nodeclaims.get(admin, name)["metadata"]["annotations"]
