@@ -129,6 +129,18 @@ def joined_ids(ids: Iterable[str]) -> str:
     return ",".join(sorted({i for i in ids if i}))
 
 
+def placement_annotations(subnet_id: str, security_group_ids: Iterable[str]) -> dict[str, str]:
+    """The annotations that record where an instance was placed (``SUBNET_ID_ANNOTATION``,
+    ``SECURITY_GROUP_IDS_ANNOTATION``), each only when known."""
+    out: dict[str, str] = {}
+    if subnet_id:
+        out[SUBNET_ID_ANNOTATION] = subnet_id
+    groups = joined_ids(security_group_ids)
+    if groups:
+        out[SECURITY_GROUP_IDS_ANNOTATION] = groups
+    return out
+
+
 def split_ids(value: str) -> frozenset[str]:
     """The ids of a ``joined_ids`` value (empty for an empty value)."""
     return frozenset(i.strip() for i in value.split(",") if i.strip())

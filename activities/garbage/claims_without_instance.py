@@ -7,6 +7,9 @@ owned list is confirmed gone by asking EC2 for it by id, so a claim is never del
 word of a tag filter alone. As Karpenter, a claim whose Node is still Ready is kept: its
 kubelet is alive, whatever the cloud API says. Deleting the claim hands it to its lifecycle
 workflow, which terminates (already done), skips the drain of a dead node and finalizes.
+
+The pass also records where each live claim's instance was placed, on claims that lack it
+(``activities.status.claim_placement``): it has read both lists already.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from activities.kubernetes import conditions as cond
 from activities.kubernetes import nodeclaims, nodes
 from activities.kubernetes.errors import NotFound
 from activities.lifecycle.common import Deps, parse_iso
+from activities.status import claim_placement
 from models import conditions
 from models.provider_id import instance_id
 
@@ -36,7 +40,8 @@ def launched_before(claim: dict[str, Any], cutoff: datetime) -> bool:
 def collect(deps: Deps, inp: CollectInput, now: datetime) -> Collected:
     provider = deps.provider()
     claims, _ = nodeclaims.list_(deps.kube)
-    live = {i.id for i in provider.instances.list_owned()}
+    owned = provider.instances.list_owned()
+    live = {i.id for i in owned}
     cutoff = now - timedelta(seconds=inp.grace_seconds)
     out = Collected()
     for claim in claims:
@@ -59,4 +64,7 @@ def collect(deps: Deps, inp: CollectInput, now: datetime) -> Collected:
         with contextlib.suppress(NotFound):
             nodeclaims.delete(deps.kube, meta["name"], uid=meta.get("uid"))
         out.removed.append(meta["name"])
+    # The same two lists tell where each live claim's instance was placed: recorded on the
+    # claims that lack it (adopted ones), for drift.
+    claim_placement.backfill(deps.kube, claims, {i.id: i for i in owned})
     return out

@@ -70,11 +70,9 @@ def launch_annotations(
     """What the claim records of its launch for drift: the subnet and security groups its
     instance went into (when the result names them), and the hash of the EC2NodeClass it was
     launched from (``models.ec2nodeclass_hash``)."""
-    out: dict[str, str | None] = {}
-    if result.subnet_id:
-        out[L.SUBNET_ID_ANNOTATION] = result.subnet_id
-    if result.security_group_ids:
-        out[L.SECURITY_GROUP_IDS_ANNOTATION] = L.joined_ids(result.security_group_ids)
+    out: dict[str, str | None] = {
+        **L.placement_annotations(result.subnet_id, result.security_group_ids)
+    }
     if nodeclass is not None:
         out.update(hash_annotations(nodeclass))
     return out

@@ -17,8 +17,9 @@ Karpenter's AWS provider marks a NodeClaim Drifted when, in this order:
 Karpenter answers "no verdict" (an error, so no drift) when a fact is missing; so does
 Joinery: no ``imageID`` on the claim, no ``status.amis``, an unknown instance type, an empty
 status list, or a claim without the subnet / security-group annotations Joinery writes at
-launch (``models.labels``; Karpenter reads the instance from EC2 instead, so a claim it
-launched, or one an older Joinery launched, gets no subnet or security-group verdict here).
+launch (``models.labels``; Karpenter reads the instance from EC2 instead; a claim it
+launched, or one an older Joinery launched, gets them from the garbage collector's next pass,
+``activities.status.claim_placement``).
 """
 
 from __future__ import annotations

@@ -42,6 +42,7 @@ from activities.lifecycle.types import (
     InstanceInput,
     LaunchOutcome,
 )
+from models import labels as L
 
 GRACE = CollectInput()
 
@@ -124,6 +125,30 @@ def test_a_claim_whose_instance_was_terminated_behind_joinerys_back_is_removed(
     termination.finalize(deps, FinalizeInput(name, node, "Deleted"))
     eventually(lambda: _gone(lambda: nodeclaims.get(admin, name)), what="claim removed")
     eventually(lambda: _gone(lambda: nodes.get(admin, node)), what="node removed")
+
+
+def test_the_pass_records_where_an_adopted_claims_instance_was_placed(
+    deps: Deps, admin: Kube, cloud: Cloud
+) -> None:
+    name, out, _ = _launched(deps, admin)
+    placed = {
+        k: v
+        for k, v in nodeclaims.get(admin, name)["metadata"]["annotations"].items()
+        if k in (L.SUBNET_ID_ANNOTATION, L.SECURITY_GROUP_IDS_ANNOTATION)
+    }
+    assert set(placed) == {L.SUBNET_ID_ANNOTATION, L.SECURITY_GROUP_IDS_ANNOTATION}
+    # as Karpenter (or an older Joinery) launched it: no placement recorded
+    nodeclaims.patch_metadata(admin, name, annotations=dict.fromkeys(placed))
+    claims_without_instance.collect(deps, GRACE, utc_now())
+    noted = nodeclaims.get(admin, name)["metadata"]["annotations"]
+    assert {k: noted.get(k) for k in placed} == placed  # what the launch had recorded
+    instance = cloud.provider.instances.get(out.instance_id)
+    assert noted[L.SUBNET_ID_ANNOTATION] == instance.subnet_id
+    # a recorded placement is never rewritten from EC2
+    nodeclaims.patch_metadata(admin, name, annotations={L.SUBNET_ID_ANNOTATION: "subnet-kept"})
+    claims_without_instance.collect(deps, GRACE, utc_now())
+    kept = nodeclaims.get(admin, name)["metadata"]["annotations"]
+    assert kept[L.SUBNET_ID_ANNOTATION] == "subnet-kept"
 
 
 def test_a_live_nodes_termination_still_drains(deps: Deps, admin: Kube) -> None:
