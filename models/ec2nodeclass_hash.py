@@ -29,7 +29,10 @@ from models.ec2nodeclass import EC2NodeClass
 
 HASH_ANNOTATION = "karpenter.k8s.aws/ec2nodeclass-hash"
 HASH_VERSION_ANNOTATION = "karpenter.k8s.aws/ec2nodeclass-hash-version"
-# Joinery's own version string: never equal to one Karpenter writes ("v1".."v6").
+# Joinery's own version string: never equal to one Karpenter writes ("v1".."v6"). Bump it
+# with any change to what is hashed, a new spec field with a non-empty default included:
+# every claim's hash would change, and a new version re-stamps claims where the same version
+# would drift the whole fleet.
 HASH_VERSION = "joinery-1"
 
 # Spec fields (wire names) Karpenter tags ``hash:"ignore"``.
