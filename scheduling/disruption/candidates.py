@@ -151,6 +151,7 @@ def classify(
                     claim,
                     pool,
                     cluster.types_of(node.pool),
+                    now,
                     cluster.nodeclass_of(node.pool),
                 ),
             )

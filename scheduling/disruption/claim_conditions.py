@@ -75,7 +75,12 @@ def desired(cluster: ClusterView, now: datetime) -> dict[str, dict[str, Wanted |
             CONSOLIDATABLE: consolidatable(node, pool, now),
             DRIFTED: drifted(
                 drift_reason(
-                    node, claim, pool, cluster.types_of(node.pool), cluster.nodeclass_of(node.pool)
+                    node,
+                    claim,
+                    pool,
+                    cluster.types_of(node.pool),
+                    now,
+                    cluster.nodeclass_of(node.pool),
                 )
             ),
         }

@@ -8,7 +8,8 @@ Three checks, as Karpenter's Drifted condition reasons:
   is never read as drift (the worker re-stamps it), so adopting a fleet never rolls it.
 - ``RequirementsDrifted``: the pool's requirements no longer admit the node's labels.
 - ``InstanceTypeNotFound``: the node's instance type, or its zone and capacity type, is no
-  longer offered in the catalog.
+  longer offered in the catalog; checked only for claims older than an hour, as Karpenter
+  checks it (``TYPE_CHECK_AGE``).
 
 Then, for a pool whose EC2NodeClass is known, the AWS provider's reasons
 (``nodeclass_drift``): ``NodeClassDrift``, ``AMIDrift``, ``SecurityGroupDrift``,
@@ -18,6 +19,7 @@ Then, for a pool whose EC2NodeClass is known, the AWS provider's reasons
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime, timedelta
 
 from models.instancetype import InstanceType
 from models.nodepool import NodePool
@@ -28,16 +30,23 @@ from scheduling.disruption.cluster import ClaimFacts
 from scheduling.disruption.nodeclass_drift import NodeClassFacts, nodeclass_drift_reason
 from scheduling.disruption.types import ManagedNode
 
+# A claim's instance type and offering are held against the catalog only once the claim is
+# older than this, as Karpenter does: the catalog is the cloud's answer, not the user's, and a
+# type or offering missing from it for a while must not roll nodes just launched.
+TYPE_CHECK_AGE = timedelta(hours=1)
+
 
 def drift_reason(
     node: ManagedNode,
     claim: ClaimFacts,
     pool: NodePool,
     types: Mapping[str, InstanceType],
+    now: datetime,
     nodeclass: NodeClassFacts | None = None,
 ) -> str | None:
     """Why ``node`` has drifted from ``pool`` (or from ``nodeclass``, its EC2NodeClass), or
-    None."""
+    None. ``now`` dates the claim: its type is checked against the catalog only past
+    ``TYPE_CHECK_AGE``."""
     stamped = claim.annotations.get(HASH_ANNOTATION)
     if (
         stamped
@@ -52,17 +61,27 @@ def drift_reason(
     if conflict:
         return f"RequirementsDrifted: nodepool {pool.name} no longer admits it ({conflict})"
     it = types.get(node.instance_type)
+    if node.created is None or now - node.created > TYPE_CHECK_AGE:
+        missing = type_not_found(node, it)
+        if missing:
+            return missing
+    if nodeclass is not None:
+        return nodeclass_drift_reason(claim.annotations, claim.image_id, it, nodeclass)
+    return None
+
+
+def type_not_found(node: ManagedNode, it: InstanceType | None) -> str | None:
+    """``InstanceTypeNotFound`` when the catalog lacks the node's type (``it`` is None), or
+    offers it in neither the node's zone nor its capacity type."""
     if it is None:
         return f"InstanceTypeNotFound: instance type {node.instance_type!r} is no longer offered"
-    if not any(
+    if any(
         (not node.zone or o.zone == node.zone)
         and (not node.capacity_type or o.capacity_type == node.capacity_type)
         for o in it.offerings
     ):
-        return (
-            f"InstanceTypeNotFound: {node.instance_type} is no longer offered as "
-            f"{node.capacity_type or 'any capacity type'} in {node.zone or 'any zone'}"
-        )
-    if nodeclass is not None:
-        return nodeclass_drift_reason(claim.annotations, claim.image_id, it, nodeclass)
-    return None
+        return None
+    return (
+        f"InstanceTypeNotFound: {node.instance_type} is no longer offered as "
+        f"{node.capacity_type or 'any capacity type'} in {node.zone or 'any zone'}"
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from typing import Any
 
 from disruption_helpers import NOW, claim_for, managed, pool
@@ -67,6 +68,28 @@ def test_a_required_custom_label_the_node_lacks_drifts_it_but_not_in_does_not() 
 def test_an_instance_type_no_longer_in_the_catalog_drifts_the_node() -> None:
     d = _drift([pool(), *_node()], catalog(["m5.large", "c5.large"]))
     assert d["a"] == "InstanceTypeNotFound: instance type 'm5.xlarge' is no longer offered"
+
+
+def test_a_claim_younger_than_an_hour_is_not_held_against_the_catalog() -> None:
+    """Karpenter checks a claim's type against the catalog only once it is an hour old: a
+    type or offering missing from the cloud's answer for a while rolls no fresh node."""
+    cat = catalog(["m5.large", "c5.large"])
+    for age, drifted in (
+        (timedelta(minutes=10), None),
+        (timedelta(minutes=59), None),
+        (
+            timedelta(minutes=61),
+            "InstanceTypeNotFound: instance type 'm5.xlarge' is no longer offered",
+        ),
+    ):
+        n = managed("a")
+        made = (NOW - age).strftime("%Y-%m-%dT%H:%M:%SZ")
+        assert _drift([pool(), n, claim_for(n, created=made)], cat) == {"a": drifted}, age
+    # the pool's own reasons are not delayed
+    n = managed("a")
+    young = claim_for(n, created=(NOW - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    d = _drift([pool(requirements=[req(CAPACITY_TYPE, "In", "spot")]), n, young], cat)
+    assert (d["a"] or "").startswith("RequirementsDrifted")
 
 
 def test_a_zone_no_longer_offered_for_the_type_drifts_the_node() -> None:
