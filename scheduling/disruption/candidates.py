@@ -19,7 +19,7 @@ from models.nodepool import NodePool
 from scheduling.disruption.budgets import BudgetLedger
 from scheduling.disruption.cluster import ClusterView, PodFacts
 from scheduling.disruption.costs import disruption_cost, lifetime_remaining
-from scheduling.disruption.drift import drift_reason
+from scheduling.disruption.drift import node_drift
 from scheduling.disruption.pdb import PdbLedger
 from scheduling.disruption.types import Candidate, ManagedNode, NodeVerdict
 from scheduling.pods import Pod
@@ -146,14 +146,7 @@ def classify(
                 node=node,
                 pods=tuple(moving),
                 disruption_cost=disruption_cost(moving, annotations, remaining),
-                drifted=drift_reason(
-                    node,
-                    claim,
-                    pool,
-                    cluster.types_of(node.pool),
-                    now,
-                    cluster.nodeclass_of(node.pool),
-                ),
+                drifted=node_drift(cluster, node, pool, now),
             )
         )
     return candidates, blocked

@@ -25,7 +25,7 @@ from models.conditions import CONSOLIDATABLE, DRIFTED
 from models.duration import NEVER, parse_duration
 from models.nodepool import NodePool
 from scheduling.disruption.cluster import ClusterView
-from scheduling.disruption.drift import drift_reason
+from scheduling.disruption.drift import node_drift
 from scheduling.disruption.types import ManagedNode
 
 
@@ -73,15 +73,6 @@ def desired(cluster: ClusterView, now: datetime) -> dict[str, dict[str, Wanted |
             continue
         out[node.claim] = {
             CONSOLIDATABLE: consolidatable(node, pool, now),
-            DRIFTED: drifted(
-                drift_reason(
-                    node,
-                    claim,
-                    pool,
-                    cluster.types_of(node.pool),
-                    now,
-                    cluster.nodeclass_of(node.pool),
-                )
-            ),
+            DRIFTED: drifted(node_drift(cluster, node, pool, now)),
         }
     return out

@@ -26,7 +26,7 @@ from models.nodepool import NodePool
 from models.nodepool_hash import HASH_ANNOTATION, HASH_VERSION, HASH_VERSION_ANNOTATION
 from models.nodepool_hash import template_hash as pool_hash
 from models.requirements import Requirements
-from scheduling.disruption.cluster import ClaimFacts
+from scheduling.disruption.cluster import ClaimFacts, ClusterView
 from scheduling.disruption.nodeclass_drift import NodeClassFacts, nodeclass_drift_reason
 from scheduling.disruption.types import ManagedNode
 
@@ -34,6 +34,21 @@ from scheduling.disruption.types import ManagedNode
 # older than this, as Karpenter does: the catalog is the cloud's answer, not the user's, and a
 # type or offering missing from it for a while must not roll nodes just launched.
 TYPE_CHECK_AGE = timedelta(hours=1)
+
+
+def node_drift(
+    cluster: ClusterView, node: ManagedNode, pool: NodePool, now: datetime
+) -> str | None:
+    """``drift_reason`` for a managed node of ``cluster``: its claim, judged against its own
+    pool's catalog and EC2NodeClass (as both the round and the claims' conditions judge it)."""
+    return drift_reason(
+        node,
+        cluster.claims[node.name],
+        pool,
+        cluster.types_of(node.pool),
+        now,
+        cluster.nodeclass_of(node.pool),
+    )
 
 
 def drift_reason(

@@ -8,8 +8,7 @@ import copy
 from typing import Any
 
 import pytest
-
-from worker.watchers import Watchers
+from watcher_signals import signalling_watchers
 
 
 def nodeclass(generation: int, amis: list[str], ready_since: str) -> dict[str, Any]:
@@ -27,15 +26,7 @@ def nodeclass(generation: int, amis: list[str], ready_since: str) -> dict[str, A
 def test_a_new_ami_or_spec_edit_signals_disruption_a_condition_write_does_not(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    watchers = Watchers(
-        kube=None,  # type: ignore[arg-type]
-        client=None,  # type: ignore[arg-type]
-        loop=None,  # type: ignore[arg-type]
-        cluster="c",
-        task_queue="q",
-    )
-    signals: list[str] = []
-    monkeypatch.setattr(watchers, "trigger_disruption", lambda: signals.append("changed"))
+    watchers, signals = signalling_watchers(monkeypatch)
     watchers.on_nodeclass("ADDED", nodeclass(1, ["ami-1"], "t0"))
     assert signals == ["changed"]  # first seen
     watchers.on_nodeclass("MODIFIED", nodeclass(1, ["ami-1"], "t1"))

@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from watcher_signals import signalling_watchers
 
-from worker.watchers import Watchers, pod_healthy
+from worker.watchers import pod_healthy
 
 
 def pod(phase: str, ready: bool, node: str = "n1") -> dict[str, Any]:
@@ -32,15 +33,7 @@ def test_pod_healthy_is_running_and_ready() -> None:
 def test_a_bound_pod_turning_ready_or_unready_signals_disruption(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    watchers = Watchers(
-        kube=None,  # type: ignore[arg-type]
-        client=None,  # type: ignore[arg-type]
-        loop=None,  # type: ignore[arg-type]
-        cluster="c",
-        task_queue="q",
-    )
-    signals: list[str] = []
-    monkeypatch.setattr(watchers, "trigger_disruption", lambda: signals.append("changed"))
+    watchers, signals = signalling_watchers(monkeypatch)
     watchers.on_pod("ADDED", pod("Pending", False))  # listed, bound: a binding is news
     assert signals == ["changed"]
     watchers.on_pod("MODIFIED", pod("Pending", False))
