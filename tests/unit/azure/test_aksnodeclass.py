@@ -196,7 +196,7 @@ def test_status_as_the_provider_reports_it() -> None:
 
 def _set(path: str, value: Any) -> dict[str, Any]:
     doc = copy.deepcopy(_full())
-    node = doc
+    node: Any = doc
     *parents, last = path.split(".")
     for p in parents:
         node = node[int(p)] if p.isdigit() else node[p]
