@@ -122,3 +122,13 @@ def catalog_document(instance_types: list[InstanceType]) -> dict[str, Any]:
 def write_catalog(path: Path, instance_types: list[InstanceType]) -> None:
     """Write the catalog YAML ``joinery plan --catalog`` reads."""
     path.write_text(yaml.safe_dump(catalog_document(instance_types), sort_keys=False))
+
+
+def region_catalog(
+    compute: Any, region: str, pricing: AzurePricing, params: CatalogParams
+) -> list[InstanceType]:
+    """Fetch the region's SKUs, refresh prices (falling back to the bundled table) and
+    build the catalog: what ``joinery catalog --provider azure`` will print."""
+    skus = fetch_skus(compute, region)
+    pricing.refresh()
+    return build_catalog(skus, region, pricing, params)
