@@ -14,7 +14,7 @@ import logging
 import ssl
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -54,7 +54,7 @@ def retail_filter(region: str) -> str:
     )
 
 
-def split_meters(items: list[Mapping[str, Any]]) -> tuple[dict[str, float], dict[str, float]]:
+def split_meters(items: Iterable[Mapping[str, Any]]) -> tuple[dict[str, float], dict[str, float]]:
     """(on-demand, spot) by ARM size name, from Retail Prices items."""
     on_demand: dict[str, float] = {}
     spot: dict[str, float] = {}
