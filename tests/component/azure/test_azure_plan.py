@@ -137,6 +137,174 @@ SCENARIOS: list[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]] = [
         [{"key": "karpenter.azure.com/sku-memory", "operator": "Gt", "values": ["16000"]}],
         [_pod("m", {"cpu": "1", "memory": "1Gi"})],
     ),
+    (
+        "spot-only",
+        [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}],
+        [_pod(f"s{i}", {"cpu": "1500m", "memory": "3Gi"}) for i in range(4)],
+    ),
+    (
+        "four-or-eight-vcpus",
+        [{"key": "karpenter.azure.com/sku-cpu", "operator": "In", "values": ["4", "8"]}],
+        [_pod(f"c{i}", {"cpu": "1", "memory": "1Gi"}) for i in range(6)],
+    ),
+    (
+        "fewer-than-four-vcpus",
+        [{"key": "karpenter.azure.com/sku-cpu", "operator": "Lt", "values": ["4"]}],
+        [_pod(f"l{i}", {"cpu": "700m", "memory": "1Gi"}) for i in range(5)],
+    ),
+    (
+        "accelerated-and-premium",
+        [
+            {
+                "key": "karpenter.azure.com/sku-networking-accelerated",
+                "operator": "In",
+                "values": ["true"],
+            },
+            {
+                "key": "karpenter.azure.com/sku-storage-premium-capable",
+                "operator": "In",
+                "values": ["true"],
+            },
+        ],
+        [_pod("p", {"cpu": "2", "memory": "4Gi"})],
+    ),
+    (
+        "hyperv-gen2",
+        [{"key": "karpenter.azure.com/sku-hyperv-generation", "operator": "In", "values": ["2"]}],
+        [_pod("g2", {"cpu": "1", "memory": "2Gi"})],
+    ),
+    (
+        "no-gpu-no-burstable-big-pod",
+        [{"key": "karpenter.azure.com/sku-family", "operator": "NotIn", "values": ["N", "B"]}],
+        [_pod("big", {"cpu": "10", "memory": "20Gi"})],
+    ),
+    (
+        "one-series",
+        [{"key": "karpenter.azure.com/sku-series", "operator": "In", "values": ["Ds_v3"]}],
+        [_pod(f"d{i}", {"cpu": "1", "memory": "2Gi"}) for i in range(3)],
+    ),
+    (
+        "pod-selects-e-family",
+        [],
+        [
+            _pod(
+                "e",
+                {"cpu": "1", "memory": "8Gi"},
+                nodeSelector={"karpenter.azure.com/sku-family": "E"},
+            )
+        ],
+    ),
+    (
+        "pod-selects-os-sku",
+        [],
+        [
+            _pod(
+                "u",
+                {"cpu": "1", "memory": "1Gi"},
+                nodeSelector={"kubernetes.azure.com/os-sku": "Ubuntu"},
+            )
+        ],
+    ),
+    (
+        "ephemeral-os-capable",
+        [{"key": "karpenter.azure.com/sku-storage-ephemeralos-maxsize", "operator": "Exists"}],
+        [_pod("eph", {"cpu": "1", "memory": "2Gi"})],
+    ),
+    (
+        "t4-gpus",
+        [
+            {
+                "key": "karpenter.azure.com/sku-gpu-manufacturer",
+                "operator": "In",
+                "values": ["nvidia"],
+            },
+            {"key": "karpenter.azure.com/sku-gpu-name", "operator": "In", "values": ["T4"]},
+        ],
+        [_pod("t4", {"cpu": "2", "memory": "8Gi"})],
+    ),
+    (
+        "memory-heavy",
+        [],
+        [_pod("heavy", {"cpu": "4", "memory": "100Gi"})],
+    ),
+    (
+        "many-small-pods",
+        [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}],
+        [_pod(f"tiny{i}", {"cpu": "250m", "memory": "256Mi"}) for i in range(30)],
+    ),
+    (
+        "hostname-anti-affinity",
+        [],
+        [
+            {
+                **_pod(f"solo{i}", {"cpu": "500m", "memory": "1Gi"}),
+                "metadata": {"name": f"solo{i}", "namespace": "default", "labels": {"app": "solo"}},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "c",
+                            "image": "x",
+                            "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}},
+                        }
+                    ],
+                    "affinity": {
+                        "podAntiAffinity": {
+                            "requiredDuringSchedulingIgnoredDuringExecution": [
+                                {
+                                    "topologyKey": "kubernetes.io/hostname",
+                                    "labelSelector": {"matchLabels": {"app": "solo"}},
+                                }
+                            ]
+                        }
+                    },
+                },
+            }
+            for i in range(4)
+        ],
+    ),
+    (
+        "zone-spread",
+        [],
+        [
+            {
+                **_pod(f"spread{i}", {"cpu": "1", "memory": "1Gi"}),
+                "metadata": {
+                    "name": f"spread{i}",
+                    "namespace": "default",
+                    "labels": {"app": "spread"},
+                },
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "c",
+                            "image": "x",
+                            "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
+                        }
+                    ],
+                    "topologySpreadConstraints": [
+                        {
+                            "maxSkew": 1,
+                            "topologyKey": "topology.kubernetes.io/zone",
+                            "whenUnsatisfiable": "DoNotSchedule",
+                            "labelSelector": {"matchLabels": {"app": "spread"}},
+                        }
+                    ],
+                },
+            }
+            for i in range(4)
+        ],
+    ),
+    (
+        "arm64-pod-selector",
+        [],
+        [
+            _pod(
+                "arm-sel",
+                {"cpu": "2", "memory": "4Gi"},
+                nodeSelector={"kubernetes.io/arch": "arm64"},
+            )
+        ],
+    ),
 ]
 
 
@@ -156,8 +324,14 @@ def _satisfies(labels: dict[str, list[str]], req: dict[str, Any]) -> bool:
     op = req["operator"]
     if op == "In":
         return values is not None and bool(set(values) & set(req["values"]))
+    if op == "NotIn":
+        return values is None or not set(values) & set(req["values"])
     if op == "Gt":
         return values is not None and all(int(v) > int(req["values"][0]) for v in values)
+    if op == "Lt":
+        return values is not None and all(int(v) < int(req["values"][0]) for v in values)
+    if op == "Exists":
+        return values is not None
     if op == "DoesNotExist":
         return values is None
     raise AssertionError(op)
@@ -174,6 +348,7 @@ def test_plan_on_the_azure_catalog(
     plan = _plan(tmp_path, catalog_file, [_pool(requirements), NODECLASS, *pods])
     assert plan["unschedulable"] == [], plan["unschedulable"]
     catalog = {e["name"]: e for e in yaml.safe_load(catalog_file.read_text())["instanceTypes"]}
+    assert len(pods) and len(plan["nodeClaims"]) >= 1
     placed = [p for claim in plan["nodeClaims"] for p in claim["pods"]]
     assert sorted(placed) == sorted(f"default/{p['metadata']['name']}" for p in pods)
     by_name = {f"default/{p['metadata']['name']}": p for p in pods}
@@ -198,7 +373,13 @@ def test_plan_on_the_azure_catalog(
             ]
             for req in requirements:
                 assert _satisfies(labels, req), (t, req)
+            for p in claim["pods"]:
+                for key, value in by_name[p]["spec"].get("nodeSelector", {}).items():
+                    assert _satisfies(labels, {"key": key, "operator": "In", "values": [value]})
+        if name == "hostname-anti-affinity":
+            assert len(claim["pods"]) == 1
         # The pods fit the cheapest type's allocatable.
+        assert len(claim["pods"]) <= parse_quantity(entry["capacity"]["pods"]) // 1000
         for resource in ("cpu", "memory", "nvidia.com/gpu"):
             need = 0
             for p in claim["pods"]:
