@@ -91,6 +91,29 @@ def test_every_usable_seeded_sku_is_listed_with_the_labels(
         assert _label(it, "topology.kubernetes.io/region") == [region]
         arch = {"x64": "amd64", "Arm64": "arm64"}[caps["CpuArchitectureType"]]
         assert _label(it, "kubernetes.io/arch") == [arch]
+        gens = sorted(g.strip()[1:] for g in caps["HyperVGenerations"].split(","))
+        assert _label(it, "karpenter.azure.com/sku-hyperv-generation") == gens
+        gpus = caps.get("GPUs", "0") if name in AKS_GPU_SIZES else "0"
+        assert _label(it, "karpenter.azure.com/sku-gpu-count") == [gpus]
+        ephemeral = _ephemeral_gb(caps)
+        key = "karpenter.azure.com/sku-storage-ephemeralos-maxsize"
+        if ephemeral:
+            assert _label(it, key) == [str(ephemeral)]
+        else:
+            assert it.requirements[key].operator == "DoesNotExist"
+
+
+def _ephemeral_gb(caps: dict[str, str]) -> int:
+    """The largest ephemeral OS disk in GB: the NVMe disk where that placement is offered,
+    else the cache, else the resource disk (MaxResourceVolumeMB is MiB)."""
+    if caps.get("EphemeralOSDiskSupported") != "True":
+        return 0
+    nvme = int(caps.get("NvmeDiskSizeInMiB", "0"))
+    if nvme and "NvmeDisk" in caps.get("SupportedEphemeralOSDiskPlacements", ""):
+        return nvme * MIB // 10**9
+    if int(caps.get("CachedDiskBytes", "0")):
+        return int(caps["CachedDiskBytes"]) // 10**9
+    return int(caps.get("MaxResourceVolumeMB", "0")) * MIB // 10**9
 
 
 def test_standard_d2_v5_capacity_overhead_and_labels(compute: ComputeManagementClient) -> None:
