@@ -26,6 +26,7 @@ from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.worker import Worker
 
+from activities.deps import Deps
 from activities.disruption.defs import DisruptionActivities
 from activities.ec2.clients import AWSClients
 from activities.ec2.provider import EC2Provider
@@ -36,7 +37,6 @@ from activities.kubernetes.client import Kube, connect
 from activities.kubernetes.node_index import NodeIndex
 from activities.kubernetes.nodeclass_store import NodeClassStore
 from activities.kubernetes.object_cache import WatchedObjects
-from activities.lifecycle.common import Deps
 from activities.lifecycle.defs import NodeClaimActivities
 from activities.planning.defs import PlanningActivities
 from models import contract

@@ -12,9 +12,9 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
+from activities.deps import Deps
 from activities.disruption import claim_conditions, events
 from activities.disruption.types import MAX_VERDICTS, CommandSpec, ComputeInput, Decision, clip
-from activities.lifecycle.common import Deps
 from activities.planning import disruption_state
 from activities.planning.plan import disruption_catalogs, planned_nodeclaim
 from models.nodepool import NodePool

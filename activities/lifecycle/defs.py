@@ -11,6 +11,7 @@ from typing import Any
 
 from temporalio import activity
 
+from activities.deps import Deps
 from activities.lifecycle import (
     claims,
     disruption,
@@ -21,7 +22,6 @@ from activities.lifecycle import (
     termination_pass,
 )
 from activities.lifecycle import termination as term
-from activities.lifecycle.common import Deps, heartbeating, typed_failures
 from activities.lifecycle.types import (
     BeginTerminationInput,
     ClaimSpec,
@@ -39,6 +39,7 @@ from activities.lifecycle.types import (
     TerminationStart,
     VolumesInput,
 )
+from activities.running import heartbeating, typed_failures
 from models import contract
 from models.contract import NodeClaimActivity as names
 

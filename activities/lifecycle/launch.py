@@ -11,6 +11,7 @@ from typing import Any
 
 from temporalio.exceptions import ApplicationError
 
+from activities.deps import Deps
 from activities.ec2.errors import EC2Error, InsufficientCapacity, NodeClassNotReady
 from activities.ec2.launch_types import LaunchRequest, LaunchResult
 from activities.kubernetes import conditions as cond
@@ -18,7 +19,6 @@ from activities.kubernetes import nodeclaims, nodeclasses
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.retries import retry_conflicts
 from activities.lifecycle import reads
-from activities.lifecycle.common import Deps
 from activities.lifecycle.types import ClaimSpec, LaunchOutcome
 from models import conditions, contract
 from models import labels as L

@@ -8,8 +8,8 @@ from typing import Any
 
 from temporalio import activity
 
+from activities.deps import Deps
 from activities.kubernetes import nodeclaims
-from activities.lifecycle.common import Deps, heartbeating, typed_failures
 from activities.lifecycle.start import start_lifecycle
 from activities.planning import create, plan, pod_events, provision
 from activities.planning.summary import summary_of_claim
@@ -21,6 +21,7 @@ from activities.planning.types import (
     ProvisionOutcome,
     StartInput,
 )
+from activities.running import heartbeating, typed_failures
 from models.contract import ProvisioningActivity as names
 
 # Workflow starts in flight at once: a burst of 1,000 claims is 1,000 start calls, and one

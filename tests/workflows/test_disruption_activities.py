@@ -21,6 +21,7 @@ from k8s_objects import (
 from temporalio.testing import WorkflowEnvironment
 from workflow_realparts import Cloud
 
+from activities.deps import Deps
 from activities.disruption import compute, marking, replacements
 from activities.disruption import events as disruption_events
 from activities.disruption.types import ComputeInput, LaunchInput, MarkInput
@@ -28,7 +29,6 @@ from activities.kubernetes import custom_objects, nodeclaims, nodes, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.resources import NODEPOOL
-from activities.lifecycle.common import Deps
 from activities.planning.types import PlannedNodeClaim
 from models import contract
 from models import labels as L

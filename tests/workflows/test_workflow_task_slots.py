@@ -23,7 +23,7 @@ from temporalio import activity, workflow
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from activities.lifecycle.common import Deps
+from activities.deps import Deps
 from models import contract
 from worker import tuning
 from worker.app import build_cluster_worker, build_worker
