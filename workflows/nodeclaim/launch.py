@@ -20,7 +20,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, RetryState
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
-from workflows.nodeclaim import calls
+from workflows import calls
 from workflows.nodeclaim.context import Lifecycle
 from workflows.nodeclaim.state import (
     DRAINING,

@@ -1,9 +1,11 @@
-"""Calling the lifecycle activities: timeouts and retry policies in one place.
+"""How every workflow calls its activities: timeouts and retry policies in one place.
 
-Activities are called by name (``activities.lifecycle.names``) so test doubles registered
-under the same names stand in for them. A failure that retrying the same call cannot fix
-(RBAC, a deleted object) does not fail the workflow: the phase loop records it, waits and
-tries again, because a NodeClaim must never be abandoned with an instance behind it.
+The NodeClaim lifecycle, the provisioner, the disruption round and the garbage collector all
+call through here. Activities are called by name (the ``*Activity`` classes of
+``models.contract``) so test doubles registered under the same names stand in for them. A
+failure that retrying the same call cannot fix (RBAC, a deleted object) does not fail the
+workflow: the phase loop records it, waits and tries again, because a NodeClaim must never
+be abandoned with an instance behind it.
 
 ``local=True`` runs the activity as a local activity: in the worker that runs the workflow
 task, recorded as one marker event instead of three activity events plus a workflow task of
