@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from activities.disruption import cluster_state
 from activities.kubernetes import nodeclaims
 from activities.kubernetes.client import Kube, from_kubeconfig
 from activities.kubernetes.errors import KubernetesError
-from activities.planning import disruption_state
 from models import contract
 from models.instancetype import InstanceType
 from models.nodepool import NodePool
@@ -85,7 +85,7 @@ def read_cluster(kubeconfig: str) -> LiveCluster:
     except Exception as exc:  # the client raises many kinds for a bad file
         raise UsageError(f"--kubeconfig {kubeconfig}: {exc}") from None
     try:
-        state = disruption_state.read_state(kube)
+        state = cluster_state.read_state(kube)
         claims, _ = nodeclaims.list_(kube)
     except KubernetesError as exc:
         raise UsageError(f"--kubeconfig {kubeconfig}: {exc}") from None
@@ -241,7 +241,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         types, own = ec2_instance_types(args, cluster)
     try:
-        docs = [*cluster.documents, *disruption_state.nodeclass_documents(cluster.nodeclasses)]
+        docs = [*cluster.documents, *cluster_state.nodeclass_documents(cluster.nodeclasses)]
         result = run_round(docs, types, datetime.now(UTC), own)
     except InputError as exc:
         raise UsageError(str(exc)) from None

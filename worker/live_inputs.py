@@ -16,13 +16,13 @@ def read_live(kubeconfig: str, *, disruption: bool) -> list[Document]:
         raise UsageError(f"--kubeconfig {kubeconfig}: {exc}") from None
     try:
         if disruption:
-            from activities.planning.disruption_state import read_state
+            from activities.disruption.cluster_state import read_state
         else:
             from activities.planning.cluster_state import read as read_state
         state = read_state(kube)
         # The EC2NodeClasses too, so each pool plans on its own catalog as the worker's do
         # (``worker.plan_catalogs``) and the round checks its nodes for drift from them.
-        from activities.planning.disruption_state import nodeclass_documents
+        from activities.disruption.cluster_state import nodeclass_documents
 
         return [*state.documents, *nodeclass_documents(state.nodeclasses)]
     except KubernetesError as exc:
