@@ -46,10 +46,10 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from activities.cache_root import cache_root
 from models import contract
 from sandbox import temporal_dynamic
 from sandbox.processes import ChildProcess, free_ports, wait_for
-from worker.cache_root import cache_root
 
 if TYPE_CHECKING:
     from activities.ec2.clients import AWSClients

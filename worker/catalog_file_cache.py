@@ -30,8 +30,8 @@ from typing import Any
 
 import yaml
 
+from activities.cache_root import cache_root
 from worker import manifest_yaml
-from worker.cache_root import cache_root
 
 # Files smaller than this are parsed every time (a few milliseconds at most).
 MIN_BYTES = 64 * 1024
