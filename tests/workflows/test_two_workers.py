@@ -29,8 +29,8 @@ from sandbox import fleet_checks
 from sandbox.cluster import Cluster
 from sandbox.nodes import NodeSimulator
 from sandbox.scenarios import spread_fleet as fleet
+from tests.support.round_history import read_rounds
 from worker.app import run_worker
-from worker.round_history import read_rounds
 from worker.settings import Settings, TemporalSettings
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
