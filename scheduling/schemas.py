@@ -1,4 +1,4 @@
-"""The JSON shape of every manifest field the planner reads, checked before parsing.
+"""The JSON schema of every manifest field the planner reads, checked before parsing.
 
 Parsing reads manifests as plain decoded YAML (fast, and close to the API's own defaulting),
 so a field of the wrong type (a list where a mapping belongs, a mapping where a string does)
