@@ -22,7 +22,7 @@ from models.nodepool import NodePool
 from scheduling.disruption.budgets import BudgetLedger
 from scheduling.disruption.consolidation import consolidate
 from scheduling.disruption.context import RoundContext
-from scheduling.disruption.drifted import replace_drifted
+from scheduling.disruption.drift_method import replace_drifted
 from scheduling.disruption.emptiness import empty_nodes
 from scheduling.disruption.pdb import PdbLedger
 from scheduling.disruption.simulate import RoundState

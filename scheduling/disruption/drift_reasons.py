@@ -1,4 +1,5 @@
-"""Drift: a managed node that no longer matches its NodePool is replaced, whatever it costs.
+"""The drift facts: why a managed node no longer matches its NodePool (the method that acts on
+them is ``drift_method``).
 
 Three checks, as Karpenter's Drifted condition reasons:
 
@@ -12,7 +13,7 @@ Three checks, as Karpenter's Drifted condition reasons:
   checks it (``TYPE_CHECK_AGE``).
 
 Then, for a pool whose EC2NodeClass is known, the AWS provider's reasons
-(``nodeclass_drift``): ``NodeClassDrift``, ``AMIDrift``, ``SecurityGroupDrift``,
+(``nodeclass_drift_reasons``): ``NodeClassDrift``, ``AMIDrift``, ``SecurityGroupDrift``,
 ``SubnetDrift``.
 """
 
@@ -27,7 +28,7 @@ from models.nodepool_hash import HASH_ANNOTATION, HASH_VERSION, HASH_VERSION_ANN
 from models.nodepool_hash import template_hash as pool_hash
 from models.requirements import Requirements
 from scheduling.disruption.cluster import ClaimFacts, ClusterView
-from scheduling.disruption.nodeclass_drift import NodeClassFacts, nodeclass_drift_reason
+from scheduling.disruption.nodeclass_drift_reasons import NodeClassFacts, nodeclass_drift_reason
 from scheduling.disruption.types import ManagedNode
 
 # A claim's instance type and offering are held against the catalog only once the claim is

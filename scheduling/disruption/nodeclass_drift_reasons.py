@@ -1,4 +1,4 @@
-"""Drift from the EC2NodeClass: the AWS provider's reasons a claim no longer matches its class.
+"""Drift facts from the EC2NodeClass: the AWS provider's reasons a claim no longer matches it.
 
 Karpenter's AWS provider marks a NodeClaim Drifted when, in this order:
 
