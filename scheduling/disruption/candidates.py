@@ -24,8 +24,6 @@ from scheduling.disruption.pdb import PdbLedger
 from scheduling.disruption.types import Candidate, ManagedNode, NodeVerdict
 from scheduling.pods import Pod
 
-_NONE = PodFacts(annotations={}, started=None, healthy=False, mirror=False)
-
 
 def _ago(delta: timedelta) -> str:
     secs = int(max(0.0, delta.total_seconds()))
