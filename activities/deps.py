@@ -1,7 +1,7 @@
 """The adapters every activity runs on, shared by one worker's activity threads.
 
 Planning, lifecycle, disruption and garbage-collection activities all take one
-``Deps``: the worker builds it once (``worker.app``) and hands it to each activity group.
+``Deps``: the worker builds it once (``worker.running.app``) and hands it to each activity group.
 How their bodies run and fail is ``activities.running``; timestamps, ``activities.timestamps``.
 """
 
@@ -49,7 +49,7 @@ class Deps:
 
     def lifecycle_task_queue(self) -> str:
         """The queue to start a NodeClaim lifecycle on. The worker names it: the activities
-        that start lifecycles run on the cluster workflows' own queue (``worker.app``)."""
+        that start lifecycles run on the cluster workflows' own queue (``worker.running.app``)."""
         return self.lifecycle_queue or activity.info().task_queue
 
     def provider(self) -> EC2Provider:

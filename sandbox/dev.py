@@ -641,8 +641,7 @@ class DevStack:
 
 
 def joinery_command(*args: str) -> list[str]:
-    """``joinery ARGS`` with this interpreter. Not ``python -m worker.cli``: that would load
-    the CLI module twice (as ``__main__`` and ``worker.cli``) with two ``UsageError`` classes."""
+    """``joinery ARGS`` with this interpreter, whichever ``joinery`` is first on the PATH."""
     return [
         sys.executable,
         "-c",

@@ -13,7 +13,7 @@ its own. It is for the short Kubernetes and EC2 calls (reads, a taint, a finaliz
 pass: one list of pods and an eviction each), and from lifecycle shape 3 for the launch, a
 CreateFleet of a few seconds: a local activity holds one of the worker's workflow task slots
 while it runs, and the worker's slots let launches do so beyond the few that run Python
-(worker/slots.py). Consecutive local calls share one workflow task, which is most of a
+(worker/running/slots.py). Consecutive local calls share one workflow task, which is most of a
 lifecycle's cost in Temporal (docs/performance.md, benchmarks/scale.py).
 """
 

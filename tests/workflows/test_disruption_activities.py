@@ -35,7 +35,7 @@ from models import labels as L
 from models.nodepool import NodePool
 from models.nodepool_hash import hash_annotations
 from scheduling.disruption.types import NodeVerdict
-from worker.metrics import PrometheusCounters
+from worker.running.metrics import PrometheusCounters
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from typing import Any
 
 from activities.kubernetes.node_index import NodeIndex
 from activities.kubernetes.raw import LISTED
-from worker.watchers import Watchers, WatchTarget
+from worker.running.watchers import Watchers, WatchTarget
 
 
 def node(name: str, provider_id: str = "") -> dict[str, Any]:

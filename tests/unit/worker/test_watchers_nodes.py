@@ -14,8 +14,8 @@ from typing import Any
 from activities.kubernetes.node_index import NodeIndex
 from models import contract
 from models import labels as L
-from worker.heartbeats import essentials
-from worker.watchers import Watchers
+from worker.running.heartbeats import essentials
+from worker.running.watchers import Watchers
 
 
 def kwok_node(name: str, *, initialized: bool, beat: str = "2026-01-01T00:00:00Z") -> Any:

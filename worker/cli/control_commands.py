@@ -14,9 +14,9 @@ from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from models import contract
-from worker.cli import UsageError
-from worker.connection import connect
-from worker.settings import add_temporal_args, temporal_from
+from worker.running.connection import connect
+from worker.running.settings import add_temporal_args, temporal_from
+from worker.usage import UsageError
 from workflows.disruption.state import DisruptionStatus
 from workflows.disruption.workflow import DisruptionWorkflow
 from workflows.garbage.state import GarbageCollectionStatus

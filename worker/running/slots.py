@@ -1,4 +1,4 @@
-"""Workflow-task slots that launches do not use up (``worker.tuning``).
+"""Workflow-task slots that launches do not use up (``worker.running.tuning``).
 
 A local activity runs inside its workflow task: the task stays open, holding one of the
 worker's workflow-task slots, until the activity ends. The slots are few on purpose

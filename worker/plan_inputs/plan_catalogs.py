@@ -31,7 +31,7 @@ from typing import Any
 from activities.kubernetes.resources import EC2NODECLASS
 from models.instancetype import InstanceType, Offering
 from scheduling.inputs import Document
-from worker.cli import UsageError
+from worker.usage import UsageError
 
 NODECLASS_KIND = EC2NODECLASS.kind
 NODECLASS_GROUP = f"{EC2NODECLASS.group}/"

@@ -4,17 +4,17 @@ A real EC2 catalog (1,000-1,400 types, ~1 MB of YAML) costs ~0.25 s to decode wi
 a tenth of a whole ``joinery plan`` on 5,000 pods; the same catalog is read by run after run
 while the manifests change. Its decoded documents are stored as JSON (read back ~20x faster)
 under a name that is the SHA-256 of everything that decides them: the file's bytes, PyYAML's
-version and whether libyaml is used, and the source of our loader (worker/manifest_yaml.py).
-A changed file, parser or loader is a new name, so an entry is never stale; what is read back
-is validated exactly like a fresh parse. Only documents JSON gives back unchanged are stored
-(plain mappings with string keys, lists, strings, ints, finite floats, booleans, None, no
-aliases); a file with a date, binary, NaN or an alias is parsed every time. Small files are
-not stored (their parse is already fast). Every cache failure (no home, read-only disk, a
-corrupt entry) falls back to parsing. ``JOINERY_CACHE_DIR`` moves the cache; set to an empty
-string it turns it off.
+version and whether libyaml is used, and the source of our loader
+(worker/plan_inputs/manifest_yaml.py). A changed file, parser or loader is a new name, so an
+entry is never stale; what is read back is validated exactly like a fresh parse. Only
+documents JSON gives back unchanged are stored (plain mappings with string keys, lists,
+strings, ints, finite floats, booleans, None, no aliases); a file with a date, binary, NaN or
+an alias is parsed every time. Small files are not stored (their parse is already fast).
+Every cache failure (no home, read-only disk, a corrupt entry) falls back to parsing.
+``JOINERY_CACHE_DIR`` moves the cache; set to an empty string it turns it off.
 
-(Not worker/catalog_cache.py, which keeps the worker's EC2 catalog across restarts.) The
-manifests are not cached: a user's manifests are new on each run, and a benchmark that
+(Not worker/running/catalog_cache.py, which keeps the worker's EC2 catalog across restarts.)
+The manifests are not cached: a user's manifests are new on each run, and a benchmark that
 reads the same file again would time the cache, not the command.
 """
 
@@ -31,7 +31,7 @@ from typing import Any
 import yaml
 
 from activities.cache_root import cache_root
-from worker import manifest_yaml
+from worker.plan_inputs import manifest_yaml
 
 # Files smaller than this are parsed every time (a few milliseconds at most).
 MIN_BYTES = 64 * 1024

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from worker.cli import UsageError
+from worker.usage import UsageError
 
 # sandbox.scenarios.SCENARIOS, import-free
 SCENARIO_NAMES = ("burst", "consolidation", "drift", "interruption", "scale", "smoke")

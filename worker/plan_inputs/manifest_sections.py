@@ -30,7 +30,7 @@ from typing import Any
 import yaml
 from yaml.nodes import ScalarNode
 
-from worker import manifest_yaml
+from worker.plan_inputs import manifest_yaml
 
 _SEPARATOR = re.compile(r"^---\n", re.MULTILINE)
 # Where a top-level entry starts: a line beginning with neither indentation, a comment, an

@@ -22,9 +22,9 @@ from scheduling.inputs import Document, InputError, build_problem
 from scheduling.lowerbound import lower_bound
 from scheduling.report import plan_to_dict, plan_to_table
 from scheduling.solver import Solver
-from worker import catalog_file_cache, manifest_sections, manifest_yaml, plan_catalogs
-from worker.cli import UsageError, one_line
-from worker.plan_json import dumps_indented
+from worker.cli.plan_json import dumps_indented
+from worker.plan_inputs import catalog_file_cache, manifest_sections, manifest_yaml, plan_catalogs
+from worker.usage import UsageError, one_line
 
 
 def register(sub: Any) -> None:
@@ -135,7 +135,7 @@ def _inputs(args: argparse.Namespace) -> list[Document]:
         raise UsageError("give the inputs with -f FILE or --kubeconfig PATH (one of them)")
     if args.filename:
         return load_documents(args.filename)
-    from worker.live_inputs import read_live
+    from worker.plan_inputs.live_inputs import read_live
 
     return read_live(args.kubeconfig, disruption=args.disruption)
 
@@ -171,7 +171,7 @@ def _catalogs(
     documents: list[Document],
 ) -> tuple[list[Document], list[Document], dict[str, list[InstanceType]]]:
     """The documents for the planner, the EC2NodeClasses among the inputs, and each pool's
-    own catalog from them (``worker.plan_catalogs``)."""
+    own catalog from them (``worker.plan_inputs.plan_catalogs``)."""
     documents, classes = plan_catalogs.split_nodeclasses(documents)
     per_class = {}
     for name, path in files.per_class.items():
@@ -190,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
         instance_types = load_instance_types(files.default)
         documents, classes, own = _catalogs(files, instance_types, _inputs(args))
     if args.disruption:
-        from worker.disruption_plan import run_disruption
+        from worker.cli.disruption_plan import run_disruption
 
         # The round reads the EC2NodeClasses too: their status and spec drift nodes.
         return run_disruption(args, [*documents, *classes], instance_types, own)

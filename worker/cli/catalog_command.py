@@ -22,7 +22,7 @@ from models.catalog import dump_catalog
 from models.ec2nodeclass import EC2NodeClass
 from models.instancetype import InstanceType
 from models.resources import render
-from worker.cli import UsageError
+from worker.usage import UsageError
 
 
 def register(subparsers: Any) -> None:

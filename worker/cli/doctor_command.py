@@ -30,8 +30,8 @@ from activities.ec2.provider import EC2Provider
 from activities.ec2.settings import ClusterInfo, ProviderSettings
 from models.ec2nodeclass import EC2NodeClass
 from models.errors import field_error
-from worker.cli import UsageError
-from worker.settings import add_cluster_args
+from worker.running.settings import add_cluster_args
+from worker.usage import UsageError
 
 OK, MISSING, UNCHECKED = "ok", "missing", "unchecked"
 

@@ -9,15 +9,15 @@ import os
 import signal
 from typing import Any
 
-from worker.app import run_worker
-from worker.cli import UsageError
-from worker.settings import (
+from worker.running.app import run_worker
+from worker.running.settings import (
     Settings,
     add_cluster_args,
     add_temporal_args,
     env_flag,
     temporal_from,
 )
+from worker.usage import UsageError
 from workflows.disruption.state import VALIDATION_DELAY_SECONDS
 
 

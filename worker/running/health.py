@@ -12,8 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from worker import sdk_metrics
-from worker.metrics import REGISTRY
+from worker.running import sdk_metrics
+from worker.running.metrics import REGISTRY
 
 log = logging.getLogger(__name__)
 

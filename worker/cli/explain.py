@@ -10,7 +10,7 @@ Four sources, each saying something the others cannot:
 - the NodeClaim's disruption conditions (``Consolidatable``, ``Drifted``, ``Empty``,
   ``DisruptionReason``), as ``kubectl get nodeclaim -o yaml`` shows them.
 
-Pure: the command (``worker.explain_command``) reads everything and passes it in.
+Pure: the command (``worker.cli.explain_command``) reads everything and passes it in.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from __future__ import annotations
 from activities.kubernetes.client import from_kubeconfig
 from activities.kubernetes.errors import KubernetesError
 from scheduling.inputs import Document
-from worker.cli import UsageError
+from worker.usage import UsageError
 
 
 def read_live(kubeconfig: str, *, disruption: bool) -> list[Document]:
@@ -21,7 +21,7 @@ def read_live(kubeconfig: str, *, disruption: bool) -> list[Document]:
             from activities.planning.cluster_state import read as read_state
         state = read_state(kube)
         # The EC2NodeClasses too, so each pool plans on its own catalog as the worker's do
-        # (``worker.plan_catalogs``) and the round checks its nodes for drift from them.
+        # (``worker.plan_inputs.plan_catalogs``) and the round checks its nodes for drift from them.
         from activities.disruption.cluster_state import nodeclass_documents
 
         return [*state.documents, *nodeclass_documents(state.nodeclasses)]

@@ -20,8 +20,8 @@ from scheduling.disruption.round import run_round
 from scheduling.inputs import Document, InputError
 from scheduling.lowerbound import lower_bound
 from scheduling.report import plan_to_dict, plan_to_table
-from worker.cli import UsageError, one_line
-from worker.plan_json import dumps_indented
+from worker.cli.plan_json import dumps_indented
+from worker.usage import UsageError, one_line
 
 
 def parse_now(text: str | None) -> datetime:

@@ -8,44 +8,32 @@ import os
 import sys
 from collections.abc import Sequence
 
+from worker.usage import UsageError, one_line
+
 # Sub-command modules; each exposes ``register(subparsers)`` and sets ``func`` on its parser.
 COMMAND_MODULES = (
-    "worker.plan_command",
-    "worker.catalog_command",
-    "worker.worker_command",
-    "worker.control_commands",
-    "worker.dev_command",
-    "worker.doctor_command",
-    "worker.explain_command",
+    "worker.cli.plan_command",
+    "worker.cli.catalog_command",
+    "worker.cli.worker_command",
+    "worker.cli.control_commands",
+    "worker.cli.dev_command",
+    "worker.cli.doctor_command",
+    "worker.cli.explain_command",
 )
 
 # Which module registers each sub-command, so a run imports only the module it uses (the
 # worker's Temporal and Kubernetes clients cost seconds to import; `joinery plan` needs none).
 COMMANDS = {
-    "plan": "worker.plan_command",
-    "catalog": "worker.catalog_command",
-    "worker": "worker.worker_command",
-    "pause": "worker.control_commands",
-    "resume": "worker.control_commands",
-    "disrupt": "worker.control_commands",
-    "status": "worker.control_commands",
-    "dev": "worker.dev_command",
-    "explain": "worker.explain_command",
+    "plan": "worker.cli.plan_command",
+    "catalog": "worker.cli.catalog_command",
+    "worker": "worker.cli.worker_command",
+    "pause": "worker.cli.control_commands",
+    "resume": "worker.cli.control_commands",
+    "disrupt": "worker.cli.control_commands",
+    "status": "worker.cli.control_commands",
+    "dev": "worker.cli.dev_command",
+    "explain": "worker.cli.explain_command",
 }
-
-
-class UsageError(Exception):
-    """Bad input: printed as one line on stderr, exit code 2."""
-
-
-# Every character str.splitlines() breaks on, written as an escape so a message stays one line
-# whatever the input's names and values contain.
-_LINE_BREAKS = {c: repr(chr(c))[1:-1] for c in (10, 11, 12, 13, 28, 29, 30, 133, 0x2028, 0x2029)}
-
-
-def one_line(text: str) -> str:
-    """``text`` with its line breaks escaped (messages quote user input)."""
-    return text.translate(_LINE_BREAKS)
 
 
 def _command_in(argv: Sequence[str]) -> str | None:

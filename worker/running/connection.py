@@ -9,8 +9,8 @@ from temporalio.plugin import SimplePlugin
 from temporalio.runtime import Runtime
 from temporalio.service import TLSConfig
 
-from worker.cli import UsageError
-from worker.settings import TemporalSettings
+from worker.running.settings import TemporalSettings
+from worker.usage import UsageError
 
 
 def _read(path: str, what: str) -> bytes:
@@ -37,7 +37,7 @@ def tls_config(s: TemporalSettings) -> TLSConfig | bool:
 async def connect(
     s: TemporalSettings, plugins: list[SimplePlugin] | None = None, runtime: Runtime | None = None
 ) -> Client:
-    """``runtime`` carries the SDK's telemetry (``worker.sdk_metrics``); the default one
+    """``runtime`` carries the SDK's telemetry (``worker.running.sdk_metrics``); the default one
     records no metrics."""
     try:
         return await Client.connect(

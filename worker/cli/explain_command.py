@@ -31,10 +31,10 @@ from models.instancetype import InstanceType
 from models.nodepool import NodePool
 from scheduling.disruption.round import RoundResult, run_round
 from scheduling.inputs import Document, InputError
-from worker import explain as X
-from worker import plan_catalogs
-from worker.cli import UsageError, one_line
-from worker.settings import add_temporal_args, temporal_from
+from worker.cli import explain as X
+from worker.plan_inputs import plan_catalogs
+from worker.running.settings import add_temporal_args, temporal_from
+from worker.usage import UsageError, one_line
 from workflows.disruption.state import DisruptionStatus
 
 # A Temporal server that does not answer within this long is reported as unreachable.
@@ -154,7 +154,7 @@ async def ask_temporal(args: argparse.Namespace) -> WorkflowFacts:
     line) says why not, instead of raising."""
     from temporalio.service import RPCError, RPCStatusCode
 
-    from worker.connection import connect
+    from worker.running.connection import connect
     from workflows.disruption.workflow import DisruptionWorkflow
     from workflows.provisioner import ProvisionerWorkflow
 
@@ -226,13 +226,13 @@ def explain(
 
 
 def run(args: argparse.Namespace) -> int:
-    from worker.plan_command import load_instance_types
+    from worker.cli.plan_command import load_instance_types
 
     types = load_instance_types(args.catalog) if args.catalog else []
     cluster = read_cluster(args.kubeconfig)
     if args.catalog:
         # The file is every pool's, in the zones of its EC2NodeClass's subnets (as
-        # ``joinery plan`` reads it, ``worker.plan_catalogs``).
+        # ``joinery plan`` reads it, ``worker.plan_inputs.plan_catalogs``).
         classes = {
             name: Document(body, f"EC2NodeClass {name}")
             for name, body in cluster.nodeclasses.items()

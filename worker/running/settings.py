@@ -53,7 +53,7 @@ class Settings:
     search_attributes: bool = False
     otlp_endpoint: str = ""
     activity_threads: int = 32
-    workflow_sandbox: bool = False  # worker/tuning.py: why workflow code runs unsandboxed
+    workflow_sandbox: bool = False  # worker/running/tuning.py: why workflow code runs unsandboxed
     watchers: bool = True
     provisioner: bool = True
     # Run the cluster's DisruptionWorkflow (consolidation, emptiness, drift).

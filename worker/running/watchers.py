@@ -60,10 +60,10 @@ from activities.planning.summary import summary_of_claim
 from activities.status import claims as claim_status
 from models import contract
 from models import labels as L
-from worker import metrics
-from worker.heartbeats import essentials
-from worker.metrics import PROVISIONING_SIGNALS, NodeStates, PodStates, PoolStates
-from worker.status_reporter import StatusReporter
+from worker.running import metrics
+from worker.running.heartbeats import essentials
+from worker.running.metrics import PROVISIONING_SIGNALS, NodeStates, PodStates, PoolStates
+from worker.running.status_reporter import StatusReporter
 from workflows.provisioner import BATCH_IDLE
 
 log = logging.getLogger(__name__)
@@ -145,7 +145,8 @@ class Watchers:
     _bound: dict[str, str] = field(default_factory=dict)  # "ns/name" -> node
     _healthy: dict[str, bool] = field(default_factory=dict)  # "ns/name" -> Running and Ready
     _initialized: set[str] = field(default_factory=set)
-    # Initialized Nodes as last handled, without what heartbeats change (worker/heartbeats.py).
+    # Initialized Nodes as last handled, without what heartbeats change
+    # (worker/running/heartbeats.py).
     _node_seen: dict[str, Obj] = field(default_factory=dict)
     _disruption_pending: bool = False
     _disruption_lock: threading.Lock = field(default_factory=threading.Lock)

@@ -23,7 +23,7 @@ from temporalio.worker import UnsandboxedWorkflowRunner, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from models.contract import NodeClaimActivity
-from worker import slots
+from worker.running import slots
 
 # A workflow's next task waits this long for a dead worker's sticky queue before any worker
 # may take it (the SDK default is 10 s).
@@ -34,7 +34,7 @@ STICKY_TIMEOUT = timedelta(seconds=5)
 # 10 s workflow task timeout: the server dropped them and dispatched them again, more work
 # again, and the burst never drained. Tasks the worker has not taken wait at the server,
 # where no timeout runs. A task waiting on its launch (a local activity since lifecycle
-# shape 3) holds a slot but runs no Python: those do not count (``worker/slots.py``).
+# shape 3) holds a slot but runs no Python: those do not count (``worker/running/slots.py``).
 WORKFLOW_TASK_SLOTS = 8
 # Launches (local activities of ``NodeClaimActivity.LAUNCH``, a CreateFleet of 1-3 s each)
 # a worker runs at once beyond WORKFLOW_TASK_SLOTS, each holding a workflow-task slot, a

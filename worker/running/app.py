@@ -2,8 +2,8 @@
 
 ``run_worker(settings)`` is the entry point ``joinery worker`` and ``joinery dev`` call::
 
-    from worker.app import run_worker
-    from worker.settings import Settings, TemporalSettings
+    from worker.running.app import run_worker
+    from worker.running.settings import Settings, TemporalSettings
 
     await run_worker(Settings(TemporalSettings(address="localhost:7233"), kubeconfig=...))
 
@@ -40,12 +40,12 @@ from activities.kubernetes.object_cache import WatchedObjects
 from activities.lifecycle.defs import NodeClaimActivities
 from activities.planning.defs import PlanningActivities
 from models import contract
-from worker import catalog_cache, connection, sdk_metrics, telemetry, tuning
-from worker.health import HealthServer, TemporalProbe
-from worker.metrics import PrometheusCounters
-from worker.settings import Settings
-from worker.status_reporter import StatusReporter
-from worker.watchers import Watchers
+from worker.running import catalog_cache, connection, sdk_metrics, telemetry, tuning
+from worker.running.health import HealthServer, TemporalProbe
+from worker.running.metrics import PrometheusCounters
+from worker.running.settings import Settings
+from worker.running.status_reporter import StatusReporter
+from worker.running.watchers import Watchers
 from workflows.disruption.state import DisruptionInput
 from workflows.disruption.workflow import DisruptionWorkflow
 from workflows.garbage.state import GarbageCollectionInput
