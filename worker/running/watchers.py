@@ -1,8 +1,9 @@
-"""Kubernetes watchers that turn cluster events into workflow starts and signals.
+"""The rules that turn cluster events into workflow starts and signals.
 
-Each watcher is a thread doing list + watch (re-listing when the watch expires), handing
-events to the asyncio loop that owns the Temporal client. Every action is idempotent
-(signals set flags, starts use USE_EXISTING), so several workers may watch at once.
+The threads doing list + watch, and the hand-offs to the asyncio loop that owns the Temporal
+client and to the status writer, are the plumbing in ``worker.running.watch``; here is what
+each event means. Every action is idempotent (signals set flags, starts use USE_EXISTING),
+so several workers may watch at once.
 
 - Pods: an unschedulable pod → ``pods_pending`` to the provisioner, at most one signal in
   flight and one per ``PODS_PENDING_SPACING``: pods that turn unschedulable meanwhile get one
@@ -31,14 +32,12 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from temporalio.client import Client
-from temporalio.service import RPCError
 
 from activities.ec2.interruption import (
     SCHEDULED_CHANGE,
@@ -49,10 +48,10 @@ from activities.ec2.interruption import (
 from activities.ec2.provider import EC2Provider
 from activities.kubernetes import raw
 from activities.kubernetes.client import Kube
-from activities.kubernetes.errors import Expired, translate
+from activities.kubernetes.errors import translate
 from activities.kubernetes.node_index import NodeIndex
 from activities.kubernetes.nodeclass_store import NodeClassStore
-from activities.kubernetes.object_cache import ObjectCache, WatchedObjects
+from activities.kubernetes.object_cache import WatchedObjects
 from activities.kubernetes.resources import EC2NODECLASS, NODECLAIM, NODEPOOL
 from activities.lifecycle.start import start_lifecycle
 from activities.planning.cluster_state import unschedulable
@@ -64,6 +63,14 @@ from worker.running import metrics
 from worker.running.heartbeats import essentials
 from worker.running.metrics import PROVISIONING_SIGNALS, NodeStates, PodStates, PoolStates
 from worker.running.status_reporter import StatusReporter
+from worker.running.watch import (
+    LoopCalls,
+    StatusWriter,
+    Streams,
+    WatchTarget,
+    ignore_missing,
+    synced_to,
+)
 from workflows.provisioner import BATCH_IDLE
 
 log = logging.getLogger(__name__)
@@ -75,15 +82,6 @@ DISRUPTION_COALESCE = 1.0
 # for the burst to end, as one signal per pod did (a signal's round trip is milliseconds:
 # without spacing a burst still sent about one per pod, 545 in its first minute at 1,000).
 PODS_PENDING_SPACING = BATCH_IDLE.total_seconds() / 2
-
-
-@dataclass
-class WatchTarget:
-    name: str
-    list_call: Callable[..., Any]
-    args: tuple[Any, ...] = ()
-    # Told True once a list has been handed over whole, False when the watch breaks.
-    on_sync: Callable[[bool], None] | None = None
 
 
 def pod_healthy(pod: Obj) -> bool:
@@ -130,14 +128,12 @@ class Watchers:
     resync_seconds: float = 30.0
     adopt_delay: float = 5.0
     stop: threading.Event = field(default_factory=threading.Event)
-    synced: set[str] = field(default_factory=set)
     _claims_by_provider: dict[str, str] = field(default_factory=dict)
     _deleting: set[str] = field(default_factory=set)
     _last_hint: dict[str, float] = field(default_factory=dict)
     _pods: PodStates = field(default_factory=PodStates)
     _node_states: NodeStates = field(default_factory=NodeStates)
     _pool_states: PoolStates = field(default_factory=PoolStates)
-    _threads: list[threading.Thread] = field(default_factory=list)
     _pending_on_list: bool = False
     _pool_generations: dict[str, int] = field(default_factory=dict)
     # EC2NodeClass name -> what of it drift reads (its generation, its resolved ids).
@@ -156,68 +152,16 @@ class Watchers:
     _pools: dict[str, Obj] = field(default_factory=dict)
     _claim_by_node: dict[str, str] = field(default_factory=dict)
     _pod_event_sent: dict[str, float] = field(default_factory=dict)
-    _writer: ThreadPoolExecutor = field(
-        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="claim-status")
-    )
 
-    # -- plumbing ----------------------------------------------------------------------------
-    def _submit(self, coro: Coroutine[Any, Any, Any]) -> None:
-        if self.stop.is_set():  # a closed watcher must not act (its task queue may be gone)
-            coro.close()
-            return
-        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
-        future.add_done_callback(_log_failure)
+    def __post_init__(self) -> None:
+        self._streams = Streams(self.stop)
+        self._calls = LoopCalls(self.loop, self.stop)
+        self._writer = StatusWriter(self.stop)
 
-    def _stream(self, target: WatchTarget) -> Iterator[tuple[str, Obj]]:
-        """LISTED for everything listed, then watch events; re-lists when the watch expires."""
-        while not self.stop.is_set():
-            try:
-                listing = raw.call(target.list_call, *target.args)
-                for item in listing.get("items") or []:
-                    yield raw.LISTED, item
-                self.synced.add(target.name)
-                if target.on_sync is not None:
-                    target.on_sync(True)
-                version = str((listing.get("metadata") or {}).get("resourceVersion") or "")
-                while not self.stop.is_set():
-                    stream = raw.watch(target.list_call, *target.args, resource_version=version)
-                    for kind, obj in stream:
-                        if kind == "ERROR":
-                            raise Expired(str(obj.get("message") or "watch error"))
-                        version = str((obj.get("metadata") or {}).get("resourceVersion") or version)
-                        if kind != "BOOKMARK":
-                            yield kind, obj
-                        if self.stop.is_set():
-                            return
-            except Exception as exc:  # re-list after any failure; never die
-                if target.on_sync is not None:
-                    target.on_sync(False)
-                error = translate(exc)
-                if not isinstance(error, Expired):
-                    log.warning("%s watch failed: %s", target.name, error)
-                self.stop.wait(1.0)
-
-    def _run(self, target: WatchTarget, handle: Callable[[str, Obj], None]) -> None:
-        for kind, obj in self._stream(target):
-            if self.stop.is_set():
-                return
-            try:
-                handle(kind, obj)
-            except Exception:
-                log.exception("%s watcher failed on an event", target.name)
-
-    @staticmethod
-    def _synced_to(*caches: ObjectCache | NodeIndex | None) -> Callable[[bool], None] | None:
-        """An ``on_sync`` telling each of ``caches`` (those not None)."""
-        told = [c for c in caches if c is not None]
-        if not told:
-            return None
-
-        def on_sync(synced: bool) -> None:
-            for cache in told:
-                cache.set_synced(synced)
-
-        return on_sync
+    @property
+    def synced(self) -> set[str]:
+        """The watches that have listed their resource whole at least once."""
+        return self._streams.synced
 
     def start(self) -> Watchers:
         custom = self.kube.custom
@@ -228,7 +172,7 @@ class Watchers:
                     "nodeclaims",
                     custom.list_cluster_custom_object,
                     (NODECLAIM.group, NODECLAIM.version, NODECLAIM.plural),
-                    on_sync=self._synced_to(watched.nodeclaims if watched else None),
+                    on_sync=synced_to(watched.nodeclaims if watched else None),
                 ),
                 self.on_nodeclaim,
             ),
@@ -236,7 +180,7 @@ class Watchers:
                 WatchTarget(
                     "nodes",
                     self.kube.core.list_node,
-                    on_sync=self._synced_to(watched.nodes if watched else None, self.node_index),
+                    on_sync=synced_to(watched.nodes if watched else None, self.node_index),
                 ),
                 self.on_node,
             ),
@@ -244,7 +188,7 @@ class Watchers:
                 WatchTarget(
                     "pods",
                     self.kube.core.list_pod_for_all_namespaces,
-                    on_sync=self._synced_to(watched.pods if watched else None),
+                    on_sync=synced_to(watched.pods if watched else None),
                 ),
                 self.on_pod,
             ),
@@ -266,44 +210,22 @@ class Watchers:
             ),
         ]
         for target, handler in targets:
-            t = threading.Thread(
-                target=self._run, args=(target, handler), name=f"watch-{target.name}", daemon=True
-            )
-            t.start()
-            self._threads.append(t)
-        resync = threading.Thread(target=self._resync, name="watch-resync", daemon=True)
-        resync.start()
-        self._threads.append(resync)
+            self._streams.watch(target, handler)
+        self._streams.spawn(self._resync, name="watch-resync")
         queue = self.ec2.interruption_queue() if self.ec2 else None
         if queue is not None:
-            q = threading.Thread(
-                target=queue.run,
-                args=(self.on_interruption, self.stop),
-                kwargs={
-                    "received": metrics.interruption_received,
-                    "deleted": metrics.interruption_deleted,
-                },
-                daemon=True,
+            self._streams.spawn(
+                queue.run,
+                self.on_interruption,
+                self.stop,
+                received=metrics.interruption_received,
+                deleted=metrics.interruption_deleted,
             )
-            q.start()
-            self._threads.append(q)
         return self
 
     def close(self) -> None:
         self.stop.set()
-        self._writer.shutdown(wait=False, cancel_futures=True)
-
-    def _write(self, what: str, fn: Callable[[], Any]) -> None:
-        """Run a status write on the writer thread; a failure is logged, never fatal."""
-
-        def run() -> None:
-            try:
-                fn()
-            except Exception as exc:  # a gone claim, a conflict: the next event retries
-                log.debug("%s: %s", what, exc)
-
-        if not self.stop.is_set():
-            self._writer.submit(run)
+        self._writer.close()
 
     def pod_event(self, node: str) -> None:
         """A pod was bound to or left ``node``: move its claim's lastPodEventTime."""
@@ -315,7 +237,7 @@ class Watchers:
             return
         self._pod_event_sent[claim] = now
         at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        self._write(
+        self._writer.write(
             f"lastPodEventTime of {claim}",
             lambda: claim_status.record_pod_event(self.kube, claim, at),
         )
@@ -338,7 +260,7 @@ class Watchers:
                 self._provisioning_again = True
                 return
             self._provisioning_in_flight = True
-        self._submit(self._send_pods_pending())
+        self._calls.submit(self._send_pods_pending())
 
     async def _send_pods_pending(self) -> None:
         handle = self.client.get_workflow_handle(contract.provisioner_id(self.cluster))
@@ -374,9 +296,9 @@ class Watchers:
             await asyncio.sleep(DISRUPTION_COALESCE)
             with self._disruption_lock:
                 self._disruption_pending = False
-            await _ignore_missing(handle.signal(contract.SIGNAL_CLUSTER_CHANGED))
+            await ignore_missing(handle.signal(contract.SIGNAL_CLUSTER_CHANGED))
 
-        self._submit(send())
+        self._calls.submit(send())
 
     def start_lifecycle(
         self, name: str, summary: str, delay: float = 0.0, *, deleting: bool = False
@@ -397,12 +319,12 @@ class Watchers:
                 rerun_completed=not deleting,
             )
 
-        self._submit(start())
+        self._calls.submit(start())
 
     def signal_claim(self, name: str, signal: str, *args: Any) -> None:
         handle = self.client.get_workflow_handle(contract.nodeclaim_id(self.cluster, name))
-        self._submit(
-            _ignore_missing(handle.signal(signal, *args) if args else handle.signal(signal))
+        self._calls.submit(
+            ignore_missing(handle.signal(signal, *args) if args else handle.signal(signal))
         )
 
     # -- handlers ----------------------------------------------------------------------------
@@ -495,7 +417,7 @@ class Watchers:
             self._claim_by_node[str(node_name)] = name
         pool_obj = self._pools.get(str(pool)) if pool else None
         if pool_obj is not None and claim_status.needs_stamp(claim):
-            self._write(
+            self._writer.write(
                 f"re-stamp {name}",
                 lambda: claim_status.restamp(
                     self.kube, claim, pool_obj, self._nodeclass_of(pool_obj)
@@ -635,17 +557,3 @@ class Watchers:
         if self.watched is not None and self.watched.pods.synced:
             return self.watched.pods.items()
         return list(raw.list_all(self.kube.core.list_pod_for_all_namespaces))
-
-
-async def _ignore_missing(coro: Coroutine[Any, Any, Any]) -> None:
-    try:
-        await coro
-    except RPCError as exc:
-        if "not found" not in str(exc).lower() and "completed" not in str(exc).lower():
-            raise
-
-
-def _log_failure(future: Any) -> None:
-    exc = future.exception()
-    if exc is not None:
-        log.warning("workflow call from a watcher failed: %s", exc)

@@ -89,7 +89,7 @@ def watchers(index: NodeIndex, recorder: Recorder) -> Watchers:
         node_index=index,
     )
     # run the watchers' coroutines at once on this thread, in order
-    w._submit = lambda coro: w.loop.run_until_complete(coro)  # type: ignore[method-assign]
+    w._calls.submit = lambda coro: w.loop.run_until_complete(coro)  # type: ignore[method-assign]
     return w
 
 
