@@ -71,3 +71,29 @@ def test_a_cycle_is_caught_by_its_upward_half_type_checking_imports_too(tmp_path
         "activities/deps.py:4: activities imports workflows.flow",
         "sandbox/dev.py:1: sandbox imports worker.cli",
     ]
+
+
+def test_inside_worker_the_commands_sit_above_the_running_worker_and_the_plan_inputs(
+    tmp_path: Path,
+) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "worker/usage.py": "",
+            "worker/cli/plan.py": (
+                "from worker.plan_inputs import manifests\nfrom worker.running import app\n"
+                "from worker.usage import UsageError\n"
+            ),
+            "worker/plan_inputs/manifests.py": "from worker.usage import UsageError\n",
+            "worker/running/app.py": "from worker.cli.plan import main\n",
+            "worker/running/health.py": "from worker import plan_inputs\nfrom . import app\n",
+        },
+    )
+    done = _run("--root", str(root))
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [
+        "worker/running/app.py:1: worker.running.app imports worker.cli.plan "
+        "(worker.cli is above worker.running)",
+        "worker/running/health.py:1: worker.running.health imports worker.plan_inputs "
+        "(worker.plan_inputs and worker.running are side by side)",
+    ]
