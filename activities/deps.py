@@ -1,8 +1,9 @@
 """The adapters every activity runs on, shared by one worker's activity threads.
 
-Planning, lifecycle, disruption and garbage-collection activities all take one
-``Deps``: the worker builds it once (``worker.running.app``) and hands it to each activity group.
-How their bodies run and fail is ``activities.running``; timestamps, ``activities.timestamps``.
+Planning, lifecycle, disruption and garbage-collection activities all take one ``Deps``:
+the worker builds it once (``worker.running.app``) and hands it to each activity group.
+How their failures reach the workflows is ``activities.failures``; long calls heartbeat
+through ``activities.heartbeating``; timestamps are ``activities.timestamps``.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from typing import Any
 from temporalio import activity
 
 from activities.deps import Deps
+from activities.failures import typed_failures
 from activities.garbage import (
     claims_without_instance,
     claims_without_nodepool,
@@ -17,7 +18,6 @@ from activities.garbage import (
     orphan_instances,
 )
 from activities.garbage.types import Collected, CollectInput
-from activities.running import typed_failures
 from activities.timestamps import utc_now
 from models.contract import GarbageCollectionActivity as names
 

@@ -12,6 +12,8 @@ from typing import Any
 from temporalio import activity
 
 from activities.deps import Deps
+from activities.failures import typed_failures
+from activities.heartbeating import heartbeating
 from activities.lifecycle import (
     claims,
     disruption,
@@ -39,7 +41,6 @@ from activities.lifecycle.types import (
     TerminationStart,
     VolumesInput,
 )
-from activities.running import heartbeating, typed_failures
 from models import contract
 from models.contract import NodeClaimActivity as names
 

@@ -9,6 +9,8 @@ from typing import Any
 from temporalio import activity
 
 from activities.deps import Deps
+from activities.failures import typed_failures
+from activities.heartbeating import heartbeating
 from activities.kubernetes import nodeclaims
 from activities.lifecycle.start import start_lifecycle
 from activities.planning import create, plan, pod_events, provision
@@ -21,7 +23,6 @@ from activities.planning.types import (
     ProvisionOutcome,
     StartInput,
 )
-from activities.running import heartbeating, typed_failures
 from models.contract import ProvisioningActivity as names
 
 # Workflow starts in flight at once: a burst of 1,000 claims is 1,000 start calls, and one
