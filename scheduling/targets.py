@@ -88,10 +88,6 @@ class Target:
     host_ports: set[tuple[str, int, str]] = field(default_factory=set)
     pods: list[Pod] = field(default_factory=list)
 
-    @property
-    def is_claim(self) -> bool:
-        return False
-
 
 @dataclass(eq=False)
 class ExistingTarget(Target):
@@ -172,7 +168,3 @@ def min_values_shortfall(
                 "among the instance types that fit"
             )
     return None
-
-
-def hostname_requirement(hostname: str) -> Requirement:
-    return Requirement(L.HOSTNAME, False, frozenset((hostname,)))

@@ -54,7 +54,7 @@ def scrape() -> Callable[[str], Scraped]:
 def metrics_url() -> Iterator[str]:
     """``/metrics`` of a health server on loopback serving this process's registry (the one
     the worker's hooks write)."""
-    from worker.health import HealthServer
+    from worker.running.health import HealthServer
 
     server = HealthServer(0, lambda: True, host="127.0.0.1").start()
     yield f"http://127.0.0.1:{server.port}/metrics"

@@ -192,22 +192,6 @@ class LaunchTemplateProvider:
             with aws_errors("CreateLaunchTemplate"):
                 raise
 
-    def delete_for_nodeclass(self, nodeclass_name: str) -> int:
-        """Remove the templates of a deleted NodeClass; returns how many."""
-        with aws_errors("DescribeLaunchTemplates"):
-            resp = self._ec2.describe_launch_templates(
-                Filters=[
-                    {"Name": f"tag:{TAG_CLUSTER}", "Values": [self._cluster]},
-                    {"Name": f"tag:{TAG_NODECLASS}", "Values": [nodeclass_name]},
-                ]
-            )
-        names = [t["LaunchTemplateName"] for t in resp.get("LaunchTemplates", [])]
-        for name in names:
-            with aws_errors("DeleteLaunchTemplate"):
-                self._ec2.delete_launch_template(LaunchTemplateName=name)
-            self.invalidate(name)
-        return len(names)
-
     def garbage_collect(
         self, in_use_ids: set[str], now: datetime | None = None, grace: timedelta = GC_GRACE
     ) -> list[str]:

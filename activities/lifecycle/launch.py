@@ -11,6 +11,7 @@ from typing import Any
 
 from temporalio.exceptions import ApplicationError
 
+from activities.deps import Deps
 from activities.ec2.errors import EC2Error, InsufficientCapacity, NodeClassNotReady
 from activities.ec2.launch_types import LaunchRequest, LaunchResult
 from activities.kubernetes import conditions as cond
@@ -18,7 +19,6 @@ from activities.kubernetes import nodeclaims, nodeclasses
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.retries import retry_conflicts
 from activities.lifecycle import reads
-from activities.lifecycle.common import Deps
 from activities.lifecycle.types import ClaimSpec, LaunchOutcome
 from models import conditions, contract
 from models import labels as L
@@ -26,7 +26,6 @@ from models.ec2nodeclass import EC2NodeClass
 from models.ec2nodeclass_hash import hash_annotations
 
 INSUFFICIENT_CAPACITY = contract.ERR_INSUFFICIENT_CAPACITY
-NODECLASS_NOT_FOUND = "NodeClassNotFound"
 
 
 def request_for(claim: ClaimSpec) -> LaunchRequest:
@@ -49,7 +48,9 @@ def _nodeclass(deps: Deps, name: str) -> EC2NodeClass:
         body = store.get(name) if store is not None else nodeclasses.get(deps.kube, name)
     except NotFound:
         raise ApplicationError(
-            f"EC2NodeClass {name} not found", type=NODECLASS_NOT_FOUND, non_retryable=False
+            f"EC2NodeClass {name} not found",
+            type=contract.ERR_NODECLASS_NOT_FOUND,
+            non_retryable=False,
         ) from None
     return EC2NodeClass.model_validate(body)
 

@@ -101,7 +101,6 @@ class Emulation:
     """State of the emulated behaviour; one per process, shared by every moto region."""
 
     on_demand: Mapping[str, Mapping[str, float]] = field(default_factory=offline_table)
-    spot_overrides: dict[tuple[str, str, str], float] = field(default_factory=dict)
     spot_disabled_regions: set[str] = field(default_factory=set)
     insufficient: set[InjectedPool] = field(default_factory=set)
     # Instances a pool has left to give (pools not named here: unlimited).
@@ -119,7 +118,6 @@ class Emulation:
         """Back to defaults (the public price table, no injected failures, no tokens)."""
         with self._lock:
             self.on_demand = offline_table()
-            self.spot_overrides.clear()
             self.spot_disabled_regions.clear()
             self.insufficient.clear()
             self.capacity_left.clear()
@@ -176,9 +174,6 @@ class Emulation:
                     out.append(shallow)
             return out
 
-    def set_spot_price(self, region: str, instance_type: str, zone: str, price: float) -> None:
-        self.spot_overrides[(region, instance_type, zone)] = price
-
     # -- prices ----------------------------------------------------------------------------
     def on_demand_price(self, region: str, instance_type: str) -> float | None:
         table = self.on_demand.get(region) or self.on_demand.get(FALLBACK_PRICE_REGION) or {}
@@ -187,9 +182,6 @@ class Emulation:
     def spot_price(self, region: str, instance_type: str, zone: str) -> float | None:
         if region in self.spot_disabled_regions:
             return None
-        override = self.spot_overrides.get((region, instance_type, zone))
-        if override is not None:
-            return override
         od = self.on_demand_price(region, instance_type)
         return None if od is None else default_spot_price(od, instance_type, zone)
 

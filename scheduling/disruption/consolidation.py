@@ -1,6 +1,6 @@
 """Underutilized: delete nodes whose pods fit elsewhere, replace nodes by one cheaper node.
 
-For pools whose ``consolidationPolicy`` is ``WhenEmptyOrUnderutilized`` or ``Balanced``. Three
+For pools whose ``consolidationPolicy`` is ``WhenEmptyOrUnderutilized`` or ``Balanced``. Two
 passes over the candidates, cheapest to disrupt for what they cost first (Karpenter v1.14's
 order: price over disruption cost, highest first), each on the cluster the previous commands
 leave:
@@ -220,19 +220,6 @@ def consolidatable(ctx: RoundContext, candidates: list[Candidate]) -> list[Candi
         else:
             out.append(c)
     return sorted(out, key=_order_key)
-
-
-def delete_pass(ctx: RoundContext, order: list[Candidate]) -> None:
-    """Delete every node whose pods fit on the others, one at a time."""
-    room = _Room(ctx)
-    for c in order:
-        if not ctx.free(c) or not room.may_fit(c):
-            continue
-        why = _try(ctx, [c], order, delete_only=True)
-        if why is None:
-            room.refresh()
-        elif _is_hold(why):
-            ctx.held[c.node.name] = why
 
 
 def multi_node_pass(

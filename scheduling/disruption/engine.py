@@ -5,7 +5,7 @@ cluster between passes. A Joinery round runs all of them, each on the cluster th
 commands leave behind, so one round can remove the empty nodes, roll drifted ones and
 consolidate the rest at once, while budgets and PDBs are counted across all its commands:
 
-1. Empty (every pool), 2. Drifted, 3. Underutilized (delete, multi-node, single-node).
+1. Empty (every pool), 2. Drifted, 3. Underutilized (multi-node, single-node).
 
 Every candidate ends in a command, in ``blocked`` (budget used up or PDBs exhausted by this
 round) or in ``kept`` with the finding that stopped it; blocked nodes from the candidate
@@ -22,7 +22,7 @@ from models.nodepool import NodePool
 from scheduling.disruption.budgets import BudgetLedger
 from scheduling.disruption.consolidation import consolidate
 from scheduling.disruption.context import RoundContext
-from scheduling.disruption.drifted import replace_drifted
+from scheduling.disruption.drift_method import replace_drifted
 from scheduling.disruption.emptiness import empty_nodes
 from scheduling.disruption.pdb import PdbLedger
 from scheduling.disruption.simulate import RoundState

@@ -3,9 +3,9 @@
 ``Sampler`` reads the pool's NodeClaims, Nodes and the Deployment's pods every few hundred
 milliseconds (each read one list call, so one consistent snapshot per kind) and records, per
 claim, the first sample it was seen Initialized and the first it was seen deleting (or gone),
-plus budget and availability violations as they happen. ``worker.round_history`` reads the
-disruption workflow's history afterwards: which commands were carried out and with which
-replacements. ``check_order`` then asks, for every removed candidate, whether the
+plus budget and availability violations as they happen. ``tests.support.round_history``
+reads the disruption workflow's history afterwards: which commands were carried out and with
+which replacements. ``check_order`` then asks, for every removed candidate, whether the
 replacements of the command that removed it were Initialized first.
 """
 
@@ -20,7 +20,7 @@ from activities.kubernetes import nodeclaims, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import KubernetesError
 from models import labels as L
-from worker.round_history import ExecutedCommand, Rounds
+from tests.support.round_history import ExecutedCommand, Rounds
 
 
 def _initialized(claim: dict[str, Any]) -> bool:

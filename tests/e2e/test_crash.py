@@ -51,7 +51,7 @@ from sandbox.ec2.seed import seed_region
 from sandbox.ec2.server import start_server
 from sandbox.nodes import NodeSimulator
 from sandbox.scenarios import spread_fleet as fleet
-from worker.round_history import Rounds, read_rounds
+from tests.support.round_history import Rounds, read_rounds
 from workflows import search
 
 REGION = "us-east-1"

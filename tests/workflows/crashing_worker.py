@@ -22,7 +22,7 @@ from workflow_fakes import FakeCloud  # noqa: E402
 
 from activities.lifecycle.types import ClaimSpec, LaunchOutcome  # noqa: E402
 from models.contract import NodeClaimActivity as names  # noqa: E402
-from worker import tuning  # noqa: E402
+from worker.running import tuning  # noqa: E402
 from workflows.nodeclaim.workflow import NodeClaimWorkflow  # noqa: E402
 
 

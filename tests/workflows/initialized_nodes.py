@@ -9,10 +9,10 @@ from typing import Any
 
 from k8s_objects import create_claim, eventually
 
+from activities.deps import Deps
 from activities.kubernetes import nodeclaims
 from activities.kubernetes.client import Kube
 from activities.lifecycle import claims, initialization, launch, registration
-from activities.lifecycle.common import Deps
 from activities.lifecycle.types import InitializeInput, LaunchOutcome, RegisterInput
 from sandbox.nodes import register as simulate_kubelet
 

@@ -18,8 +18,8 @@ from activities.kubernetes import nodeclaims
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
 from sandbox.nodes import NodeSimulator
-from worker.app import run_worker
-from worker.settings import Settings, TemporalSettings
+from worker.running.app import run_worker
+from worker.running.settings import Settings, TemporalSettings
 
 
 @asynccontextmanager

@@ -17,7 +17,7 @@ from activities.lifecycle.start import start_lifecycle
 from models import contract
 from models.contract import NodeClaimActivity as names
 from worker.cli import main
-from worker.watchers import Watchers
+from worker.running.watchers import Watchers
 from workflows.nodeclaim.state import NodeClaimInput
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 from workflows.provisioner import ProvisionerInput, ProvisionerWorkflow

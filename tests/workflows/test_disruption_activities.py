@@ -21,6 +21,7 @@ from k8s_objects import (
 from temporalio.testing import WorkflowEnvironment
 from workflow_realparts import Cloud
 
+from activities.deps import Deps
 from activities.disruption import compute, marking, replacements
 from activities.disruption import events as disruption_events
 from activities.disruption.types import ComputeInput, LaunchInput, MarkInput
@@ -28,14 +29,13 @@ from activities.kubernetes import custom_objects, nodeclaims, nodes, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.resources import NODEPOOL
-from activities.lifecycle.common import Deps
 from activities.planning.types import PlannedNodeClaim
 from models import contract
 from models import labels as L
 from models.nodepool import NodePool
 from models.nodepool_hash import hash_annotations
 from scheduling.disruption.types import NodeVerdict
-from worker.metrics import PrometheusCounters
+from worker.running.metrics import PrometheusCounters
 
 
 @pytest.fixture

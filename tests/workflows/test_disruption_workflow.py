@@ -17,7 +17,7 @@ from temporalio.worker import Worker
 from activities.disruption.types import Decision, Readiness
 from models import contract
 from models.contract import DisruptionActivity as names
-from worker.round_history import read_run
+from tests.support.round_history import read_run
 from workflows.disruption.execute import command_timeout
 from workflows.disruption.state import DisruptionInput
 from workflows.disruption.workflow import DisruptionWorkflow

@@ -24,11 +24,11 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 from workflow_realparts import Cloud
 
+from activities.deps import Deps
 from activities.disruption.defs import DisruptionActivities
 from activities.kubernetes import custom_objects
 from activities.kubernetes.client import Kube
 from activities.kubernetes.resources import NODEPOOL
-from activities.lifecycle.common import Deps
 from models import contract
 from models import labels as L
 from models.catalog import dump_catalog

@@ -21,6 +21,7 @@ from k8s_objects import (
 )
 from workflow_realparts import Cloud
 
+from activities.deps import Deps
 from activities.ec2.launch_templates import LT_ID_TAG, TAG_CLUSTER
 from activities.garbage import (
     claims_without_instance,
@@ -35,13 +36,13 @@ from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.resources import NODEPOOL
 from activities.lifecycle import claims, termination
-from activities.lifecycle.common import Deps, utc_now
 from activities.lifecycle.types import (
     BeginTerminationInput,
     FinalizeInput,
     InstanceInput,
     LaunchOutcome,
 )
+from activities.timestamps import utc_now
 from models import labels as L
 
 GRACE = CollectInput()

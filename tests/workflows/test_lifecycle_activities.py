@@ -27,6 +27,7 @@ from kubernetes import client as k8s
 from temporalio.exceptions import ApplicationError
 from workflow_realparts import Cloud
 
+from activities.deps import Deps
 from activities.ec2.launch_types import LaunchResult
 from activities.kubernetes import custom_objects, nodeclaims, nodeclasses, nodes, pods, raw
 from activities.kubernetes.client import Kube
@@ -45,7 +46,6 @@ from activities.lifecycle import (
     termination,
     termination_pass,
 )
-from activities.lifecycle.common import Deps, iso, utc_now
 from activities.lifecycle.types import (
     BeginTerminationInput,
     ClaimSpec,
@@ -59,6 +59,7 @@ from activities.lifecycle.types import (
     Registration,
     TerminationPassInput,
 )
+from activities.timestamps import iso, utc_now
 from models import ec2nodeclass_hash as nodeclass_hash
 from models import labels as L
 from models.ec2nodeclass import EC2NodeClass

@@ -22,7 +22,7 @@ from workflow_fakes import FakeCloud
 
 from models import contract
 from models.contract import NodeClaimActivity as names
-from worker import tuning
+from worker.running import tuning
 from workflows.nodeclaim.state import NodeClaimInput
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 

@@ -22,12 +22,12 @@ from k8s_objects import (
 from temporalio.converter import DataConverter
 from workflow_realparts import Cloud
 
+from activities.deps import Deps
 from activities.kubernetes import custom_objects, nodeclaims, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.object_cache import WatchedObjects
 from activities.kubernetes.raw import LISTED
 from activities.kubernetes.resources import EC2NODECLASS, NODEPOOL
-from activities.lifecycle.common import Deps
 from activities.planning import provision
 from models import labels as L
 

@@ -18,7 +18,7 @@ from activities.kubernetes.events import EVENT_NAMESPACE
 from activities.kubernetes.resources import EC2NODECLASS, NODECLAIM, NODEPOOL
 from activities.status import nodeclasses as nodeclass_status
 from activities.status import nodepools as nodepool_status
-from worker.status_reporter import StatusReporter
+from worker.running.status_reporter import StatusReporter
 
 TAGS = {"karpenter.sh/discovery": CLUSTER}
 

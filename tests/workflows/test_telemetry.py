@@ -1,6 +1,6 @@
 """Traces over OTLP/HTTP: a workflow with one activity, run through a worker with
-``worker.telemetry``'s plugins on the dev server, reaches a loopback OTLP receiver as spans of
-one trace with ``service.name`` ``joinery``.
+``worker.running.telemetry``'s plugins on the dev server, reaches a loopback OTLP receiver as
+spans of one trace with ``service.name`` ``joinery``.
 
 The plugin needs the process-global tracer provider, which can be set once per process, so
 the traced part runs in a child Python process (``child_main``); the receiver and the checks
@@ -31,7 +31,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from temporalio import activity, workflow
 from temporalio.testing import WorkflowEnvironment
 
-from worker import telemetry
+from worker.running import telemetry
 
 # -- what the child runs ---------------------------------------------------------------------
 
@@ -53,8 +53,8 @@ class TelemetryProbe:
 async def _traced_run(address: str, endpoint: str, task_queue: str, workflow_id: str) -> None:
     from temporalio.worker import Worker
 
-    from worker.connection import connect
-    from worker.settings import TemporalSettings
+    from worker.running.connection import connect
+    from worker.running.settings import TemporalSettings
 
     plugins, provider = telemetry.tracing(endpoint)
     assert plugins and provider is not None

@@ -29,9 +29,9 @@ from sandbox import fleet_checks
 from sandbox.cluster import Cluster
 from sandbox.nodes import NodeSimulator
 from sandbox.scenarios import spread_fleet as fleet
-from worker.app import run_worker
-from worker.round_history import read_rounds
-from worker.settings import Settings, TemporalSettings
+from tests.support.round_history import read_rounds
+from worker.running.app import run_worker
+from worker.running.settings import Settings, TemporalSettings
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 NODES = 2  # fillers, so nodes before the scale-down; web is scaled to 1 after

@@ -36,7 +36,7 @@ from activities.kubernetes.resources import NODECLAIM, NODEPOOL
 from models import contract
 from models.nodepool import NodePool
 from models.nodepool_hash import hash_annotations
-from worker import sdk_metrics
+from worker.running import sdk_metrics
 from workflows.disruption.workflow import DisruptionWorkflow
 from workflows.nodeclaim.state import DisruptRequest
 from workflows.nodeclaim.workflow import NodeClaimWorkflow

@@ -300,8 +300,8 @@ def test_more_launch_templates_than_one_page_are_all_listed_and_collected(env: A
 
 
 def test_worker_cluster_settings_decide_discovery() -> None:
-    from worker.app import cluster_info
-    from worker.settings import Settings, TemporalSettings
+    from worker.running.app import cluster_info
+    from worker.running.settings import Settings, TemporalSettings
 
     info, discover = cluster_info(
         Settings(TemporalSettings(), cluster="c", cluster_endpoint="https://e")

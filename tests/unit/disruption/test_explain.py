@@ -19,9 +19,9 @@ from activities.disruption.types import VERDICT_CHARS, CommandSpec, Decision, cl
 from models.catalog import load_catalog
 from scheduling.disruption.round import RoundResult, run_round
 from scheduling.inputs import Document
-from worker import explain as X
+from worker.cli import explain as X
 from worker.cli import main
-from worker.explain_command import LiveCluster, WorkflowFacts, explain
+from worker.cli.explain_command import LiveCluster, WorkflowFacts, explain
 from workflows.disruption import outcomes
 from workflows.disruption.state import (
     BLOCKED,

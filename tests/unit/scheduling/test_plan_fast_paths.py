@@ -24,7 +24,7 @@ if str(ROOT) not in sys.path:
 from benchmarks.catalogs import ec2_like_catalog  # noqa: E402
 from benchmarks.side_by_side import deployments_of  # noqa: E402
 from benchmarks.workloads import nodepool_manifest  # noqa: E402
-from worker import manifest_yaml  # noqa: E402
+from worker.plan_inputs import manifest_yaml  # noqa: E402
 
 SCALARS = [
     "yes",

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduling.shapes import _CHECKS, _DEFAULT, _DEFAULT_CHECK, SHAPES, _mismatch, shape_error
+from scheduling.schemas import _CHECKS, _DEFAULT, _DEFAULT_CHECK, SHAPES, _mismatch, shape_error
 
 _LEAVES = st.one_of(
     st.none(), st.booleans(), st.integers(-3, 3), st.floats(0, 2), st.sampled_from(["", "a"])

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 import pytest
 
-from worker.health import HealthServer, TemporalProbe
+from worker.running.health import HealthServer, TemporalProbe
 
 
 def readyz(port: int) -> int:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from watcher_signals import signalling_watchers
 
-from worker.watchers import pod_healthy
+from worker.running.watchers import pod_healthy
 
 
 def pod(phase: str, ready: bool, node: str = "n1") -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from worker.watchers import Watchers
+from worker.running.watchers import Watchers
 
 
 def signalling_watchers(monkeypatch: pytest.MonkeyPatch) -> tuple[Watchers, list[str]]:

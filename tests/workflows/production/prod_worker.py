@@ -15,8 +15,8 @@ from workflow_realparts import Cloud
 
 from activities.kubernetes.client import Kube
 from sandbox.processes import free_ports
-from worker.app import run_worker
-from worker.settings import Settings, TemporalSettings
+from worker.running.app import run_worker
+from worker.running.settings import Settings, TemporalSettings
 
 
 @dataclass

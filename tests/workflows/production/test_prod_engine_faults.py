@@ -44,7 +44,7 @@ from sandbox import fleet_checks
 from sandbox.nodes import NodeSimulator
 from sandbox.scenarios import spread_fleet as fleet
 from sandbox.temporal_server import ProductionTemporal
-from worker.round_history import read_rounds
+from tests.support.round_history import read_rounds
 from workflows.disruption.state import VALIDATING
 from workflows.disruption.workflow import DisruptionWorkflow
 

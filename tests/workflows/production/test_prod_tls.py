@@ -19,9 +19,9 @@ from activities.kubernetes.client import Kube
 from models import contract
 from sandbox.nodes import NodeSimulator
 from sandbox.temporal_server import ProductionTemporal
-from worker import connection
-from worker.cli import UsageError
-from worker.settings import TemporalSettings
+from worker.running import connection
+from worker.running.settings import TemporalSettings
+from worker.usage import UsageError
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.production]
 

@@ -1,0 +1,1 @@
+"""Helpers the test tiers and benchmarks share (imported as ``tests.support``)."""
