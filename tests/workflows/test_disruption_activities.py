@@ -9,17 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from initialized_nodes import initialized_node
-from k8s_objects import (
-    condition,
-    create_claim,
-    ensure_nodeclass,
-    ensure_nodepool,
-    eventually,
-    nodeclaim,
-)
 from temporalio.testing import WorkflowEnvironment
-from workflow_realparts import Cloud
 
 from activities.disruption import compute, marking, replacements
 from activities.disruption import events as disruption_events
@@ -35,14 +25,15 @@ from models import labels as L
 from models.nodepool import NodePool
 from models.nodepool_hash import hash_annotations
 from scheduling.disruption.types import NodeVerdict
+from tests.support.initialized_nodes import initialized_node
+from tests.support.kube_objects import (
+    condition,
+    create_claim,
+    ensure_nodepool,
+    nodeclaim,
+)
+from tests.support.waiting import eventually
 from worker.metrics import PrometheusCounters
-
-
-@pytest.fixture
-def deps(kube: Kube, admin: Kube, cloud: Cloud) -> Deps:
-    ensure_nodeclass(admin)
-    ensure_nodepool(admin, "acts")
-    return Deps(kube=kube, ec2=cloud.provider)
 
 
 def _initialized(deps: Deps, admin: Kube, pool: str = "acts") -> tuple[str, str]:

@@ -17,12 +17,9 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from initialized_nodes import initialized_node
-from k8s_objects import M5, create_namespace, create_pod, ensure_nodeclass, pod
 from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
-from workflow_realparts import Cloud
 
 from activities.disruption.defs import DisruptionActivities
 from activities.kubernetes import custom_objects
@@ -33,6 +30,9 @@ from models import contract
 from models import labels as L
 from models.catalog import dump_catalog
 from sandbox.cluster import Cluster
+from tests.support.cloud import Cloud
+from tests.support.initialized_nodes import initialized_node
+from tests.support.kube_objects import M5, create_namespace, create_pod, ensure_nodeclass, pod
 from worker.cli import main
 from workflows.disruption.state import BLOCKED, HELD, KEPT, DisruptionInput
 from workflows.disruption.workflow import DisruptionWorkflow

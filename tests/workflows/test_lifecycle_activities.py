@@ -10,22 +10,8 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from initialized_nodes import launched_and_registered
-from k8s_objects import (
-    condition,
-    create_claim,
-    create_namespace,
-    create_pdb,
-    create_pod,
-    ensure_nodeclass,
-    ensure_nodepool,
-    eventually,
-    nodeclaim,
-    pod,
-)
 from kubernetes import client as k8s
 from temporalio.exceptions import ApplicationError
-from workflow_realparts import Cloud
 
 from activities.ec2.launch_types import LaunchResult
 from activities.kubernetes import custom_objects, nodeclaims, nodeclasses, nodes, pods, raw
@@ -63,13 +49,18 @@ from models import ec2nodeclass_hash as nodeclass_hash
 from models import labels as L
 from models.ec2nodeclass import EC2NodeClass
 from sandbox.nodes import register as simulate_kubelet
-
-
-@pytest.fixture
-def deps(kube: Kube, admin: Kube, cloud: Cloud) -> Deps:
-    ensure_nodeclass(admin)
-    ensure_nodepool(admin, "acts")
-    return Deps(kube=kube, ec2=cloud.provider)
+from tests.support.cloud import Cloud
+from tests.support.initialized_nodes import launched_and_registered
+from tests.support.kube_objects import (
+    condition,
+    create_claim,
+    create_namespace,
+    create_pdb,
+    create_pod,
+    nodeclaim,
+    pod,
+)
+from tests.support.waiting import eventually
 
 
 def test_prepare_launch_register_initialize(deps: Deps, admin: Kube, cloud: Cloud) -> None:

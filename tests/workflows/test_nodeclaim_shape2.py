@@ -13,11 +13,11 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
-from test_nodeclaim_timers import lifecycle, until_phase
-from workflow_fakes import FakeCloud, blocked, spec
 
 from activities.lifecycle.types import DrainStatus
 from models.contract import NodeClaimActivity as names
+from tests.support.workflow_fakes import FakeCloud, blocked, spec
+from tests.workflows.test_nodeclaim_timers import lifecycle, until_phase
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")

@@ -15,11 +15,11 @@ from temporalio.client import WorkflowHandle, WorkflowHistory, WorkflowUpdateFai
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
-from workflow_fakes import FakeCloud, blocked, spec
 
 from activities.lifecycle.types import DrainStatus
 from models import contract
 from models.contract import NodeClaimActivity as names
+from tests.support.workflow_fakes import FakeCloud, blocked, spec
 from workflows.nodeclaim.state import DisruptRequest, NodeClaimInput, NodeClaimStatus
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 

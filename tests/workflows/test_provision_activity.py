@@ -9,18 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from k8s_objects import (
-    CLUSTER,
-    M5,
-    create_namespace,
-    create_pod,
-    ensure_nodeclass,
-    ensure_nodepool,
-    eventually,
-    pod,
-)
 from temporalio.converter import DataConverter
-from workflow_realparts import Cloud
 
 from activities.kubernetes import custom_objects, nodeclaims, raw
 from activities.kubernetes.client import Kube
@@ -30,6 +19,17 @@ from activities.kubernetes.resources import EC2NODECLASS, NODEPOOL
 from activities.lifecycle.common import Deps
 from activities.planning import provision
 from models import labels as L
+from tests.support.cloud import Cloud
+from tests.support.kube_objects import (
+    CLUSTER,
+    M5,
+    create_namespace,
+    create_pod,
+    ensure_nodeclass,
+    ensure_nodepool,
+    pod,
+)
+from tests.support.waiting import eventually
 
 PODS = 12
 

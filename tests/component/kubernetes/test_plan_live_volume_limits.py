@@ -7,12 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from k8s_helpers import delete_node, eventually, kwok_node, nodepool_body, plan_live, pod
 
 from activities.kubernetes import custom_objects
 from activities.kubernetes.client import Kube
 from activities.kubernetes.resources import NODEPOOL
 from sandbox.cluster import Cluster
+from tests.support.kube_helpers import delete_node, kwok_node, nodepool_body, plan_live, pod
+from tests.support.waiting import eventually
 
 EBS = "ebs.csi.aws.com"
 

@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from disruption_helpers import (
+
+from tests.support.disruption import (
     ALL,
     DO_NOT_DISRUPT,
     NOW,

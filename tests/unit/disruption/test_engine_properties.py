@@ -9,12 +9,14 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from disruption_helpers import bound, claim_for, disrupt, managed, pool
-from helpers import HOSTNAME, TYPES, ZONES, od_price, pod_affinity, spot_price
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from models.quantity import parse_quantity
+from tests.support.catalogs import TYPES, ZONES, od_price, spot_price
+from tests.support.disruption import bound, claim_for, disrupt, managed, pool
+from tests.support.labels import HOSTNAME
+from tests.support.manifests import pod_affinity
 
 SMALL_TYPES = ["c5.large", "m5.large", "c6i.xlarge", "m5.xlarge", "m5.2xlarge", "r5.2xlarge"]
 ANTI = {"podAntiAffinity": pod_affinity(HOSTNAME, {"app": "db"}, anti=True)["podAntiAffinity"]}

@@ -15,8 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from disruption_helpers import ALL, OD_AMD, bound, node_and_claim, pool
-from helpers import NODEPOOL, ZA, ZB, ZONE, catalog, nodepool, od_price, pod
+
+from tests.support.catalogs import ZA, ZB, catalog, od_price
+from tests.support.disruption import ALL, OD_AMD, bound, node_and_claim, pool
+from tests.support.labels import NODEPOOL, ZONE
+from tests.support.manifests import nodepool, pod
 
 NOW = "2026-11-23T12:00:00Z"
 JOINERY = Path(sys.executable).with_name("joinery")

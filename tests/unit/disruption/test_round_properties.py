@@ -10,20 +10,13 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from disruption_helpers import (
-    DO_NOT_DISRUPT,
-    bound,
-    claim_for,
-    disrupt,
-    managed,
-    pdb,
-    pool,
-)
-from helpers import TYPES, daemonset
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from models.quantity import parse_quantity
+from tests.support.catalogs import TYPES
+from tests.support.disruption import DO_NOT_DISRUPT, bound, claim_for, disrupt, managed, pdb, pool
+from tests.support.manifests import daemonset
 
 SMALL_TYPES = ["c5.large", "m5.large", "c6i.xlarge", "m5.xlarge", "m5.2xlarge", "r5.2xlarge"]
 REASONS = ("Empty", "Drifted", "Underutilized")

@@ -9,17 +9,10 @@ catalog (5 Deployments, seed 3: 709 pods).
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[3]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from benchmarks.catalogs import ec2_like_catalog  # noqa: E402
-from benchmarks.workloads import deployments  # noqa: E402
-from scheduling.inputs import Document, build_problem  # noqa: E402
-from scheduling.solver import Solver  # noqa: E402
+from benchmarks.catalogs import ec2_like_catalog
+from benchmarks.workloads import deployments
+from scheduling.inputs import Document, build_problem
+from scheduling.solver import Solver
 
 POOL = {
     "apiVersion": "karpenter.sh/v1",

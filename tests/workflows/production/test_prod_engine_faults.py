@@ -22,18 +22,8 @@ import uuid
 from typing import Any
 
 import pytest
-from k8s_objects import (
-    condition,
-    create_claim,
-    create_namespace,
-    ensure_nodeclass,
-    ensure_nodepool,
-)
-from prod_worker import RunningWorker, joinery_worker
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError
-from test_worker_integration import until
-from workflow_realparts import Cloud
 
 from activities.kubernetes import nodeclaims, raw
 from activities.kubernetes.client import Kube
@@ -44,11 +34,20 @@ from sandbox import fleet_checks
 from sandbox.nodes import NodeSimulator
 from sandbox.scenarios import spread_fleet as fleet
 from sandbox.temporal_server import ProductionTemporal
+from tests.support.cloud import Cloud
+from tests.support.cuttable_proxy import CuttableProxy
+from tests.support.kube_objects import (
+    condition,
+    create_claim,
+    create_namespace,
+    ensure_nodeclass,
+    ensure_nodepool,
+)
+from tests.support.prod_worker import RunningWorker, joinery_worker
+from tests.support.waiting import until
 from worker.round_history import read_rounds
 from workflows.disruption.state import VALIDATING
 from workflows.disruption.workflow import DisruptionWorkflow
-
-from cuttable_proxy import CuttableProxy  # isort: skip
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.production]
 

@@ -16,18 +16,6 @@ from sandbox.cluster import KWOK_NODE_ANNOTATION, KWOK_NODE_ANNOTATION_VALUE
 T = TypeVar("T")
 
 
-def eventually(probe: Callable[[], T | None], *, timeout: float = 30, what: str = "") -> T:
-    """Poll ``probe`` until it returns something truthy; fail the test after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = probe()
-        if last:
-            return last
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what or probe}: last={last!r}")
-
-
 def kwok_node(
     name: str,
     *,
@@ -126,13 +114,6 @@ def nodepool_body(
     if labels:
         template["metadata"] = {"labels": labels}
     return {"metadata": {"name": name}, "spec": {"template": template, **spec}}
-
-
-def condition(obj: dict[str, Any], type_: str) -> dict[str, Any] | None:
-    for c in (obj.get("status") or {}).get("conditions") or []:
-        if c.get("type") == type_:
-            return dict(c)
-    return None
 
 
 def delete_node(admin_core: k8s.CoreV1Api, name: str) -> None:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import time
-from collections.abc import Callable
 from typing import Any, TypeVar
 
 from activities.kubernetes import custom_objects, raw
 from activities.kubernetes.client import Kube
-from activities.kubernetes.errors import AlreadyExists, NotFound
+from activities.kubernetes.errors import AlreadyExists
 from activities.kubernetes.resources import EC2NODECLASS, NODECLAIM, NODEPOOL
+from tests.support.waiting import eventually
 
 T = TypeVar("T")
 CLUSTER = "wf-cluster"
@@ -19,20 +18,6 @@ M5 = [
     {"key": "karpenter.k8s.aws/instance-size", "operator": "In", "values": ["large", "xlarge"]},
     {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
 ]
-
-
-def eventually(probe: Callable[[], T | None], *, timeout: float = 60, what: str = "") -> T:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = probe()
-        except NotFound:
-            last = None
-        if last:
-            return last
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what or probe}: last={last!r}")
 
 
 def ensure_nodeclass(admin: Kube, name: str = "default") -> None:
