@@ -113,7 +113,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         return None
     from xdist.scheduler import LoadFileScheduling
 
-    class SlowestFirst(LoadFileScheduling):  # type: ignore[misc]
+    class SlowestFirst(LoadFileScheduling):
         ordered = False
 
         def _split_scope(self, nodeid: str) -> str:

@@ -51,6 +51,7 @@ from sandbox.ec2.server import start_server
 from sandbox.nodes import NodeSimulator
 from sandbox.scenarios import spread_fleet as fleet
 from tests.support.crash_invariants import Sampler, check_order
+from tests.support.manifests import nodepool_body
 from tests.support.waiting import eventually
 from worker.round_history import Rounds, read_rounds
 from workflows import search
@@ -268,25 +269,7 @@ def setup_cluster(admin: Kube, namespace: str) -> None:
         {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]},
         {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
     ]
-    custom_objects.create(
-        admin,
-        NODEPOOL,
-        {
-            "metadata": {"name": POOL},
-            "spec": {
-                "template": {
-                    "spec": {
-                        "nodeClassRef": {
-                            "group": "karpenter.k8s.aws",
-                            "kind": "EC2NodeClass",
-                            "name": "default",
-                        },
-                        "requirements": requirements,
-                    }
-                }
-            },
-        },
-    )
+    custom_objects.create(admin, NODEPOOL, nodepool_body(POOL, requirements=requirements))
     raw.call(admin.core.create_namespace, {"metadata": {"name": namespace}})
     eventually(
         lambda: raw.call(admin.core.read_namespaced_service_account, "default", namespace),

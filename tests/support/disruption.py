@@ -33,7 +33,7 @@ def pool(
     budgets: Sequence[Mapping[str, Any]] | None = None,
     **kw: Any,
 ) -> Manifest:
-    """A NodePool with a ``disruption`` block (other arguments as ``helpers.nodepool``)."""
+    """A NodePool with a ``disruption`` block (other arguments as ``manifests.nodepool``)."""
     body = nodepool(name, **kw)
     body["spec"]["disruption"] = {
         "consolidationPolicy": policy,
@@ -81,7 +81,7 @@ def managed(
 
 
 def claim_for(
-    node_body: Manifest,
+    node_body: Mapping[str, Any],
     *,
     created: str = LONG_AGO,
     last_pod_event: str | None = None,

@@ -74,6 +74,9 @@ def pod(
     }
 
 
+# A NodePool requirement that allows every capacity type.
+ANY_CAPACITY_TYPE = [{"key": "karpenter.sh/capacity-type", "operator": "Exists"}]
+
 # A one-type catalog for `joinery plan --catalog` against the test cluster.
 M5_CATALOG = {
     "instanceTypes": [
@@ -95,25 +98,6 @@ def plan_live(kubeconfig: Path, tmp_path: Path, capsys: Any, *args: str) -> dict
     assert main(["plan", "--kubeconfig", str(kubeconfig), "--catalog", str(catalog), *args]) == 0
     doc: dict[str, Any] = json.loads(capsys.readouterr().out)
     return doc
-
-
-def nodepool_body(
-    name: str, *, labels: dict[str, str] | None = None, **spec: Any
-) -> dict[str, Any]:
-    """A NodePool allowing every capacity type, with template labels and extra spec fields."""
-    template: dict[str, Any] = {
-        "spec": {
-            "nodeClassRef": {
-                "group": "karpenter.k8s.aws",
-                "kind": "EC2NodeClass",
-                "name": "default",
-            },
-            "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "Exists"}],
-        }
-    }
-    if labels:
-        template["metadata"] = {"labels": labels}
-    return {"metadata": {"name": name}, "spec": {"template": template, **spec}}
 
 
 def delete_node(admin_core: k8s.CoreV1Api, name: str) -> None:

@@ -9,6 +9,7 @@ from activities.kubernetes import custom_objects, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import AlreadyExists
 from activities.kubernetes.resources import EC2NODECLASS, NODECLAIM, NODEPOOL
+from tests.support.manifests import nodepool_body
 from tests.support.waiting import eventually
 
 T = TypeVar("T")
@@ -37,14 +38,9 @@ def ensure_nodeclass(admin: Kube, name: str = "default") -> None:
 def ensure_nodepool(
     admin: Kube, name: str, *, disruption: dict[str, Any] | None = None, **template_spec: Any
 ) -> None:
-    spec = {
-        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
-        "requirements": M5,
-        **template_spec,
-    }
-    body: dict[str, Any] = {"metadata": {"name": name}, "spec": {"template": {"spec": spec}}}
-    if disruption is not None:
-        body["spec"]["disruption"] = disruption
+    """A NodePool of m5s on the default EC2NodeClass, unless one of that name exists."""
+    spec: dict[str, Any] = {} if disruption is None else {"disruption": disruption}
+    body = nodepool_body(name, requirements=M5, template=template_spec, **spec)
     with contextlib.suppress(AlreadyExists):
         custom_objects.create(admin, NODEPOOL, body)
 

@@ -48,6 +48,38 @@ def toleration(
     return out
 
 
+def node_class_ref(name: str = "default") -> dict[str, str]:
+    """A NodePool's or NodeClaim's reference to the EC2NodeClass ``name``."""
+    return {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": name}
+
+
+def nodepool_body(
+    name: str = "default",
+    *,
+    node_class: str = "default",
+    requirements: Sequence[Mapping[str, Any]] | None = None,
+    labels: Mapping[str, str] | None = None,
+    template: Mapping[str, Any] | None = None,
+    **spec: Any,
+) -> Manifest:
+    """A NodePool: its template refers to ``node_class`` with ``requirements`` (none: the key
+    is left out), ``labels`` and further template ``spec`` fields (``template``); ``spec``
+    holds the pool's own fields (weight, limits, disruption)."""
+    template_spec: dict[str, Any] = {"nodeClassRef": node_class_ref(node_class)}
+    if requirements is not None:
+        template_spec["requirements"] = [dict(r) for r in requirements]
+    template_spec.update(template or {})
+    body: dict[str, Any] = {"spec": template_spec}
+    if labels is not None:
+        body["metadata"] = {"labels": dict(labels)}
+    return {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": name},
+        "spec": {"template": body, **spec},
+    }
+
+
 def nodepool(
     name: str = "default",
     requirements: Sequence[Mapping[str, Any]] = (),
@@ -58,27 +90,23 @@ def nodepool(
     limits: Mapping[str, str | int] | None = None,
     labels: Mapping[str, str] | None = None,
 ) -> Manifest:
-    spec: dict[str, Any] = {
-        "template": {
-            "metadata": {"labels": dict(labels or {})},
-            "spec": {
-                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "x"},
-                "requirements": [dict(r) for r in requirements],
-                "taints": [dict(t) for t in taints],
-                "startupTaints": [dict(t) for t in startup_taints],
-            },
-        }
-    }
+    """A NodePool as the scheduling scenarios write it (its EC2NodeClass is "x")."""
+    spec: dict[str, Any] = {}
     if weight is not None:
         spec["weight"] = weight
     if limits is not None:
         spec["limits"] = dict(limits)
-    return {
-        "apiVersion": "karpenter.sh/v1",
-        "kind": "NodePool",
-        "metadata": {"name": name},
-        "spec": spec,
-    }
+    return nodepool_body(
+        name,
+        node_class="x",
+        requirements=requirements,
+        labels=labels or {},
+        template={
+            "taints": [dict(t) for t in taints],
+            "startupTaints": [dict(t) for t in startup_taints],
+        },
+        **spec,
+    )
 
 
 def container(

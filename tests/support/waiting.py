@@ -40,7 +40,7 @@ def eventually(
         except tolerate as exc:
             last = exc
         if last and not isinstance(last, Exception):
-            return last  # type: ignore[no-any-return]
+            return last
         time.sleep(every)
     raise AssertionError(f"timed out after {timeout}s waiting for {what or probe}: last={last!r}")
 

@@ -79,8 +79,8 @@ def test_an_empty_node_is_decided_and_a_pause_holds_it(deps: Deps, admin: Kube) 
     assert eventually(lambda: mine(ComputeInput())) == ["Empty:0"]
     held = mine(ComputeInput(paused_pools=[pool]))
     assert len(held) == 1 and "empty node" in held[0] and held[0].endswith(f"{pool} paused)")
-    held = compute.compute(deps, ComputeInput(paused_all=True))
-    assert not held.commands and held.held
+    decision = compute.compute(deps, ComputeInput(paused_all=True))
+    assert not decision.commands and decision.held
 
 
 @pytest.mark.asyncio(loop_scope="session")

@@ -44,6 +44,7 @@ from activities.lifecycle.types import (
     RegisterInput,
     Registration,
     TerminationPassInput,
+    TerminationProgress,
 )
 from models import ec2nodeclass_hash as nodeclass_hash
 from models import labels as L
@@ -162,8 +163,9 @@ def test_a_launch_is_recorded_in_two_writes_and_survives_a_race(
     stored = nodeclaims.get(admin, name)
     assert stored["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "m5.large"
     assert stored["status"]["providerID"] == result.provider_id
-    assert condition(stored, "Launched")["status"] == "True"  # type: ignore[index]
-    assert condition(stored, "Ready")["status"] == "Unknown"  # not registered yet
+    launched, ready = condition(stored, "Launched"), condition(stored, "Ready")
+    assert launched is not None and launched["status"] == "True"
+    assert ready is not None and ready["status"] == "Unknown"  # not registered yet
 
     # another writer moves the claim between the two writes: the status write re-reads
     other = f"acts-{uuid.uuid4().hex[:6]}"
@@ -854,7 +856,12 @@ def test_the_termination_pass_stops_at_each_wait_and_runs_again_from_the_start(
     third = termination_pass.run(deps, inp)
     assert (third.drain and third.drain.done, third.volumes_attached) == (True, 0)
     assert third.instance_gone is False and not third.finalized  # EC2 is shutting it down
-    last = eventually(lambda: (p := termination_pass.run(deps, inp)).finalized and p)
+
+    def finalized() -> TerminationProgress | None:
+        progress = termination_pass.run(deps, inp)
+        return progress if progress.finalized else None
+
+    last = eventually(finalized)
     assert last.instance_gone
     eventually(lambda: _claim_gone(admin, name), what="claim deleted")
     eventually(lambda: _node_gone(admin, node), what="node deleted")

@@ -17,6 +17,7 @@ from activities.status import nodeclasses as nodeclass_status
 from activities.status import nodepools as nodepool_status
 from tests.support.cloud import Cloud
 from tests.support.kube_objects import CLUSTER, M5, condition, create_claim
+from tests.support.manifests import nodepool_body
 from tests.support.waiting import eventually
 from worker.status_reporter import StatusReporter
 
@@ -38,11 +39,7 @@ def make_nodeclass(admin: Kube, name: str, subnet_tags: dict[str, str]) -> None:
 
 
 def make_pool(admin: Kube, name: str, nodeclass: str, requirements: list[Any]) -> None:
-    ref = {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": nodeclass}
-    body = {
-        "metadata": {"name": name},
-        "spec": {"template": {"spec": {"nodeClassRef": ref, "requirements": requirements}}},
-    }
+    body = nodepool_body(name, node_class=nodeclass, requirements=requirements)
     custom_objects.create(admin, NODEPOOL, body)
 
 

@@ -74,7 +74,8 @@ def test_drift_is_reported_for_claims_the_round_may_not_disrupt() -> None:
     ]
     got = _desired(docs)["a-claim"]
     assert got[C] is None
-    assert got[D] is not None and got[D].reason == "RequirementsDrifted"
+    drifted = got[D]
+    assert drifted is not None and drifted.reason == "RequirementsDrifted"
 
 
 def test_a_deleting_claim_is_left_alone() -> None:

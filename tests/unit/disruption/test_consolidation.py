@@ -289,7 +289,10 @@ def test_the_budget_picks_the_cheapest_node_to_disrupt() -> None:
 
 
 def test_underutilized_budget_of_zero_consolidates_nothing() -> None:
-    budgets = [{"nodes": "100%"}, {"nodes": "0", "reasons": ["Underutilized"]}]
+    budgets: list[dict[str, Any]] = [
+        {"nodes": "100%"},
+        {"nodes": "0", "reasons": ["Underutilized"]},
+    ]
     out = disrupt(
         [
             pool(requirements=OD_AMD, budgets=budgets),

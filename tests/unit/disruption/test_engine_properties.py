@@ -78,7 +78,7 @@ def _node_price(node: Mapping[str, Any]) -> float:
     )
 
 
-def _apply(docs: Sequence[Mapping[str, Any]], out: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _apply(docs: Sequence[Mapping[str, Any]], out: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The cluster after the round: commanded nodes gone, replacements running (the
     cheapest offering they allow), moved pods bound to their destinations."""
     removed = {n for c in out["disruption"]["commands"] for n in c["nodes"]}
@@ -104,7 +104,7 @@ def _apply(docs: Sequence[Mapping[str, Any]], out: Mapping[str, Any]) -> list[di
             if where.startswith("replacement-"):
                 where = names[int(where.split("-", 1)[1])]
             dest[key] = where
-    after: list[dict[str, Any]] = []
+    after: list[Mapping[str, Any]] = []
     for d in docs:
         d = copy.deepcopy(dict(d))
         if d.get("kind") == "Node" and d["metadata"]["name"] in removed:

@@ -59,7 +59,7 @@ def test_a_shared_budget_goes_to_empty_first_then_drifted() -> None:
 
 
 def test_reason_budgets_limit_each_method_alone() -> None:
-    budgets = [{"nodes": "100%"}, {"nodes": "0", "reasons": ["Drifted"]}]
+    budgets: list[dict[str, Any]] = [{"nodes": "100%"}, {"nodes": "0", "reasons": ["Drifted"]}]
     out = disrupt(_mixed_cluster(budgets))
     assert disrupted(out) == {"empty": "Empty", "big": "Underutilized"}
 

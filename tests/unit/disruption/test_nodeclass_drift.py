@@ -110,7 +110,7 @@ def _inputs(docs: Sequence[Mapping[str, Any]]) -> RoundInputs:
 def drift(*docs: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> dict[str, str | None]:
     flat: list[Mapping[str, Any]] = []
     for d in docs:
-        flat.extend(d if isinstance(d, list) else [d])  # type: ignore[arg-type]
+        flat.extend(d if isinstance(d, list) else [d])  # type: ignore[list-item]
     return {c.node.name: c.drifted for c in _inputs(flat).candidates}
 
 

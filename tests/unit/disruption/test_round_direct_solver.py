@@ -1,5 +1,5 @@
 """A disruption round decides the same with the solver as shipped and with every memo and
-shortcut undone (``DirectSolver``, tests/unit/scheduling/direct_solver.py).
+shortcut undone (``DirectSolver``, tests/support/direct_solver.py).
 
 Consolidation simulations are where most pods fit nowhere: the solver remembers a class's
 failure until something changes, and does not retry a pod that failed after the last

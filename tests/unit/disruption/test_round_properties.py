@@ -27,17 +27,14 @@ def clusters(draw: st.DrawFn) -> list[Mapping[str, Any]]:
     docs: list[Mapping[str, Any]] = []
     pools = ["p0", "p1"][: draw(st.integers(1, 2))]
     for name in pools:
-        budgets = draw(
-            st.sampled_from(
-                [
-                    None,
-                    [{"nodes": "1"}],
-                    [{"nodes": "50%"}],
-                    [{"nodes": "2"}, {"nodes": "0", "reasons": ["Drifted"]}],
-                    [{"nodes": "100%"}],
-                ]
-            )
-        )
+        budget_choices: list[list[dict[str, Any]] | None] = [
+            None,
+            [{"nodes": "1"}],
+            [{"nodes": "50%"}],
+            [{"nodes": "2"}, {"nodes": "0", "reasons": ["Drifted"]}],
+            [{"nodes": "100%"}],
+        ]
+        budgets = draw(st.sampled_from(budget_choices))
         policy = draw(st.sampled_from(["WhenEmptyOrUnderutilized", "WhenEmpty"]))
         ct = draw(st.sampled_from([["on-demand"], ["on-demand", "spot"]]))
         docs.append(

@@ -211,7 +211,7 @@ def test_a_drifted_node_whose_pods_fit_elsewhere_is_deleted() -> None:
 def test_drift_respects_its_own_budget() -> None:
     nodes = [d for i in range(3) for d in _node(f"s{i}", "c5.large", capacity_type="spot")]
     pods = [bound(f"w{i}", f"s{i}", "1500m", "2Gi") for i in range(3)]
-    budgets = [{"nodes": "100%"}, {"nodes": "1", "reasons": ["Drifted"]}]
+    budgets: list[dict[str, Any]] = [{"nodes": "100%"}, {"nodes": "1", "reasons": ["Drifted"]}]
     out = disrupt([pool(requirements=OD_AMD, budgets=budgets), *nodes, *pods])
     assert list(disrupted(out).values()) == ["Drifted"]
 

@@ -30,7 +30,7 @@ APPS = ("web", "db", "batch")
 ZONES = (ZA, ZB, "us-east-1c")
 
 
-def _counts(solver: Solver) -> list[tuple[object, dict[str, int], set[str]]]:
+def _counts(solver: Solver) -> list[tuple[tuple[object, ...], dict[str, int], set[str]]]:
     solver._existing()
     solver._declare_groups()
     solver._bound_pods_topology()

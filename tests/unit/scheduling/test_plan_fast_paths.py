@@ -5,6 +5,7 @@ side-by-side benchmark's real-catalog workload files."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 import yaml
@@ -54,7 +55,7 @@ def test_memoised_resolution_is_pyyamls() -> None:
     loader = manifest_yaml.ManifestLoader("")
     assert loader.resolve is manifest_yaml.resolve_plain
     reference = yaml.SafeLoader("")
-    calls = [
+    calls: list[tuple[Any, ...]] = [
         (yaml.ScalarNode, value, implicit)
         for value in SCALARS
         for implicit in ((True, False), (False, True), (False, False), (True, True))

@@ -13,20 +13,9 @@ from benchmarks.catalogs import ec2_like_catalog
 from benchmarks.workloads import deployments
 from scheduling.inputs import Document, build_problem
 from scheduling.solver import Solver
+from tests.support.manifests import nodepool_body
 
-POOL = {
-    "apiVersion": "karpenter.sh/v1",
-    "kind": "NodePool",
-    "metadata": {"name": "general"},
-    "spec": {
-        "template": {
-            "spec": {
-                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "x"},
-                "requirements": [],
-            }
-        }
-    },
-}
+POOL = nodepool_body("general", node_class="x", requirements=[])
 
 
 def test_every_claim_holds_its_pods_on_its_cheapest_listed_type() -> None:

@@ -261,7 +261,7 @@ def test_a_class_that_failed_is_tried_again_once_a_pod_is_placed(order: str) -> 
     b on their node and come before and after b's one pod in the queue (same size, name
     order). a1 fails, b is placed, a9 must join it (not be answered from a1's failure), and
     a1's retry must see b too."""
-    affinity = {
+    affinity: dict[str, Any] = {
         "affinity": {
             "podAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": [
@@ -293,10 +293,10 @@ def test_a_pod_alike_at_its_first_step_but_relaxing_otherwise_is_not_answered_fo
     no pod of app b anywhere) must not answer for the second, which drops its preference
     and is placed."""
     term = {"labelSelector": {"matchLabels": {"app": "b"}}, "topologyKey": L.HOSTNAME}
-    required = {
+    required: dict[str, Any] = {
         "affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
     }
-    preferred = {
+    preferred: dict[str, Any] = {
         "affinity": {
             "podAffinity": {
                 "preferredDuringSchedulingIgnoredDuringExecution": [

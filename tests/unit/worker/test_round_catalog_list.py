@@ -73,8 +73,8 @@ def test_several_nodeclasses_or_repeated_names_are_merged() -> None:
     a, b, c = _type("a"), _type("b"), _type("c")
     ec2 = FakeEC2({"one": [a, b], "two": [b, c], "dup": [a, a, b]})
     two = instance_types(
-        ec2,
-        [_pool("p1", "one"), _pool("p2", "two")],  # type: ignore[arg-type]
+        ec2,  # type: ignore[arg-type]
+        [_pool("p1", "one"), _pool("p2", "two")],
         {"one": _class("one"), "two": _class("two")},
     )
     assert [t.name for t in two] == ["a", "b", "c"]

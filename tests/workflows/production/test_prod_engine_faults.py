@@ -19,6 +19,7 @@ import os
 import threading
 import time
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -177,7 +178,7 @@ async def test_server_sigkill_during_launches_and_a_round_then_drains(
     before: set[str] = set()  # the fleet's claims before the round
     hold = threading.Event()
 
-    def joins(claim: dict[str, Any]) -> bool:
+    def joins(claim: Mapping[str, Any]) -> bool:
         """While ``hold`` is set, the instances of the fleet's replacement and of the
         lifecycles boot but their nodes do not join, as EC2 instances take their 30-40 s:
         the round that launched the replacement waits, its candidate marked and not yet
@@ -316,7 +317,12 @@ async def kill_during_drains(
 ) -> None:
     """Delete every claim, kill the server while they are being retired."""
     client, cluster = worker.client, worker.cluster
-    await asyncio.to_thread(lambda: [delete_claim(admin, name) for name in names])
+
+    def delete_all() -> None:
+        for name in names:
+            delete_claim(admin, name)
+
+    await asyncio.to_thread(delete_all)
     await until(
         lambda: len(live_instances(cloud, pool)) <= CLAIMS * 9 // 10,
         timeout=180,
