@@ -1,5 +1,5 @@
-"""Shared Temporal environments for the workflow tests, and the real parts (control plane,
-emulated EC2) that the activity and integration tests start only when a test asks.
+"""Shared Temporal environments for the workflow tests (the real parts, control plane and
+emulated EC2, are tests/conftest.py's, started only when a test asks).
 
 One time-skipping test server (timers) and one dev server (search attributes, queries,
 listing) per session; tests use their own task queues and workflow ids so they can share them.
@@ -16,12 +16,7 @@ import pytest
 import pytest_asyncio
 from temporalio.testing import WorkflowEnvironment
 
-from tests.support.activity_deps import deps, deps_pool
-from tests.support.cloud import cloud
-from tests.support.control_plane import admin, cluster, kube
 from workflows import search
-
-__all__ = ["admin", "cloud", "cluster", "deps", "deps_pool", "kube"]
 
 BIN = Path(sys.executable).parent
 

@@ -2,7 +2,7 @@
 a launch leaves its workflow task open until the task's timeout (10 s), and the next
 worker runs the task again from the last one recorded, prepare and launch included. The
 real launch finds the instance the first attempt made (NodeClaim tag, client token:
-tests/workflows/test_lifecycle_activities.py); here the run goes on to Ready and its
+tests/component/activities/test_lifecycle_activities.py); here the run goes on to Ready and its
 history records one launch."""
 
 from __future__ import annotations
