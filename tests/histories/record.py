@@ -25,8 +25,8 @@ from activities.lifecycle.types import DrainStatus
 from models import contract
 from tests.support.disruption_fakes import FakeDisruption, command
 from tests.support.garbage_fakes import FakeGarbage
+from tests.support.provisioner_fakes import FakePlanner
 from tests.support.workflow_fakes import FakeCloud, blocked, spec
-from tests.workflows.test_provisioner import FakePlanner
 from workflows.disruption.state import DisruptionInput
 from workflows.disruption.workflow import DisruptionWorkflow
 from workflows.garbage.state import GarbageCollectionInput

@@ -14,8 +14,8 @@ from activities.lifecycle import disruption
 from activities.lifecycle.start import start_lifecycle
 from models import contract
 from models.contract import NodeClaimActivity as names
+from tests.support.provisioner_fakes import FakePlanner
 from tests.support.workflow_fakes import FakeCloud, blocked, spec
-from tests.workflows.test_provisioner import FakePlanner
 from worker.cli import main
 from worker.watchers import Watchers
 from workflows.nodeclaim.state import NodeClaimInput

@@ -14,9 +14,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from models import contract
 from models.contract import NodeClaimActivity as names
+from tests.support.nodeclaim_runs import SLACK, launches, lifecycle, local_calls, run_to_end
 from tests.support.workflow_fakes import FakeCloud
-from tests.workflows.test_nodeclaim_shape2 import launches, local_calls, run_to_end
-from tests.workflows.test_nodeclaim_timers import SLACK, lifecycle
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

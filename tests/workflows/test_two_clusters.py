@@ -15,8 +15,8 @@ from activities.lifecycle import disruption
 from activities.lifecycle.start import start_lifecycle
 from models import contract
 from models.contract import NodeClaimActivity as names
+from tests.support.provisioner_fakes import FakePlanner
 from tests.support.workflow_fakes import FakeCloud, spec
-from tests.workflows.test_provisioner import FakePlanner
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 from workflows.provisioner import PauseRequest, ProvisionerInput, ProvisionerWorkflow
 

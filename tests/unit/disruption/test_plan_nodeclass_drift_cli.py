@@ -11,7 +11,7 @@ from tests.support.catalogs import ZA, ZB
 from tests.support.disruption import ALL, OD_AMD, bound, claim_for, managed, pool
 from tests.support.labels import ARCH, NODEPOOL, ZONE
 from tests.support.manifests import req
-from tests.unit.disruption.test_plan_nodeclasses_cli import nodeclass, on_class, run
+from tests.support.plan_cli import nodeclass, on_class, run
 
 NOW = "2026-11-23T12:00:00Z"
 
