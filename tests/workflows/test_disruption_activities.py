@@ -27,11 +27,13 @@ from models.nodepool_hash import hash_annotations
 from scheduling.disruption.types import NodeVerdict
 from tests.support.initialized_nodes import initialized_node
 from tests.support.kube_objects import (
+    M5,
     condition,
     create_claim,
     ensure_nodepool,
     nodeclaim,
 )
+from tests.support.manifests import nodepool_body
 from tests.support.waiting import eventually
 from worker.metrics import PrometheusCounters
 
@@ -157,14 +159,8 @@ def test_a_budget_that_allows_nothing_blocks_and_says_so(
     pool's allowed disruptions 0, the round timed and its candidates counted."""
     deps = metered
     pool = f"frozen-{uuid.uuid4().hex[:6]}"
-    template = nodeclaim(pool, pool)["spec"]
-    del template["resources"]
     frozen = {"budgets": [{"nodes": "0"}], "consolidateAfter": "0s"}
-    body = {
-        "metadata": {"name": pool},
-        "spec": {"template": {"spec": template}, "disruption": frozen},
-    }
-    custom_objects.create(admin, NODEPOOL, body)
+    custom_objects.create(admin, NODEPOOL, nodepool_body(pool, requirements=M5, disruption=frozen))
     name, node = _initialized(deps, admin, pool)
     evaluated = "karpenter_voluntary_disruption_decision_evaluation_duration_seconds_count"
     before = scrape(metrics_url).value(evaluated)
