@@ -1,4 +1,5 @@
-"""Small helpers shared by the Kubernetes component tests."""
+"""For the Kubernetes component tests: Nodes that kwok runs, plain Pods, ``joinery plan``
+against the test cluster, a Node deleted if present, and a write retried on Conflict."""
 
 from __future__ import annotations
 

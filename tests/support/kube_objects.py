@@ -1,4 +1,5 @@
-"""Manifests and small helpers shared by the tests that use the real control plane."""
+"""Objects on the control plane the activity, workflow and production tests share: the default
+EC2NodeClass, NodePools of m5s, NodeClaims, Pods, namespaces, PDBs, and a kubelet dying."""
 
 from __future__ import annotations
 
