@@ -1,1 +1,5 @@
-"""Helpers the test tiers and benchmarks share (imported as ``tests.support``)."""
+"""What the test tiers share: builders for manifests and catalogs, waiting helpers, fixtures.
+
+Tests import these by name (``from tests.support.manifests import nodepool``); modules here
+hold no tests, and pytest does not collect them.
+"""

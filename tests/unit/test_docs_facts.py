@@ -17,7 +17,7 @@ import pytest
 
 from models import contract
 from sandbox import dev as sandbox_dev
-from worker import metrics
+from worker.running import metrics
 from workflows import search
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -162,9 +162,7 @@ async def test_workflow_and_activity_spans_reach_the_otlp_receiver(
     address = dev_env.client.service_client.config.target_host
     workflow_id = f"otel-{uuid.uuid4().hex[:8]}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    here = str(Path(__file__).resolve().parent)
-    code = f"import sys; sys.path.insert(0, {here!r}); import test_telemetry as t; "
-    code += "t.child_main(sys.argv[1:])"
+    code = "import sys; import tests.workflows.test_telemetry as t; t.child_main(sys.argv[1:])"
     child = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
@@ -174,6 +172,7 @@ async def test_workflow_and_activity_spans_reach_the_otlp_receiver(
         task_queue,
         workflow_id,
         env=env,
+        cwd=Path(__file__).resolve().parents[2],  # the repository root: `tests` imports
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )

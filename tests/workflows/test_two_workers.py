@@ -16,12 +16,9 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from k8s_objects import create_namespace, ensure_nodeclass
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
-from test_worker_integration import until
-from workflow_realparts import Cloud
 
 from activities.kubernetes.client import Kube, from_kubeconfig
 from models import contract
@@ -29,7 +26,10 @@ from sandbox import fleet_checks
 from sandbox.cluster import Cluster
 from sandbox.nodes import NodeSimulator
 from sandbox.scenarios import spread_fleet as fleet
+from tests.support.cloud import Cloud
+from tests.support.kube_objects import create_namespace, ensure_nodeclass
 from tests.support.round_history import read_rounds
+from tests.support.waiting import until
 from worker.running.app import run_worker
 from worker.running.settings import Settings, TemporalSettings
 

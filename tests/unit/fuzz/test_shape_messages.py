@@ -9,9 +9,9 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from plan_inputs import CLUSTER, PROVISIONING, mutate
 
 from scheduling.schemas import _DEFAULT, _KIND_OF, INT, SHAPES, ListOf, MapOf, shape_error
+from tests.support.fuzz_inputs import CLUSTER, PROVISIONING, mutate
 
 
 def _reference(value: Any, shape: Any, path: str) -> str | None:

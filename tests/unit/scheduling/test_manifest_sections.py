@@ -27,7 +27,7 @@ _WORDS = [
 ]  # fmt: skip
 _SCALARS = st.one_of(
     st.sampled_from(_WORDS),
-    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=8),
+    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=8),
 )
 _KEYS = st.one_of(
     st.sampled_from(["name", "spec", "metadata", "labels", "app", "yes", "on", "null", "a-b"]),

@@ -26,7 +26,7 @@ _WORDS = [
 ]  # fmt: skip
 _SCALARS = st.one_of(
     st.sampled_from(_WORDS),
-    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=6),
+    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=6),
 )
 _TOKENS = st.sampled_from(
     [": ", "\n", "  ", "- ", "[", "]", "{", "}", ", ", "&a ", "*a", "!!str ", "!!int ",

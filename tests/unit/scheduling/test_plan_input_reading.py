@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import catalog, nodepool, pod
 
 from models.catalog import load_catalog
 from models.quantity import MAX_MILLI, QuantityError, parse_quantity
 from scheduling.inputs import Document, build_problem
 from scheduling.lowerbound import _RateTable
 from scheduling.solver import RelaxState, Solver
+from tests.support.catalogs import catalog
+from tests.support.manifests import nodepool, pod
 from worker.cli import main
 from worker.plan_inputs import manifest_yaml
 

@@ -29,7 +29,7 @@ def _like(shape: Any, depth: int = 0) -> st.SearchStrategy[Any]:
         return _VALUES
     if isinstance(shape, dict):
         keys = sorted(shape)
-        right = st.fixed_dictionaries(
+        right: st.SearchStrategy[Any] = st.fixed_dictionaries(
             {}, optional={k: _like(shape[k], depth + 1) for k in keys} | {"extra": _VALUES}
         )
     elif hasattr(shape, "item"):

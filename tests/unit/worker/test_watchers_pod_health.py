@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from watcher_signals import signalling_watchers
 
+from tests.support.watcher_signals import signalling_watchers
 from worker.running.watchers import pod_healthy
 
 

@@ -10,22 +10,8 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from initialized_nodes import launched_and_registered
-from k8s_objects import (
-    condition,
-    create_claim,
-    create_namespace,
-    create_pdb,
-    create_pod,
-    ensure_nodeclass,
-    ensure_nodepool,
-    eventually,
-    nodeclaim,
-    pod,
-)
 from kubernetes import client as k8s
 from temporalio.exceptions import ApplicationError
-from workflow_realparts import Cloud
 
 from activities.deps import Deps
 from activities.ec2.launch_types import LaunchResult
@@ -58,19 +44,25 @@ from activities.lifecycle.types import (
     RegisterInput,
     Registration,
     TerminationPassInput,
+    TerminationProgress,
 )
 from activities.timestamps import iso, utc_now
 from models import ec2nodeclass_hash as nodeclass_hash
 from models import labels as L
 from models.ec2nodeclass import EC2NodeClass
 from sandbox.nodes import register as simulate_kubelet
-
-
-@pytest.fixture
-def deps(kube: Kube, admin: Kube, cloud: Cloud) -> Deps:
-    ensure_nodeclass(admin)
-    ensure_nodepool(admin, "acts")
-    return Deps(kube=kube, ec2=cloud.provider)
+from tests.support.cloud import Cloud
+from tests.support.initialized_nodes import launched_and_registered
+from tests.support.kube_objects import (
+    condition,
+    create_claim,
+    create_namespace,
+    create_pdb,
+    create_pod,
+    nodeclaim,
+    pod,
+)
+from tests.support.waiting import eventually
 
 
 def test_prepare_launch_register_initialize(deps: Deps, admin: Kube, cloud: Cloud) -> None:
@@ -172,8 +164,9 @@ def test_a_launch_is_recorded_in_two_writes_and_survives_a_race(
     stored = nodeclaims.get(admin, name)
     assert stored["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "m5.large"
     assert stored["status"]["providerID"] == result.provider_id
-    assert condition(stored, "Launched")["status"] == "True"  # type: ignore[index]
-    assert condition(stored, "Ready")["status"] == "Unknown"  # not registered yet
+    launched, ready = condition(stored, "Launched"), condition(stored, "Ready")
+    assert launched is not None and launched["status"] == "True"
+    assert ready is not None and ready["status"] == "Unknown"  # not registered yet
 
     # another writer moves the claim between the two writes: the status write re-reads
     other = f"acts-{uuid.uuid4().hex[:6]}"
@@ -864,7 +857,12 @@ def test_the_termination_pass_stops_at_each_wait_and_runs_again_from_the_start(
     third = termination_pass.run(deps, inp)
     assert (third.drain and third.drain.done, third.volumes_attached) == (True, 0)
     assert third.instance_gone is False and not third.finalized  # EC2 is shutting it down
-    last = eventually(lambda: (p := termination_pass.run(deps, inp)).finalized and p)
+
+    def finalized() -> TerminationProgress | None:
+        progress = termination_pass.run(deps, inp)
+        return progress if progress.finalized else None
+
+    last = eventually(finalized)
     assert last.instance_gone
     eventually(lambda: _claim_gone(admin, name), what="claim deleted")
     eventually(lambda: _node_gone(admin, node), what="node deleted")

@@ -1,4 +1,5 @@
-"""Small helpers shared by the Kubernetes component tests."""
+"""For the Kubernetes component tests: Nodes that kwok runs, plain Pods, ``joinery plan``
+against the test cluster, a Node deleted if present, and a write retried on Conflict."""
 
 from __future__ import annotations
 
@@ -14,18 +15,6 @@ from kubernetes import client as k8s
 from sandbox.cluster import KWOK_NODE_ANNOTATION, KWOK_NODE_ANNOTATION_VALUE
 
 T = TypeVar("T")
-
-
-def eventually(probe: Callable[[], T | None], *, timeout: float = 30, what: str = "") -> T:
-    """Poll ``probe`` until it returns something truthy; fail the test after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = probe()
-        if last:
-            return last
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what or probe}: last={last!r}")
 
 
 def kwok_node(
@@ -86,6 +75,9 @@ def pod(
     }
 
 
+# A NodePool requirement that allows every capacity type.
+ANY_CAPACITY_TYPE = [{"key": "karpenter.sh/capacity-type", "operator": "Exists"}]
+
 # A one-type catalog for `joinery plan --catalog` against the test cluster.
 M5_CATALOG = {
     "instanceTypes": [
@@ -107,32 +99,6 @@ def plan_live(kubeconfig: Path, tmp_path: Path, capsys: Any, *args: str) -> dict
     assert main(["plan", "--kubeconfig", str(kubeconfig), "--catalog", str(catalog), *args]) == 0
     doc: dict[str, Any] = json.loads(capsys.readouterr().out)
     return doc
-
-
-def nodepool_body(
-    name: str, *, labels: dict[str, str] | None = None, **spec: Any
-) -> dict[str, Any]:
-    """A NodePool allowing every capacity type, with template labels and extra spec fields."""
-    template: dict[str, Any] = {
-        "spec": {
-            "nodeClassRef": {
-                "group": "karpenter.k8s.aws",
-                "kind": "EC2NodeClass",
-                "name": "default",
-            },
-            "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "Exists"}],
-        }
-    }
-    if labels:
-        template["metadata"] = {"labels": labels}
-    return {"metadata": {"name": name}, "spec": {"template": template, **spec}}
-
-
-def condition(obj: dict[str, Any], type_: str) -> dict[str, Any] | None:
-    for c in (obj.get("status") or {}).get("conditions") or []:
-        if c.get("type") == type_:
-            return dict(c)
-    return None
 
 
 def delete_node(admin_core: k8s.CoreV1Api, name: str) -> None:

@@ -8,8 +8,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from k8s_objects import ensure_nodeclass, ensure_nodepool, nodeclaim
-
 from activities.kubernetes import custom_objects, nodeclaims, nodeclasses
 from activities.kubernetes.client import Kube
 from activities.kubernetes.resources import NODECLAIM, NODEPOOL
@@ -18,6 +16,7 @@ from models import ec2nodeclass_hash as class_hash
 from models import nodepool_hash as pool_hash
 from models.ec2nodeclass import EC2NodeClass
 from models.nodepool import NodePool
+from tests.support.kube_objects import ensure_nodeclass, ensure_nodepool, nodeclaim
 
 KARPENTER = {
     pool_hash.HASH_ANNOTATION: "123",

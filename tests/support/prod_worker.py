@@ -11,10 +11,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from temporalio.client import Client
-from workflow_realparts import Cloud
 
 from activities.kubernetes.client import Kube
 from sandbox.processes import free_ports
+from tests.support.cloud import Cloud
 from worker.running.app import run_worker
 from worker.running.settings import Settings, TemporalSettings
 

@@ -9,18 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from k8s_objects import (
-    CLUSTER,
-    M5,
-    create_namespace,
-    create_pod,
-    ensure_nodeclass,
-    ensure_nodepool,
-    eventually,
-    pod,
-)
 from temporalio.converter import DataConverter
-from workflow_realparts import Cloud
 
 from activities.deps import Deps
 from activities.kubernetes import custom_objects, nodeclaims, raw
@@ -30,6 +19,18 @@ from activities.kubernetes.raw import LISTED
 from activities.kubernetes.resources import EC2NODECLASS, NODEPOOL
 from activities.planning import provision
 from models import labels as L
+from tests.support.cloud import Cloud
+from tests.support.kube_objects import (
+    CLUSTER,
+    M5,
+    create_namespace,
+    create_pod,
+    ensure_nodeclass,
+    ensure_nodepool,
+    pod,
+)
+from tests.support.manifests import nodepool_body
+from tests.support.waiting import eventually
 
 PODS = 12
 
@@ -235,22 +236,8 @@ def test_each_pool_plans_on_its_own_nodeclass_zones_and_max_pods(
     _zonal_class(admin, class_a, zone_a, {"maxPods": 3})
     _zonal_class(admin, class_b, zone_b, None)
     for pool, ref, weight in ((pool_a, class_a, 50), (pool_b, class_b, None)):
-        body: dict[str, Any] = {
-            "metadata": {"name": pool},
-            "spec": {
-                "template": {
-                    "metadata": {"labels": {"team": suffix}},  # only these two pools
-                    "spec": {
-                        "nodeClassRef": {
-                            "group": "karpenter.k8s.aws",
-                            "kind": "EC2NodeClass",
-                            "name": ref,
-                        },
-                        "requirements": M5,
-                    },
-                }
-            },
-        }
+        # the label "team" is only on these two pools
+        body = nodepool_body(pool, node_class=ref, requirements=M5, labels={"team": suffix})
         if weight is not None:
             body["spec"]["weight"] = weight
         custom_objects.create(admin, NODEPOOL, body)

@@ -7,9 +7,6 @@ import contextlib
 import uuid
 from typing import Any
 
-from k8s_objects import CLUSTER, M5, condition, create_claim, eventually
-from workflow_realparts import Cloud
-
 from activities.kubernetes import custom_objects, nodeclaims, nodeclasses, nodepools, raw
 from activities.kubernetes import status as status_writes
 from activities.kubernetes.client import Kube
@@ -18,6 +15,10 @@ from activities.kubernetes.events import EVENT_NAMESPACE
 from activities.kubernetes.resources import EC2NODECLASS, NODECLAIM, NODEPOOL
 from activities.status import nodeclasses as nodeclass_status
 from activities.status import nodepools as nodepool_status
+from tests.support.cloud import Cloud
+from tests.support.kube_objects import CLUSTER, M5, condition, create_claim
+from tests.support.manifests import nodepool_body
+from tests.support.waiting import eventually
 from worker.running.status_reporter import StatusReporter
 
 TAGS = {"karpenter.sh/discovery": CLUSTER}
@@ -38,11 +39,7 @@ def make_nodeclass(admin: Kube, name: str, subnet_tags: dict[str, str]) -> None:
 
 
 def make_pool(admin: Kube, name: str, nodeclass: str, requirements: list[Any]) -> None:
-    ref = {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": nodeclass}
-    body = {
-        "metadata": {"name": name},
-        "spec": {"template": {"spec": {"nodeClassRef": ref, "requirements": requirements}}},
-    }
+    body = nodepool_body(name, node_class=nodeclass, requirements=requirements)
     custom_objects.create(admin, NODEPOOL, body)
 
 

@@ -1,16 +1,17 @@
-"""Manifests and small helpers shared by the tests that use the real control plane."""
+"""Objects on the control plane the activity, workflow and production tests share: the default
+EC2NodeClass, NodePools of m5s, NodeClaims, Pods, namespaces, PDBs, and a kubelet dying."""
 
 from __future__ import annotations
 
 import contextlib
-import time
-from collections.abc import Callable
 from typing import Any, TypeVar
 
 from activities.kubernetes import custom_objects, raw
 from activities.kubernetes.client import Kube
-from activities.kubernetes.errors import AlreadyExists, NotFound
+from activities.kubernetes.errors import AlreadyExists
 from activities.kubernetes.resources import EC2NODECLASS, NODECLAIM, NODEPOOL
+from tests.support.manifests import nodepool_body
+from tests.support.waiting import eventually
 
 T = TypeVar("T")
 CLUSTER = "wf-cluster"
@@ -19,20 +20,6 @@ M5 = [
     {"key": "karpenter.k8s.aws/instance-size", "operator": "In", "values": ["large", "xlarge"]},
     {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
 ]
-
-
-def eventually(probe: Callable[[], T | None], *, timeout: float = 60, what: str = "") -> T:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = probe()
-        except NotFound:
-            last = None
-        if last:
-            return last
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what or probe}: last={last!r}")
 
 
 def ensure_nodeclass(admin: Kube, name: str = "default") -> None:
@@ -52,14 +39,9 @@ def ensure_nodeclass(admin: Kube, name: str = "default") -> None:
 def ensure_nodepool(
     admin: Kube, name: str, *, disruption: dict[str, Any] | None = None, **template_spec: Any
 ) -> None:
-    spec = {
-        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
-        "requirements": M5,
-        **template_spec,
-    }
-    body: dict[str, Any] = {"metadata": {"name": name}, "spec": {"template": {"spec": spec}}}
-    if disruption is not None:
-        body["spec"]["disruption"] = disruption
+    """A NodePool of m5s on the default EC2NodeClass, unless one of that name exists."""
+    spec: dict[str, Any] = {} if disruption is None else {"disruption": disruption}
+    body = nodepool_body(name, requirements=M5, template=template_spec, **spec)
     with contextlib.suppress(AlreadyExists):
         custom_objects.create(admin, NODEPOOL, body)
 

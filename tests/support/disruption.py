@@ -9,28 +9,15 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from helpers import (
-    ARCH,
-    CAPACITY_TYPE,
-    INSTANCE_TYPE,
-    NODEPOOL,
-    TYPES,
-    ZA,
-    ZONE,
-    Manifest,
-    catalog,
-    check_output_rules,
-    node,
-    nodepool,
-    pod,
-    req,
-)
-
 from models.catalog import load_catalog
 from scheduling.disruption.report import decision_to_dict
 from scheduling.inputs import Document
 from scheduling.lowerbound import lower_bound
 from scheduling.report import plan_to_dict
+from tests.support.catalogs import TYPES, ZA, catalog
+from tests.support.labels import ARCH, CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL, ZONE
+from tests.support.manifests import Manifest, node, nodepool, pod, req
+from tests.support.plans import check_output_rules
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 LONG_AGO = "2026-01-01T00:00:00Z"
@@ -46,7 +33,7 @@ def pool(
     budgets: Sequence[Mapping[str, Any]] | None = None,
     **kw: Any,
 ) -> Manifest:
-    """A NodePool with a ``disruption`` block (other arguments as ``helpers.nodepool``)."""
+    """A NodePool with a ``disruption`` block (other arguments as ``manifests.nodepool``)."""
     body = nodepool(name, **kw)
     body["spec"]["disruption"] = {
         "consolidationPolicy": policy,
@@ -94,7 +81,7 @@ def managed(
 
 
 def claim_for(
-    node_body: Manifest,
+    node_body: Mapping[str, Any],
     *,
     created: str = LONG_AGO,
     last_pod_event: str | None = None,

@@ -1,115 +1,20 @@
-"""Builders for manifests and a small catalog, and ``plan()``: manifests in, DESIGN.md JSON out.
+"""Builders for the manifests ``joinery plan`` reads: NodePools, Pods, Nodes, NodeClaims,
+DaemonSets, volumes.
 
 Every builder returns a plain decoded manifest (what ``yaml.safe_load`` would give), so the
-scenarios go through the same parsing as ``joinery plan``. ``plan`` also checks the output
-rules that hold for every plan (each pending pod exactly once, cost arithmetic), so every
-scenario tests them too.
+scenarios go through the same parsing as ``joinery plan``.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from models.catalog import load_catalog
-from scheduling.inputs import Document, build_problem
-from scheduling.lowerbound import lower_bound
-from scheduling.report import plan_to_dict
-from scheduling.solver import Solver
+from tests.support.catalogs import ZA
+from tests.support.labels import ARCH, CAPACITY_TYPE, HOSTNAME, INSTANCE_TYPE, NODEPOOL, ZONE
 
 Manifest = dict[str, Any]
-
-ZONE = "topology.kubernetes.io/zone"
-HOSTNAME = "kubernetes.io/hostname"
-ARCH = "kubernetes.io/arch"
-CAPACITY_TYPE = "karpenter.sh/capacity-type"
-INSTANCE_TYPE = "node.kubernetes.io/instance-type"
-NODEPOOL = "karpenter.sh/nodepool"
-SIZE = "size"  # a custom catalog label: small / medium / large / xlarge
-GENERATION = "example.com/generation"  # a custom integer catalog label
-FAMILY = "karpenter.k8s.aws/instance-family"
-GPU = "nvidia.com/gpu"
-
-ZONES = ("us-east-1a", "us-east-1b", "us-east-1c")
-ZA, ZB, ZC = ZONES
-# Zone a is the cheapest, then b, then c (by a tenth of a cent), so "the cheapest zone" is
-# always well defined.
-ZONE_EXTRA = {ZA: 0.0, ZB: 0.001, ZC: 0.002}
-
-# name: (cpu, memory, pods, arch, size, family, generation, on-demand, spot, zones, extra capacity)
-TYPES: dict[str, tuple[Any, ...]] = {
-    "c5.large": ("2", "4Gi", "29", "amd64", "small", "c5", "5", 0.085, 0.030, ZONES, {}),
-    "m5.large": ("2", "8Gi", "29", "amd64", "small", "m5", "5", 0.096, 0.036, ZONES, {}),
-    "c6i.xlarge": ("4", "8Gi", "58", "amd64", "medium", "c6i", "6", 0.170, 0.060, ZONES, {}),
-    "m5.xlarge": ("4", "16Gi", "58", "amd64", "medium", "m5", "5", 0.192, 0.070, ZONES, {}),
-    "m5.2xlarge": ("8", "32Gi", "58", "amd64", "large", "m5", "5", 0.384, 0.140, ZONES, {}),
-    "r5.2xlarge": ("8", "64Gi", "58", "amd64", "large", "r5", "5", 0.504, 0.180, ZONES, {}),
-    "m7i.4xlarge": ("16", "64Gi", "110", "amd64", "xlarge", "m7i", "7", 0.806, 0.300, ZONES, {}),
-    "m6g.large": ("2", "8Gi", "29", "arm64", "small", "m6g", "6", 0.077, 0.029, ZONES, {}),
-    "m6g.xlarge": ("4", "16Gi", "58", "arm64", "medium", "m6g", "6", 0.154, 0.055, ZONES, {}),
-    "g4dn.xlarge": (
-        "4",
-        "16Gi",
-        "29",
-        "amd64",
-        "medium",
-        "g4dn",
-        "4",
-        0.526,
-        0.200,
-        (ZA, ZB),
-        {GPU: "1"},
-    ),
-}
-
-
-def od_price(name: str, zone: str = ZA) -> float:
-    return round(TYPES[name][7] + ZONE_EXTRA[zone], 6)
-
-
-def spot_price(name: str, zone: str = ZA) -> float:
-    return round(TYPES[name][8] + ZONE_EXTRA[zone], 6)
-
-
-def catalog(
-    names: Iterable[str] | None = None,
-    unavailable: Iterable[tuple[str, str, str]] = (),
-    overhead: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    """The test catalog in DESIGN.md's format (optionally a subset, with unavailable offerings
-    given as (type, zone, capacityType) and one overhead for every type)."""
-    off = set(unavailable)
-    entries = []
-    for name in names if names is not None else TYPES:
-        cpu, mem, pods, arch, size, family, gen, od, spot, zones, extra = TYPES[name]
-        offerings = []
-        for z in zones:
-            for ct, base in (("on-demand", od), ("spot", spot)):
-                o: dict[str, Any] = {
-                    "zone": z,
-                    "capacityType": ct,
-                    "price": round(base + ZONE_EXTRA[z], 6),
-                }
-                if (name, z, ct) in off:
-                    o["available"] = False
-                offerings.append(o)
-        entry: dict[str, Any] = {
-            "name": name,
-            "capacity": {"cpu": cpu, "memory": mem, "pods": pods, **extra},
-            "requirements": [
-                {"key": ARCH, "operator": "In", "values": [arch]},
-                {"key": SIZE, "operator": "In", "values": [size]},
-                {"key": FAMILY, "operator": "In", "values": [family]},
-                {"key": GENERATION, "operator": "In", "values": [gen]},
-            ],
-            "offerings": offerings,
-        }
-        if overhead:
-            entry["overhead"] = dict(overhead)
-        entries.append(entry)
-    return {"instanceTypes": entries}
-
 
 # ------------------------------------------------------------------------------ manifests
 
@@ -143,6 +48,38 @@ def toleration(
     return out
 
 
+def node_class_ref(name: str = "default") -> dict[str, str]:
+    """A NodePool's or NodeClaim's reference to the EC2NodeClass ``name``."""
+    return {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": name}
+
+
+def nodepool_body(
+    name: str = "default",
+    *,
+    node_class: str = "default",
+    requirements: Sequence[Mapping[str, Any]] | None = None,
+    labels: Mapping[str, str] | None = None,
+    template: Mapping[str, Any] | None = None,
+    **spec: Any,
+) -> Manifest:
+    """A NodePool: its template refers to ``node_class`` with ``requirements`` (none: the key
+    is left out), ``labels`` and further template ``spec`` fields (``template``); ``spec``
+    holds the pool's own fields (weight, limits, disruption)."""
+    template_spec: dict[str, Any] = {"nodeClassRef": node_class_ref(node_class)}
+    if requirements is not None:
+        template_spec["requirements"] = [dict(r) for r in requirements]
+    template_spec.update(template or {})
+    body: dict[str, Any] = {"spec": template_spec}
+    if labels is not None:
+        body["metadata"] = {"labels": dict(labels)}
+    return {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": {"name": name},
+        "spec": {"template": body, **spec},
+    }
+
+
 def nodepool(
     name: str = "default",
     requirements: Sequence[Mapping[str, Any]] = (),
@@ -153,27 +90,23 @@ def nodepool(
     limits: Mapping[str, str | int] | None = None,
     labels: Mapping[str, str] | None = None,
 ) -> Manifest:
-    spec: dict[str, Any] = {
-        "template": {
-            "metadata": {"labels": dict(labels or {})},
-            "spec": {
-                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "x"},
-                "requirements": [dict(r) for r in requirements],
-                "taints": [dict(t) for t in taints],
-                "startupTaints": [dict(t) for t in startup_taints],
-            },
-        }
-    }
+    """A NodePool as the scheduling scenarios write it (its EC2NodeClass is "x")."""
+    spec: dict[str, Any] = {}
     if weight is not None:
         spec["weight"] = weight
     if limits is not None:
         spec["limits"] = dict(limits)
-    return {
-        "apiVersion": "karpenter.sh/v1",
-        "kind": "NodePool",
-        "metadata": {"name": name},
-        "spec": spec,
-    }
+    return nodepool_body(
+        name,
+        node_class="x",
+        requirements=requirements,
+        labels=labels or {},
+        template={
+            "taints": [dict(t) for t in taints],
+            "startupTaints": [dict(t) for t in startup_taints],
+        },
+        **spec,
+    )
 
 
 def container(
@@ -461,119 +394,3 @@ def storage_class(name: str, zones: Sequence[str]) -> Manifest:
         "volumeBindingMode": "WaitForFirstConsumer",
         "allowedTopologies": [{"matchLabelExpressions": [{"key": ZONE, "values": list(zones)}]}],
     }
-
-
-# ---------------------------------------------------------------------------------- plan
-
-
-def _pending_keys(docs: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Pods the output must account for: unbound ones, and non-DaemonSet pods of deleting nodes."""
-    deleting = {
-        d["metadata"]["name"]
-        for d in docs
-        if d.get("kind") == "Node" and d["metadata"].get("deletionTimestamp")
-    }
-    out = []
-    for d in docs:
-        if d.get("kind") != "Pod":
-            continue
-        meta, spec = d["metadata"], d.get("spec") or {}
-        if (d.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
-            continue
-        owners = [o.get("kind") for o in meta.get("ownerReferences") or []]
-        bound = spec.get("nodeName")
-        if bound and not (bound in deleting and "DaemonSet" not in owners):
-            continue
-        out.append(f"{meta.get('namespace') or 'default'}/{meta['name']}")
-    return out
-
-
-def check_output_rules(docs: Sequence[Mapping[str, Any]], out: Mapping[str, Any]) -> None:
-    """The rules DESIGN.md states for every plan."""
-    placed: list[str] = []
-    for c in out["nodeClaims"]:
-        placed += c["pods"]
-    for n in out["existingNodes"]:
-        placed += n["pods"]
-    placed += [u["pod"] for u in out["unschedulable"]]
-    assert sorted(placed) == sorted(_pending_keys(docs)), "every pending pod exactly once"
-    total = round(sum(c["price"] for c in out["nodeClaims"]), 6)
-    assert abs(out["cost"]["perHour"] - total) < 1e-6
-    assert out["cost"]["lowerBound"] <= out["cost"]["perHour"] + 1e-9
-    assert out["cost"]["lowerBound"] >= 0
-    for c in out["nodeClaims"]:
-        assert c["instanceTypes"], "a claim names at least one instance type"
-        assert c["zones"] and c["capacityTypes"]
-        assert int(c["requests"]["pods"]) >= len(c["pods"])
-
-
-def plan(
-    docs: Sequence[Mapping[str, Any]],
-    catalog_doc: Mapping[str, Any] | None = None,
-    pool_catalogs: Mapping[str, Mapping[str, Any]] | None = None,
-) -> dict[str, Any]:
-    """Run the solver on the manifests; returns the `joinery plan -o json` object.
-    ``pool_catalogs`` gives pools their own catalogs (pool name -> catalog document; pools
-    given the same document share one list, as pools whose NodeClasses see alike do)."""
-    loaded: dict[int, Any] = {}
-    for doc in (pool_catalogs or {}).values():
-        if id(doc) not in loaded:
-            loaded[id(doc)] = load_catalog(copy.deepcopy(dict(doc)))
-    parsed = build_problem(
-        [Document(copy.deepcopy(dict(d)), f"doc {i}") for i, d in enumerate(docs)],
-        load_catalog(copy.deepcopy(dict(catalog_doc if catalog_doc is not None else catalog()))),
-        {pool: loaded[id(doc)] for pool, doc in (pool_catalogs or {}).items()},
-    )
-    solver = Solver(parsed.problem)
-    result = solver.solve()
-    out = plan_to_dict(result, lower_bound(solver, result.scheduled))
-    check_output_rules(docs, out)
-    return out
-
-
-# ----------------------------------------------------------------------- reading output
-
-
-def where(out: Mapping[str, Any]) -> dict[str, str]:
-    """Pod key → ``claim<i>`` (index into nodeClaims), ``node:<name>`` or ``unschedulable``."""
-    loc: dict[str, str] = {}
-    for i, c in enumerate(out["nodeClaims"]):
-        for p in c["pods"]:
-            loc[p] = f"claim{i}"
-    for n in out["existingNodes"]:
-        for p in n["pods"]:
-            loc[p] = f"node:{n['name']}"
-    for u in out["unschedulable"]:
-        loc[u["pod"]] = "unschedulable"
-    return loc
-
-
-def claim_of(out: Mapping[str, Any], pod_key: str) -> dict[str, Any]:
-    for c in out["nodeClaims"]:
-        if pod_key in c["pods"]:
-            return dict(c)
-    raise AssertionError(f"{pod_key} is not on a new claim: {where(out).get(pod_key)}")
-
-
-def reason(out: Mapping[str, Any], pod_key: str) -> str:
-    for u in out["unschedulable"]:
-        if u["pod"] == pod_key:
-            return str(u["reason"])
-    raise AssertionError(f"{pod_key} is not unschedulable: {where(out).get(pod_key)}")
-
-
-def unschedulable(out: Mapping[str, Any]) -> list[str]:
-    return [u["pod"] for u in out["unschedulable"]]
-
-
-def requirement(claim: Mapping[str, Any], key: str) -> dict[str, Any] | None:
-    for r in claim["requirements"]:
-        if r["key"] == key:
-            return dict(r)
-    return None
-
-
-def types_with(**labels: str) -> list[str]:
-    """Catalog type names whose custom labels match (arch=..., size=..., family=...)."""
-    idx = {"arch": 3, "size": 4, "family": 5, "generation": 6}
-    return [n for n, t in TYPES.items() if all(t[idx[k]] == v for k, v in labels.items())]

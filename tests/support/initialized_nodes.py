@@ -7,14 +7,14 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from k8s_objects import create_claim, eventually
-
 from activities.deps import Deps
 from activities.kubernetes import nodeclaims
 from activities.kubernetes.client import Kube
 from activities.lifecycle import claims, initialization, launch, registration
 from activities.lifecycle.types import InitializeInput, LaunchOutcome, RegisterInput
 from sandbox.nodes import register as simulate_kubelet
+from tests.support.kube_objects import create_claim
+from tests.support.waiting import eventually
 
 
 def launched_and_registered(

@@ -5,19 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from k8s_objects import condition, ensure_nodeclass
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
-from workflow_realparts import Cloud
 
 from activities.kubernetes import nodeclaims
 from activities.kubernetes.client import Kube
-from activities.kubernetes.errors import NotFound
 from sandbox.nodes import NodeSimulator
+from tests.support.cloud import Cloud
+from tests.support.kube_objects import condition, ensure_nodeclass
 from worker.running.app import run_worker
 from worker.running.settings import Settings, TemporalSettings
 
@@ -66,28 +65,6 @@ async def worker_running(
             # machine one worker's shutdown once took past 30 s (a CI run, session 21). A
             # hang still fails.
             await asyncio.wait_for(task, 90)
-
-
-async def until(probe: Callable[[], Any], *, timeout: float = 60, what: str = "") -> Any:
-    """Poll ``probe`` (a plain call, or one returning a coroutine) until it is truthy.
-
-    The probe runs in a thread: the worker under test shares this event loop, and a probe's
-    blocking call (a Kubernetes list, an HTTP probe) would hold up its workflow tasks all the
-    while. Listing 100 NodeClaims every 0.25 s on a loaded machine kept the loop blocked most
-    of the time, and workflow tasks overran their 10 s timeout over and over."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    last: Any = None
-    while asyncio.get_running_loop().time() < deadline:
-        try:
-            last = await asyncio.to_thread(probe)
-            if asyncio.iscoroutine(last):
-                last = await last
-        except NotFound:
-            last = None
-        if last:
-            return last
-        await asyncio.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what}: last={last!r}")
 
 
 def claim_ready(admin: Kube, name: str) -> bool:

@@ -9,10 +9,12 @@ from collections.abc import Callable
 from typing import Any
 
 import yaml
-from disruption_helpers import bound, claim_for, managed, pdb, pool
-from helpers import (
-    ZONE,
-    catalog,
+from hypothesis import strategies as st
+
+from tests.support.catalogs import catalog
+from tests.support.disruption import bound, claim_for, managed, pdb, pool
+from tests.support.labels import ZONE
+from tests.support.manifests import (
     daemonset,
     node,
     nodeclaim,
@@ -25,7 +27,6 @@ from helpers import (
     taint,
     toleration,
 )
-from hypothesis import strategies as st
 
 NOW = "2026-11-23T12:00:00Z"
 

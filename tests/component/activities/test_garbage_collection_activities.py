@@ -10,16 +10,6 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
-from initialized_nodes import launched_and_registered
-from k8s_objects import (
-    CLUSTER,
-    create_claim,
-    ensure_nodeclass,
-    ensure_nodepool,
-    eventually,
-    kill_node,
-)
-from workflow_realparts import Cloud
 
 from activities.deps import Deps
 from activities.ec2.launch_templates import LT_ID_TAG, TAG_CLUSTER
@@ -44,15 +34,22 @@ from activities.lifecycle.types import (
 )
 from activities.timestamps import utc_now
 from models import labels as L
+from tests.support.cloud import Cloud
+from tests.support.initialized_nodes import launched_and_registered
+from tests.support.kube_objects import (
+    CLUSTER,
+    create_claim,
+    ensure_nodepool,
+    kill_node,
+)
+from tests.support.waiting import eventually
 
 GRACE = CollectInput()
 
 
 @pytest.fixture
-def deps(kube: Kube, admin: Kube, cloud: Cloud) -> Deps:
-    ensure_nodeclass(admin)
-    ensure_nodepool(admin, "gc")
-    return Deps(kube=kube, ec2=cloud.provider)
+def deps_pool() -> str:
+    return "gc"
 
 
 def _launched(deps: Deps, admin: Kube) -> tuple[str, LaunchOutcome, str]:
