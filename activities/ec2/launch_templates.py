@@ -98,6 +98,9 @@ class LaunchTemplateInput:
             "HttpProtocolIpv6": mo.http_protocol_i_pv6,
             "HttpPutResponseHopLimit": mo.http_put_response_hop_limit,
             "HttpTokens": mo.http_tokens,
+            # Always said: an account whose defaults expose tags in IMDS would refuse every
+            # launch, since IMDS tag keys may not hold the "/" all of Joinery's keys have.
+            "InstanceMetadataTags": "disabled",
         }
         return LaunchTemplateInput(
             nodeclass_name=nodeclass.name,
