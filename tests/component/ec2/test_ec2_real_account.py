@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import boto3
 import pytest
+from botocore.config import Config
 from botocore.exceptions import ClientError
 from test_ec2_interruption import event
 from test_ec2_launch import M5_FAMILY, instances, lt_data, request
@@ -19,6 +21,14 @@ from test_ec2_launch import M5_FAMILY, instances, lt_data, request
 from activities.ec2.errors import InsufficientCapacity, TransientError
 from activities.ec2.instances import cluster_tag
 from activities.ec2.interruption import InterruptionEvent, InterruptionQueue
+from activities.ec2.pricing import (
+    OFFLINE_FALLBACK,
+    PRICING_API,
+    PricingProvider,
+    offline_table,
+)
+from sandbox.ec2.faults import SERVER_ERROR, FaultInjector
+from sandbox.ec2.pricing_api import PricingApi
 
 # EC2's answer to a spot launch in an account without the Spot service-linked role
 SPOT_SERVICE_LINKED_ROLE_CODE = "AuthFailure.ServiceLinkedRoleCreationNotPermitted"
@@ -203,3 +213,44 @@ def test_interruption_about_another_instance_of_the_account_is_deleted_at_once(
     assert left["ApproximateNumberOfMessages"] == "1"  # ours: kept until its claim is known
     kept = json.loads(sqs.receive_message(QueueUrl=url)["Messages"][0]["Body"])
     assert kept["detail"]["instance-id"] == ours
+
+
+# -- prices when the Pricing API cannot help -------------------------------------------------
+def _pricing_client() -> Any:
+    return boto3.client(
+        "pricing",
+        region_name="us-east-1",
+        endpoint_url="http://127.0.0.1:9",  # never reached: faults or the emulated API answer
+        aws_access_key_id="x",
+        aws_secret_access_key="x",
+        config=Config(retries={"max_attempts": 1}),
+    )
+
+
+@pytest.mark.parametrize("api", ["unreachable", "isolated-vpc"])
+def test_region_the_table_lacks_gets_us_east_1_prices_when_the_api_cannot_answer(
+    api: str,
+) -> None:
+    client = None
+    if api == "unreachable":
+        client = _pricing_client()
+        faults = FaultInjector().attach(client)
+        for _ in range(5):
+            faults.inject("GetProducts", SERVER_ERROR)
+    assert "eu-west-3" not in offline_table()
+    pricing = PricingProvider("eu-west-3", ec2=None, pricing=client)
+    pricing.refresh_on_demand()
+    assert pricing.on_demand_source == OFFLINE_FALLBACK
+    assert pricing.on_demand_price("m5.large") == offline_table()["us-east-1"]["m5.large"]
+
+
+def test_a_type_the_api_answer_lacks_keeps_the_table_price() -> None:
+    client = _pricing_client()
+    PricingApi().attach(client)  # answers from the package's us-east-1 table
+    table = {k: dict(v) for k, v in offline_table().items()}
+    table["us-east-1"]["m9z.large"] = 0.5  # a type the API's answer does not hold
+    pricing = PricingProvider("us-east-1", ec2=None, pricing=client, offline=table)
+    pricing.refresh_on_demand()
+    assert pricing.on_demand_source == PRICING_API
+    assert pricing.on_demand_price("m9z.large") == 0.5
+    assert pricing.on_demand_price("m5.large") == offline_table()["us-east-1"]["m5.large"]
