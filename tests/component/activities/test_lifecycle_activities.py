@@ -54,6 +54,7 @@ from sandbox.nodes import register as simulate_kubelet
 from tests.support.cloud import Cloud
 from tests.support.initialized_nodes import launched_and_registered
 from tests.support.kube_objects import (
+    M5,
     condition,
     create_claim,
     create_namespace,
@@ -244,6 +245,40 @@ def test_insufficient_capacity_is_final(deps: Deps, admin: Kube, cloud: Cloud) -
     assert termination.terminate_instance(deps, InstanceInput(name, None))
     assert termination.finalize(deps, FinalizeInput(name, None, "InsufficientCapacity"))
     eventually(lambda: _claim_gone(admin, name), what="claim deleted")
+
+
+def test_spot_refused_for_want_of_the_service_linked_role_says_so(
+    deps: Deps, admin: Kube, cloud: Cloud
+) -> None:
+    """An account that never used Spot: the claim's Launched condition and a Warning event
+    on its NodePool name the cause and the fix; the launch is final (re-planned), and spot is
+    unavailable to the next plan (the provider's cache)."""
+    deps = Deps(kube=deps.kube, ec2=cloud.fresh_provider())
+    name = f"acts-{uuid.uuid4().hex[:6]}"
+    spot = [*M5[:2], {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}]
+    create_claim(admin, name, "acts", requirements=spot)
+    claim = claims.prepare(deps, name)
+    assert claim is not None
+    cloud.emulation.refuse_fleets("spot", "AuthFailure.ServiceLinkedRoleCreationNotPermitted")
+    try:
+        with pytest.raises(ApplicationError) as err:
+            launch.launch(deps, claim)
+    finally:
+        cloud.emulation.refusals.clear()
+    assert err.value.type == "InsufficientCapacity" and err.value.non_retryable
+    launched = condition(nodeclaims.get(admin, name), "Launched")
+    assert launched is not None and launched["reason"] == "SpotSLRCreationFailed"
+    events = raw.call(
+        admin.core.list_namespaced_event,
+        "default",
+        field_selector="involvedObject.name=acts,reason=SpotSLRCreationFailed",
+    )
+    [event] = events.get("items") or []
+    assert event["type"] == "Warning" and "create-service-linked-role" in event["message"]
+    assert deps.provider().unavailable.is_unavailable("spot", "m5.large", "us-east-1a")
+    termination.begin(deps, BeginTerminationInput(name, claim.uid, "InsufficientCapacity"))
+    assert termination.terminate_instance(deps, InstanceInput(name, None))
+    assert termination.finalize(deps, FinalizeInput(name, None, "InsufficientCapacity"))
 
 
 def test_drain_order_pdb_and_do_not_disrupt(deps: Deps, admin: Kube, cloud: Cloud) -> None:
