@@ -84,9 +84,14 @@ class TopologyDomains(SolverSetup):
         self, cls: PodClass, key: str, honor_affinity: bool, honor_taints: bool
     ) -> set[str]:
         """Domains a spread counts. nodeTaintsPolicy Ignore (the default) counts domains of
-        pools whose taints the pod does not tolerate; Honor leaves them out."""
+        pools whose taints the pod does not tolerate; Honor leaves them out.
+
+        Every node of the problem defines domains, not only those pods may land on: the
+        kube-scheduler counts a full, cordoned or otherwise untargeted node's domain (with
+        its count, perhaps 0) all the same, and a consolidation simulation passes the nodes
+        with no room as counts only."""
         out = set(self._pool_domains(cls, key, honor_affinity, honor_taints))
-        for t in self.existing:
+        for t in self.problem.nodes:
             v = t.labels.get(key)
             if v is None or v in out:  # nothing to learn from this node
                 continue
