@@ -104,10 +104,12 @@ class RoundState:
         *,
         new_nodes: bool = True,
         one_new_node: bool = False,
+        avoid: Collection[str] = (),
     ) -> Plan:
         """Solve ``pods`` onto the usable nodes other than ``without`` and the removed ones,
         opening new claims where they fit nowhere (unless ``new_nodes`` is False; at most
-        one per pool with ``one_new_node``, which then takes pods up to its largest type)."""
+        one per pool with ``one_new_node``, which then takes pods up to its largest type).
+        The nodes in ``avoid`` stay, their pods counted, but take none of ``pods``."""
         self.simulations += 1
         gone = set(without)
         need = _smallest(pods) if pods else (0, 0, 0)
@@ -118,6 +120,8 @@ class RoundState:
                 for name, n, room in listing
                 if room is not None and name not in gone and _has_room(room, need)
             ]
+            if avoid:  # still counted toward their pools' limits
+                nodes = [self._counts_only(n.name) if n.name in avoid else n for n in nodes]
         else:
             # Every node's pods still count toward spread and affinity; a node that cannot
             # take any of the pods is there as counts only (not a target to try).
@@ -125,7 +129,7 @@ class RoundState:
             for name, n, room in listing:
                 if name in gone:
                     continue
-                if room is not None and _has_room(room, need):
+                if room is not None and name not in avoid and _has_room(room, need):
                     nodes.append(n)
                 else:
                     nodes.append(self._counts_only(name))

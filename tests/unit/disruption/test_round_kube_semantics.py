@@ -77,3 +77,49 @@ def test_consolidation_keeps_zonal_spread_where_other_nodes_define_the_zones(oth
     counts, zones = _zones_after(docs, out, WEB)
     assert zones == set(ZONES)
     assert max(counts.values()) - min(counts.values()) <= 1, counts
+
+
+@pytest.mark.parametrize("spare", [True, False])
+def test_drift_moves_no_pod_onto_another_drifted_node_and_blocked_ones_say_budget(
+    spare: bool,
+) -> None:
+    """Drifted nodes will be replaced in a later command or round: a pod moved onto one moves
+    twice. With a non-drifted node (``spare``) or a replacement to go to, none takes pods;
+    the ones the budget holds back are blocked with the budget's reason."""
+    drifted = [f"old-{i}" for i in range(4)]
+    docs: list[Mapping[str, Any]] = [pool(requirements=OD_AMD, budgets=[{"nodes": "1"}])]
+    for i, name in enumerate(drifted):
+        docs += node_and_claim(name, "m5.xlarge", capacity_type="spot", zone=ZONES[i % 3])
+        docs.append(bound(f"app-{i}", name, "700m", "2Gi"))
+    if spare:
+        docs += node_and_claim("zz-current", "m5.2xlarge")
+        docs.append(bound("big", "zz-current", "5", "20Gi"))
+    out = disrupt(docs)
+    gone = {n for c in commands(out) for n in c["nodes"]}
+    assert len(gone) == 1 and gone < set(drifted)
+    landed = {dest for c in commands(out) for dest in c["pods"].values()}
+    assert not landed & set(drifted), landed
+    if spare:
+        assert landed == {"zz-current"}
+    blocked = {v["node"]: v["reason"] for v in out["disruption"]["blocked"]}
+    for name in set(drifted) - gone:
+        assert "budget" in blocked.get(name, ""), out["disruption"]
+
+
+def test_a_drifted_node_that_must_take_pods_is_still_reported_blocked_by_its_budget() -> None:
+    """The pool's limits leave no room for a replacement, so the first drifted node's pod can
+    only go to another drifted node; that node is a destination and held back by the
+    budget, and the budget is what an operator waiting for it to roll needs to read."""
+    drifted = [f"old-{i}" for i in range(3)]
+    full = pool(requirements=OD_AMD, budgets=[{"nodes": "1"}], limits={"cpu": "9"})
+    docs: list[Mapping[str, Any]] = [full]
+    for name in drifted:
+        docs += node_and_claim(name, "m5.xlarge", capacity_type="spot")
+        docs.append(bound(f"app-{name}", name, "700m", "2Gi"))
+    out = disrupt(docs)
+    (cmd,) = commands(out)
+    (dest,) = set(cmd["pods"].values())
+    assert dest in drifted and dest not in cmd["nodes"]
+    blocked = {v["node"]: v["reason"] for v in out["disruption"]["blocked"]}
+    assert "budget" in blocked[dest]
+    assert dest not in {v["node"] for v in out["disruption"]["kept"]}
