@@ -20,6 +20,7 @@ nowhere, more than one node needed, or the cheapest replacement's price.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from operator import itemgetter
 
@@ -31,6 +32,7 @@ from scheduling.pods import Pod
 from scheduling.solver import Plan, PlannedClaim
 
 MAX_MULTI_NODE = 100
+_NAMED_POD = re.compile(r"pod (\S+) ")
 CONSOLIDATING_POLICIES = ("WhenEmptyOrUnderutilized", "Balanced")
 # Balanced approves a command whose share of the pool's savings is at least this fraction of
 # its share of the pool's disruption (Karpenter v1.14's k = 2).
@@ -95,11 +97,29 @@ def _outcome(
     key = _signature(ctx, cands)
     known = ctx.failures.get(key)
     if known is not None:
-        return known
+        return _for_own_pods(known, ctx.failure_pods.get(key, []), _pod_keys(ctx, cands))
     out = _simulate_outcome(ctx, cands)
     if isinstance(out, str):
         ctx.failures[key] = out
+        ctx.failure_pods[key] = _pod_keys(ctx, cands)
     return out
+
+
+def _pod_keys(ctx: RoundContext, cands: Sequence[Candidate]) -> list[str]:
+    """The candidates' pod keys in the order their signatures are sorted (``_signature``):
+    candidates alike have, position by position, pods alike."""
+    signed = [(ctx.signature(p, _pod_signature)[0], p.key) for c in cands for p in c.pods]
+    return [k for _, k in sorted(signed, key=itemgetter(0))]
+
+
+def _for_own_pods(why: str, then: list[str], now: list[str]) -> str:
+    """A remembered finding about candidates alike, naming these candidates' own pods: a
+    kept node's reason must not name another node's pod."""
+    if then == now:
+        return why
+    mapping = dict(zip(then, now, strict=False))
+    text = _NAMED_POD.sub(lambda m: f"pod {mapping.get(m[1], m[1])} ", why)
+    return text if text == why else type(why)(text)
 
 
 def _simulate_outcome(

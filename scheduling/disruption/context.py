@@ -37,6 +37,7 @@ class RoundContext:
     grouped: dict[str, tuple[int, str]] = field(default_factory=dict)
     # Outcomes that failed, by candidate signature and state version (see consolidation).
     failures: dict[tuple[object, ...], str] = field(default_factory=dict)
+    failure_pods: dict[tuple[object, ...], list[str]] = field(default_factory=dict)
     _pod_sigs: dict[int, tuple[Pod, tuple[str, tuple[object, ...]]]] = field(default_factory=dict)
 
     def signature(

@@ -88,3 +88,16 @@ def test_a_node_kept_says_why_no_group_with_it_was_merged_either() -> None:
     for name in ("n0", "n1"):
         assert "with 1 other node" in reasons[name], reasons[name]
         assert "$0.1200/h" in reasons[name], reasons[name]
+
+
+def test_nodes_alike_kept_each_name_their_own_pod() -> None:
+    """A finding remembered for one node is reused for the nodes alike; the reason each is
+    kept must still name its own pod, not the first node's."""
+    docs = _cluster([ZB, ZB, ZB], "1500m")
+    out = disrupt(docs, _catalog())
+    assert commands(out) == []
+    reasons = kept_reasons(out)
+    for i in range(3):
+        alone = reasons[f"n{i}"].split(";")[0]
+        named = {f"default/w{j}" for j in range(3) if f"pod default/w{j} " in alone}
+        assert named == {f"default/w{i}"}, reasons[f"n{i}"]
