@@ -2,7 +2,9 @@
 
 Each drifted node is its own command (oldest drift reason first is unknown to the inputs, so
 cheapest to disrupt first): deleted when its pods fit on the other nodes, else replaced by as
-many new claims as its pods need, with no price condition, within the Drifted budget.
+many new claims as its pods need, with no price condition, within the Drifted budget. The
+other drifted nodes receive its pods only when they fit nowhere else: they are disrupted in
+a later command or round, and the pods would move twice.
 """
 
 from __future__ import annotations
@@ -23,7 +25,12 @@ def replace_drifted(ctx: RoundContext, candidates: list[Candidate]) -> None:
         if why is not None:
             ctx.held[c.node.name] = why
             continue
-        plan = ctx.state.simulate([c.node.name], c.pods)
+        # Other drifted nodes will be replaced too: pods moved there would move twice. They
+        # take pods only when the pods fit nowhere else (Karpenter does not avoid them).
+        later = [d.node.name for d in order if d is not c and ctx.free(d)]
+        plan = ctx.state.simulate([c.node.name], c.pods, avoid=later)
+        if plan.unschedulable and later:
+            plan = ctx.state.simulate([c.node.name], c.pods)
         if plan.unschedulable:
             key, reason = next(iter(sorted(plan.unschedulable.items())))
             ctx.kept[c.node.name] = f"drifted ({c.drifted}), but pod {key} fits nowhere: {reason}"
