@@ -1,0 +1,75 @@
+"""The real kube-scheduler judges Joinery's plans and disruption rounds (issue 35, part 4).
+
+Each round is a generated cluster (``scheduler_scenarios``) in a namespace of its own on the
+session's control plane, with nodes named and labelled for the round and deleted after it, so
+rounds share the control plane but never each other's nodes or pods. Every pod Joinery
+moves (``--disruption``) or places (``plan``) is pinned to Joinery's node and must be bound
+there by the real scheduler. ``KUBE_ORACLE_ROUNDS`` sets how many disruption rounds run (50
+by default; a third as many plan rounds run besides), ``KUBE_ORACLE_SEED`` the first seed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from scheduler_judge import Outcome, describe, disruption_round, plan_round
+from scheduler_scenarios import ROUND, generate
+
+from activities.kubernetes.client import Kube
+
+ROUNDS = int(os.environ.get("KUBE_ORACLE_ROUNDS", "50"))
+FIRST_SEED = int(os.environ.get("KUBE_ORACLE_SEED", "3500"))
+
+
+def _no_foreign_nodes(admin: Kube) -> None:
+    """Nodes other tests left would be topology domains Joinery was never told about."""
+    deadline = time.monotonic() + 30
+    while True:
+        foreign = [
+            n.metadata.name
+            for n in admin.core.list_node().items
+            if ROUND not in (n.metadata.labels or {})
+        ]
+        if not foreign:
+            return
+        if time.monotonic() > deadline:
+            pytest.fail(f"nodes from other tests still exist: {foreign}")
+        time.sleep(0.5)
+
+
+def _summary(kind: str, outcomes: list[Outcome]) -> str:
+    seconds = [o.seconds for o in outcomes]
+    judged = sum(o.judged for o in outcomes)
+    late = sum(len(o.late) for o in outcomes)
+    return (
+        f"{kind}: {len(outcomes)} rounds, {sum(o.commands for o in outcomes)} commands/claims, "
+        f"{judged} pods judged ({late} bound only on the scheduler's retry), "
+        f"{sum(seconds):.1f}s ({sum(seconds) / max(1, len(seconds)):.2f}s/round, "
+        f"max {max(seconds, default=0):.2f}s)"
+    )
+
+
+@pytest.mark.parametrize("kind", ["disruption", "plan"])
+def test_the_kube_scheduler_admits_every_pod_joinery_places(
+    admin: Kube, tmp_path: Path, kind: str
+) -> None:
+    _no_foreign_nodes(admin)
+    rounds = ROUNDS if kind == "disruption" else max(1, ROUNDS // 3)
+    run = disruption_round if kind == "disruption" else plan_round
+    outcomes: list[Outcome] = []
+    reports: list[str] = []
+    for seed in range(FIRST_SEED, FIRST_SEED + rounds):
+        tag = uuid.uuid4().hex[:6]
+        sc = generate(seed, f"ko-{seed}-{tag}", f"ko{seed}{tag}", pending=kind == "plan")
+        outcome = run(admin, sc, tmp_path)
+        outcomes.append(outcome)
+        if outcome.failures:
+            reports.append(describe(sc, outcome))
+    print(_summary(kind, outcomes), file=sys.stderr)
+    assert sum(o.judged for o in outcomes) > rounds, "too few pods judged to mean anything"
+    assert not reports, "\n".join(reports)
