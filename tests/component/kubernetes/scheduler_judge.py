@@ -62,6 +62,7 @@ class Outcome:
     late: list[str] = field(default_factory=list)  # Unschedulable at first, bound later
     seconds: float = 0.0
     decision: Obj = field(default_factory=dict)
+    placed: dict[str, str] = field(default_factory=dict)  # where the bound pods started
 
 
 def _unschedulable(pod: k8s.V1Pod) -> str | None:
@@ -201,6 +202,12 @@ class Stage:
 
     def place(self, pods: list[Obj]) -> dict[str, str]:
         """Let the scheduler place ``pods``; drop those it cannot. Pod name → node."""
+        if self.sc.placed is not None:
+            for pod in pods:
+                node = self.sc.placed.get(pod["metadata"]["name"])
+                if node is not None:
+                    self.core.create_namespaced_pod(self.ns, _bound(pod, node))
+            return dict(self.sc.placed)
         for pod in pods:
             self.core.create_namespaced_pod(self.ns, pod)
         deadline = time.monotonic() + SETTLE_SECONDS
@@ -301,7 +308,7 @@ def disruption_round(admin: Kube, sc: Scenario, workdir: Path) -> Outcome:
     stage.open()
     try:
         stage.create_nodes(sc.nodes)
-        placed = stage.place(sc.pods)
+        placed = outcome.placed = stage.place(sc.pods)
         bound = [
             _bound(p, placed[p["metadata"]["name"]])
             for p in sc.pods
@@ -354,7 +361,7 @@ def plan_round(admin: Kube, sc: Scenario, workdir: Path) -> Outcome:
     stage.open()
     try:
         stage.create_nodes(sc.nodes)
-        placed = stage.place(sc.pods)
+        placed = outcome.placed = stage.place(sc.pods)
         bound = [
             _bound(p, placed[p["metadata"]["name"]])
             for p in sc.pods

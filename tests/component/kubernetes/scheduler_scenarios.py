@@ -46,6 +46,9 @@ class Scenario:
     pending: list[Obj]  # for `joinery plan` rounds: the pods the plan is asked to place
     pdbs: list[Obj]
     notes: list[str] = field(default_factory=list)  # what the generator chose, for reports
+    # Pod name -> node: bind the pods there instead of letting the scheduler place them
+    # (a failing round replayed while it is shrunk keeps its starting state).
+    placed: dict[str, str] | None = None
 
     def pool(self, name: str) -> Obj:
         return next(p for p in self.pools if p["metadata"]["name"] == name)

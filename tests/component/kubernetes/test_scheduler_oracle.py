@@ -5,7 +5,9 @@ session's control plane, with nodes named and labelled for the round and deleted
 rounds share the control plane but never each other's nodes or pods. Every pod Joinery
 moves (``--disruption``) or places (``plan``) is pinned to Joinery's node and must be bound
 there by the real scheduler. ``KUBE_ORACLE_ROUNDS`` sets how many disruption rounds run (50
-by default; a third as many plan rounds run besides), ``KUBE_ORACLE_SEED`` the first seed.
+by default; a third as many plan rounds run besides), ``KUBE_ORACLE_SEED`` the first seed;
+the first ``KUBE_ORACLE_SHRINK`` (2) failing rounds are shrunk (``scheduler_shrink``) and
+printed as `joinery plan` input.
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ from pathlib import Path
 import pytest
 from scheduler_judge import Outcome, describe, disruption_round, plan_round
 from scheduler_scenarios import ROUND, generate
+from scheduler_shrink import as_yaml, shrink
 
 from activities.kubernetes.client import Kube
 
 ROUNDS = int(os.environ.get("KUBE_ORACLE_ROUNDS", "50"))
 FIRST_SEED = int(os.environ.get("KUBE_ORACLE_SEED", "3500"))
+SHRINK = int(os.environ.get("KUBE_ORACLE_SHRINK", "2"))  # failing rounds to shrink and print
 
 
 def _no_foreign_nodes(admin: Kube) -> None:
@@ -69,7 +73,13 @@ def test_the_kube_scheduler_admits_every_pod_joinery_places(
         outcome = run(admin, sc, tmp_path)
         outcomes.append(outcome)
         if outcome.failures:
-            reports.append(describe(sc, outcome))
+            report = describe(sc, outcome)
+            if len(reports) < SHRINK:
+                small, small_outcome = shrink(admin, sc, outcome, run, tmp_path)
+                report += "\nshrunk to:\n" + describe(small, small_outcome)
+                report += "\n---\n" + as_yaml(small)
+            print(report, file=sys.stderr)
+            reports.append(report)
     print(_summary(kind, outcomes), file=sys.stderr)
     assert sum(o.judged for o in outcomes) > rounds, "too few pods judged to mean anything"
     assert not reports, "\n".join(reports)
