@@ -106,6 +106,13 @@ class ExistingTarget(Target):
     volumes: dict[str, set[str]] = field(default_factory=dict)  # CSI driver → volumes in use
 
 
+def undefined_allowed(t: ExistingTarget, allow_undefined: frozenset[str]) -> frozenset[str]:
+    """The label keys a pod may require that ``t`` need not carry. A Node's labels are facts:
+    the kube-scheduler admits a pod only where each key it requires (In, Exists, Gt, Lt) is a
+    label, well-known or not. Only an in-flight claim's labels are still partly unknown."""
+    return allow_undefined if t.in_flight else frozenset()
+
+
 @dataclass(eq=False)
 class ClaimTarget(Target):
     pool: PoolView | None = None
