@@ -19,8 +19,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from scheduler_judge import Outcome, describe, disruption_round, plan_round
-from scheduler_scenarios import ROUND, generate
+from k8s_helpers import eventually
+from scheduler_judge import Outcome, Stage, describe, disruption_round, pinned, plan_round
+from scheduler_scenarios import ROUND, ZONE, ZONES, Scenario, generate, node_object
 from scheduler_shrink import as_yaml, shrink
 
 from activities.kubernetes.client import Kube
@@ -83,3 +84,60 @@ def test_the_kube_scheduler_admits_every_pod_joinery_places(
     print(_summary(kind, outcomes), file=sys.stderr)
     assert sum(o.judged for o in outcomes) > rounds, "too few pods judged to mean anything"
     assert not reports, "\n".join(reports)
+
+
+def test_the_judge_refuses_a_move_that_breaks_zonal_spread(admin: Kube) -> None:
+    """The judge can fail: a pod moved from zone a to zone b while zone a still holds a node
+    leaves skew 2 under ``maxSkew: 1``, and the scheduler must refuse the pin (issue 35's
+    first case). The same pin without the judge's ``nodeAffinityPolicy: Ignore`` is bound:
+    a hostname selector alone would narrow the spread to the pinned node's zone."""
+    _no_foreign_nodes(admin)
+    tag = uuid.uuid4().hex[:6]
+    ns, prefix = f"kj-{tag}", f"kj{tag}"
+    room = {"cpu": "2", "memory": "4Gi", "pods": "10"}
+    nodes = [node_object(f"{prefix}-{z}", {ZONE: z}, [], room, ns) for z in ZONES]
+    nodes.append(node_object(f"{prefix}-spare", {ZONE: ZONES[0]}, [], room, ns))
+    spread = {
+        "maxSkew": 1,
+        "topologyKey": ZONE,
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": "web"}},
+    }
+    pods = []
+    for i in range(3):
+        body = generate(0, ns, prefix).pods[0]  # a pod as the generator writes them
+        body["metadata"] |= {"name": f"web-{i}", "labels": {"app": "web"}}
+        body["spec"] = {
+            "containers": body["spec"]["containers"],
+            "terminationGracePeriodSeconds": 0,
+            "topologySpreadConstraints": [dict(spread)],
+        }
+        pods.append(body)
+    placed = {f"web-{i}": f"{prefix}-{z}" for i, z in enumerate(ZONES)}
+    sc = Scenario(0, ns, prefix, {"instanceTypes": []}, [], nodes, pods, [], [], placed=placed)
+    stage = Stage(admin, sc)
+    stage.open()
+    try:
+        stage.create_nodes(nodes)
+        stage.place(pods)
+        stage.remove_nodes({f"{prefix}-{ZONES[0]}"})
+        outcome = Outcome(0, "disruption")
+        stage.judge([(pods[0], f"{prefix}-{ZONES[1]}")], outcome)
+        assert [f.node for f in outcome.failures] == [f"{prefix}-{ZONES[1]}"], outcome
+        assert "topology spread" in outcome.failures[0].message, outcome.failures
+        unfair = pinned(pods[0], f"{prefix}-{ZONES[1]}")
+        for c in unfair["spec"]["topologySpreadConstraints"]:
+            del c["nodeAffinityPolicy"]
+        unfair["metadata"]["name"] = "web-unfair"
+        admin.core.create_namespaced_pod(ns, unfair)
+        eventually(
+            lambda: admin.core.read_namespaced_pod("web-unfair", ns).spec.node_name,
+            what="the pin without Ignore to be bound",
+        )
+        admin.core.delete_namespaced_pod("web-unfair", ns, grace_period_seconds=0)
+        admin.core.delete_namespaced_pod("web-0", ns, grace_period_seconds=0)
+        fair = Outcome(0, "disruption")
+        stage.judge([(pods[0], f"{prefix}-spare")], fair)
+        assert fair.failures == [] and fair.judged == 1, fair
+    finally:
+        stage.close()
