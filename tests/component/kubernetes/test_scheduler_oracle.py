@@ -56,6 +56,9 @@ def _summary(kind: str, outcomes: list[Outcome]) -> str:
         f"{judged} pods judged ({late} bound only on the scheduler's retry), "
         f"{sum(seconds):.1f}s ({sum(seconds) / max(1, len(seconds)):.2f}s/round, "
         f"max {max(seconds, default=0):.2f}s)"
+    ) + "".join(
+        f"\n  {phase}: {sum(o.phases.get(phase, 0) for o in outcomes):.1f}s"
+        for phase in dict.fromkeys(p for o in outcomes for p in o.phases)
     )
 
 
