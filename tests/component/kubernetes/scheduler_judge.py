@@ -28,6 +28,7 @@ from kubernetes import client as k8s
 from scheduler_scenarios import (
     HOSTNAME,
     NODEPOOL,
+    ROUND,
     ZONE,
     Obj,
     Scenario,
@@ -67,6 +68,7 @@ class Outcome:
     decision: Obj = field(default_factory=dict)
     placed: dict[str, str] = field(default_factory=dict)  # where the bound pods started
     phases: dict[str, float] = field(default_factory=dict)  # seconds spent in each step
+    daemon_pods: list[Obj] = field(default_factory=list)  # as Joinery read them
 
     def mark(self, phase: str, since: float) -> float:
         """Add the time since ``since`` to ``phase``; the time now."""
@@ -138,7 +140,7 @@ def run_joinery(sc: Scenario, bound: list[Obj], workdir: Path, *, disruption: bo
     """``joinery plan [--disruption]`` on the round's cluster, through the CLI's entry."""
     from worker.cli import main
 
-    docs = [*sc.pools, *sc.nodes, *bound, *sc.pdbs, *sc.pending]
+    docs = [*sc.pools, *sc.nodes, *bound, *sc.daemonsets, *sc.pdbs, *sc.pending]
     manifests = workdir / f"cluster-{sc.seed}.json"
     manifests.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}))
     catalog = workdir / f"catalog-{sc.seed}.json"
@@ -175,6 +177,7 @@ class Stage:
         self.core = admin.core
         self.sc = sc
         self.ns = sc.namespace
+        self.started_daemons = False
 
     # -- setting up ---------------------------------------------------------------------
 
@@ -194,15 +197,54 @@ class Stage:
         _each(self.core.create_node, nodes)
         self.wait_ready({n["metadata"]["name"] for n in nodes})
 
+    def run_daemons(self, outcome: Outcome) -> None:
+        """Start the round's DaemonSets (once) and wait for a pod of each bound on every
+        node of the round, as on a cluster where a node counts as initialized only when its
+        daemons run; a daemon pod the scheduler refuses is a failure of the round."""
+        if not self.sc.daemonsets:
+            return
+        if not self.started_daemons:
+            apps = k8s.AppsV1Api(self.core.api_client)
+            for ds in self.sc.daemonsets:
+                apps.create_namespaced_daemon_set(self.ns, ds)
+            self.started_daemons = True
+        deadline = time.monotonic() + SETTLE_SECONDS
+        while True:
+            nodes = {
+                n.metadata.name
+                for n in self.core.list_node(label_selector=f"{ROUND}={self.ns}").items
+            }
+            pods = self.core.list_namespaced_pod(self.ns, label_selector="daemon").items
+            missing = {
+                (ds["metadata"]["name"], node) for ds in self.sc.daemonsets for node in nodes
+            } - {(p.metadata.labels["daemon"], p.spec.node_name) for p in pods}
+            if not missing or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        for ds, node in sorted(missing):
+            refused = [
+                _unschedulable(p) or "not created"
+                for p in pods
+                if p.metadata.labels["daemon"] == ds and not p.spec.node_name
+            ]
+            message = refused[0] if refused else "no pod of the DaemonSet in time"
+            outcome.failures.append(Failure(f"{self.ns}/daemonset {ds}", node, message))
+
+    def daemon_pods(self) -> list[Obj]:
+        """The bound daemon pods, as a live cluster's reader would see them."""
+        pods = self.core.list_namespaced_pod(self.ns, label_selector="daemon").items
+        serialize = self.core.api_client.sanitize_for_serialization
+        return [
+            {"apiVersion": "v1", "kind": "Pod", **serialize(p)} for p in pods if p.spec.node_name
+        ]
+
     def wait_ready(self, names: set[str]) -> None:
         """Until kwok reports every node Ready and the not-ready taint is gone from each (a
         pod pinned to a node still tainted would be refused for a reason not Joinery's)."""
         deadline = time.monotonic() + 60
         while True:
             waiting = set(names)
-            for node in self.core.list_node(
-                label_selector=f"oracle.joinery.dev/round={self.ns}"
-            ).items:
+            for node in self.core.list_node(label_selector=f"{ROUND}={self.ns}").items:
                 ready = any(
                     c.type == "Ready" and c.status == "True" for c in (node.status.conditions or [])
                 )
@@ -252,14 +294,16 @@ class Stage:
     # -- judging ------------------------------------------------------------------------
 
     def remove_nodes(self, names: set[str]) -> None:
-        """Delete ``names`` and the pods on them (at once, as a finished drain leaves it)."""
-        _each(self.delete_pod, [n for n, p in self.pods().items() if p.spec.node_name in names])
+        """Delete ``names`` and the pods on them (at once, as a finished drain leaves it).
+        The nodes go first: a DaemonSet would put its pod back on a node still there."""
         _each(self.core.delete_node, sorted(names))
         deadline = time.monotonic() + 30
-        while any(p.spec.node_name in names for p in self.pods().values()) or any(
-            n.metadata.name in names
-            for n in self.core.list_node(label_selector=f"oracle.joinery.dev/round={self.ns}").items
-        ):
+        while True:
+            nodes = self.core.list_node(label_selector=f"{ROUND}={self.ns}").items
+            left = [n for n, p in self.pods().items() if p.spec.node_name in names]
+            _each(self.delete_pod, left)
+            if not left and not any(n.metadata.name in names for n in nodes):
+                return
             if time.monotonic() > deadline:
                 raise AssertionError(f"seed {self.sc.seed}: {sorted(names)} not deleted")
             time.sleep(0.05)
@@ -302,7 +346,7 @@ class Stage:
 
     def close(self) -> None:
         with contextlib.suppress(k8s.ApiException):
-            self.core.delete_collection_node(label_selector=f"oracle.joinery.dev/round={self.ns}")
+            self.core.delete_collection_node(label_selector=f"{ROUND}={self.ns}")
         with contextlib.suppress(k8s.ApiException):
             self.core.delete_collection_namespaced_pod(self.ns, grace_period_seconds=0)
         with contextlib.suppress(k8s.ApiException):
@@ -325,6 +369,7 @@ def disruption_round(admin: Kube, sc: Scenario, workdir: Path) -> Outcome:
     t = outcome.mark("namespace", began)
     try:
         stage.create_nodes(sc.nodes)
+        stage.run_daemons(outcome)
         t = outcome.mark("nodes", t)
         placed = outcome.placed = stage.place(sc.pods)
         t = outcome.mark("place", t)
@@ -333,7 +378,9 @@ def disruption_round(admin: Kube, sc: Scenario, workdir: Path) -> Outcome:
             for p in sc.pods
             if p["metadata"]["name"] in placed
         ]
-        decision = run_joinery(sc, bound, workdir, disruption=True)["disruption"]
+        outcome.daemon_pods = stage.daemon_pods()
+        docs = [*bound, *outcome.daemon_pods]
+        decision = run_joinery(sc, docs, workdir, disruption=True)["disruption"]
         t = outcome.mark("joinery", t)
         outcome.decision = decision
         outcome.commands = len(decision["commands"])
@@ -365,6 +412,7 @@ def disruption_round(admin: Kube, sc: Scenario, workdir: Path) -> Outcome:
             stage.remove_nodes(gone)
         if new_nodes:
             stage.create_nodes(new_nodes)
+            stage.run_daemons(outcome)
         t = outcome.mark("apply", t)
         stage.judge(moves, outcome)
         t = outcome.mark("judge", t)
@@ -384,13 +432,15 @@ def plan_round(admin: Kube, sc: Scenario, workdir: Path) -> Outcome:
     stage.open()
     try:
         stage.create_nodes(sc.nodes)
+        stage.run_daemons(outcome)
         placed = outcome.placed = stage.place(sc.pods)
         bound = [
             _bound(p, placed[p["metadata"]["name"]])
             for p in sc.pods
             if p["metadata"]["name"] in placed
         ]
-        plan = run_joinery(sc, bound, workdir, disruption=False)
+        outcome.daemon_pods = stage.daemon_pods()
+        plan = run_joinery(sc, [*bound, *outcome.daemon_pods], workdir, disruption=False)
         outcome.decision = {k: plan[k] for k in ("nodeClaims", "existingNodes", "unschedulable")}
         outcome.commands = len(plan["nodeClaims"])
         pools = {p["metadata"]["name"]: p for p in sc.pools}
@@ -404,6 +454,7 @@ def plan_round(admin: Kube, sc: Scenario, workdir: Path) -> Outcome:
             where |= {key: entry["name"] for key in entry["pods"]}
         if claims:
             stage.create_nodes(claims)
+            stage.run_daemons(outcome)
         moves = [
             (p, where[f"{sc.namespace}/{p['metadata']['name']}"])
             for p in sc.pending

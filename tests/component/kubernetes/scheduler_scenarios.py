@@ -49,6 +49,8 @@ class Scenario:
     # Pod name -> node: bind the pods there instead of letting the scheduler place them
     # (a failing round replayed while it is shrunk keeps its starting state).
     placed: dict[str, str] | None = None
+    # DaemonSets tolerating every taint, so each runs a pod on every node of the round
+    daemonsets: list[Obj] = field(default_factory=list)
 
     def pool(self, name: str) -> Obj:
         return next(p for p in self.pools if p["metadata"]["name"] == name)
@@ -367,6 +369,29 @@ def _app(
     return pods
 
 
+def _daemonset(rng: random.Random, name: str, namespace: str) -> Obj:
+    labels = {"daemon": name}
+    requests = {"cpu": _cpu(rng.choice([50, 100, 200])), "memory": f"{rng.choice([32, 128])}Mi"}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "containers": [
+                        {"name": "daemon", "image": PAUSE, "resources": {"requests": requests}}
+                    ],
+                    "tolerations": [{"operator": "Exists"}],
+                    "terminationGracePeriodSeconds": 0,
+                },
+            },
+        },
+    }
+
+
 def generate(seed: int, namespace: str, prefix: str, *, pending: bool = False) -> Scenario:
     """The scenario of ``seed``; with ``pending``, also pods for `joinery plan` to place."""
     rng = random.Random(seed)
@@ -392,6 +417,8 @@ def generate(seed: int, namespace: str, prefix: str, *, pending: bool = False) -
         sc.pods += _app(rng, sc, app, replicas, apps, allow_pdb=True)
         apps.append(app)
         budget -= replicas
+    for i in range(rng.choice([0, 0, 1, 2])):
+        sc.daemonsets.append(_daemonset(rng, f"ds{i}", namespace))
     if pending:
         for _ in range(rng.randint(1, 3)):
             app = f"a{len(apps)}"

@@ -1,6 +1,7 @@
 """Shrinking a round the kube-scheduler failed to the fewest nodes and pods that still fail.
 
-Greedy, one piece at a time (an app, a node with its pods, a PodDisruptionBudget, a pod),
+Greedy, one piece at a time (an app, a node with its pods, a DaemonSet, a
+PodDisruptionBudget, a pod),
 each try a whole round on the control plane. The starting placement is kept fixed
 (``Scenario.placed``), so a try differs from the last only by what was removed; every try
 runs under a fresh namespace and node prefix, as rounds do.
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import yaml
 from scheduler_judge import Outcome
-from scheduler_scenarios import Scenario
+from scheduler_scenarios import Obj, Scenario
 
 from activities.kubernetes.client import Kube
 
@@ -28,12 +29,13 @@ def renamed(sc: Scenario) -> Scenario:
     replacement renames exactly them)."""
     tag = uuid.uuid4().hex[:6]
     ns, prefix = f"ks-{sc.seed}-{tag}", f"ks{sc.seed}{tag}"
-    text = json.dumps(
-        [sc.catalog, sc.pools, sc.nodes, sc.pods, sc.pending, sc.pdbs, sc.notes, sc.placed]
-    )
+    parts = [sc.catalog, sc.pools, sc.nodes, sc.pods, sc.pending, sc.pdbs, sc.notes]
+    text = json.dumps([*parts, sc.placed, sc.daemonsets])
     text = text.replace(sc.namespace, ns).replace(sc.prefix, prefix)
-    catalog, pools, nodes, pods, pending, pdbs, notes, placed = json.loads(text)
-    return Scenario(sc.seed, ns, prefix, catalog, pools, nodes, pods, pending, pdbs, notes, placed)
+    catalog, pools, nodes, pods, pending, pdbs, notes, placed, daemons = json.loads(text)
+    return Scenario(
+        sc.seed, ns, prefix, catalog, pools, nodes, pods, pending, pdbs, notes, placed, daemons
+    )
 
 
 def _app(pod: dict[str, object]) -> str:
@@ -54,6 +56,10 @@ def _smaller(sc: Scenario) -> Iterator[Scenario]:
         out.nodes = [n for n in sc.nodes if n["metadata"]["name"] != node]
         out.placed = {p: n for p, n in sc.placed.items() if n != node}
         out.pods = [p for p in sc.pods if p["metadata"]["name"] in out.placed]
+        yield out
+    for i in range(len(sc.daemonsets)):
+        out = copy.deepcopy(sc)
+        del out.daemonsets[i]
         yield out
     for i in range(len(sc.pdbs)):
         out = copy.deepcopy(sc)
@@ -89,7 +95,7 @@ def shrink(
     return best, best_outcome
 
 
-def as_yaml(sc: Scenario) -> str:
+def as_yaml(sc: Scenario, daemon_pods: list[Obj]) -> str:
     """The shrunk round as a `joinery plan` input (nodes, bound pods, pools, PDBs, pending
     pods) followed by its catalog, for a report or a scenario test."""
     placed = sc.placed or {}
@@ -98,5 +104,5 @@ def as_yaml(sc: Scenario) -> str:
         body = copy.deepcopy(p)
         body["spec"]["nodeName"] = placed[p["metadata"]["name"]]
         bound.append(body)
-    docs = [*sc.pools, *sc.nodes, *bound, *sc.pdbs, *sc.pending]
+    docs = [*sc.pools, *sc.nodes, *bound, *daemon_pods, *sc.daemonsets, *sc.pdbs, *sc.pending]
     return yaml.safe_dump_all([*docs, sc.catalog], sort_keys=False)

@@ -81,7 +81,7 @@ def test_the_kube_scheduler_admits_every_pod_joinery_places(
             if len(reports) < SHRINK:
                 small, small_outcome = shrink(admin, sc, outcome, run, tmp_path)
                 report += "\nshrunk to:\n" + describe(small, small_outcome)
-                report += "\n---\n" + as_yaml(small)
+                report += "\n---\n" + as_yaml(small, small_outcome.daemon_pods)
             print(report, file=sys.stderr)
             reports.append(report)
     print(_summary(kind, outcomes), file=sys.stderr)
