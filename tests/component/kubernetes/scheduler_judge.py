@@ -338,9 +338,16 @@ class Stage:
                     del refused[name]
         for name, (node, message) in refused.items():
             live = self.core.read_namespaced_pod(name, self.ns)
-            outcome.failures.append(
-                Failure(f"{self.ns}/{name}", node, _unschedulable(live) or message)
-            )
+            message = _unschedulable(live) or message
+            on_node = self.core.list_pod_for_all_namespaces(field_selector=f"spec.nodeName={node}")
+            foreign = [
+                f"{p.metadata.namespace}/{p.metadata.name}"
+                for p in on_node.items
+                if p.metadata.namespace != self.ns
+            ]
+            if foreign:  # another round running at once on this control plane
+                message += f" (pods of other namespaces on the node: {', '.join(foreign)})"
+            outcome.failures.append(Failure(f"{self.ns}/{name}", node, message))
 
     # -- tearing down -------------------------------------------------------------------
 
