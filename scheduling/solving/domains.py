@@ -85,9 +85,11 @@ class TopologyDomains(SolverSetup):
         self, cls: PodClass, key: str, honor_affinity: bool, honor_taints: bool
     ) -> set[str]:
         """Domains a spread counts. nodeTaintsPolicy Ignore (the default) counts domains of
-        pools whose taints the pod does not tolerate; Honor leaves them out."""
+        pools whose taints the pod does not tolerate; Honor leaves them out. Every node
+        counts, those that can take no more pods (a disruption simulation's counts-only
+        nodes) too: the kube-scheduler counts a zone whose nodes are full as a domain."""
         out = set(self._pool_domains(cls, key, honor_affinity, honor_taints))
-        for t in self.existing:
+        for t in self.problem.nodes:
             v = t.labels.get(key)
             if v is None or v in out:  # nothing to learn from this node
                 continue
