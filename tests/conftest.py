@@ -81,6 +81,7 @@ def metrics_url() -> Iterator[str]:
 # Units that take minutes on the 2-core CI machine, slowest first (seconds, last measured run
 # on two processes, session 26).
 SLOW_UNITS = (
+    ("tests/component/kubernetes/test_scheduler_oracle.py", 170),  # issue 35, alone
     ("tests/component/ec2", 290),
     ("tests/workflows/production", 270),
     ("tests/e2e/test_dev_scenarios.py", 265),

@@ -149,7 +149,9 @@ class RoundState:
         return Solver(sub, catalog=self.catalog, rejections=self.rejections).solve()
 
     def apply(self, removed: Collection[str], plan: Plan) -> None:
-        """Accept a command: its nodes go, its pods join their existing destinations."""
+        """Accept a command: its nodes go, its pods join their existing destinations, and
+        its replacements stay as nodes that only count: a later command must see the pods
+        they hold in their zone and host (spread, anti-affinity), never add to them."""
         self.version += 1
         self.removed.update(removed)
         for name, pods in plan.existing.items():
@@ -159,6 +161,14 @@ class RoundState:
             self._rooms.pop(name, None)
             if self._wide_anti is not None:
                 self._wide_anti += _wide_terms(pods)
+        for i, claim in enumerate(plan.claims):
+            name = f"replacement-{self.version}-{i}"
+            labels = {**claim.requirements.labels(), L.HOSTNAME: name}
+            self.nodes[name] = NodeInfo(
+                name, labels, claim.requirements, (), {}, {}, list(claim.pods), schedulable=False
+            )
+            if self._wide_anti is not None:
+                self._wide_anti += _wide_terms(claim.pods)
 
     def cheapest_holding(self, pods: Sequence[Pod]) -> float | None:
         """A lower bound on the price of one new node for ``pods``: the cheapest available

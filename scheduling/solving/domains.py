@@ -17,6 +17,7 @@ from scheduling.targets import (
     Failure,
     Target,
     instance_type_compatible,
+    undefined_allowed,
     vec_fits,
 )
 from scheduling.topology import AFFINITY, ANTI, SPREAD, TopologyGroup
@@ -95,7 +96,8 @@ class TopologyDomains(SolverSetup):
             v = t.labels.get(key)
             if v is None or v in out:  # nothing to learn from this node
                 continue
-            if honor_affinity and t.requirements.compatible(cls.reqs, self.allow_undefined):
+            undefined = undefined_allowed(t, self.allow_undefined)
+            if honor_affinity and t.requirements.compatible(cls.reqs, undefined):
                 continue
             if honor_taints and untolerated(t.taints, cls.tolerations) is not None:
                 continue

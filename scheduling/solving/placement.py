@@ -17,6 +17,7 @@ from scheduling.targets import (
     Failure,
     Target,
     ports_conflict,
+    undefined_allowed,
     vec_add,
     vec_fits,
 )
@@ -82,7 +83,8 @@ class Placement(ClaimPlacement):
             return Failure("host port in use", True, local=True)
         if vols and over_limit(t.volumes, t.volume_limits, vols):  # per pod: not monotone
             return Failure("volume attach limit reached", False)
-        if self.catalog.label_conflict(t.requirements, cls.reqs, self.allow_undefined) is not None:
+        undefined = undefined_allowed(t, self.allow_undefined)
+        if self.catalog.label_conflict(t.requirements, cls.reqs, undefined) is not None:
             return Failure("labels do not match", True, local=True)
         need = vec_add(t.used, cls.vec)
         if not vec_fits(need, t.allocatable):
