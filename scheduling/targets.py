@@ -93,6 +93,9 @@ class Target:
         return False
 
 
+NO_UNDEFINED_LABELS: frozenset[str] = frozenset()
+
+
 @dataclass(eq=False)
 class ExistingTarget(Target):
     name: str = ""
@@ -104,6 +107,12 @@ class ExistingTarget(Target):
     base_used: Vec = field(default_factory=list)
     volume_limits: dict[str, int] = field(default_factory=dict)  # CSI driver → attach limit
     volumes: dict[str, set[str]] = field(default_factory=dict)  # CSI driver → volumes in use
+
+    def undefined_allowed(self, for_claims: frozenset[str]) -> frozenset[str]:
+        """Label keys this target may leave undefined and still match a pod requiring them:
+        a Node's labels are all known (a label it lacks is absent, and the kube-scheduler
+        refuses a pod selecting it), an in-flight claim's are not yet (``for_claims``)."""
+        return for_claims if self.in_flight else NO_UNDEFINED_LABELS
 
 
 @dataclass(eq=False)

@@ -90,7 +90,8 @@ class TopologyDomains(SolverSetup):
             v = t.labels.get(key)
             if v is None or v in out:  # nothing to learn from this node
                 continue
-            if honor_affinity and t.requirements.compatible(cls.reqs, self.allow_undefined):
+            allow = t.undefined_allowed(self.allow_undefined)
+            if honor_affinity and t.requirements.compatible(cls.reqs, allow):
                 continue
             if honor_taints and untolerated(t.taints, cls.tolerations) is not None:
                 continue

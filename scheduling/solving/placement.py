@@ -82,7 +82,8 @@ class Placement(ClaimPlacement):
             return Failure("host port in use", True, local=True)
         if vols and over_limit(t.volumes, t.volume_limits, vols):  # per pod: not monotone
             return Failure("volume attach limit reached", False)
-        if self.catalog.label_conflict(t.requirements, cls.reqs, self.allow_undefined) is not None:
+        allow = t.undefined_allowed(self.allow_undefined)
+        if self.catalog.label_conflict(t.requirements, cls.reqs, allow) is not None:
             return Failure("labels do not match", True, local=True)
         need = vec_add(t.used, cls.vec)
         if not vec_fits(need, t.allocatable):
