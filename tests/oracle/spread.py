@@ -84,7 +84,8 @@ def spread_failure(pod: Obj, node: Obj, cluster: Cluster) -> str | None:
             if namespace_of(p) != ns or (p.get("metadata") or {}).get("deletionTimestamp"):
                 continue
             if label_selector_matches(selector, pod_labels(p)):
-                counts[node_labels(n)[key]] += 1
+                domain = node_labels(n)[key]
+                counts[domain] = counts.get(domain, 0) + 1
         min_domains = int(c.get("minDomains") or 1)
         floor = min(counts.values()) if counts else 0
         if len(counts) < min_domains:

@@ -10,7 +10,7 @@ from pathlib import Path
 PRODUCT = ("scheduling", "models", "activities", "workflows", "worker")
 BRIDGE = "joinery_bridge.py"
 # Modules that run Joinery through the bridge (and judge its answers with the oracle).
-RUNNERS = ("exactness.py",)
+RUNNERS = ("exactness.py", "minimize.py")
 HERE = Path(__file__).resolve().parent
 
 
