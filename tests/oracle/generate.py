@@ -182,12 +182,16 @@ def pool_admits(pool: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
 
 
 def _managed_node(
-    rnd: random.Random, name: str, pool: Mapping[str, Any], catalog: Mapping[str, Any]
+    rnd: random.Random,
+    name: str,
+    pool: Mapping[str, Any],
+    catalog: Mapping[str, Any],
+    never_drifted: bool = False,
 ) -> dict[str, Any] | None:
     """A node of the pool, of a catalog type and offering; usually one the pool admits
     (sometimes not: a drifted node)."""
     types = catalog["instanceTypes"]
-    drifted = rnd.random() < 0.12
+    drifted = rnd.random() < 0.12 and not never_drifted
     for _ in range(12):
         entry = rnd.choice(types)
         off = rnd.choice(entry["offerings"])
@@ -445,9 +449,12 @@ def build(
     pending_share: float = 0.0,
     daemonset: bool = True,
     replicas: Sequence[int] = REPLICAS,
+    permissive: bool = False,
 ) -> Scenario:
     """A scenario from ``seed`` (hypothesis draws the seed and the size bounds; the rest is a
-    seeded ``random.Random``, which keeps generation fast and shrinking meaningful by seed)."""
+    seeded ``random.Random``, which keeps generation fast and shrinking meaningful by seed).
+    ``permissive`` leaves nothing in a disruption's way but cost and the pods' constraints:
+    budgets of 100%, consolidation of underutilized nodes, no drift, no PDBs."""
     rnd = random.Random(seed)
     spot = rnd.random() < 0.5
     catalog = _catalog(rnd, rnd.randint(3, len(MENU)), spot, overhead=rnd.random() < 0.5)
@@ -456,6 +463,13 @@ def build(
         _pool(rnd, f"p{i}", tainted=i == 1 and rnd.random() < 0.5, spot=spot)
         for i in range(n_pools)
     ]
+    if permissive:
+        for p in pools:
+            p["spec"]["disruption"] = {
+                "consolidationPolicy": "WhenEmptyOrUnderutilized",
+                "consolidateAfter": "0s",
+                "budgets": [{"nodes": "100%"}],
+            }
     objects: list[dict[str, Any]] = [*pools]
     objects += [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n, "labels": {"team": t}}}
@@ -473,7 +487,7 @@ def build(
     nodes: list[dict[str, Any]] = []
     managed: list[str] = []
     for i in range(rnd.randint(1, max_managed)):
-        body = _managed_node(rnd, f"n{i}", rnd.choice(pools), catalog)
+        body = _managed_node(rnd, f"n{i}", rnd.choice(pools), catalog, permissive)
         if body is not None:
             nodes.append(body)
             managed.append(f"n{i}")
@@ -569,7 +583,7 @@ def build(
             if not placed and pending_share > 0:
                 pods.append(p)
                 pending.append(f"{p['metadata']['namespace']}/{p['metadata']['name']}")
-        if spec["_pdb"] is not None:
+        if spec["_pdb"] is not None and not permissive:
             extras.append(
                 {
                     "apiVersion": "policy/v1",
