@@ -22,7 +22,9 @@ from tests.oracle.judge import judge_round
 from tests.oracle.rounds import apply, managed_nodes
 
 NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
-DEFAULT_EXAMPLES = 3600  # about 7,500 rounds; with test_plan_oracle's 2,500 plans, 10,000
+# 3,900 clusters: about 8,400 rounds (at least 7,500 are required); with test_plan_oracle's
+# 2,500 plans, over 10,000 judged answers per run.
+DEFAULT_EXAMPLES = 3900
 EXAMPLES = int(os.environ.get("ORACLE_EXAMPLES") or 0) or DEFAULT_EXAMPLES
 # The examples run as shards (distinct seeds each), so no one test nears pytest's timeout on
 # a busy machine and xdist could spread them.
