@@ -11,16 +11,9 @@ from typing import Any
 
 from tests.oracle.cluster import Obj
 
-OPEN_DEFECTS = {
-    # Issue 35 (1), fixed on another branch: a consolidation whose moves break a zonal spread
-    # (a zone left with fewer of the spread's pods than the skew allows while it keeps
-    # eligible nodes). Every PodTopologySpread refusal of a moved pod is this class.
-    "issue-35-1": "a round's moves break a topology spread",
-    # D4 (report): a round of several commands that breaks a required pod affinity or
-    # anti-affinity between pods its different commands move (each command is decided as if
-    # the others' pods were not where those commands put them).
-    "D4": "a round's commands break inter-pod affinity between them",
-}
+# None open: issue 35 (1) (a consolidation breaking a zonal spread) and D4 (a round's later
+# commands not counting the pods earlier commands put on their replacements) are fixed.
+OPEN_DEFECTS: dict[str, str] = {}
 
 
 def open_defect(
