@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from activities.ec2.pricing import offline_table
 from models.catalog import load_catalog
 from worker.cli import main
 
@@ -51,17 +52,23 @@ def test_catalog_json_with_nodeclass(
     assert types["m5.large"].capacity["pods"] == 50_000
 
 
-def test_region_without_prices_is_one_clear_line(
+def test_region_the_price_table_lacks_is_priced_as_us_east_1(
     env: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """No Pricing API (moto has none) and a region the offline table lacks: us-east-1's
+    prices stand in, as Karpenter's do, so no on-demand offering is dropped for want of a
+    price (it used to be a "no prices" error)."""
     env.emulation.spot_disabled_regions.add("eu-west-1")
     env.emulation.on_demand = {}
-    code = main(["catalog", "--region", "eu-west-1", "--endpoint-url", env.server.endpoint_url])
-    err = capsys.readouterr().err
-    assert code == 2
-    assert "no on-demand prices for region eu-west-1" in err
-    assert err.strip().splitlines() == [err.strip()]  # exactly one line
-    assert err.startswith("joinery catalog: region eu-west-1: no prices")
+    assert "eu-west-1" not in offline_table()
+    url = env.server.endpoint_url
+    code = main(["catalog", "--region", "eu-west-1", "--endpoint-url", url, "-o", "json"])
+    out = capsys.readouterr().out
+    assert code == 0
+    types = {t.name: t for t in load_catalog(json.loads(out[out.index("{") :]))}
+    on_demand = [o for o in types["m5.large"].offerings if o.capacity_type == "on-demand"]
+    us_east_1 = offline_table()["us-east-1"]["m5.large"]
+    assert on_demand and {o.price for o in on_demand} == {us_east_1}
 
 
 def test_bad_nodeclass_inputs_exit_2(

@@ -19,12 +19,19 @@ import uuid
 from pathlib import Path
 
 import pytest
-from k8s_helpers import eventually
-from scheduler_judge import Outcome, Stage, describe, disruption_round, pinned, plan_round
-from scheduler_scenarios import ROUND, ZONE, ZONES, Scenario, generate, node_object
-from scheduler_shrink import as_yaml, shrink
 
 from activities.kubernetes.client import Kube
+from tests.support.scheduler_judge import (
+    Outcome,
+    Stage,
+    describe,
+    disruption_round,
+    pinned,
+    plan_round,
+)
+from tests.support.scheduler_scenarios import ROUND, ZONE, ZONES, Scenario, generate, node_object
+from tests.support.scheduler_shrink import as_yaml, shrink
+from tests.support.waiting import eventually
 
 ROUNDS = int(os.environ.get("KUBE_ORACLE_ROUNDS", "50"))
 FIRST_SEED = int(os.environ.get("KUBE_ORACLE_SEED", "3500"))

@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import yaml
-from scheduler_judge import Outcome
-from scheduler_scenarios import Obj, Scenario
 
 from activities.kubernetes.client import Kube
+from tests.support.scheduler_judge import Outcome
+from tests.support.scheduler_scenarios import Obj, Scenario
 
 Round = Callable[[Kube, Scenario, Path], Outcome]
 

@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from kubernetes import client as k8s
-from scheduler_scenarios import (
+
+from activities.kubernetes.client import Kube
+from tests.support.scheduler_scenarios import (
     HOSTNAME,
     NODEPOOL,
     ROUND,
@@ -36,8 +38,6 @@ from scheduler_scenarios import (
     node_object,
     type_labels,
 )
-
-from activities.kubernetes.client import Kube
 
 NOW = "2026-11-28T12:00:00Z"  # --now: consolidateAfter is 0s, so any time will do
 SETTLE_SECONDS = 20.0  # the longest a pod may take to be bound or called Unschedulable
