@@ -24,7 +24,7 @@ from scheduling.disruption import engine
 from scheduling.disruption.simulate import RoundState
 from scheduling.inputs import Document, build_problem
 from scheduling.solver import NodeRejections, Solver
-from scheduling.solving.placement import RoomIndex
+from scheduling.solving.existing import RoomIndex
 from scheduling.targets import ExistingTarget
 
 OD_AMD = [req(CAPACITY_TYPE, "In", "on-demand"), req(ARCH, "In", "amd64")]

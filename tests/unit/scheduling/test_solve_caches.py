@@ -39,11 +39,35 @@ from scheduling.pods import Pod, parse_pod  # noqa: E402
 from scheduling.problem import Problem  # noqa: E402
 from scheduling.report import plan_to_dict  # noqa: E402
 from scheduling.solver import Solver  # noqa: E402
-from scheduling.solving.claims import _FULL_FOR_NOW  # noqa: E402
+from scheduling.solving.claims import _FULL_FOR_NOW, Claims  # noqa: E402
+from scheduling.solving.domains import TopologyDomains  # noqa: E402
 from scheduling.solving.podclass import PodClass  # noqa: E402
 from scheduling.targets import ClaimTarget, Failure  # noqa: E402
 
 _CATALOG = ec2_like_catalog()
+
+
+class CountingDomains(TopologyDomains):
+    """Topology as shipped, counting how often the full-claim shortcut was worked out."""
+
+    def full_whatever_pinned(
+        self, cls: PodClass, c: ClaimTarget, reqs: Requirements, need: list[int]
+    ) -> bool:
+        hit = super().full_whatever_pinned(cls, c, reqs, need)
+        CountingSolver.shortcuts += hit
+        return hit
+
+
+class CountingClaims(Claims):
+    """Claims as shipped, counting how often a claim was remembered full for a class."""
+
+    def try_claim(self, cls: PodClass, pod: Pod, c: ClaimTarget) -> Failure | None:
+        before = CountingSolver.shortcuts
+        out = super().try_claim(cls, pod, c)
+        if out is _FULL_FOR_NOW and CountingSolver.shortcuts == before:
+            CountingSolver.shortcuts += 1
+            CountingSolver.remembered += 1
+        return out
 
 
 class CountingSolver(Solver):
@@ -52,21 +76,8 @@ class CountingSolver(Solver):
 
     shortcuts = 0
     remembered = 0
-
-    def _full_whatever_pinned(
-        self, cls: PodClass, c: ClaimTarget, reqs: Requirements, need: list[int]
-    ) -> bool:
-        hit = super()._full_whatever_pinned(cls, c, reqs, need)
-        CountingSolver.shortcuts += hit
-        return hit
-
-    def _try_claim(self, cls: PodClass, pod: Pod, c: ClaimTarget) -> Failure | None:
-        before = CountingSolver.shortcuts
-        out = super()._try_claim(cls, pod, c)
-        if out is _FULL_FOR_NOW and CountingSolver.shortcuts == before:
-            CountingSolver.shortcuts += 1
-            CountingSolver.remembered += 1
-        return out
+    domains_part = CountingDomains
+    claims_part = CountingClaims
 
 
 def _catalog(rng: random.Random, size: int, holes: float) -> list[InstanceType]:
@@ -323,14 +334,19 @@ def test_a_pod_alike_at_its_first_step_but_relaxing_otherwise_is_not_answered_fo
     assert [c["pods"] for c in shipped["nodeClaims"]] == [["default/a2"]]
 
 
+class GrowthCountingClaims(Claims):
+    """Claims as shipped, counting the open claims asked to grow."""
+
+    def widened(self, c: ClaimTarget, types: list[InstanceType]) -> list[InstanceType]:
+        GrowthCountingSolver.asked += 1
+        return super().widened(c, types)
+
+
 class GrowthCountingSolver(Solver):
     """The solver as shipped, counting the open claims it asked to grow."""
 
     asked = 0
-
-    def _widened(self, c: ClaimTarget, types: list[InstanceType]) -> list[InstanceType]:
-        GrowthCountingSolver.asked += 1
-        return super()._widened(c, types)
+    claims_part = GrowthCountingClaims
 
 
 @pytest.mark.parametrize("limits", [{"cpu": "150"}, {"cpu": "400", "memory": "900Gi"}])
