@@ -5,11 +5,13 @@ nothing fits, and remembering failures until something changes.
 The parts it drives own their state: ``ProblemView`` (the problem as the solve reads it),
 ``TopologyDomains`` (topology groups and counts), ``PodClasses``, ``ExistingNodes``,
 ``Claims`` (with ``PoolLimits``), ``Pricing`` and ``SlackFilling``. The scheduler itself
-owns the run's targets, each pod's relaxation step and the changes count that tells a
-remembered failure from a stale one.
+owns the run's targets, each pod's relaxation step and the failures it remembers;
+``Progress`` counts the changes that tell a remembered failure from a stale one.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from scheduling.pods import Pod
 from scheduling.problem import Problem
@@ -35,6 +37,32 @@ def _in_closed(labels: dict[str, str], closed: list[tuple[str, set[str | None]]]
         if labels.get(key) in domains:
             return True
     return False
+
+
+class Progress:
+    """How far the run has moved: pods placed, and every change a placement attempt can see
+    (a pod placed, a pool turned tight). The parts tell it; the scheduler reads ``changes``
+    to know whether a remembered failure still holds.
+
+    The parts hold this, never the scheduler: a part referring back to its scheduler would
+    make every solve a reference cycle, left for the cyclic collector (a disruption round
+    runs hundreds of solves)."""
+
+    def __init__(self, record: Callable[[PodClass, Pod, Target], None]) -> None:
+        """``record``: counts a placed pod in the topology (``TopologyDomains.record``)."""
+        self.placements = 0
+        self.changes = 0
+        self._record = record
+
+    def placed(self, cls: PodClass, pod: Pod, t: Target) -> None:
+        """A pod joined ``t``: the run changed, and the topology counts it."""
+        self.placements += 1
+        self.changes += 1
+        self._record(cls, pod, t)
+
+    def changed(self) -> None:
+        """Something placement attempts can see changed (a pool turned tight)."""
+        self.changes += 1
 
 
 class Scheduler:
@@ -73,17 +101,17 @@ class Scheduler:
         self.targets: list[Target] = []
         # Each pod's relaxation step: where it was placed, or its last when it fit nowhere.
         self.states: dict[int, RelaxState] = {}
-        self._placements = 0  # pods placed so far: the solver's state changes with each
-        # Bumped by every change a placement attempt can see: a pod placed, a pool turned
-        # tight (``_place`` remembers a class's failure until it moves).
-        self._changes = 0
         # First class → (changes, relaxation chain → (reason, last step)) of pods that failed.
         self._chain_failures: dict[int, tuple[int, dict[int, tuple[str, RelaxState]]]] = {}
         self.domains = domains = self.domains_part(view)
+        # Pods placed and changes seen (``_place`` remembers a class's failure until it moves).
+        self.progress = progress = Progress(domains.record)
         self.classes = classes = self.classes_part(view, domains, rejections)
-        self.nodes = self.existing_part(view, domains, rejections, self._record)
-        self.limits = limits = self.limits_part(view, self._note_change)
-        self.claims = claims = self.claims_part(view, domains, limits, self.targets, self._record)
+        self.nodes = self.existing_part(view, domains, rejections, progress.placed)
+        self.limits = limits = self.limits_part(view, progress.changed)
+        self.claims = claims = self.claims_part(
+            view, domains, limits, self.targets, progress.placed
+        )
         self.pricing = pricing = self.pricing_part(view)
         self.slack = self.slack_part(view, claims, limits, pricing)
         # The hot loop's calls, bound once.
@@ -93,7 +121,6 @@ class Scheduler:
         self._new_claim = claims.new_claim
         self._try_existing = self.nodes.try_existing
         self._closed_domains = domains.closed_domains
-        self._topology_record = domains.record
 
     @property
     def existing(self) -> list[ExistingTarget]:
@@ -141,31 +168,22 @@ class Scheduler:
         existing = {t.name: list(t.new_pods) for t in self.nodes.targets if t.new_pods}
         return Plan(claims, existing, unschedulable, scheduled)
 
-    def _record(self, cls: PodClass, pod: Pod, t: Target) -> None:
-        """A pod joined ``t``: the run changed, and the topology counts it."""
-        self._placements += 1
-        self._changes += 1
-        self._topology_record(cls, pod, t)
-
-    def _note_change(self) -> None:
-        """Something placement attempts can see changed (a pool turned tight)."""
-        self._changes += 1
-
     def _schedule_or_note(self, pod: Pod, failed: list[tuple[Pod, str, int]]) -> None:
         """Schedule a pod from its first relaxation step; if it fits nowhere, note it in
         ``failed`` with the solver's changes count when it failed (-1 if its own attempt
         changed the solver, say by turning a pool tight)."""
-        before = self._changes
+        progress = self.progress
+        before = progress.changes
         why = self._schedule(pod)
         if why is not None:
-            failed.append((pod, why, before if self._changes == before else -1))
+            failed.append((pod, why, before if progress.changes == before else -1))
 
     def _fails_again(self, at: int) -> bool:
         """Whether a pod that failed when the solver's changes count was ``at`` would fail
         again now, for the same reason and at the same relaxation step: nothing it can see
         has changed since (a retry starts from the first step, as its attempt did). On a
         consolidation simulation most failed pods failed after the last placement."""
-        return at == self._changes
+        return at == self.progress.changes
 
     def _fresh_targets(self, cls: PodClass) -> list[Target]:
         """The targets a class has not looked at yet, in order, less the existing nodes that
@@ -188,12 +206,13 @@ class Scheduler:
         in the queue: nine tries in ten are answered here."""
         if self.problem.volumes.get(pod.key):
             return self._try_targets(pod, cls)
+        progress = self.progress
         known = cls.failed_at
-        if known is not None and known[0] == self._changes:
+        if known is not None and known[0] == progress.changes:
             return known[1]
-        before = self._changes
+        before = progress.changes
         reason = self._try_targets(pod, cls)
-        if reason is not None and self._changes == before:
+        if reason is not None and progress.changes == before:
             cls.failed_at = (before, reason)
         return reason
 
@@ -227,7 +246,7 @@ class Scheduler:
         reasons = []
         pools = self.view.pools
         for pool in pools:
-            why = self._new_claim(cls, pod, pool, self._placements)
+            why = self._new_claim(cls, pod, pool, self.progress.placements)
             if why is None:
                 if len(self.targets) > cls.cursor:  # a new claim, not an open one grown
                     cls.cursor = len(self.targets)
@@ -251,16 +270,17 @@ class Scheduler:
         if start is not None or self.problem.volumes.get(pod.key):
             return self._schedule_from(pod, start or RelaxState())
         first = self._pod_class(pod, RelaxState())
+        progress = self.progress
         known = self._chain_failures.get(id(first))
-        if known is not None and known[0] == self._changes:
+        if known is not None and known[0] == progress.changes:
             # Only now is the chain worked out: pods that fit at once never need it.
             hit = known[1].get(self._relaxation_chain(pod))
             if hit is not None:
                 self.states[id(pod)] = hit[1]
                 return hit[0]
-        before = self._changes
+        before = progress.changes
         why = self._schedule_from(pod, RelaxState(), first)
-        if why is not None and self._changes == before:
+        if why is not None and progress.changes == before:
             if known is None or known[0] != before:
                 known = self._chain_failures[id(first)] = (before, {})
             known[1][self._relaxation_chain(pod)] = (why, self.states[id(pod)])
