@@ -33,6 +33,7 @@ temporal-bin:
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python scripts/layers.py
 
 typecheck: install
 	$(BIN)/mypy

@@ -2,7 +2,7 @@
 
 Activities hold all I/O, so they are where things happen that Karpenter counts (a claim
 launched, a node disrupted, a cloud call timed); but which metric system records them is
-the worker's business (``worker/metrics.py`` implements these hooks with Prometheus). Hooks
+the worker's business (``worker/running/metrics.py`` implements these hooks with Prometheus). Hooks
 never raise and never decide anything. Workflow code never calls them: a replayed workflow
 would count twice.
 

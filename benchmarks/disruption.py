@@ -165,10 +165,10 @@ def build_cluster(
         pool = POOLS[i % len(POOLS)][0]
         name = f"node-{i:05d}"
         docs.append(_node(name, pool, claim))
-        for p in claim.pods:
+        for placed in claim.pods:
             if rng.random() < 0.6:
                 continue
-            body = by_key[p.key]
+            body = by_key[placed.key]
             body["spec"]["nodeName"] = name
             body["status"] = {"phase": "Running"}
             docs.append(body)

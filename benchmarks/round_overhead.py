@@ -4,8 +4,8 @@ A whole sandbox (``sandbox.dev``: Temporal dev server, control plane with simula
 and a 0 s boot delay, the EC2 emulator, ``joinery worker`` as its own process) is given the
 fleet of ``sandbox.scenarios.spread_fleet`` and scaled down, so the DisruptionWorkflow runs
 several rounds (empty nodes deleted, half-used m5.xlarge nodes replaced by m5.large). Then
-the rounds are read back from the workflow's history (``worker.round_history``): for each
-round that carried out commands, its wall time from the first activity scheduled to the last
+the rounds are read back from the workflow's history (``tests.support.round_history``): for
+each round that carried out commands, its wall time from the first activity scheduled to the last
 one closed, the time covered by activities, the 15 s validation delay, the waits between
 readiness checks of replacements, and the rest: time covered by no activity and no timer,
 which is what scheduling, dispatch and workflow tasks cost. ``overhead`` is that rest as a
@@ -38,7 +38,7 @@ from temporalio.client import Client  # noqa: E402
 from activities.kubernetes import raw  # noqa: E402
 from sandbox.dev import DevOptions, running  # noqa: E402
 from sandbox.scenarios import spread_fleet as fleet  # noqa: E402
-from worker.round_history import Rounds, read_rounds  # noqa: E402
+from tests.support.round_history import Rounds, read_rounds  # noqa: E402
 
 POOL = "overhead"
 

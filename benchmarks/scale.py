@@ -231,7 +231,7 @@ def run_worker(address: str, queue: str) -> None:
     from temporalio.worker import Worker
 
     from benchmarks.workflows import ACTIVITIES
-    from worker import tuning
+    from worker.running import tuning
 
     async def main() -> None:
         client = await Client.connect(address)

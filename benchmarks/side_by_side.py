@@ -167,7 +167,7 @@ def write_inputs(out: Path, workloads: list[Workload]) -> dict[str, Inputs]:
 
 def _read_problem(manifests: Path, catalog: Path) -> Any:
     from scheduling.inputs import build_problem
-    from worker.plan_command import load_documents, load_instance_types
+    from worker.cli.plan_command import load_documents, load_instance_types
 
     types = load_instance_types(str(catalog))
     return build_problem(load_documents([str(manifests)]), types).problem

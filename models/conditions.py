@@ -15,7 +15,6 @@ DISRUPTION_REASON = "DisruptionReason"
 DRAINED = "Drained"
 VOLUMES_DETACHED = "VolumesDetached"
 INSTANCE_TERMINATING = "InstanceTerminating"
-CONSISTENT_STATE_FOUND = "ConsistentStateFound"
 # Conditions whose all being True makes a NodeClaim Ready.
 NODECLAIM_READINESS = (LAUNCHED, REGISTERED, INITIALIZED)
 

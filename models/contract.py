@@ -172,4 +172,5 @@ ERR_NOT_FOUND = "NotFound"
 ERR_ALREADY_TERMINATING = "AlreadyTerminating"
 ERR_NO_PROVIDER = "NoProvider"
 ERR_INSUFFICIENT_CAPACITY = "InsufficientCapacity"
+# Also the reason of a NodePool's NodeClassReady=False when its EC2NodeClass does not exist.
 ERR_NODECLASS_NOT_FOUND = "NodeClassNotFound"

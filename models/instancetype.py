@@ -71,9 +71,6 @@ class InstanceType:
         reqs = base.with_requirements(defaults)
         return InstanceType(name, dict(capacity), dict(overhead or {}), reqs, offers)
 
-    def available_offerings(self) -> list[Offering]:
-        return [o for o in self.offerings if o.available]
-
     def cheapest_offering(self, requirements: Requirements) -> Offering | None:
         """The cheapest available offering whose zone and capacity type the requirements allow."""
         zone = requirements.get_or_exists(L.ZONE)

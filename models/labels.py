@@ -44,7 +44,6 @@ EPHEMERAL_TAINT_KEYS = frozenset(
 
 CAPACITY_TYPE_SPOT = "spot"
 CAPACITY_TYPE_ON_DEMAND = "on-demand"
-CAPACITY_TYPE_RESERVED = "reserved"
 
 # AWS provider labels, well known to Karpenter once the AWS provider registers them.
 AWS_LABEL_PREFIX = "karpenter.k8s.aws/"

@@ -15,7 +15,6 @@ from models.quantity import parse_limit
 from models.requirements import Requirements
 
 _BUDGET_NODES = re.compile(r"^((100|[0-9]{1,2})%|[0-9]+)$")
-DISRUPTION_REASONS = ("Underutilized", "Empty", "Drifted")
 
 
 class NodeClassReference(KubeModel):

@@ -44,9 +44,9 @@ from kubernetes import config as k8s_config
 from kubernetes import utils as k8s_utils
 from kubernetes.client.exceptions import ApiException
 
+from activities.cache_root import cache_root
 from sandbox import api_audit, control_plane_rates
 from sandbox.processes import ChildProcess, free_ports, wait_for
-from worker.cache_root import cache_root
 
 REPO = Path(__file__).resolve().parent.parent
 K8S_DIR = REPO / "sandbox" / "k8s"

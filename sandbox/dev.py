@@ -46,10 +46,10 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from activities.cache_root import cache_root
 from models import contract
 from sandbox import temporal_dynamic
 from sandbox.processes import ChildProcess, free_ports, wait_for
-from worker.cache_root import cache_root
 
 if TYPE_CHECKING:
     from activities.ec2.clients import AWSClients
@@ -641,8 +641,7 @@ class DevStack:
 
 
 def joinery_command(*args: str) -> list[str]:
-    """``joinery ARGS`` with this interpreter. Not ``python -m worker.cli``: that would load
-    the CLI module twice (as ``__main__`` and ``worker.cli``) with two ``UsageError`` classes."""
+    """``joinery ARGS`` with this interpreter, whichever ``joinery`` is first on the PATH."""
     return [
         sys.executable,
         "-c",

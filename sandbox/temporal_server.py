@@ -38,10 +38,10 @@ from types import TracebackType
 
 import yaml
 
+from activities.cache_root import cache_root
 from sandbox import temporal_dynamic
 from sandbox.processes import ChildProcess, free_ports, wait_for
 from sandbox.tls import CertFiles, make_certs
-from worker.cache_root import cache_root
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPORAL_DIR = REPO / "sandbox" / "temporal"

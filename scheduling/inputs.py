@@ -21,7 +21,7 @@ from models.requirements import IN, Requirement, Requirements
 from models.resources import Resources, parse_resources
 from scheduling.pods import Pod, PodError, SpecMemo, parse_pod
 from scheduling.problem import NodeInfo, Problem
-from scheduling.shapes import shape_error
+from scheduling.schemas import shape_error
 from scheduling.taints import Taint
 from scheduling.volumes import csinode_limits, pod_volumes
 

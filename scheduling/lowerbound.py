@@ -18,7 +18,7 @@ from models.resources import CPU, MEMORY, PODS
 from scheduling.pods import Pod
 from scheduling.solver import PodClass, RelaxState, Solver
 from scheduling.taints import untolerated
-from scheduling.targets import vec_add, vec_fits
+from scheduling.targets import undefined_allowed, vec_add, vec_fits
 
 _DIMS = (CPU, MEMORY, PODS)
 
@@ -129,7 +129,10 @@ def lower_bound(solver: Solver, pods: Sequence[Pod]) -> float:
         cls = solver.classes.pod_class(p, solver.states.get(id(p), RelaxState()))
         if any(
             vec_fits(vec_add(t.base_used, cls.vec), t.allocatable)
-            and t.requirements.compatible(cls.reqs, solver.view.allow_undefined) is None
+            and t.requirements.compatible(
+                cls.reqs, undefined_allowed(t, solver.view.allow_undefined)
+            )
+            is None
             and untolerated(t.taints, cls.tolerations) is None
             for t in solver.existing
         ):

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from models import labels as L
-from models.requirements import Requirement, Requirements
+from models.requirements import DOES_NOT_EXIST, NOT_IN, Requirement, Requirements
 from models.resources import PODS, Resources, add, maximum, parse_resources
 from scheduling.taints import Toleration
 
@@ -177,7 +177,7 @@ def effective_requests(
     return {k: v for k, v in total.items() if v}
 
 
-def _node_selector_term(term: Mapping[str, Any], where: str) -> Requirements:
+def _node_selector_term(term: Mapping[str, Any], where: str) -> list[Requirement]:
     if term.get("matchFields"):
         raise PodError(f"{where}.matchFields is not supported")
     reqs: list[Requirement] = []
@@ -193,7 +193,29 @@ def _node_selector_term(term: Mapping[str, Any], where: str) -> Requirements:
             reqs.append(Requirement.create(key, op, [str(v) for v in expr.get("values") or []]))
         except ValueError as exc:
             raise PodError(f"{where}.matchExpressions[{j}]: {exc}") from None
-    return Requirements(reqs)
+    return reqs
+
+
+def _matches_no_node(term: list[Requirement], selector: list[Requirement]) -> str | None:
+    """Why no node can match a node selector term together with the nodeSelector, or None.
+
+    The kube-scheduler ANDs them, and an empty term matches nothing. Merged as requirements,
+    a key required present (In, Exists, Gt, Lt) with no value left would read as
+    DoesNotExist and admit nodes that lack the label, so the contradiction is caught here,
+    from the unmerged parts."""
+    if not term:
+        return "the term is empty (matches no node)"
+    merged: dict[str, Requirement] = {}
+    present: set[str] = set()
+    for r in (*selector, *term):
+        cur = merged.get(r.key)
+        merged[r.key] = r if cur is None else cur.intersection(r)
+        if r.operator not in (NOT_IN, DOES_NOT_EXIST):
+            present.add(r.key)
+    for key in sorted(present):
+        if len(merged[key]) == 0:
+            return f"no value of {key} satisfies it together with spec.nodeSelector"
+    return None
 
 
 def _affinity_term(raw: Mapping[str, Any], labels: Mapping[str, str], where: str) -> AffinityTerm:
@@ -316,21 +338,29 @@ def _parse_spec(
         node_selector = Requirements(sel_reqs)
         na = (spec.get("affinity") or {}).get("nodeAffinity") or {}
         req = na.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
-        for i, term in enumerate(req.get("nodeSelectorTerms") or []):
-            required_terms.append(
-                _node_selector_term(
-                    term,
-                    "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-                    f".nodeSelectorTerms[{i}]",
-                )
+        selector_terms = req.get("nodeSelectorTerms") or []
+        impossible = ""
+        for i, term in enumerate(selector_terms):
+            where = (
+                "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+                f".nodeSelectorTerms[{i}]"
             )
+            parts = _node_selector_term(term, where)
+            why = _matches_no_node(parts, sel_reqs)
+            if why is None:
+                required_terms.append(Requirements(parts))
+            else:  # a term no node matches is left out; with none left, the pod fits nowhere
+                impossible = f"{where}: {why}"
+        if selector_terms and not required_terms:
+            raise PodError(impossible)
         prefs = na.get("preferredDuringSchedulingIgnoredDuringExecution") or []
         for i, pref in enumerate(prefs):
-            reqs = _node_selector_term(
+            parts = _node_selector_term(
                 pref.get("preference") or {},
                 f"spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}]",
             )
-            preferred_terms.append((int(pref.get("weight") or 1), reqs))
+            if _matches_no_node(parts, sel_reqs) is None:
+                preferred_terms.append((int(pref.get("weight") or 1), Requirements(parts)))
         preferred_terms.sort(key=lambda p: -p[0])
     except PodError as exc:
         invalid = str(exc)

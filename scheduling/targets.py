@@ -17,6 +17,7 @@ from models.instancetype import InstanceType
 from models.requirements import Requirement, Requirements
 from scheduling.offers import OfferIndex
 from scheduling.pods import Pod
+from scheduling.problem import NodeInfo
 from scheduling.taints import Taint
 
 Vec = list[int]
@@ -88,10 +89,6 @@ class Target:
     host_ports: set[tuple[str, int, str]] = field(default_factory=set)
     pods: list[Pod] = field(default_factory=list)
 
-    @property
-    def is_claim(self) -> bool:
-        return False
-
 
 @dataclass(eq=False)
 class ExistingTarget(Target):
@@ -104,6 +101,15 @@ class ExistingTarget(Target):
     base_used: Vec = field(default_factory=list)
     volume_limits: dict[str, int] = field(default_factory=dict)  # CSI driver → attach limit
     volumes: dict[str, set[str]] = field(default_factory=dict)  # CSI driver → volumes in use
+
+
+def undefined_allowed(
+    t: ExistingTarget | NodeInfo, allow_undefined: frozenset[str]
+) -> frozenset[str]:
+    """The label keys a pod may require that ``t`` need not carry. A Node's labels are facts:
+    the kube-scheduler admits a pod only where each key it requires (In, Exists, Gt, Lt) is a
+    label, well-known or not. Only an in-flight claim's labels are still partly unknown."""
+    return allow_undefined if t.in_flight else frozenset()
 
 
 @dataclass(eq=False)
@@ -172,7 +178,3 @@ def min_values_shortfall(
                 "among the instance types that fit"
             )
     return None
-
-
-def hostname_requirement(hostname: str) -> Requirement:
-    return Requirement(L.HOSTNAME, False, frozenset((hostname,)))

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from models import labels as L
 from scheduling.pods import AffinityTerm, LabelSelector, Pod, SpreadConstraint
 
 SPREAD, AFFINITY, ANTI = "spread", "affinity", "anti-affinity"
@@ -148,12 +147,3 @@ class Topology:
                     g.counts[d] = g.counts.get(d, 0) + 1
         for g in owned_anti:
             g.owner_domains.update(domains.get(g.key) or [])
-
-
-def target_domains(key: str, labels: Mapping[str, str] | None, hostname: str) -> list[str] | None:
-    """Domains of an existing node for a key (None when the node lacks the label)."""
-    if key == L.HOSTNAME:
-        return [hostname]
-    if labels is None or key not in labels:
-        return None
-    return [labels[key]]

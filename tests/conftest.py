@@ -1,4 +1,4 @@
-"""Fixtures every tier shares."""
+"""Fixtures every tier shares, and the order the suite runs in."""
 
 from __future__ import annotations
 
@@ -9,6 +9,15 @@ from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+
+from tests.support.activity_deps import deps, deps_pool
+from tests.support.cloud import cloud
+from tests.support.control_plane import admin, cluster, kube
+
+# The real parts the activity tests (tests/component/activities) and the workflow tests share:
+# one control plane and one emulated cloud per process. tests/component/kubernetes and
+# tests/e2e start their own control plane (their conftests name ``cluster`` again).
+__all__ = ["admin", "cloud", "cluster", "deps", "deps_pool", "kube"]
 
 
 @dataclass
@@ -54,7 +63,7 @@ def scrape() -> Callable[[str], Scraped]:
 def metrics_url() -> Iterator[str]:
     """``/metrics`` of a health server on loopback serving this process's registry (the one
     the worker's hooks write)."""
-    from worker.health import HealthServer
+    from worker.running.health import HealthServer
 
     server = HealthServer(0, lambda: True, host="127.0.0.1").start()
     yield f"http://127.0.0.1:{server.port}/metrics"
@@ -72,6 +81,7 @@ def metrics_url() -> Iterator[str]:
 # Units that take minutes on the 2-core CI machine, slowest first (seconds, last measured run
 # on two processes, session 26).
 SLOW_UNITS = (
+    ("tests/component/kubernetes/test_scheduler_oracle.py", 170),  # issue 35, alone
     ("tests/component/ec2", 290),
     ("tests/workflows/production", 270),
     ("tests/e2e/test_dev_scenarios.py", 265),
@@ -84,12 +94,20 @@ SLOW_UNITS = (
 )
 # Some state is global to a test process: moto's backends and the EC2 emulation's patches
 # of them. The EC2 component tests reset the backends before each test, the e2e tests' stacks
-# seed and patch them and undo it when they stop, and tests/workflows' session fixture
-# ``cloud`` seeds a region once and relies on it to the end. In one process the suite runs
-# them in that order (the directories' order), which is what keeps them apart; so units are
-# handed out in the directories' order too, and each process, taking units in queue order,
-# meets them in the same order. Within a directory, slowest first.
-PHASES = ("tests/component/", "tests/e2e/", "tests/unit/", "tests/workflows/")
+# seed and patch them and undo it when they stop, and the session fixture ``cloud``
+# (tests.support.cloud: the activity tests in tests/component/activities, and tests/workflows)
+# seeds a region once and relies on it to the end. They run in that order (``PHASES``), which
+# is what keeps them apart: in one process the collected tests are put in it, and units are
+# handed out in it, so each process, taking units in queue order, meets them in the same
+# order. Within a phase, slowest first.
+PHASES = (
+    "tests/component/ec2/",
+    "tests/component/kubernetes/",
+    "tests/e2e/",
+    "tests/component/",
+    "tests/unit/",
+    "tests/workflows/",
+)
 ONE_UNIT_DIRS = ("tests/workflows/production/", "tests/component/ec2/")
 
 
@@ -99,12 +117,22 @@ def unit_of(nodeid: str) -> str:
     return next((d.rstrip("/") for d in ONE_UNIT_DIRS if path.startswith(d)), path)
 
 
+def phase_of(path: str) -> int:
+    """Where a test file (or a unit) comes in ``PHASES``."""
+    return next((i for i, d in enumerate(PHASES) if path.startswith(d)), len(PHASES))
+
+
 def unit_rank(unit: str, tests: int) -> tuple[int, float, int]:
-    """Sort key: the directories' order (``PHASES``), then known slow units by their time,
-    then the rest by how many tests they hold."""
-    phase = next((i for i, d in enumerate(PHASES) if unit.startswith(d)), len(PHASES))
+    """Sort key: the phases' order (``PHASES``), then known slow units by their time, then the
+    rest by how many tests they hold."""
     seconds = next((s for u, s in SLOW_UNITS if unit == u), 0)
-    return (phase, -seconds, -tests)
+    return (phase_of(unit), -seconds, -tests)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """In one process too, the tests meet moto's global state in the phases' order (a stable
+    sort: within a phase, the collection order)."""
+    items.sort(key=lambda item: phase_of(item.nodeid))
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -113,7 +141,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         return None
     from xdist.scheduler import LoadFileScheduling
 
-    class SlowestFirst(LoadFileScheduling):  # type: ignore[misc]
+    class SlowestFirst(LoadFileScheduling):
         ordered = False
 
         def _split_scope(self, nodeid: str) -> str:

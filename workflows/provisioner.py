@@ -20,8 +20,7 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
-from workflows import history
-from workflows.nodeclaim import calls
+from workflows import calls, history
 
 with workflow.unsafe.imports_passed_through():
     from activities.planning.types import (

@@ -14,12 +14,12 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from activities.deps import Deps
 from activities.kubernetes import conditions as cond
 from activities.kubernetes import custom_objects, nodeclaims
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.resources import NODECLAIM
 from activities.kubernetes.retries import retry_conflicts
-from activities.lifecycle.common import Deps
 from scheduling.disruption.claim_conditions import Wanted, desired
 from scheduling.disruption.cluster import ClusterView
 from scheduling.inputs import Document

@@ -12,10 +12,9 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
-from activities.disruption import claim_conditions, events
+from activities.deps import Deps
+from activities.disruption import claim_conditions, cluster_state, events
 from activities.disruption.types import MAX_VERDICTS, CommandSpec, ComputeInput, Decision, clip
-from activities.lifecycle.common import Deps
-from activities.planning import disruption_state
 from activities.planning.plan import disruption_catalogs, planned_nodeclaim
 from models.nodepool import NodePool
 from scheduling.disruption.round import RoundResult, run_round
@@ -38,11 +37,11 @@ def summary(reason: str, nodes: int, replacements: list[PlannedClaim], savings: 
 
 
 def compute(deps: Deps, inp: ComputeInput, now: datetime | None = None) -> Decision:
-    state = disruption_state.read_state(deps.kube)
+    state = cluster_state.read_state(deps.kube)
     types, own = disruption_catalogs(deps.provider(), state.nodepools, state.nodeclasses)
     started = time.perf_counter()
     at = now or datetime.now(UTC)
-    docs = [*state.documents, *disruption_state.nodeclass_documents(state.nodeclasses)]
+    docs = [*state.documents, *cluster_state.nodeclass_documents(state.nodeclasses)]
     result = run_round(docs, types, at, own)
     deps.counters.disruption_evaluated(
         time.perf_counter() - started, eligible(result), allowed(result)

@@ -8,10 +8,12 @@ from typing import Any
 
 from temporalio import activity
 
+from activities.deps import Deps
 from activities.disruption import compute, marking, replacements
 from activities.disruption.types import ComputeInput, Decision, LaunchInput, MarkInput, Readiness
+from activities.failures import typed_failures
+from activities.heartbeating import heartbeating
 from activities.lifecycle import disruption
-from activities.lifecycle.common import Deps, heartbeating, typed_failures
 from models.contract import DisruptionActivity as names
 
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import contextlib
 
+from activities.deps import Deps
 from activities.disruption.types import MarkInput
 from activities.kubernetes import conditions as cond
 from activities.kubernetes import nodeclaims, nodes, status
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.resources import NODECLAIM
 from activities.kubernetes.retries import retry_conflicts
-from activities.lifecycle.common import Deps
 from models import conditions
 from models import labels as L
 

@@ -18,12 +18,12 @@ from typing import Any
 
 from temporalio.client import Client
 
+from activities.deps import Deps
 from activities.disruption import events
 from activities.disruption.types import LaunchInput, Readiness
 from activities.kubernetes import conditions as cond
 from activities.kubernetes import nodeclaims
 from activities.kubernetes.errors import NotFound
-from activities.lifecycle.common import Deps
 from activities.lifecycle.start import start_lifecycle
 from activities.planning import create
 from models import conditions

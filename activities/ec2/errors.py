@@ -19,9 +19,14 @@ from botocore.exceptions import (
     ConnectionError as BotoConnectionError,
 )
 
+# An account that never used Spot, whose launcher may not create the Spot service-linked
+# role: every spot CreateFleet is refused with this code, whatever the pool.
+SPOT_SERVICE_LINKED_ROLE_CODE = "AuthFailure.ServiceLinkedRoleCreationNotPermitted"
 # Codes that mean "this pool (capacity type, instance type, zone) cannot be had right now".
 UNFULFILLABLE_CAPACITY_CODES = frozenset(
     {
+        SPOT_SERVICE_LINKED_ROLE_CODE,
+        "MaxFleetCountExceeded",
         "InsufficientInstanceCapacity",
         "MaxSpotInstanceCountExceeded",
         "VcpuLimitExceeded",
@@ -33,7 +38,9 @@ UNFULFILLABLE_CAPACITY_CODES = frozenset(
     }
 )
 # Codes whose scope is the whole capacity type rather than one pool.
-CAPACITY_TYPE_WIDE_CODES = frozenset({"MaxSpotInstanceCountExceeded"})
+CAPACITY_TYPE_WIDE_CODES = frozenset(
+    {"MaxSpotInstanceCountExceeded", SPOT_SERVICE_LINKED_ROLE_CODE}
+)
 THROTTLING_CODES = frozenset(
     {
         "RequestLimitExceeded",

@@ -38,7 +38,9 @@ class AMIFamily:
     default_volume_bytes: int
     # The kubelet's default pod limit follows the ENI formula (the EKS AMIs configure it so).
     eni_limited_pod_density: bool = True
-    # AL2's bootstrap sizes kube-reserved memory from the ENI limit even when maxPods is set.
+    # The node sizes kube-reserved memory from the ENI-limited pod count even when maxPods or
+    # podsPerCore is set: AL2's bootstrap.sh and AL2023's nodeadm both do (and a Custom AMI is
+    # taken to be EKS-built), so the catalog must reserve what the node will.
     eni_limited_memory_overhead: bool = False
     pods_per_core_enabled: bool = True
     eviction_soft_enabled: bool = True
@@ -47,10 +49,10 @@ class AMIFamily:
 
 
 FAMILIES = {
-    AL2023: AMIFamily(AL2023, "/dev/xvda", 20 * GIB),
+    AL2023: AMIFamily(AL2023, "/dev/xvda", 20 * GIB, eni_limited_memory_overhead=True),
     BOTTLEROCKET: AMIFamily(BOTTLEROCKET, "/dev/xvdb", 20 * GIB),
     AL2: AMIFamily(AL2, "/dev/xvda", 20 * GIB, eni_limited_memory_overhead=True),
-    CUSTOM: AMIFamily(CUSTOM, "/dev/xvda", 20 * GIB),
+    CUSTOM: AMIFamily(CUSTOM, "/dev/xvda", 20 * GIB, eni_limited_memory_overhead=True),
     # Windows nodes get a fixed pod limit (the VPC CNI's Windows IPAM), and a 50 GiB C: drive.
     **{
         w: AMIFamily(w, "/dev/sda1", 50 * GIB, eni_limited_pod_density=False, windows_build=b)

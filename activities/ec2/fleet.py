@@ -256,7 +256,7 @@ class Launcher:
         # Outside the launch's error handling: a CreateTags that fails after botocore's
         # retries (throttled: it shares EC2's mutating-call budget with CreateFleet) is
         # retryable, and the retry finds the instance by its member tag and tags it.
-        self._instances.tag(launched.instance_id, self.claim_tags(request))
+        self._instances.tag_new(launched.instance_id, self.claim_tags(request))
         by_name = {c.instance_type.name: c.instance_type for c in candidates}
         result = self._result(
             launched.instance_id,

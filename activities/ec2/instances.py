@@ -8,12 +8,13 @@ batch's pairing rule (:mod:`activities.ec2.launch_batches`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from activities.ec2.errors import InstanceNotFound, aws_errors
+from activities.ec2.errors import InstanceNotFound, TransientError, aws_errors
 from activities.ec2.launch_batches import member_tag, members_of, recover
 from activities.ec2.launch_types import provider_id
 from models import labels as L
@@ -25,6 +26,9 @@ TAG_NODECLASS = "karpenter.k8s.aws/ec2nodeclass"
 TAG_EKS_CLUSTER = "eks:eks-cluster-name"
 ACTIVE_STATES = ("pending", "running", "stopping", "stopped")
 GONE_STATES = ("shutting-down", "terminated")
+# Pauses before each new try of CreateTags on an instance EC2 does not know yet (about 6 s
+# in all): EC2's reads and CreateTags are eventually consistent just after a launch.
+NEW_INSTANCE_TAG_BACKOFF = (0.2, 0.4, 0.8, 1.6, 3.2)
 # Values in one DescribeInstances filter (EC2 takes up to 200).
 LOOKUP_CHUNK = 100
 # How long an untagged instance of a batched launch is kept for a member claim that may still
@@ -78,9 +82,12 @@ class Instance:
 
 
 class InstanceProvider:
-    def __init__(self, ec2: Any, cluster_name: str) -> None:
+    def __init__(
+        self, ec2: Any, cluster_name: str, sleep: Callable[[float], None] = time.sleep
+    ) -> None:
         self._ec2 = ec2
         self._cluster = cluster_name
+        self._sleep = sleep
 
     def _describe(self, **kwargs: Any) -> list[Instance]:
         out: list[Instance] = []
@@ -147,12 +154,39 @@ class InstanceProvider:
         )
         return min(gone, key=_launch_order) if gone else None
 
+    def any_owned(self, instance_ids: Sequence[str]) -> bool:
+        """Whether any of these instances is this cluster's (in any state): an interruption
+        about one deserves a retry until its NodeClaim is known; about another, none."""
+        if not instance_ids:
+            return False
+        found = self._describe(
+            Filters=self._owned([{"Name": "instance-id", "Values": list(instance_ids)}], live=False)
+        )
+        return bool(found)
+
     def tag(self, instance_id: str, tags: dict[str, str]) -> None:
         """Add ``tags`` to the instance (CreateTags: existing keys get the new values)."""
         with aws_errors("CreateTags"):
             self._ec2.create_tags(
                 Resources=[instance_id], Tags=[{"Key": k, "Value": v} for k, v in tags.items()]
             )
+
+    def tag_new(self, instance_id: str, tags: dict[str, str]) -> None:
+        """Tag an instance CreateFleet has just named. EC2 may not know it yet for a few
+        seconds (``InvalidInstanceID.NotFound``, eventual consistency): that answer is waited
+        out here, and if it lasts, raised as retryable, since the instance exists and the
+        retried launch finds it by its member tag. Never "not found", which would end the
+        claim and leave a running instance to garbage collection."""
+        for pause in (*NEW_INSTANCE_TAG_BACKOFF, None):
+            try:
+                self.tag(instance_id, tags)
+                return
+            except InstanceNotFound as exc:
+                if pause is None:
+                    raise TransientError(
+                        f"{exc} (just launched: EC2 does not list it yet)", exc.code
+                    ) from exc
+                self._sleep(pause)
 
     def get(self, instance_id: str) -> Instance:
         """Raises InstanceNotFound for a missing or terminated instance."""

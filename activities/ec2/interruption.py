@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,7 +130,9 @@ class InterruptionQueue:
         batch: int = 10,
         retry_seconds: int = 10,
         max_receives: int = 30,
+        owned: Callable[[Sequence[str]], bool] | None = None,
     ) -> None:
+        self._owned = owned
         self._retry = retry_seconds
         self._max_receives = max_receives
         self._sqs = sqs
@@ -193,7 +195,10 @@ class InterruptionQueue:
 
         Returns how many messages were deleted. Handler errors are logged and the message
         is kept (SQS redelivers it after the visibility timeout). A handler that returns
-        False has not found the instance yet: the message is kept and retried soon.
+        False has not found the instance's NodeClaim: if the instance is this cluster's (a
+        claim the watchers have not listed yet, say just after a restart) the message is kept
+        and retried soon; if it is any other instance of the account, it is deleted at once,
+        as Karpenter does, so a busy account's events never crowd out real spot warnings.
         ``received`` hears each message's kind and ``deleted`` each deletion (metrics).
         """
         done = 0
@@ -205,6 +210,8 @@ class InterruptionQueue:
                 except Exception:
                     log.exception("interruption handler failed for %s", msg.message_id)
                     continue
+                if handled is False and self._owned is not None:
+                    handled = not self._owned(msg.event.instance_ids)
                 if handled is False:
                     if msg.receives < self._max_receives:
                         self.retry_later(msg)

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from activities.ec2.errors import LaunchTemplateNotFound, aws_errors, error_code
-from activities.ec2.families import BOTTLEROCKET, AMIFamily
+from activities.ec2.families import BOTTLEROCKET, CUSTOM, AMIFamily
 from activities.ec2.instances import TAG_NODECLASS
 from activities.ec2.userdata import encode
 from models.ec2nodeclass import BlockDeviceMapping, EC2NodeClass
@@ -51,12 +51,16 @@ def _ebs(mapping: BlockDeviceMapping) -> dict[str, Any]:
 
 
 def block_device_mappings(nodeclass: EC2NodeClass, family: AMIFamily) -> list[dict[str, Any]]:
-    """The NodeClass's mappings, else the family default (encrypted gp3 of the default size)."""
+    """The NodeClass's mappings, else the family default (encrypted gp3 of the default size);
+    none for a Custom AMI, whose own snapshot decides (a default smaller than it would fail
+    the launch), as in Karpenter."""
     if nodeclass.spec.block_device_mappings:
         return [
             {"DeviceName": m.device_name, "Ebs": _ebs(m)}
             for m in nodeclass.spec.block_device_mappings
         ]
+    if family.name == CUSTOM:
+        return []
     size = family.default_volume_bytes // GIB
     default = {"VolumeSize": size, "VolumeType": "gp3", "Encrypted": True}
     if family.name == BOTTLEROCKET:
@@ -98,6 +102,9 @@ class LaunchTemplateInput:
             "HttpProtocolIpv6": mo.http_protocol_i_pv6,
             "HttpPutResponseHopLimit": mo.http_put_response_hop_limit,
             "HttpTokens": mo.http_tokens,
+            # Always said: an account whose defaults expose tags in IMDS would refuse every
+            # launch, since IMDS tag keys may not hold the "/" all of Joinery's keys have.
+            "InstanceMetadataTags": "disabled",
         }
         return LaunchTemplateInput(
             nodeclass_name=nodeclass.name,
@@ -122,9 +129,11 @@ class LaunchTemplateInput:
             "ImageId": self.image_id,
             "UserData": encode(self.user_data),
             "MetadataOptions": json.loads(self.metadata_options),
-            "BlockDeviceMappings": json.loads(self.block_device_mappings),
             "Monitoring": {"Enabled": self.detailed_monitoring},
         }
+        devices = json.loads(self.block_device_mappings)
+        if devices:  # none: the AMI's own mappings apply (Custom)
+            out["BlockDeviceMappings"] = devices
         if self.associate_public_ip is not None:
             out["NetworkInterfaces"] = [
                 {
@@ -191,22 +200,6 @@ class LaunchTemplateProvider:
                 return
             with aws_errors("CreateLaunchTemplate"):
                 raise
-
-    def delete_for_nodeclass(self, nodeclass_name: str) -> int:
-        """Remove the templates of a deleted NodeClass; returns how many."""
-        with aws_errors("DescribeLaunchTemplates"):
-            resp = self._ec2.describe_launch_templates(
-                Filters=[
-                    {"Name": f"tag:{TAG_CLUSTER}", "Values": [self._cluster]},
-                    {"Name": f"tag:{TAG_NODECLASS}", "Values": [nodeclass_name]},
-                ]
-            )
-        names = [t["LaunchTemplateName"] for t in resp.get("LaunchTemplates", [])]
-        for name in names:
-            with aws_errors("DeleteLaunchTemplate"):
-                self._ec2.delete_launch_template(LaunchTemplateName=name)
-            self.invalidate(name)
-        return len(names)
 
     def garbage_collect(
         self, in_use_ids: set[str], now: datetime | None = None, grace: timedelta = GC_GRACE

@@ -2,7 +2,9 @@
 
 The Pricing API is optional (isolated VPCs, emulators and some partitions lack it), so a
 failure falls back to ``data/ec2-on-demand-prices.json`` and is reported in ``problems``
-rather than raised: a catalog with known prices beats no catalog.
+rather than raised: a catalog with known prices beats no catalog. As Karpenter's, the table
+stands in for a region it lacks with us-east-1's prices, and fills in the types an answer
+of the API left out: an on-demand offering is never dropped for want of a price.
 """
 
 from __future__ import annotations
@@ -22,7 +24,10 @@ log = logging.getLogger(__name__)
 
 PRICING_API = "pricing-api"
 OFFLINE = "offline-table"
+# the table has no entry for the region: us-east-1's prices stand in, as Karpenter does
+OFFLINE_FALLBACK = "offline-table-us-east-1"
 NONE = "none"
+FALLBACK_REGION = "us-east-1"
 
 
 @cache
@@ -102,11 +107,13 @@ class PricingProvider:
                 prices = self._fetch_on_demand()
             except Exception as exc:  # any failure: the offline table is the designed fallback
                 api_error = str(exc).splitlines()[0][:200]
+        table, table_source = self._offline_for_region()
         if prices:
             source = PRICING_API
+            prices = {**table, **prices}  # a type the answer left out keeps the table's price
         else:
-            prices = dict(self._offline.get(self.region, {}))
-            source = OFFLINE if prices else NONE
+            prices = table
+            source = table_source if table else NONE
             if source == NONE:
                 why = f" ({api_error})" if api_error else ""
                 self.problems.append(
@@ -115,9 +122,22 @@ class PricingProvider:
                 )
             elif api_error:
                 log.info("Pricing API unavailable (%s); using the offline table", api_error)
+            if source == OFFLINE_FALLBACK:
+                log.info(
+                    "the offline price table has no %s: %s prices stand in",
+                    self.region,
+                    FALLBACK_REGION,
+                )
         with self._lock:
             self._on_demand = prices
             self.on_demand_source = source
+
+    def _offline_for_region(self) -> tuple[dict[str, float], str]:
+        """The table's prices for this region, or us-east-1's when it has none."""
+        own = self._offline.get(self.region)
+        if own:
+            return dict(own), OFFLINE
+        return dict(self._offline.get(FALLBACK_REGION, {})), OFFLINE_FALLBACK
 
     def _fetch_on_demand(self) -> dict[str, float]:
         if self._pricing is None:

@@ -151,7 +151,9 @@ class EC2Provider:
     def interruption_queue(self) -> InterruptionQueue | None:
         if not self.settings.interruption_queue:
             return None
-        return InterruptionQueue(self.clients.sqs, self.settings.interruption_queue)
+        return InterruptionQueue(
+            self.clients.sqs, self.settings.interruption_queue, owned=self.instances.any_owned
+        )
 
     def garbage_collect(
         self, live_nodeclasses: list[str] | None = None, now: datetime | None = None

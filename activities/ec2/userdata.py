@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from activities.ec2.families import AL2, BOTTLEROCKET, WINDOWS
+from activities.ec2.families import AL2, BOTTLEROCKET, CUSTOM, WINDOWS
 from activities.ec2.settings import IPV6, ClusterInfo
 
 BOUNDARY = "//"
@@ -124,8 +124,11 @@ def node_config(b: Bootstrap) -> dict[str, Any]:
 
 
 def al2023(b: Bootstrap) -> str:
+    """The user's parts first, Joinery's NodeConfig last: nodeadm merges later documents over
+    earlier ones, so the cluster, the taints (``karpenter.sh/unregistered`` among them) and
+    maxPods the claim needs win over a user NodeConfig that sets them, as in Karpenter."""
     ours = "# Joinery generated NodeConfig\n" + yaml.safe_dump(node_config(b), sort_keys=False)
-    return mime([(NODECONFIG_TYPE, ours), *custom_parts(b.custom, nodeconfig_aware=True)])
+    return mime([*custom_parts(b.custom, nodeconfig_aware=True), (NODECONFIG_TYPE, ours)])
 
 
 # -- AL2 (bootstrap.sh) ------------------------------------------------------------------------
@@ -344,6 +347,10 @@ def windows(b: Bootstrap) -> str:
 
 
 def render(family: str, b: Bootstrap) -> str:
+    if family == CUSTOM:
+        # A custom AMI bootstraps itself: its user data goes through untouched, as Karpenter
+        # passes it (no MIME wrapper, no NodeConfig: cloud-init or TOML stay what they are).
+        return b.custom or ""
     if family == BOTTLEROCKET:
         return bottlerocket(b)
     if family == AL2:

@@ -18,13 +18,14 @@ import contextlib
 from datetime import datetime, timedelta
 from typing import Any
 
+from activities.deps import Deps
 from activities.ec2.errors import InstanceNotFound
 from activities.garbage.types import Collected, CollectInput
 from activities.kubernetes import conditions as cond
 from activities.kubernetes import nodeclaims, nodes
 from activities.kubernetes.errors import NotFound
-from activities.lifecycle.common import Deps, parse_iso
 from activities.status import claim_placement
+from activities.timestamps import parse_iso
 from models import conditions
 from models.provider_id import instance_id
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import contextlib
 from datetime import datetime
 
+from activities.deps import Deps
 from activities.garbage.types import Collected, CollectInput
 from activities.kubernetes import nodeclaims, nodepools
 from activities.kubernetes.errors import NotFound
-from activities.lifecycle.common import Deps
 from models import labels as L
 
 

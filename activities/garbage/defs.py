@@ -9,6 +9,8 @@ from typing import Any
 
 from temporalio import activity
 
+from activities.deps import Deps
+from activities.failures import typed_failures
 from activities.garbage import (
     claims_without_instance,
     claims_without_nodepool,
@@ -16,7 +18,7 @@ from activities.garbage import (
     orphan_instances,
 )
 from activities.garbage.types import Collected, CollectInput
-from activities.lifecycle.common import Deps, typed_failures, utc_now
+from activities.timestamps import utc_now
 from models.contract import GarbageCollectionActivity as names
 
 

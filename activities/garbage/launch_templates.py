@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from activities.deps import Deps
 from activities.garbage.types import Collected, CollectInput
 from activities.kubernetes import nodeclasses
-from activities.lifecycle.common import Deps
 
 
 def collect(deps: Deps, inp: CollectInput, now: datetime) -> Collected:

@@ -15,11 +15,11 @@ import contextlib
 from datetime import datetime, timedelta
 from typing import Any
 
+from activities.deps import Deps
 from activities.garbage.types import Collected, CollectInput
 from activities.kubernetes import nodeclaims, nodes
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.retries import retry_conflicts
-from activities.lifecycle.common import Deps
 from models.provider_id import instance_id
 
 

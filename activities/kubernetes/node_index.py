@@ -7,7 +7,7 @@ parses, and during a 1,000-pod burst those lists were most of the worker's CPU a
 lifecycles' workflow task slots (docs/performance.md). Karpenter answers the same question
 from its informer cache; this is that cache in small.
 
-The worker's Node watcher (``worker/watchers.py``) hands every event to :meth:`observe` and
+The worker's Node watcher (``worker/running/watchers.py``) hands every event to :meth:`observe` and
 says when its list is complete (:meth:`set_synced`) or its watch broke. While synced, a
 providerID the index does not hold has no Node yet (or one the watch is about to deliver, and
 the watcher then signals the claim's workflow, which checks again at once). A name the index

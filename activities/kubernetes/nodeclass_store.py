@@ -4,7 +4,7 @@ Every launch needs its claim's EC2NodeClass; reading it from the API server each
 Kubernetes call per launch, during a burst one of the calls the launches queue for
 (docs/performance.md). Karpenter reads it from its informer cache; this is the same idea in
 small: an object read here serves launches for ``ttl_seconds`` (10 s), and the worker's
-EC2NodeClass watcher (``worker/watchers.py``) hands every change and deletion to
+EC2NodeClass watcher (``worker/running/watchers.py``) hands every change and deletion to
 :meth:`NodeClassStore.observe`, so an edit reaches the next launch as soon as the watch
 delivers it. Without a watcher (or with its watch broken), an edit or a deletion reaches
 launches at most ``ttl_seconds`` late: for that long a launch may still use the spec before

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from activities.deps import Deps
 from activities.kubernetes import finalizers, nodeclaims
 from activities.kubernetes.errors import Conflict, Invalid, NotFound
 from activities.kubernetes.retries import retry_conflicts
-from activities.lifecycle.common import Deps
 from activities.lifecycle.types import ClaimSpec
 from models import labels as L
 from models.duration import parse_optional_duration

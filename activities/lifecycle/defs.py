@@ -11,6 +11,9 @@ from typing import Any
 
 from temporalio import activity
 
+from activities.deps import Deps
+from activities.failures import typed_failures
+from activities.heartbeating import heartbeating
 from activities.lifecycle import (
     claims,
     disruption,
@@ -21,7 +24,6 @@ from activities.lifecycle import (
     termination_pass,
 )
 from activities.lifecycle import termination as term
-from activities.lifecycle.common import Deps, heartbeating, typed_failures
 from activities.lifecycle.types import (
     BeginTerminationInput,
     ClaimSpec,

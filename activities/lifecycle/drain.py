@@ -19,12 +19,13 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
+from activities.deps import Deps
 from activities.kubernetes import conditions as cond
 from activities.kubernetes import events, eviction, nodeclaims, nodes, pods
 from activities.kubernetes.errors import EvictionBlocked, NotFound
 from activities.kubernetes.retries import retry_conflicts
-from activities.lifecycle.common import Deps, parse_iso, utc_now
 from activities.lifecycle.types import BlockedPod, DrainInput, DrainStatus
+from activities.timestamps import parse_iso, utc_now
 from models import conditions
 from models import labels as L
 

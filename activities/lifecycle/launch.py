@@ -11,14 +11,19 @@ from typing import Any
 
 from temporalio.exceptions import ApplicationError
 
-from activities.ec2.errors import EC2Error, InsufficientCapacity, NodeClassNotReady
+from activities.deps import Deps
+from activities.ec2.errors import (
+    SPOT_SERVICE_LINKED_ROLE_CODE,
+    EC2Error,
+    InsufficientCapacity,
+    NodeClassNotReady,
+)
 from activities.ec2.launch_types import LaunchRequest, LaunchResult
 from activities.kubernetes import conditions as cond
-from activities.kubernetes import nodeclaims, nodeclasses
+from activities.kubernetes import events, nodeclaims, nodeclasses
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.retries import retry_conflicts
 from activities.lifecycle import reads
-from activities.lifecycle.common import Deps
 from activities.lifecycle.types import ClaimSpec, LaunchOutcome
 from models import conditions, contract
 from models import labels as L
@@ -26,7 +31,8 @@ from models.ec2nodeclass import EC2NodeClass
 from models.ec2nodeclass_hash import hash_annotations
 
 INSUFFICIENT_CAPACITY = contract.ERR_INSUFFICIENT_CAPACITY
-NODECLASS_NOT_FOUND = "NodeClassNotFound"
+# Karpenter's Launched reason when spot is refused for want of the Spot service-linked role.
+SPOT_SLR_CREATION_FAILED = "SpotSLRCreationFailed"
 
 
 def request_for(claim: ClaimSpec) -> LaunchRequest:
@@ -49,7 +55,9 @@ def _nodeclass(deps: Deps, name: str) -> EC2NodeClass:
         body = store.get(name) if store is not None else nodeclasses.get(deps.kube, name)
     except NotFound:
         raise ApplicationError(
-            f"EC2NodeClass {name} not found", type=NODECLASS_NOT_FOUND, non_retryable=False
+            f"EC2NodeClass {name} not found",
+            type=contract.ERR_NODECLASS_NOT_FOUND,
+            non_retryable=False,
         ) from None
     return EC2NodeClass.model_validate(body)
 
@@ -117,17 +125,34 @@ def record(
         deps.counters.nodeclaim_launched(claim.nodepool)
 
 
+def _spot_role_missing(deps: Deps, nodepool: str) -> None:
+    """Tell the pool's operator why its spot offerings vanished: the account has never used
+    Spot and the launcher may not create the service-linked role (docs/deploy.md)."""
+    events.record(
+        deps.kube,
+        kind="NodePool",
+        name=nodepool,
+        reason=SPOT_SLR_CREATION_FAILED,
+        message=(
+            "spot launches are refused: the account has no Spot service-linked role and may "
+            "not create one; spot offerings are unavailable, on-demand is used. Create it "
+            "once: aws iam create-service-linked-role --aws-service-name spot.amazonaws.com"
+        ),
+        warning=True,
+    )
+
+
 def launch(deps: Deps, claim: ClaimSpec) -> LaunchOutcome:
     provider = deps.provider()
     nodeclass = _nodeclass(deps, claim.nodeclass)
     try:
         result = provider.launch(request_for(claim), nodeclass)
     except InsufficientCapacity as exc:
-        _condition(
-            deps,
-            claim.name,
-            cond.Condition(conditions.LAUNCHED, "False", INSUFFICIENT_CAPACITY, str(exc)),
-        )
+        reason = INSUFFICIENT_CAPACITY
+        if exc.code == SPOT_SERVICE_LINKED_ROLE_CODE:
+            reason = SPOT_SLR_CREATION_FAILED
+            _spot_role_missing(deps, claim.nodepool)
+        _condition(deps, claim.name, cond.Condition(conditions.LAUNCHED, "False", reason, str(exc)))
         raise ApplicationError(str(exc), type=INSUFFICIENT_CAPACITY, non_retryable=True) from exc
     except EC2Error as exc:
         reason = type(exc).__name__

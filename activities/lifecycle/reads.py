@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from activities.deps import Deps
 from activities.kubernetes import nodeclaims, nodes
 from activities.kubernetes.raw import Obj
-from activities.lifecycle.common import Deps
 
 
 def claim(deps: Deps, name: str) -> Obj:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from activities.deps import Deps
 from activities.kubernetes import conditions as cond
 from activities.kubernetes import finalizers, nodeclaims, nodes
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.retries import retry_conflicts
 from activities.lifecycle import initialization, reads
-from activities.lifecycle.common import Deps
 from activities.lifecycle.types import (
     ClaimSpec,
     InitializeInput,

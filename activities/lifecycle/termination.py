@@ -7,12 +7,12 @@ import contextlib
 from datetime import timedelta
 from typing import Any
 
+from activities.deps import Deps
 from activities.ec2.errors import InstanceNotFound
 from activities.kubernetes import conditions as cond
 from activities.kubernetes import events, nodeclaims, nodes, volumes
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.retries import retry_conflicts
-from activities.lifecycle.common import Deps, iso, parse_iso, utc_now
 from activities.lifecycle.types import (
     BeginTerminationInput,
     FinalizeInput,
@@ -20,6 +20,7 @@ from activities.lifecycle.types import (
     TerminationStart,
     VolumesInput,
 )
+from activities.timestamps import iso, parse_iso, utc_now
 from models import conditions
 from models import labels as L
 from models.duration import parse_optional_duration

@@ -13,9 +13,9 @@ again, or left to the per-step path, from the start.
 
 from __future__ import annotations
 
+from activities.deps import Deps
 from activities.lifecycle import drain
 from activities.lifecycle import termination as term
-from activities.lifecycle.common import Deps
 from activities.lifecycle.types import (
     DrainInput,
     FinalizeInput,

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+from activities.deps import Deps
 from activities.kubernetes import nodeclaims
 from activities.kubernetes.errors import AlreadyExists
-from activities.lifecycle.common import Deps
 from activities.planning.summary import summary_for
 from activities.planning.types import CreatedNodeClaim, PlannedNodeClaim
 

@@ -8,8 +8,10 @@ from typing import Any
 
 from temporalio import activity
 
+from activities.deps import Deps
+from activities.failures import typed_failures
+from activities.heartbeating import heartbeating
 from activities.kubernetes import nodeclaims
-from activities.lifecycle.common import Deps, heartbeating, typed_failures
 from activities.lifecycle.start import start_lifecycle
 from activities.planning import create, plan, pod_events, provision
 from activities.planning.summary import summary_of_claim

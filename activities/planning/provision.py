@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 
-from activities.lifecycle.common import Deps
+from activities.deps import Deps
 from activities.planning import cluster_state, create, plan, pod_events
 from activities.planning.plan import ALPHABET, Namer
 from activities.planning.types import ProvisionOutcome

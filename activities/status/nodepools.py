@@ -24,7 +24,7 @@ from activities.kubernetes.object_cache import ObjectCache
 from activities.kubernetes.resources import EC2NODECLASS
 from activities.kubernetes.retries import retry_conflicts
 from activities.status import reporting
-from models import conditions
+from models import conditions, contract
 from models import labels as L
 from models.errors import field_error
 from models.nodepool import NodePool
@@ -72,7 +72,10 @@ def nodeclass_readiness(
         )
     if nodeclass is None:
         return cond.Condition(
-            NODECLASS, "False", "NodeClassNotFound", f"EC2NodeClass {name} does not exist"
+            NODECLASS,
+            "False",
+            contract.ERR_NODECLASS_NOT_FOUND,
+            f"EC2NodeClass {name} does not exist",
         )
     ready = cond.find((nodeclass.get("status") or {}).get("conditions") or [], conditions.READY)
     if ready is None:

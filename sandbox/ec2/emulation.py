@@ -20,6 +20,19 @@ to a ThreadedMotoServer) so that:
 * :meth:`Emulation.hide_from_describe` keeps an instance out of the next DescribeInstances
   answers (by filter) that would list it: EC2's reads are eventually consistent, and a
   just-launched instance can be missing from them for a while (moto's never are);
+* :meth:`Emulation.delay_new_instances` makes every instance CreateFleet launches unknown,
+  for a few calls each, to CreateTags (``InvalidInstanceID.NotFound``) and to
+  DescribeInstances: EC2's eventual consistency right after a launch, which moto never shows
+  (its CreateTags even accepts ids that do not exist);
+* :meth:`Emulation.refuse_fleets` answers every override of a capacity type's CreateFleet
+  with one error code and launches nothing, as EC2 does for account-wide refusals: an account
+  that never used Spot and may not create the Spot service-linked role
+  (``AuthFailure.ServiceLinkedRoleCreationNotPermitted``), or a fleet quota reached
+  (``MaxFleetCountExceeded``);
+* :attr:`Emulation.metadata_tags_default` set to ``"enabled"`` is an account whose instance
+  metadata defaults expose tags in IMDS: EC2 then refuses a launch whose template leaves
+  ``InstanceMetadataTags`` unset while an instance tag key holds a ``/`` (IMDS tag keys may
+  not), as real accounts with that default do;
 * launched instances carry ``aws:ec2launchtemplate:id`` / ``:version`` tags, as EC2 adds,
   and the launch template's security groups (DescribeInstances ``SecurityGroups``), as EC2
   applies them;
@@ -101,7 +114,6 @@ class Emulation:
     """State of the emulated behaviour; one per process, shared by every moto region."""
 
     on_demand: Mapping[str, Mapping[str, float]] = field(default_factory=offline_table)
-    spot_overrides: dict[tuple[str, str, str], float] = field(default_factory=dict)
     spot_disabled_regions: set[str] = field(default_factory=set)
     insufficient: set[InjectedPool] = field(default_factory=set)
     # Instances a pool has left to give (pools not named here: unlimited).
@@ -114,12 +126,19 @@ class Emulation:
     refused_tokens: list[str] = field(default_factory=list)
     # instance id -> how many more DescribeInstances answers (by filter) leave it out
     hidden: dict[str, int] = field(default_factory=dict)
+    # how many reads a just-launched instance stays unknown for (0: known at once, as moto)
+    new_instance_delay: int = 0
+    # instance id -> how many more CreateTags calls answer InvalidInstanceID.NotFound
+    untaggable: dict[str, int] = field(default_factory=dict)
+    # capacity type -> (error code, message) every CreateFleet of that type is refused with
+    refusals: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # the account's instance metadata default for tags ("disabled", EC2's own default)
+    metadata_tags_default: str = "disabled"
 
     def reset(self) -> None:
         """Back to defaults (the public price table, no injected failures, no tokens)."""
         with self._lock:
             self.on_demand = offline_table()
-            self.spot_overrides.clear()
             self.spot_disabled_regions.clear()
             self.insufficient.clear()
             self.capacity_left.clear()
@@ -127,6 +146,10 @@ class Emulation:
             self.fleet_calls.clear()
             self.refused_tokens.clear()
             self.hidden.clear()
+            self.new_instance_delay = 0
+            self.untaggable.clear()
+            self.refusals.clear()
+            self.metadata_tags_default = "disabled"
 
     # -- knobs for tests and scenarios ---------------------------------------------------
     def inject_insufficient_capacity(
@@ -152,6 +175,35 @@ class Emulation:
         with self._lock:
             self.hidden[instance_id] = reads
 
+    def delay_new_instances(self, reads: int) -> None:
+        """Every instance launched from now on is unknown to its next ``reads`` CreateTags
+        calls and to ``reads`` DescribeInstances answers (by filter) that would list it."""
+        with self._lock:
+            self.new_instance_delay = reads
+
+    def refuse_fleets(self, capacity_type: str, code: str, message: str = "") -> None:
+        """Every CreateFleet of ``capacity_type`` answers ``code`` for each override."""
+        with self._lock:
+            self.refusals[capacity_type] = (code, message or f"emulated refusal: {code}")
+
+    def refuses_tags(self, instance_ids: list[str]) -> str | None:
+        """The first id a CreateTags call names that is not known yet (each use counts)."""
+        with self._lock:
+            for instance_id in instance_ids:
+                left = self.untaggable.get(instance_id, 0)
+                if left > 0:
+                    self.untaggable[instance_id] = left - 1
+                    return instance_id
+        return None
+
+    def _launched(self, instance_ids: list[str]) -> None:
+        with self._lock:
+            if self.new_instance_delay <= 0:
+                return
+            for instance_id in instance_ids:
+                self.untaggable[instance_id] = self.new_instance_delay
+                self.hidden[instance_id] = self.new_instance_delay
+
     def reveal(self, instance_id: str) -> None:
         with self._lock:
             self.hidden.pop(instance_id, None)
@@ -176,9 +228,6 @@ class Emulation:
                     out.append(shallow)
             return out
 
-    def set_spot_price(self, region: str, instance_type: str, zone: str, price: float) -> None:
-        self.spot_overrides[(region, instance_type, zone)] = price
-
     # -- prices ----------------------------------------------------------------------------
     def on_demand_price(self, region: str, instance_type: str) -> float | None:
         table = self.on_demand.get(region) or self.on_demand.get(FALLBACK_PRICE_REGION) or {}
@@ -187,9 +236,6 @@ class Emulation:
     def spot_price(self, region: str, instance_type: str, zone: str) -> float | None:
         if region in self.spot_disabled_regions:
             return None
-        override = self.spot_overrides.get((region, instance_type, zone))
-        if override is not None:
-            return override
         od = self.on_demand_price(region, instance_type)
         return None if od is None else default_spot_price(od, instance_type, zone)
 
@@ -231,6 +277,7 @@ class Emulation:
         errors: list[dict[str, Any]] = []
         best: tuple[float, int, dict[str, Any], dict[str, Any]] | None = None
         order = 0
+        refusal = self.refusals.get(capacity_type)
         for cfg in configs:
             spec = _clean_spec(cfg.get("LaunchTemplateSpecification", {}))
             for override in cfg.get("Overrides") or [{}]:
@@ -238,7 +285,12 @@ class Emulation:
                 zone = str(override.get("AvailabilityZone") or "")
                 if not zone and override.get("SubnetId"):
                     zone = backend.get_subnet(override["SubnetId"]).availability_zone
-                if self.is_insufficient(capacity_type, itype, zone):
+                if refusal is not None or self.is_insufficient(capacity_type, itype, zone):
+                    code, message = refusal or (
+                        ICE,
+                        f"We currently do not have sufficient {itype} "
+                        f"capacity in the Availability Zone you requested ({zone}).",
+                    )
                     errors.append(
                         {
                             "LaunchTemplateAndOverrides": {
@@ -246,9 +298,8 @@ class Emulation:
                                 "Overrides": _clean_override(override),
                             },
                             "Lifecycle": capacity_type,
-                            "ErrorCode": ICE,
-                            "ErrorMessage": f"We currently do not have sufficient {itype} "
-                            f"capacity in the Availability Zone you requested ({zone}).",
+                            "ErrorCode": code,
+                            "ErrorMessage": message,
                         }
                     )
                     continue
@@ -257,6 +308,7 @@ class Emulation:
                 if best is None or candidate[:2] < best[:2]:
                     best = candidate
         if best is not None:
+            self._check_metadata_tags(backend, best[2], response)
             target = self._take_capacity(capacity_type, best[2], best[3], target, errors, backend)
         call: dict[str, Any] = {
             "region": region,
@@ -294,6 +346,9 @@ class Emulation:
             )
             result = {"FleetId": fleet.id, "Instances": fleet.instances or []}
             _tag_with_template(backend, cfg["LaunchTemplateSpecification"], result["Instances"])
+            self._launched(
+                [i for entry in result["Instances"] for i in entry.get("InstanceIds", [])]
+            )
             if errors:
                 result["Errors"] = errors
         if token:
@@ -301,6 +356,25 @@ class Emulation:
                 self._tokens[(region, token)] = (digest, result)
         call["seconds"] = time.time() - began
         return ActionResult(result)
+
+    def _check_metadata_tags(self, backend: Any, cfg: Mapping[str, Any], response: Any) -> None:
+        """Refuse the launch as EC2 does when IMDS would serve tags whose keys it cannot."""
+        if self.metadata_tags_default != "enabled":
+            return
+        version = backend._get_template_from_args(dict(cfg["LaunchTemplateSpecification"]))
+        options = version.data.get("MetadataOptions") or {}
+        if options.get("InstanceMetadataTags") == "disabled":
+            return
+        for spec in response._get_param("TagSpecifications", []):
+            if spec.get("ResourceType") != "instance":
+                continue
+            for tag in spec.get("Tags") or []:
+                if "/" in str(tag.get("Key", "")):
+                    raise EC2ClientError(
+                        "InvalidParameterValue",
+                        f"The tag key {tag['Key']} is not valid when instance metadata tags "
+                        "are enabled: tag keys in instance metadata cannot contain '/'",
+                    )
 
     def _take_capacity(
         self,
@@ -530,7 +604,20 @@ def install(emulation: Emulation | None = None) -> Emulation:
             assert _installed is not None
             return _installed.describe_launch_templates(self)
 
+        _originals["create_tags"] = EC2Response.__dict__.get("create_tags")
+        inherited_create_tags = EC2Response.create_tags
+
+        def create_tags(self: Any) -> ActionResult:
+            assert _installed is not None
+            unknown = _installed.refuses_tags(list(self._get_param("Resources", [])))
+            if unknown is not None:
+                raise EC2ClientError(
+                    "InvalidInstanceID.NotFound", f"The instance ID '{unknown}' does not exist"
+                )
+            return inherited_create_tags(self)
+
         EC2Response.create_fleet = create_fleet  # type: ignore[method-assign]
+        EC2Response.create_tags = create_tags  # type: ignore[method-assign]
         EC2Response.describe_launch_templates = describe_launch_templates  # type: ignore[method-assign]
         EC2Response.describe_spot_price_history = describe_spot_price_history  # type: ignore[method-assign]
         _originals["iam:remove_role_from_instance_profile"] = (

@@ -24,7 +24,7 @@ import json
 import random
 import threading
 from collections import Counter, defaultdict, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,10 +125,6 @@ class FaultInjector:
     def operations(self) -> set[str]:
         """Every operation attempted so far (``service:Operation``)."""
         return set(self.attempts)
-
-    def faults_for(self, operations: Iterable[str]) -> list[tuple[str, str]]:
-        wanted = set(operations)
-        return [f for f in self.injected if f[0] in wanted]
 
     # -- the hook ------------------------------------------------------------------------------
     def _next_fault(self, operation: str) -> str | None:

@@ -34,7 +34,7 @@ import moto
 from moto.core.responses import ActionResult
 from moto.ec2.responses import EC2Response
 
-from worker.cache_root import cache_root
+from activities.cache_root import cache_root
 
 # EC2Response method names whose answers depend only on moto's data, the region and the request.
 STATIC_ACTIONS = ("describe_instance_types", "describe_instance_type_offerings")

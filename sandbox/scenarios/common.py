@@ -172,12 +172,6 @@ class Sandbox:
             self.kube.api_client.sanitize_for_serialization(n) for n in self.core.list_node().items
         ]
 
-    def node_zone(self, node_name: str) -> str:
-        for node in self.nodes():
-            if node["metadata"]["name"] == node_name:
-                return str(node["metadata"].get("labels", {}).get(ZONE_LABEL, ""))
-        return ""
-
     def live_instances(self) -> list[Instance]:
         """Instances Joinery launched for this cluster that are not terminated."""
         return self.instances.list_owned()

@@ -19,12 +19,10 @@ from models.nodepool import NodePool
 from scheduling.disruption.budgets import BudgetLedger
 from scheduling.disruption.cluster import ClusterView, PodFacts
 from scheduling.disruption.costs import disruption_cost, lifetime_remaining
-from scheduling.disruption.drift import node_drift
+from scheduling.disruption.drift_reasons import node_drift
 from scheduling.disruption.pdb import PdbLedger
 from scheduling.disruption.types import Candidate, ManagedNode, NodeVerdict
 from scheduling.pods import Pod
-
-_NONE = PodFacts(annotations={}, started=None, healthy=False, mirror=False)
 
 
 def _ago(delta: timedelta) -> str:

@@ -25,7 +25,7 @@ from models.conditions import CONSOLIDATABLE, DRIFTED
 from models.duration import NEVER, parse_duration
 from models.nodepool import NodePool
 from scheduling.disruption.cluster import ClusterView
-from scheduling.disruption.drift import node_drift
+from scheduling.disruption.drift_reasons import node_drift
 from scheduling.disruption.types import ManagedNode
 
 

@@ -13,7 +13,7 @@ EC2NodeClasses that differ, a merged catalog would price a node, or judge its ty
 by the other NodeClass's view.
 
 EC2NodeClass documents (when the caller passes them) give each pool's class facts for the
-AWS provider's drift reasons (``nodeclass_drift``); a pool whose class is not among them
+AWS provider's drift reasons (``nodeclass_drift_reasons``); a pool whose class is not among them
 gets none of those verdicts.
 """
 
@@ -27,8 +27,8 @@ from typing import Any
 from models import labels as L
 from models.instancetype import InstanceType
 from models.nodepool import NodePool
-from scheduling.disruption.nodeclass_drift import KIND as NODECLASS_KIND
-from scheduling.disruption.nodeclass_drift import NodeClassFacts, read_nodeclass
+from scheduling.disruption.nodeclass_drift_reasons import KIND as NODECLASS_KIND
+from scheduling.disruption.nodeclass_drift_reasons import NodeClassFacts, read_nodeclass
 from scheduling.disruption.pdb import Pdb, PdbError, parse_pdb
 from scheduling.disruption.types import ManagedNode
 from scheduling.inputs import Document, InputError, flatten

@@ -1,6 +1,6 @@
 """Underutilized: delete nodes whose pods fit elsewhere, replace nodes by one cheaper node.
 
-For pools whose ``consolidationPolicy`` is ``WhenEmptyOrUnderutilized`` or ``Balanced``. Three
+For pools whose ``consolidationPolicy`` is ``WhenEmptyOrUnderutilized`` or ``Balanced``. Two
 passes over the candidates, cheapest to disrupt for what they cost first (Karpenter v1.14's
 order: price over disruption cost, highest first), each on the cluster the previous commands
 leave:
@@ -20,7 +20,8 @@ nowhere, more than one node needed, or the cheapest replacement's price.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from operator import itemgetter
 
 from models.resources import CPU, MEMORY
@@ -31,10 +32,21 @@ from scheduling.pods import Pod
 from scheduling.solver import Plan, PlannedClaim
 
 MAX_MULTI_NODE = 100
+_NAMED_POD = re.compile(r"pod (\S+) ")
 CONSOLIDATING_POLICIES = ("WhenEmptyOrUnderutilized", "Balanced")
 # Balanced approves a command whose share of the pool's savings is at least this fraction of
 # its share of the pool's disruption (Karpenter v1.14's k = 2).
 BALANCED_MIN_SCORE = 0.5
+
+
+class TooDear(str):
+    """A finding that the candidates' pods fit (on the other nodes and one new node), only
+    not for less than the candidates cost. Unlike a pod that fits nowhere, it says nothing
+    of a longer prefix: one more node adds its price and may need no larger replacement
+    (two 2-cpu nodes' pods need a 4-cpu node costing as much as both; three nodes' pods
+    fit on the same node, for less than the three)."""
+
+    __slots__ = ()
 
 
 def _order_key(c: Candidate) -> tuple[float, str]:
@@ -85,11 +97,29 @@ def _outcome(
     key = _signature(ctx, cands)
     known = ctx.failures.get(key)
     if known is not None:
-        return known
+        return _for_own_pods(known, ctx.failure_pods.get(key, []), _pod_keys(ctx, cands))
     out = _simulate_outcome(ctx, cands)
     if isinstance(out, str):
         ctx.failures[key] = out
+        ctx.failure_pods[key] = _pod_keys(ctx, cands)
     return out
+
+
+def _pod_keys(ctx: RoundContext, cands: Sequence[Candidate]) -> list[str]:
+    """The candidates' pod keys in the order their signatures are sorted (``_signature``):
+    candidates alike have, position by position, pods alike."""
+    signed = [(ctx.signature(p, _pod_signature)[0], p.key) for c in cands for p in c.pods]
+    return [k for _, k in sorted(signed, key=itemgetter(0))]
+
+
+def _for_own_pods(why: str, then: list[str], now: list[str]) -> str:
+    """A remembered finding about candidates alike, naming these candidates' own pods: a
+    kept node's reason must not name another node's pod."""
+    if then == now:
+        return why
+    mapping = dict(zip(then, now, strict=False))
+    text = _NAMED_POD.sub(lambda m: f"pod {mapping.get(m[1], m[1])} ", why)
+    return text if text == why else type(why)(text)
 
 
 def _simulate_outcome(
@@ -106,10 +136,11 @@ def _simulate_outcome(
             return plan, []
         key = next(iter(sorted(plan.unschedulable)))
         cheapest = "no instance type" if floor is None else f"none under ${floor:.4f}/h"
-        return (
+        why = (
             f"pod {key} fits on no other node, and no new node could be cheaper than "
             f"${total:.4f}/h ({cheapest} holds its pods)"
         )
+        return why if floor is None else TooDear(why)
     plan = ctx.state.simulate(names, pods)
     if plan.unschedulable:
         key, reason = next(iter(sorted(plan.unschedulable.items())))
@@ -117,10 +148,14 @@ def _simulate_outcome(
     if not plan.claims:
         return plan, []
     if len(plan.claims) > 1:
-        return f"its pods need {len(plan.claims)} new nodes, consolidation launches at most one"
+        # The solver opens a claim per best-priced size; one larger node may hold them all.
+        single = ctx.state.simulate(names, pods, one_new_node=True)
+        if single.unschedulable or len(single.claims) != 1:
+            return f"its pods need {len(plan.claims)} new nodes, consolidation launches at most one"
+        plan = single
     narrowed = cheaper_replacement(plan.claims[0], [c.node for c in cands])
     if isinstance(narrowed, str):
-        return narrowed
+        return TooDear(narrowed)
     return plan, [narrowed]
 
 
@@ -222,19 +257,6 @@ def consolidatable(ctx: RoundContext, candidates: list[Candidate]) -> list[Candi
     return sorted(out, key=_order_key)
 
 
-def delete_pass(ctx: RoundContext, order: list[Candidate]) -> None:
-    """Delete every node whose pods fit on the others, one at a time."""
-    room = _Room(ctx)
-    for c in order:
-        if not ctx.free(c) or not room.may_fit(c):
-            continue
-        why = _try(ctx, [c], order, delete_only=True)
-        if why is None:
-            room.refresh()
-        elif _is_hold(why):
-            ctx.held[c.node.name] = why
-
-
 def multi_node_pass(
     ctx: RoundContext, order: list[Candidate], *, repeat: bool = True, prefer_delete: bool = True
 ) -> int:
@@ -266,8 +288,19 @@ def single_node_pass(ctx: RoundContext, order: list[Candidate], *, first_only: b
         elif _is_hold(why):
             ctx.held[c.node.name] = why
         else:
-            ctx.kept[c.node.name] = why
+            ctx.kept[c.node.name] = _with_group(ctx, c, why)
     return found
+
+
+def _with_group(ctx: RoundContext, c: Candidate, why: str) -> str:
+    """``why`` (the node alone), and what stopped the multi-node search from taking it with
+    others, when it tried: a finding about the node alone is not the whole truth."""
+    group = ctx.grouped.get(c.node.name)
+    if group is None:
+        return why
+    others, finding = group
+    plural = "s" if others > 1 else ""
+    return f"alone: {why}; with {others} other node{plural}: {finding}"
 
 
 def _is_hold(why: str) -> bool:
@@ -303,24 +336,70 @@ def _within_budget(ctx: RoundContext, batch: list[Candidate]) -> list[Candidate]
 def _multi_node(
     ctx: RoundContext, batch: list[Candidate], pool_ok: list[Candidate], prefer_delete: bool
 ) -> bool:
-    """Binary search for the largest valid prefix of at least two; accept it if found."""
-    lo, hi = 2, len(batch)
-    best: int | None = None
-    saved = 0.0
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        out = _outcome(ctx, batch[:mid])
-        if isinstance(out, str):
-            hi = mid - 1
-        else:
-            best = mid
-            saved = sum(c.node.price or 0.0 for c in batch[:mid]) - sum(r.price for r in out[1])
-            lo = mid + 1
+    """Find the largest valid prefix of at least two and accept it if found.
+
+    Karpenter's binary search reads any failed prefix as "every longer prefix fails too".
+    That holds for pods that fit nowhere (a longer prefix has more pods and fewer places),
+    not for a prefix whose pods fit only on a new node as dear as its nodes: one more node
+    adds its price, maybe not a larger replacement. So a second binary search finds the
+    longest prefix whose pods fit at all, stepping longer past those findings, and the
+    longer of the two valid prefixes wins (the searches share each prefix's outcome, so
+    they cost more only where a price finding sends them apart)."""
+    outcomes: dict[int, tuple[Plan, list[PlannedClaim]] | str] = {}
+
+    def outcome(n: int) -> tuple[Plan, list[PlannedClaim]] | str:
+        if n not in outcomes:
+            outcomes[n] = _outcome(ctx, batch[:n])
+        return outcomes[n]
+
+    best = _largest(2, len(batch), lambda n: not isinstance(outcome(n), str))
+    fits = _largest(2, len(batch), lambda n: not _misfit(outcome(n)))
+    if fits is not None and not isinstance(outcome(fits), str) and (best or 0) < fits:
+        best = fits
     if best is None:
+        _note_groups(ctx, batch, outcomes)
         return False
+    out = outcome(best)
+    assert not isinstance(out, str)
+    saved = sum(c.node.price or 0.0 for c in batch[:best]) - sum(r.price for r in out[1])
     if prefer_delete and _delete_saves_more(ctx, batch[:best], saved, pool_ok):
         return True
-    return _try(ctx, batch[:best], pool_ok) is None
+    if _try(ctx, batch[:best], pool_ok) is None:
+        return True
+    _note_groups(ctx, batch, outcomes)
+    return False
+
+
+def _misfit(out: tuple[Plan, list[PlannedClaim]] | str) -> bool:
+    """A finding that the prefix's pods fit nowhere (not merely not for less)."""
+    return isinstance(out, str) and not isinstance(out, TooDear)
+
+
+def _largest(lo: int, hi: int, ok: Callable[[int], bool]) -> int | None:
+    """The largest n in [lo, hi] binary search finds with ``ok(n)``, or None."""
+    best = None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            best = mid
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
+def _note_groups(
+    ctx: RoundContext,
+    batch: list[Candidate],
+    outcomes: dict[int, tuple[Plan, list[PlannedClaim]] | str],
+) -> None:
+    """Remember, for each candidate of a failed prefix, the finding of the longest failed
+    prefix that held it: a candidate kept in the end says why merging failed too."""
+    for n, out in sorted(outcomes.items(), reverse=True):
+        if not isinstance(out, str):
+            continue
+        for c in batch[:n]:
+            ctx.grouped.setdefault(c.node.name, (n - 1, out))
 
 
 def _delete_saves_more(

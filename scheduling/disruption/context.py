@@ -32,8 +32,12 @@ class RoundContext:
     # method's finding (kept). A later method may still take a node a previous one kept.
     held: dict[str, str] = field(default_factory=dict)
     kept: dict[str, str] = field(default_factory=dict)
+    # Per candidate, the finding of the longest multi-node group tried with it that failed,
+    # and how many other nodes that group held (a kept candidate says why it stayed alone).
+    grouped: dict[str, tuple[int, str]] = field(default_factory=dict)
     # Outcomes that failed, by candidate signature and state version (see consolidation).
     failures: dict[tuple[object, ...], str] = field(default_factory=dict)
+    failure_pods: dict[tuple[object, ...], list[str]] = field(default_factory=dict)
     _pod_sigs: dict[int, tuple[Pod, tuple[str, tuple[object, ...]]]] = field(default_factory=dict)
 
     def signature(

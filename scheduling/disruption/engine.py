@@ -5,7 +5,7 @@ cluster between passes. A Joinery round runs all of them, each on the cluster th
 commands leave behind, so one round can remove the empty nodes, roll drifted ones and
 consolidate the rest at once, while budgets and PDBs are counted across all its commands:
 
-1. Empty (every pool), 2. Drifted, 3. Underutilized (delete, multi-node, single-node).
+1. Empty (every pool), 2. Drifted, 3. Underutilized (multi-node, single-node).
 
 Every candidate ends in a command, in ``blocked`` (budget used up or PDBs exhausted by this
 round) or in ``kept`` with the finding that stopped it; blocked nodes from the candidate
@@ -22,11 +22,12 @@ from models.nodepool import NodePool
 from scheduling.disruption.budgets import BudgetLedger
 from scheduling.disruption.consolidation import consolidate
 from scheduling.disruption.context import RoundContext
-from scheduling.disruption.drifted import replace_drifted
+from scheduling.disruption.drift_method import replace_drifted
 from scheduling.disruption.emptiness import empty_nodes
 from scheduling.disruption.pdb import PdbLedger
 from scheduling.disruption.simulate import RoundState
 from scheduling.disruption.types import (
+    DRIFTED,
     Candidate,
     ManagedNode,
     NodeVerdict,
@@ -58,8 +59,11 @@ def decide(
         name = c.node.name
         if name in ctx.taken:
             continue
-        if name in ctx.held:
-            out_blocked.append(NodeVerdict(name, ctx.held[name]))
+        held = ctx.held.get(name)
+        if held is None and name in ctx.state.destinations:
+            held = _destination_held(ctx, c)
+        if held is not None:
+            out_blocked.append(NodeVerdict(name, held))
         elif name in ctx.state.destinations:
             kept.append(NodeVerdict(name, _receiving(ctx, name)))
         else:
@@ -93,6 +97,14 @@ def _inputs_frozen() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+def _destination_held(ctx: RoundContext, c: Candidate) -> str | None:
+    """Why a drifted node that receives pods this round may not roll now (its budget or
+    PDBs), or None. The methods skip destinations without asking; a drifted node is to be
+    replaced whatever it holds, so the budget, not the pods it took, is what keeps it (a
+    node not drifted keeps "receives pods": nothing says it would go otherwise)."""
+    return ctx.refusal([c], DRIFTED) if c.drifted else None
 
 
 def _receiving(ctx: RoundContext, name: str) -> str:

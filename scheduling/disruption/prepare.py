@@ -12,7 +12,7 @@ from models.instancetype import InstanceType
 from scheduling.disruption.budgets import BudgetLedger
 from scheduling.disruption.candidates import classify
 from scheduling.disruption.cluster import ClusterView, read_cluster
-from scheduling.disruption.nodeclass_drift import KIND as NODECLASS_KIND
+from scheduling.disruption.nodeclass_drift_reasons import KIND as NODECLASS_KIND
 from scheduling.disruption.pdb import PdbLedger
 from scheduling.disruption.types import Candidate, NodeVerdict
 from scheduling.inputs import Document, Parsed, build_problem

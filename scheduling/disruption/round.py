@@ -58,10 +58,3 @@ def run_round(
         i.cluster.pools,
     )
     return RoundResult(i, decision)
-
-
-def decide_round(
-    documents: Iterable[Document], instance_types: list[InstanceType], now: datetime
-) -> RoundDecision:
-    """The round's decision alone (what the durable workflow acts on)."""
-    return run_round(documents, instance_types, now).decision

@@ -24,10 +24,13 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from models import labels as L
+from models.nodepool import NodePool
+from models.quantity import parse_limit
 from models.resources import CPU, MEMORY, PODS
 from scheduling.pods import AffinityTerm, Pod
 from scheduling.problem import NodeInfo, Problem
 from scheduling.solver import CatalogCache, NodeRejections, Plan, Solver
+from scheduling.targets import NODE
 
 
 def _usable(node: NodeInfo) -> bool:
@@ -95,10 +98,18 @@ class RoundState:
         return cls(problem, nodes, rejections=NodeRejections(hosts))
 
     def simulate(
-        self, without: Collection[str], pods: Sequence[Pod], *, new_nodes: bool = True
+        self,
+        without: Collection[str],
+        pods: Sequence[Pod],
+        *,
+        new_nodes: bool = True,
+        one_new_node: bool = False,
+        avoid: Collection[str] = (),
     ) -> Plan:
         """Solve ``pods`` onto the usable nodes other than ``without`` and the removed ones,
-        opening new claims where they fit nowhere (unless ``new_nodes`` is False)."""
+        opening new claims where they fit nowhere (unless ``new_nodes`` is False; at most
+        one per pool with ``one_new_node``, which then takes pods up to its largest type).
+        The nodes in ``avoid`` stay, their pods counted, but take none of ``pods``."""
         self.simulations += 1
         gone = set(without)
         need = _smallest(pods) if pods else (0, 0, 0)
@@ -109,6 +120,8 @@ class RoundState:
                 for name, n, room in listing
                 if room is not None and name not in gone and _has_room(room, need)
             ]
+            if avoid:  # still counted toward their pools' limits
+                nodes = [self._counts_only(n.name) if n.name in avoid else n for n in nodes]
         else:
             # Every node's pods still count toward spread and affinity; a node that cannot
             # take any of the pods is there as counts only (not a target to try).
@@ -116,12 +129,15 @@ class RoundState:
             for name, n, room in listing:
                 if name in gone:
                     continue
-                if room is not None and _has_room(room, need):
+                if room is not None and name not in avoid and _has_room(room, need):
                     nodes.append(n)
                 else:
                     nodes.append(self._counts_only(name))
+        pools = self.problem.nodepools if new_nodes else []
+        if one_new_node:
+            pools = [_one_more_node(np, nodes) for np in pools]
         sub = Problem(
-            nodepools=self.problem.nodepools if new_nodes else [],
+            nodepools=pools,
             instance_types=self.problem.instance_types,
             pool_instance_types=self.problem.pool_instance_types,
             pending=list(pods),
@@ -133,7 +149,9 @@ class RoundState:
         return Solver(sub, catalog=self.catalog, rejections=self.rejections).solve()
 
     def apply(self, removed: Collection[str], plan: Plan) -> None:
-        """Accept a command: its nodes go, its pods join their existing destinations."""
+        """Accept a command: its nodes go, its pods join their existing destinations, and
+        its replacements stay as nodes that only count: a later command must see the pods
+        they hold in their zone and host (spread, anti-affinity), never add to them."""
         self.version += 1
         self.removed.update(removed)
         for name, pods in plan.existing.items():
@@ -143,6 +161,14 @@ class RoundState:
             self._rooms.pop(name, None)
             if self._wide_anti is not None:
                 self._wide_anti += _wide_terms(pods)
+        for i, claim in enumerate(plan.claims):
+            name = f"replacement-{self.version}-{i}"
+            labels = {**claim.requirements.labels(), L.HOSTNAME: name}
+            self.nodes[name] = NodeInfo(
+                name, labels, claim.requirements, (), {}, {}, list(claim.pods), schedulable=False
+            )
+            if self._wide_anti is not None:
+                self._wide_anti += _wide_terms(claim.pods)
 
     def cheapest_holding(self, pods: Sequence[Pod]) -> float | None:
         """A lower bound on the price of one new node for ``pods``: the cheapest available
@@ -198,6 +224,20 @@ class RoundState:
         if self._wide_anti is None:
             self._wide_anti = _wide_terms(p for n in self.nodes.values() for p in n.pods)
         return not any(_may_select(t, p) for t in self._wide_anti for p in pods)
+
+
+def _one_more_node(pool: NodePool, nodes: Sequence[NodeInfo]) -> NodePool:
+    """``pool`` with its ``nodes`` limit at one more than it has among ``nodes`` (or its own
+    limit, if lower): the solver then grows that one claim to larger types for the pods that
+    do not fit it, as Karpenter's claims take pods up to their largest type, where it would
+    otherwise open a second claim of the size it judges the best price per pod."""
+    count = sum(1 for n in nodes if n.nodepool == pool.name)
+    limits = dict(pool.spec.limits)
+    own = limits.get("nodes")
+    if own is None or parse_limit(own) > (count + 1) * NODE:
+        limits["nodes"] = count + 1
+    spec = pool.spec.model_copy(update={"limits": limits})
+    return pool.model_copy(update={"spec": spec})
 
 
 def _wide_terms(pods: Iterable[Pod]) -> list[AffinityTerm]:

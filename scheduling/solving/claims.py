@@ -139,12 +139,11 @@ class Claims:
             # a class with host ports is never noted): the claim is still full for it. The
             # zone-spread replicas of a Deployment ask this of every claim they filled.
             return _FULL_FOR_NOW
-        tol = cls.pool_cache.get(id(pool))
-        if tol is None:
-            tol = untolerated(pool.taints, cls.tolerations) is None
-            cls.pool_cache[id(pool)] = tol
-        if not tol:
-            return Failure("taint not tolerated", True)
+        hit = cls.pool_cache.get(id(pool))
+        if hit is None:
+            hit = cls.pool_cache[id(pool)] = self._pool_refusal(cls, pool)
+        if isinstance(hit, Failure):
+            return hit
         if cls.host_ports and ports_conflict(c.host_ports, cls.host_ports):
             return Failure("host port in use", True)
         reqs = self.merge(c.requirements, cls.reqs)
@@ -197,6 +196,20 @@ class Claims:
             self._reserve(c)
         self._placed(cls, pod, c)
         return None
+
+    def _pool_refusal(self, cls: PodClass, pool: PoolView) -> Failure | bool:
+        """Why no claim of ``pool`` can take the class, whatever pods it holds (False: none).
+
+        Besides taints: a label the class requires (``In``, ``Exists``, ``Gt``, ``Lt``) must
+        be one the pool or its instance types define, as for a new claim. An open claim's
+        requirements hold every key its pods named, ``NotIn`` and ``DoesNotExist`` included,
+        but those do not make the label exist: a node launched for them will not carry it."""
+        if untolerated(pool.taints, cls.tolerations) is not None:
+            return Failure("taint not tolerated", True)
+        why = pool.requirements.compatible(cls.reqs, self.allow_undefined)
+        if why is not None:
+            return Failure(f"requirements conflict: {why}", True)
+        return False
 
     def merge(self, a: Requirements, b: Requirements) -> Requirements | Failure:
         """a ∩ b, memoised; returns ``a`` itself when b adds nothing, so identity means equal."""

@@ -18,9 +18,10 @@ from scheduling.targets import (
     Failure,
     Target,
     instance_type_compatible,
+    undefined_allowed,
     vec_fits,
 )
-from scheduling.topology import AFFINITY, SPREAD, Topology, TopologyGroup
+from scheduling.topology import AFFINITY, ANTI, SPREAD, Topology, TopologyGroup
 
 
 class TopologyDomains:
@@ -159,13 +160,19 @@ class TopologyDomains:
         self, cls: PodClass, key: str, honor_affinity: bool, honor_taints: bool
     ) -> set[str]:
         """Domains a spread counts. nodeTaintsPolicy Ignore (the default) counts domains of
-        pools whose taints the pod does not tolerate; Honor leaves them out."""
+        pools whose taints the pod does not tolerate; Honor leaves them out.
+
+        Every node of the problem defines domains, not only those pods may land on: the
+        kube-scheduler counts a full, cordoned or otherwise untargeted node's domain (with
+        its count, perhaps 0) all the same, and a consolidation simulation passes the nodes
+        with no room as counts only."""
         out = set(self._pool_domains(cls, key, honor_affinity, honor_taints))
-        for t in self.nodes:
+        for t in self.view.problem.nodes:
             v = t.labels.get(key)
             if v is None or v in out:  # nothing to learn from this node
                 continue
-            if honor_affinity and t.requirements.compatible(cls.reqs, self.allow_undefined):
+            undefined = undefined_allowed(t, self.allow_undefined)
+            if honor_affinity and t.requirements.compatible(cls.reqs, undefined):
                 continue
             if honor_taints and untolerated(t.taints, cls.tolerations) is not None:
                 continue
@@ -333,20 +340,30 @@ class TopologyDomains:
     def closed_domains(self, cls: PodClass) -> list[tuple[str, set[str | None]]] | None:
         """Per topology key of the class's own rules over domains wider than a node (zone
         spread, zonal affinity and anti-affinity), the existing nodes' domains those rules rule
-        out now (``None`` standing for a node without the label): ``topology_of`` fails on any
-        node there. Valid until the next placement changes the counts, so the solver asks once
-        per pod. Without it, every pod of a zonal class tries, one by one, every node of the
-        zones its spread has closed."""
+        out now (``None`` standing for a node without the label, unless only anti-affinity
+        reads the key): ``topology_of`` fails on any node there. Valid until the next placement
+        changes the counts, so the solver asks once per pod. Without it, every pod of a zonal
+        class tries, one by one, every node of the zones its spread has closed."""
         wide = [(g, s) for g, s in cls.own if g.key != L.HOSTNAME]
         if not wide:
             return None
         closed: dict[str, set[str | None]] = {}
         for g, s in wide:
-            out = closed.setdefault(g.key, {None})
+            out = closed.setdefault(g.key, set())
+            if g.kind != ANTI:  # a node without the key takes no spread or affinity
+                out.add(None)
             for v in self._existing_domains(g.key):
                 if v not in out and isinstance(self._own_allowed(cls, g, s, [v]), Failure):
                     out.add(v)
         return list(closed.items())
+
+    def _without_key(self, t: Target, key: str) -> bool:
+        """Whether ``t``'s node will not carry the label ``key`` (``_claim_domains`` found no
+        domain for it): an existing node lacks it; a claim's node lacks a key that is not
+        well known and that no instance type defines (its pool's would be in its
+        requirements). The kube-scheduler admits a pod's required anti-affinity on such a
+        node, and Karpenter's anti-affinity domains start from DoesNotExist on the key."""
+        return isinstance(t, ExistingTarget) or key not in self.allow_undefined
 
     def _existing_domains(self, key: str) -> set[str]:
         """The values the existing nodes carry for a label key."""
@@ -367,6 +384,8 @@ class TopologyDomains:
             if doms is None:
                 doms = self.claim_domains(t, g.key, reqs)
                 if doms is None:
+                    if g.kind == ANTI and self._without_key(t, g.key):
+                        continue  # no domain, so none shared with a pod it must avoid
                     return Failure(
                         f"nodes here carry no {g.key} label for {g.describe()}", True, local=True
                     )

@@ -14,7 +14,15 @@ from scheduling.solving.podclass import PodClass
 from scheduling.solving.rejections import NodeRejections
 from scheduling.solving.view import ProblemView
 from scheduling.taints import untolerated
-from scheduling.targets import ExistingTarget, Failure, Target, ports_conflict, vec_add, vec_fits
+from scheduling.targets import (
+    ExistingTarget,
+    Failure,
+    Target,
+    ports_conflict,
+    undefined_allowed,
+    vec_add,
+    vec_fits,
+)
 from scheduling.volumes import Volumes, attach, over_limit
 
 # Told of every pod placed (the class, the pod, the target it joined).
@@ -118,7 +126,8 @@ class ExistingNodes:
             return Failure("host port in use", True, local=True)
         if vols and over_limit(t.volumes, t.volume_limits, vols):  # per pod: not monotone
             return Failure("volume attach limit reached", False)
-        if self.catalog.label_conflict(t.requirements, cls.reqs, self.allow_undefined) is not None:
+        undefined = undefined_allowed(t, self.allow_undefined)
+        if self.catalog.label_conflict(t.requirements, cls.reqs, undefined) is not None:
             return Failure("labels do not match", True, local=True)
         need = vec_add(t.used, cls.vec)
         if not vec_fits(need, t.allocatable):

@@ -8,12 +8,13 @@ The ``joinery dev`` scenario tests start their own stack as a subprocess instead
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from sandbox.cluster import Cluster
+from tests.support.control_plane import cluster
+
+__all__ = ["cluster"]
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS_BUILD = REPO / "deploy" / "tools" / "build.sh"
@@ -37,9 +38,3 @@ def helm() -> Path:
 @pytest.fixture(scope="session")
 def docker_compose() -> Path:
     return build_tool("docker-compose")
-
-
-@pytest.fixture(scope="session")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    with Cluster.start(tmp_path_factory.mktemp("k8s")) as running:
-        yield running

@@ -35,7 +35,6 @@ os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 
 import pytest
-from crash_invariants import Sampler, check_order
 from kubernetes import client as k8s
 from temporalio.testing import WorkflowEnvironment
 
@@ -51,7 +50,10 @@ from sandbox.ec2.seed import seed_region
 from sandbox.ec2.server import start_server
 from sandbox.nodes import NodeSimulator
 from sandbox.scenarios import spread_fleet as fleet
-from worker.round_history import Rounds, read_rounds
+from tests.support.crash_invariants import Sampler, check_order
+from tests.support.manifests import nodepool_body
+from tests.support.round_history import Rounds, read_rounds
+from tests.support.waiting import eventually
 from workflows import search
 
 REGION = "us-east-1"
@@ -75,20 +77,6 @@ SETTLE = 180.0 + 15.0 * REPLICAS
 CATALOG_WAIT = 180.0
 # The longest a run may take: the catalog, then two phases at their limits, then cleanup.
 TEST_LIMIT = CATALOG_WAIT + 2 * (KILL_WINDOW + SETTLE) + 120.0
-
-
-def eventually(probe: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = probe()
-        except KubernetesError as exc:
-            last = exc
-        if last and not isinstance(last, Exception):
-            return last
-        time.sleep(0.5)
-    raise AssertionError(f"timed out after {timeout}s: {what}; last={last!r}")
 
 
 class WorkerProcess:
@@ -187,12 +175,14 @@ class Chaos(threading.Thread):
 
         self.firing.set()
         try:
-            eventually(killed_and_done, window, what)
+            eventually(
+                killed_and_done, timeout=window, what=what, every=0.5, tolerate=(KubernetesError,)
+            )
         except AssertionError:
             self.firing.clear()
             self.held.append(what)
             try:
-                eventually(done, settle, what)
+                eventually(done, timeout=settle, what=what, every=0.5, tolerate=(KubernetesError,))
             except AssertionError:
                 print(_temporal_view(stack))
                 raise
@@ -279,30 +269,14 @@ def setup_cluster(admin: Kube, namespace: str) -> None:
         {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]},
         {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
     ]
-    custom_objects.create(
-        admin,
-        NODEPOOL,
-        {
-            "metadata": {"name": POOL},
-            "spec": {
-                "template": {
-                    "spec": {
-                        "nodeClassRef": {
-                            "group": "karpenter.k8s.aws",
-                            "kind": "EC2NodeClass",
-                            "name": "default",
-                        },
-                        "requirements": requirements,
-                    }
-                }
-            },
-        },
-    )
+    custom_objects.create(admin, NODEPOOL, nodepool_body(POOL, requirements=requirements))
     raw.call(admin.core.create_namespace, {"metadata": {"name": namespace}})
     eventually(
         lambda: raw.call(admin.core.read_namespaced_service_account, "default", namespace),
-        30,
-        "default service account",
+        timeout=30,
+        what="default service account",
+        every=0.5,
+        tolerate=(KubernetesError,),
     )
     raw.call(
         admin.policy.create_namespaced_pod_disruption_budget,
@@ -396,7 +370,13 @@ def start_killing(
     # catalog load. Start killing once the catalog cache exists: from then on every
     # restart is quick and the kills land in launches, registrations and drains.
     cache = stack["work"] / "catalog.cache"
-    eventually(cache.exists, CATALOG_WAIT, "catalog cached by the first planning round")
+    eventually(
+        cache.exists,
+        timeout=CATALOG_WAIT,
+        what="catalog cached by the first planning round",
+        every=0.5,
+        tolerate=(KubernetesError,),
+    )
     chaos.start()
 
 
@@ -447,7 +427,13 @@ def _run(
         return found if set(found) == names else None
 
     try:
-        instances = eventually(instances_settled, 60, "no instance without a claim")
+        instances = eventually(
+            instances_settled,
+            timeout=60,
+            what="no instance without a claim",
+            every=0.5,
+            tolerate=(KubernetesError,),
+        )
     except AssertionError as exc:
         raise AssertionError(f"{exc}: claims {sorted(names)}, live instances {seen[0]}") from None
     probe.halt.set()
@@ -537,8 +523,10 @@ def setup_consolidation(admin: Kube, namespace: str) -> None:
     raw.call(admin.core.create_namespace, {"metadata": {"name": namespace}})
     eventually(
         lambda: raw.call(admin.core.read_namespaced_service_account, "default", namespace),
-        30,
-        "default service account",
+        timeout=30,
+        what="default service account",
+        every=0.5,
+        tolerate=(KubernetesError,),
     )
     fleet.create_web_pdb(admin, namespace)
     fleet.create_spread(admin, namespace, CONSOLIDATION_POOL, fleet.FILLER, CONSOLIDATE_NODES)
@@ -609,8 +597,10 @@ def test_consolidation_rounds_survive_kills(stack: dict[str, Any]) -> None:
             # the workflow's last round (no kills now) must find nothing more to do
             plan = eventually(
                 lambda: (lambda d: d if not d["commands"] else None)(disruption_fixpoint(stack)),
-                120,
-                "joinery plan --disruption: no command left",
+                timeout=120,
+                what="joinery plan --disruption: no command left",
+                every=0.5,
+                tolerate=(KubernetesError,),
             )
     finally:
         sampler.halt.set()
@@ -653,7 +643,11 @@ def _consolidate(
     fleet.scale(admin, namespace, fleet.FILLER, 0)
     fleet.scale(admin, namespace, fleet.WEB, KEEP)
     eventually(
-        lambda: len(fleet.running(admin, namespace, fleet.WEB)) <= KEEP, 60, "web scaled down"
+        lambda: len(fleet.running(admin, namespace, fleet.WEB)) <= KEEP,
+        timeout=60,
+        what="web scaled down",
+        every=0.5,
+        tolerate=(KubernetesError,),
     )
     sampler.desired = KEEP
     chaos.phase(
@@ -685,7 +679,13 @@ def _check_consolidation(
         return seen[0] if set(seen[0]) == names else None
 
     try:
-        live = eventually(settled, 60, "no instance without a claim")
+        live = eventually(
+            settled,
+            timeout=60,
+            what="no instance without a claim",
+            every=0.5,
+            tolerate=(KubernetesError,),
+        )
     except AssertionError as exc:
         raise AssertionError(f"{exc}: claims {sorted(names)}, live instances {seen[0]}") from None
     problems += [f"{n}: {ids}" for n, ids in live.items() if len(ids) != 1]

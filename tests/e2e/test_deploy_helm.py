@@ -67,6 +67,7 @@ def test_renders_every_part(helm: Path) -> None:
         "nodepools.karpenter.sh",
         "nodeclaims.karpenter.sh",
         "ec2nodeclasses.karpenter.k8s.aws",
+        "aksnodeclasses.karpenter.azure.com",
     }
     # The chart's CRDs are deploy/crds, byte for byte in content.
     for path in sorted((REPO / "deploy" / "crds").glob("*.yaml")):

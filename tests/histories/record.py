@@ -1,5 +1,6 @@
 """Record workflow histories for the replay tests:
-``.venv/bin/python tests/histories/record.py [NAME ...]`` (all, or only the names given).
+``.venv/bin/python -m tests.histories.record [NAME ...]`` from the repository root (all, or
+only the names given).
 
 Runs each scenario on the time-skipping server with the test doubles and writes its history
 as JSON next to this file. Re-record only on purpose: a history recorded by the old code that
@@ -15,28 +16,26 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from temporalio.client import Client, WorkflowHandle
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+
+from activities.disruption.types import Decision, Readiness
+from activities.lifecycle.types import DrainStatus
+from models import contract
+from tests.support.disruption_fakes import FakeDisruption, command
+from tests.support.garbage_fakes import FakeGarbage
+from tests.support.provisioner_fakes import FakePlanner
+from tests.support.workflow_fakes import FakeCloud, blocked, spec
+from workflows.disruption.state import DisruptionInput
+from workflows.disruption.workflow import DisruptionWorkflow
+from workflows.garbage.state import GarbageCollectionInput
+from workflows.garbage.workflow import GarbageCollectionWorkflow
+from workflows.nodeclaim.state import DisruptRequest, NodeClaimInput
+from workflows.nodeclaim.workflow import NodeClaimWorkflow
+from workflows.provisioner import PauseRequest, ProvisionerInput, ProvisionerWorkflow
+
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parent.parent), str(HERE.parent / "workflows")]
-
-from disruption_fakes import FakeDisruption, command  # noqa: E402
-from garbage_fakes import FakeGarbage  # noqa: E402
-from temporalio.client import Client, WorkflowHandle  # noqa: E402
-from temporalio.testing import WorkflowEnvironment  # noqa: E402
-from temporalio.worker import Worker  # noqa: E402
-from test_provisioner import FakePlanner  # noqa: E402
-from workflow_fakes import FakeCloud, blocked, spec  # noqa: E402
-
-from activities.disruption.types import Decision, Readiness  # noqa: E402
-from activities.lifecycle.types import DrainStatus  # noqa: E402
-from models import contract  # noqa: E402
-from workflows.disruption.state import DisruptionInput  # noqa: E402
-from workflows.disruption.workflow import DisruptionWorkflow  # noqa: E402
-from workflows.garbage.state import GarbageCollectionInput  # noqa: E402
-from workflows.garbage.workflow import GarbageCollectionWorkflow  # noqa: E402
-from workflows.nodeclaim.state import DisruptRequest, NodeClaimInput  # noqa: E402
-from workflows.nodeclaim.workflow import NodeClaimWorkflow  # noqa: E402
-from workflows.provisioner import PauseRequest, ProvisionerInput, ProvisionerWorkflow  # noqa: E402
-
 Scenario = Callable[[WorkflowEnvironment, WorkflowHandle[Any, Any]], Awaitable[None]]
 
 

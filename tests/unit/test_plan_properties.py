@@ -25,6 +25,7 @@ from scheduling.pods import Pod
 from scheduling.report import plan_to_dict
 from scheduling.solver import Plan, Solver
 from scheduling.taints import untolerated
+from tests.support.manifests import nodepool_body
 
 ZONES = ["z-a", "z-b", "z-c"]
 
@@ -90,24 +91,12 @@ def nodepools(draw: st.DrawFn, name: str) -> dict[str, Any]:
     taints = []
     if draw(st.booleans()):
         taints.append({"key": "dedicated", "value": name, "effect": "NoSchedule"})
-    spec: dict[str, Any] = {
-        "template": {
-            "spec": {
-                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "d"},
-                "requirements": reqs,
-                "taints": taints,
-            }
-        },
-        "weight": draw(st.integers(1, 100)),
-    }
+    spec: dict[str, Any] = {"weight": draw(st.integers(1, 100))}
     if draw(st.booleans()):
         spec["limits"] = {"cpu": str(draw(st.integers(4, 64)))}
-    return {
-        "apiVersion": "karpenter.sh/v1",
-        "kind": "NodePool",
-        "metadata": {"name": name},
-        "spec": spec,
-    }
+    return nodepool_body(
+        name, node_class="d", requirements=reqs, template={"taints": taints}, **spec
+    )
 
 
 @st.composite
@@ -274,9 +263,8 @@ def check_plan(
                 assert v <= it.allocatable.get(k, 0), f"{it.name} cannot hold {k}={v}"
             assert it.cheapest_offering(claim.requirements) is not None
         # price is the cheapest offering of the listed types
-        cheapest = min(
-            it.cheapest_offering(claim.requirements).price for it in claim.instance_types
-        )  # type: ignore[union-attr]
+        offers = [it.cheapest_offering(claim.requirements) for it in claim.instance_types]
+        cheapest = min(o.price for o in offers if o is not None)
         assert abs(cheapest - claim.price) < 1e-9
         # hostname anti-affinity: no two "anti" pods of the same app share a node
         anti_apps = [p.labels["app"] for p in claim_pods if p.labels["kind"] == "anti"]

@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from benchmarks.side_by_side import (  # noqa: E402
+from benchmarks.side_by_side import (
     BENCHMARK_LIMITS,
     Workload,
     deployments_of,
@@ -18,7 +13,7 @@ from benchmarks.side_by_side import (  # noqa: E402
     same_problem,
     write_inputs,
 )
-from benchmarks.workloads import diverse_pods  # noqa: E402
+from benchmarks.workloads import diverse_pods
 
 
 def test_deployments_scaled_to_exact_count_keep_all_fifty() -> None:

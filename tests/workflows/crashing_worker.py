@@ -2,7 +2,7 @@
 test_local_launch_crash.py, which SIGKILLs it): the lifecycle with the activity doubles,
 its launch blocking after it wrote ``marker``, as a CreateFleet under way would.
 
-    python crashing_worker.py ADDRESS TASK_QUEUE MARKER
+    python -m tests.workflows.crashing_worker ADDRESS TASK_QUEUE MARKER
 """
 
 from __future__ import annotations
@@ -12,18 +12,15 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parent.parent), str(HERE)]
+from temporalio import activity
+from temporalio.client import Client
+from temporalio.worker import Worker
 
-from temporalio import activity  # noqa: E402
-from temporalio.client import Client  # noqa: E402
-from temporalio.worker import Worker  # noqa: E402
-from workflow_fakes import FakeCloud  # noqa: E402
-
-from activities.lifecycle.types import ClaimSpec, LaunchOutcome  # noqa: E402
-from models.contract import NodeClaimActivity as names  # noqa: E402
-from worker import tuning  # noqa: E402
-from workflows.nodeclaim.workflow import NodeClaimWorkflow  # noqa: E402
+from activities.lifecycle.types import ClaimSpec, LaunchOutcome
+from models.contract import NodeClaimActivity as names
+from tests.support.workflow_fakes import FakeCloud
+from worker.running import tuning
+from workflows.nodeclaim.workflow import NodeClaimWorkflow
 
 
 async def main(address: str, queue: str, marker: Path) -> None:

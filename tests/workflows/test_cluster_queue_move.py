@@ -7,13 +7,13 @@ import uuid
 from unittest.mock import MagicMock
 
 import pytest
-from running_worker import until
 from temporalio.testing import WorkflowEnvironment
 
-from activities.lifecycle.common import Deps
+from activities.deps import Deps
 from models import contract
-from worker.app import build_cluster_worker, build_worker, ensure_cluster_workflows
-from worker.settings import Settings, TemporalSettings
+from tests.support.waiting import until
+from worker.running.app import build_cluster_worker, build_worker, ensure_cluster_workflows
+from worker.running.settings import Settings, TemporalSettings
 from workflows.provisioner import ProvisionerInput, ProvisionerWorkflow
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")

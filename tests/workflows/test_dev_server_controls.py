@@ -9,15 +9,15 @@ import uuid
 import pytest
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
-from test_provisioner import FakePlanner
-from workflow_fakes import FakeCloud, blocked, spec
 
 from activities.lifecycle import disruption
 from activities.lifecycle.start import start_lifecycle
 from models import contract
 from models.contract import NodeClaimActivity as names
+from tests.support.provisioner_fakes import FakePlanner
+from tests.support.workflow_fakes import FakeCloud, blocked, spec
 from worker.cli import main
-from worker.watchers import Watchers
+from worker.running.watchers import Watchers
 from workflows.nodeclaim.state import NodeClaimInput
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 from workflows.provisioner import ProvisionerInput, ProvisionerWorkflow

@@ -9,18 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from initialized_nodes import initialized_node
-from k8s_objects import (
-    condition,
-    create_claim,
-    ensure_nodeclass,
-    ensure_nodepool,
-    eventually,
-    nodeclaim,
-)
 from temporalio.testing import WorkflowEnvironment
-from workflow_realparts import Cloud
 
+from activities.deps import Deps
 from activities.disruption import compute, marking, replacements
 from activities.disruption import events as disruption_events
 from activities.disruption.types import ComputeInput, LaunchInput, MarkInput
@@ -28,21 +19,23 @@ from activities.kubernetes import custom_objects, nodeclaims, nodes, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.resources import NODEPOOL
-from activities.lifecycle.common import Deps
 from activities.planning.types import PlannedNodeClaim
 from models import contract
 from models import labels as L
 from models.nodepool import NodePool
 from models.nodepool_hash import hash_annotations
 from scheduling.disruption.types import NodeVerdict
-from worker.metrics import PrometheusCounters
-
-
-@pytest.fixture
-def deps(kube: Kube, admin: Kube, cloud: Cloud) -> Deps:
-    ensure_nodeclass(admin)
-    ensure_nodepool(admin, "acts")
-    return Deps(kube=kube, ec2=cloud.provider)
+from tests.support.initialized_nodes import initialized_node
+from tests.support.kube_objects import (
+    M5,
+    condition,
+    create_claim,
+    ensure_nodepool,
+    nodeclaim,
+)
+from tests.support.manifests import nodepool_body
+from tests.support.waiting import eventually
+from worker.running.metrics import PrometheusCounters
 
 
 def _initialized(deps: Deps, admin: Kube, pool: str = "acts") -> tuple[str, str]:
@@ -88,8 +81,8 @@ def test_an_empty_node_is_decided_and_a_pause_holds_it(deps: Deps, admin: Kube) 
     assert eventually(lambda: mine(ComputeInput())) == ["Empty:0"]
     held = mine(ComputeInput(paused_pools=[pool]))
     assert len(held) == 1 and "empty node" in held[0] and held[0].endswith(f"{pool} paused)")
-    held = compute.compute(deps, ComputeInput(paused_all=True))
-    assert not held.commands and held.held
+    decision = compute.compute(deps, ComputeInput(paused_all=True))
+    assert not decision.commands and decision.held
 
 
 @pytest.mark.asyncio(loop_scope="session")
@@ -166,14 +159,8 @@ def test_a_budget_that_allows_nothing_blocks_and_says_so(
     pool's allowed disruptions 0, the round timed and its candidates counted."""
     deps = metered
     pool = f"frozen-{uuid.uuid4().hex[:6]}"
-    template = nodeclaim(pool, pool)["spec"]
-    del template["resources"]
     frozen = {"budgets": [{"nodes": "0"}], "consolidateAfter": "0s"}
-    body = {
-        "metadata": {"name": pool},
-        "spec": {"template": {"spec": template}, "disruption": frozen},
-    }
-    custom_objects.create(admin, NODEPOOL, body)
+    custom_objects.create(admin, NODEPOOL, nodepool_body(pool, requirements=M5, disruption=frozen))
     name, node = _initialized(deps, admin, pool)
     evaluated = "karpenter_voluntary_disruption_decision_evaluation_duration_seconds_count"
     before = scrape(metrics_url).value(evaluated)

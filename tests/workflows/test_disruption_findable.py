@@ -10,7 +10,6 @@ import asyncio
 import uuid
 
 import pytest
-from disruption_fakes import FakeDisruption, command
 from temporalio.converter import DataConverter
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
@@ -18,6 +17,7 @@ from temporalio.worker import Worker
 from activities.disruption.types import Decision
 from models import contract
 from models.contract import DisruptionActivity as names
+from tests.support.disruption_fakes import FakeDisruption, command
 from workflows.disruption.state import DISRUPTED, DisruptionInput
 from workflows.disruption.workflow import DisruptionWorkflow
 

@@ -9,7 +9,6 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 
 import pytest
-from disruption_fakes import FakeDisruption, command
 from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
@@ -17,7 +16,9 @@ from temporalio.worker import Worker
 from activities.disruption.types import Decision, Readiness
 from models import contract
 from models.contract import DisruptionActivity as names
-from worker.round_history import read_run
+from tests.support.disruption_fakes import FakeDisruption, command
+from tests.support.round_history import read_run
+from tests.support.waiting import until_skipped
 from workflows.disruption.execute import command_timeout
 from workflows.disruption.state import DisruptionInput
 from workflows.disruption.workflow import DisruptionWorkflow
@@ -51,16 +52,6 @@ async def rounds(
             await handle.terminate("test over")
 
 
-async def until(
-    env: WorkflowEnvironment, check: Callable[[], bool], what: str, step: float = 1.0
-) -> None:
-    for _ in range(400):
-        if check():
-            return
-        await env.sleep(timedelta(seconds=step))
-    raise AssertionError(f"never: {what}")
-
-
 async def test_a_valid_command_runs_after_the_validation_delay(
     time_env: WorkflowEnvironment, task_queue: str
 ) -> None:
@@ -72,7 +63,7 @@ async def test_a_valid_command_runs_after_the_validation_delay(
         ),
     )
     async with rounds(time_env, fake, task_queue) as handle:
-        await until(time_env, lambda: names.DELETE_NODECLAIMS in fake.names(), "deleted")
+        await until_skipped(time_env, lambda: names.DELETE_NODECLAIMS in fake.names(), "deleted")
         status = await handle.query(DisruptionWorkflow.status)
     first, second = fake.times(names.COMPUTE)[:2]
     assert second - first >= timedelta(seconds=15)
@@ -108,7 +99,9 @@ async def test_the_validation_delay_is_the_one_the_workflow_was_started_with(
     )
     started = lambda cluster: DisruptionInput(cluster, validation_delay_seconds=4.0)  # noqa: E731
     async with rounds(time_env, fake, task_queue, started) as handle:
-        await until(time_env, lambda: names.DELETE_NODECLAIMS in fake.names(), "deleted", 0.5)
+        await until_skipped(
+            time_env, lambda: names.DELETE_NODECLAIMS in fake.names(), "deleted", 0.5
+        )
         history = await handle.fetch_history()
     first, second = fake.times(names.COMPUTE)[:2]
     assert timedelta(seconds=4) <= second - first < timedelta(seconds=15)
@@ -126,8 +119,10 @@ async def test_a_failed_replacement_is_undone(
         readiness=lambda claims, n: Readiness(failed={claims[0]: "launch failed: ICE"}),
     )
     async with rounds(time_env, fake, task_queue) as handle:
-        await until(time_env, lambda: names.UNMARK in fake.names(), "unmarked")
-        await until(time_env, lambda: len(fake.args(names.DELETE_NODECLAIMS)) == 1, "undone")
+        await until_skipped(time_env, lambda: names.UNMARK in fake.names(), "unmarked")
+        await until_skipped(
+            time_env, lambda: len(fake.args(names.DELETE_NODECLAIMS)) == 1, "undone"
+        )
         status = await handle.query(DisruptionWorkflow.status)
     # the candidates stay; only what was launched for them is deleted
     assert fake.args(names.DELETE_NODECLAIMS) == [[r.name for r in cmd.replacements]]
@@ -144,7 +139,7 @@ async def test_replacements_that_never_initialize_time_out(
         readiness=lambda claims, n: Readiness(pending=list(claims)),
     )
     async with rounds(time_env, fake, task_queue):
-        await until(time_env, lambda: names.UNMARK in fake.names(), "gave up", step=10)
+        await until_skipped(time_env, lambda: names.UNMARK in fake.names(), "gave up", step=10)
     launched = fake.times(names.LAUNCH_REPLACEMENTS)[0]
     gave_up = fake.times(names.UNMARK)[0]
     assert timedelta(minutes=10) <= gave_up - launched < timedelta(minutes=11)
@@ -156,13 +151,15 @@ async def test_nothing_changes_so_rounds_come_from_the_slow_timer(
 ) -> None:
     fake = FakeDisruption()
     async with rounds(time_env, fake, task_queue) as handle:
-        await until(time_env, lambda: len(fake.times(names.COMPUTE)) >= 3, "three rounds")
+        await until_skipped(time_env, lambda: len(fake.times(names.COMPUTE)) >= 3, "three rounds")
         times = fake.times(names.COMPUTE)
         assert times[2] - times[1] >= timedelta(minutes=2)
         # a change (debounced) starts a round well before the slow timer
         await handle.signal(DisruptionWorkflow.cluster_changed)
         before = len(fake.times(names.COMPUTE))
-        await until(time_env, lambda: len(fake.times(names.COMPUTE)) > before, "signalled round")
+        await until_skipped(
+            time_env, lambda: len(fake.times(names.COMPUTE)) > before, "signalled round"
+        )
         gap = fake.times(names.COMPUTE)[-1] - fake.times(names.COMPUTE)[-2]
     assert gap < timedelta(minutes=2)
 
@@ -184,7 +181,7 @@ async def test_a_round_without_a_decision_is_abandoned_not_the_workflow(
             await time_env.sleep(timedelta(seconds=1))
         assert "round abandoned" in status.last_summary and status.phase == "Idle"
         await handle.signal(DisruptionWorkflow.cluster_changed)
-        await until(time_env, lambda: names.DELETE_NODECLAIMS in fake.names(), "next round")
+        await until_skipped(time_env, lambda: names.DELETE_NODECLAIMS in fake.names(), "next round")
         status = await handle.query(DisruptionWorkflow.status)
     assert status.commands_done == 1 and fake.args(names.DELETE_NODECLAIMS) == [cmd.claims]
 

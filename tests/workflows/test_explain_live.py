@@ -17,22 +17,23 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from initialized_nodes import initialized_node
-from k8s_objects import M5, create_namespace, create_pod, ensure_nodeclass, pod
 from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
-from workflow_realparts import Cloud
 
+from activities.deps import Deps
 from activities.disruption.defs import DisruptionActivities
 from activities.kubernetes import custom_objects
 from activities.kubernetes.client import Kube
 from activities.kubernetes.resources import NODEPOOL
-from activities.lifecycle.common import Deps
 from models import contract
 from models import labels as L
 from models.catalog import dump_catalog
 from sandbox.cluster import Cluster
+from tests.support.cloud import Cloud
+from tests.support.initialized_nodes import initialized_node
+from tests.support.kube_objects import M5, create_namespace, create_pod, ensure_nodeclass, pod
+from tests.support.manifests import nodepool_body
 from worker.cli import main
 from workflows.disruption.state import BLOCKED, HELD, KEPT, DisruptionInput
 from workflows.disruption.workflow import DisruptionWorkflow
@@ -54,23 +55,13 @@ def nodes(kube: Kube, admin: Kube, cloud: Cloud) -> Nodes:
     """Three initialized nodes of a fresh pool that consolidates only empty nodes."""
     ensure_nodeclass(admin)
     pool = f"explain-{uuid.uuid4().hex[:6]}"
-    template = {
-        "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
-        "requirements": M5,
-    }
     disruption = {
         "consolidationPolicy": "WhenEmpty",
         "consolidateAfter": "0s",
         "budgets": [{"nodes": "100%"}],
     }
-    custom_objects.create(
-        admin,
-        NODEPOOL,
-        {
-            "metadata": {"name": pool},
-            "spec": {"template": {"spec": template}, "disruption": disruption},
-        },
-    )
+    body = nodepool_body(pool, requirements=M5, disruption=disruption)
+    custom_objects.create(admin, NODEPOOL, body)
     deps = Deps(kube=kube, ec2=cloud.provider)
     _, empty = initialized_node(deps, admin, pool)
     _, pinned = initialized_node(deps, admin, pool)

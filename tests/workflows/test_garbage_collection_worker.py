@@ -10,7 +10,18 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 import pytest_asyncio
-from k8s_objects import (
+from temporalio.client import Client, WorkflowExecution
+from temporalio.service import RPCError
+from temporalio.testing import WorkflowEnvironment
+
+from activities.kubernetes import custom_objects, nodeclaims, raw
+from activities.kubernetes.client import Kube
+from activities.kubernetes.errors import NotFound
+from activities.kubernetes.resources import NODEPOOL
+from models import contract
+from models.contract import GarbageCollectionActivity as names
+from tests.support.cloud import Cloud
+from tests.support.kube_objects import (
     create_claim,
     create_namespace,
     create_pdb,
@@ -19,18 +30,8 @@ from k8s_objects import (
     kill_node,
     pod,
 )
-from running_worker import claim_ready, until, worker_running
-from temporalio.client import Client, WorkflowExecution
-from temporalio.service import RPCError
-from temporalio.testing import WorkflowEnvironment
-from workflow_realparts import Cloud
-
-from activities.kubernetes import custom_objects, nodeclaims, raw
-from activities.kubernetes.client import Kube
-from activities.kubernetes.errors import NotFound
-from activities.kubernetes.resources import NODEPOOL
-from models import contract
-from models.contract import GarbageCollectionActivity as names
+from tests.support.running_worker import claim_ready, worker_running
+from tests.support.waiting import until
 from workflows.garbage.workflow import GarbageCollectionWorkflow
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 

@@ -5,19 +5,20 @@ stopping the others, and totals carried across continue-as-new (``garbage_fakes`
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from itertools import pairwise
 
 import pytest
-from garbage_fakes import STEPS, FakeGarbage
 from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from models import contract
 from models.contract import GarbageCollectionActivity as names
+from tests.support.garbage_fakes import STEPS, FakeGarbage
+from tests.support.waiting import until_skipped
 from workflows.garbage.state import ATTEMPTS, PERIOD_SECONDS, GarbageCollectionInput
 from workflows.garbage.workflow import GarbageCollectionWorkflow
 
@@ -47,14 +48,6 @@ async def collecting(
             await handle.terminate("test over")
 
 
-async def until(env: WorkflowEnvironment, check: Callable[[], bool], what: str) -> None:
-    for _ in range(400):
-        if check():
-            return
-        await env.sleep(timedelta(seconds=5))
-    raise AssertionError(f"never: {what}")
-
-
 async def test_each_round_runs_every_step_in_order_on_a_slow_timer(
     time_env: WorkflowEnvironment, task_queue: str
 ) -> None:
@@ -65,7 +58,9 @@ async def test_each_round_runs_every_step_in_order_on_a_slow_timer(
         }
     )
     async with collecting(time_env, fake, task_queue) as handle:
-        await until(time_env, lambda: len(fake.calls) >= 3 * len(STEPS), "three rounds")
+        await until_skipped(
+            time_env, lambda: len(fake.calls) >= 3 * len(STEPS), "three rounds", step=5
+        )
         status = await handle.query(GarbageCollectionWorkflow.status)
     assert fake.names()[: 3 * len(STEPS)] == list(STEPS) * 3
     # the grace is Karpenter's 30 s, passed to every step
@@ -85,10 +80,15 @@ async def test_a_failing_step_waits_for_the_next_round_and_the_others_still_run(
         failing={names.ORPHAN_INSTANCES: ATTEMPTS},
     )
     async with collecting(time_env, fake, task_queue) as handle:
-        await until(time_env, lambda: names.LAUNCH_TEMPLATES in fake.names(), "first round")
+        await until_skipped(
+            time_env, lambda: names.LAUNCH_TEMPLATES in fake.names(), "first round", step=5
+        )
         first = await handle.query(GarbageCollectionWorkflow.status)
-        await until(
-            time_env, lambda: fake.names().count(names.LAUNCH_TEMPLATES) >= 2, "second round"
+        await until_skipped(
+            time_env,
+            lambda: fake.names().count(names.LAUNCH_TEMPLATES) >= 2,
+            "second round",
+            step=5,
         )
         second = await handle.query(GarbageCollectionWorkflow.status)
     # tried ATTEMPTS times in round 1, then the round went on
@@ -110,10 +110,11 @@ async def test_totals_survive_continue_as_new(
     )
     async with collecting(time_env, fake, task_queue, history_limit=30) as handle:
         first_run = (await handle.describe()).run_id
-        await until(
+        await until_skipped(
             time_env,
             lambda: fake.names().count(names.CLAIMS_WITHOUT_INSTANCE) >= 5,
             "five rounds",
+            step=5,
         )
         latest = time_env.client.get_workflow_handle(handle.id)
         status = await latest.query(GarbageCollectionWorkflow.status)

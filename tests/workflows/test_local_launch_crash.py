@@ -2,12 +2,11 @@
 a launch leaves its workflow task open until the task's timeout (10 s), and the next
 worker runs the task again from the last one recorded, prepare and launch included. The
 real launch finds the instance the first attempt made (NodeClaim tag, client token:
-tests/workflows/test_lifecycle_activities.py); here the run goes on to Ready and its
+tests/component/activities/test_lifecycle_activities.py); here the run goes on to Ready and its
 history records one launch."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 import sys
@@ -18,24 +17,17 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
-from workflow_fakes import FakeCloud
 
 from models import contract
 from models.contract import NodeClaimActivity as names
-from worker import tuning
+from tests.support.waiting import until
+from tests.support.workflow_fakes import FakeCloud
+from worker.running import tuning
 from workflows.nodeclaim.state import NodeClaimInput
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
-HERE = Path(__file__).resolve().parent
-
-
-async def _until(probe: object, timeout: float, what: str) -> None:
-    for _ in range(int(timeout * 10)):
-        if await probe():  # type: ignore[operator]
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"never: {what}")
+REPO = Path(__file__).resolve().parents[2]
 
 
 async def test_a_worker_killed_during_a_local_launch(
@@ -45,7 +37,8 @@ async def test_a_worker_killed_during_a_local_launch(
     marker = tmp_path / "launching"
     address = client.service_client.config.target_host
     dying = subprocess.Popen(
-        [sys.executable, str(HERE / "crashing_worker.py"), address, task_queue, str(marker)]
+        [sys.executable, "-m", "tests.workflows.crashing_worker", address, task_queue, str(marker)],
+        cwd=REPO,
     )
     name = f"claim-{uuid.uuid4().hex[:6]}"
     try:
@@ -59,7 +52,7 @@ async def test_a_worker_killed_during_a_local_launch(
         async def launching() -> bool:
             return marker.exists()
 
-        await _until(launching, 60, "the first worker launching")
+        await until(launching, timeout=60, what="the first worker launching", every=0.1)
     finally:
         dying.kill()  # SIGKILL: no activity result, no task completion
         dying.wait(30)
@@ -76,7 +69,7 @@ async def test_a_worker_killed_during_a_local_launch(
         async def ready() -> bool:
             return (await handle.query(NodeClaimWorkflow.status)).phase == "Ready"
 
-        await _until(ready, 60, "Ready on the second worker")
+        await until(ready, timeout=60, what="Ready on the second worker", every=0.1)
         await handle.signal(NodeClaimWorkflow.deleted, "NodeClaim")
         assert await handle.result() == "Terminated"
         history = await handle.fetch_history()

@@ -6,56 +6,21 @@ of it; runs started as shape 2 take this path (each run here is started with sha
 from __future__ import annotations
 
 import itertools
-import json
 from datetime import datetime, timedelta
 
 import pytest
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
-from test_nodeclaim_timers import lifecycle, until_phase
-from workflow_fakes import FakeCloud, blocked, spec
 
 from activities.lifecycle.types import DrainStatus
 from models.contract import NodeClaimActivity as names
+from tests.support.nodeclaim_runs import launches, lifecycle, local_calls, run_to_end, until_phase
+from tests.support.workflow_fakes import FakeCloud, blocked, spec
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 TERMINATION_PHASES = ["Draining", "AwaitingVolumeDetachment", "Terminating", "Finalizing"]
-
-
-def local_calls(history: WorkflowHistory) -> list[str]:
-    """The local activities the history records, in order (one marker each)."""
-    out = []
-    for e in history.events:
-        if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
-            data = e.marker_recorded_event_attributes.details["data"].payloads[0].data
-            out.append(json.loads(data)["activity_type"])
-    return out
-
-
-def launches(history: WorkflowHistory) -> list[tuple[str, str]]:
-    """(activity type, activity id) of every regular activity the history schedules."""
-    return [
-        (a.activity_type.name, a.activity_id)
-        for e in history.events
-        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-        for a in [e.activity_task_scheduled_event_attributes]
-    ]
-
-
-async def run_to_end(
-    env: WorkflowEnvironment, cloud: FakeCloud, task_queue: str, **inp: object
-) -> tuple[WorkflowHistory, dict[str, str]]:
-    """Ready, then deleted; the run's history and its phase timings (shape 2 unless told)."""
-    inp.setdefault("shape", 2)
-    async with lifecycle(env, cloud, task_queue, **inp) as handle:
-        await until_phase(env, handle, "Ready")
-        await handle.signal(NodeClaimWorkflow.deleted, "NodeClaim")
-        assert await handle.result() == "Terminated"
-        status = await handle.query(NodeClaimWorkflow.status)
-        return await handle.fetch_history(), status.timings
 
 
 def _at(text: str) -> datetime:

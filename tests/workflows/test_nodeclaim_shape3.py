@@ -11,12 +11,11 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHistory
 from temporalio.testing import WorkflowEnvironment
-from test_nodeclaim_shape2 import launches, local_calls, run_to_end
-from test_nodeclaim_timers import SLACK, lifecycle
-from workflow_fakes import FakeCloud
 
 from models import contract
 from models.contract import NodeClaimActivity as names
+from tests.support.nodeclaim_runs import SLACK, launches, lifecycle, local_calls, run_to_end
+from tests.support.workflow_fakes import FakeCloud
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

@@ -2,52 +2,23 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
-import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import timedelta
 
 import pytest
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import WorkflowHandle, WorkflowHistory, WorkflowUpdateFailedError
-from temporalio.service import RPCError
+from temporalio.client import WorkflowHistory, WorkflowUpdateFailedError
 from temporalio.testing import WorkflowEnvironment
-from temporalio.worker import Worker
-from workflow_fakes import FakeCloud, blocked, spec
 
 from activities.lifecycle.types import DrainStatus
 from models import contract
 from models.contract import NodeClaimActivity as names
-from workflows.nodeclaim.state import DisruptRequest, NodeClaimInput, NodeClaimStatus
+from tests.support.nodeclaim_runs import SLACK, lifecycle, until_phase
+from tests.support.workflow_fakes import FakeCloud, blocked, spec
+from workflows.nodeclaim.state import DisruptRequest
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
-# Deadlines count from the workflow start, a moment before the first activity is scheduled.
-SLACK = timedelta(seconds=1)
-
-
-@asynccontextmanager
-async def lifecycle(
-    env: WorkflowEnvironment, cloud: FakeCloud, task_queue: str, **inp: object
-) -> AsyncIterator[WorkflowHandle[NodeClaimWorkflow, str]]:
-    cloud.clock = env.get_current_time
-    async with Worker(
-        env.client,
-        task_queue=task_queue,
-        workflows=[NodeClaimWorkflow],
-        activities=cloud.activities(),
-    ):
-        name = f"claim-{uuid.uuid4().hex[:6]}"
-        inp.setdefault("shape", contract.NODECLAIM_SHAPE)  # as every fresh start asks
-        handle = await env.client.start_workflow(
-            NodeClaimWorkflow.run,
-            NodeClaimInput(name, **inp),  # type: ignore[arg-type]
-            id=contract.nodeclaim_id("test", name),
-            task_queue=task_queue,
-        )
-        yield handle
 
 
 def history_markers(history: WorkflowHistory) -> list[str]:
@@ -56,22 +27,6 @@ def history_markers(history: WorkflowHistory) -> list[str]:
         for e in history.events
         if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
     ]
-
-
-async def until_phase(
-    env: WorkflowEnvironment, handle: WorkflowHandle[NodeClaimWorkflow, str], phase: str
-) -> NodeClaimStatus:
-    status = None
-    for _ in range(200):
-        try:
-            status = await handle.query(NodeClaimWorkflow.status)
-        except RPCError:  # a query racing continue-as-new on a busy machine; ask again
-            await asyncio.sleep(0.2)
-            continue
-        if status.phase == phase:
-            return status
-        await env.sleep(1)
-    raise AssertionError(f"never reached {phase}: {status}")
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 A change that makes a recorded run take a different path fails here with a
 non-determinism error: such a change would break workflows already running in production.
-Record new histories with ``tests/histories/record.py`` when behaviour changes on purpose,
+Record new histories with ``python -m tests.histories.record`` when behaviour changes on purpose,
 and keep the old ones as long as runs that started under them may still be open.
 """
 

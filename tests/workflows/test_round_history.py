@@ -1,5 +1,5 @@
-"""``worker.round_history`` over a recorded disruption history (tests/histories): the commands
-a round carried out, with their replacements, and where each round's wall time went."""
+"""``tests.support.round_history`` over a recorded disruption history (tests/histories): the
+commands a round carried out, with their replacements, and where each round's wall time went."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from temporalio.client import WorkflowHistory
 from temporalio.converter import DataConverter
 
-from worker.round_history import read_run
+from tests.support.round_history import read_run
 
 HISTORY = Path(__file__).resolve().parents[1] / "histories" / "disruption_rounds.json"
 

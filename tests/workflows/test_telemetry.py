@@ -1,6 +1,6 @@
 """Traces over OTLP/HTTP: a workflow with one activity, run through a worker with
-``worker.telemetry``'s plugins on the dev server, reaches a loopback OTLP receiver as spans of
-one trace with ``service.name`` ``joinery``.
+``worker.running.telemetry``'s plugins on the dev server, reaches a loopback OTLP receiver as
+spans of one trace with ``service.name`` ``joinery``.
 
 The plugin needs the process-global tracer provider, which can be set once per process, so
 the traced part runs in a child Python process (``child_main``); the receiver and the checks
@@ -31,7 +31,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from temporalio import activity, workflow
 from temporalio.testing import WorkflowEnvironment
 
-from worker import telemetry
+from worker.running import telemetry
 
 # -- what the child runs ---------------------------------------------------------------------
 
@@ -53,8 +53,8 @@ class TelemetryProbe:
 async def _traced_run(address: str, endpoint: str, task_queue: str, workflow_id: str) -> None:
     from temporalio.worker import Worker
 
-    from worker.connection import connect
-    from worker.settings import TemporalSettings
+    from worker.running.connection import connect
+    from worker.running.settings import TemporalSettings
 
     plugins, provider = telemetry.tracing(endpoint)
     assert plugins and provider is not None
@@ -162,9 +162,7 @@ async def test_workflow_and_activity_spans_reach_the_otlp_receiver(
     address = dev_env.client.service_client.config.target_host
     workflow_id = f"otel-{uuid.uuid4().hex[:8]}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    here = str(Path(__file__).resolve().parent)
-    code = f"import sys; sys.path.insert(0, {here!r}); import test_telemetry as t; "
-    code += "t.child_main(sys.argv[1:])"
+    code = "import sys; import tests.workflows.test_telemetry as t; t.child_main(sys.argv[1:])"
     child = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
@@ -174,6 +172,7 @@ async def test_workflow_and_activity_spans_reach_the_otlp_receiver(
         task_queue,
         workflow_id,
         env=env,
+        cwd=Path(__file__).resolve().parents[2],  # the repository root: `tests` imports
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )

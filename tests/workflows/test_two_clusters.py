@@ -10,13 +10,13 @@ import uuid
 import pytest
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
-from test_provisioner import FakePlanner
-from workflow_fakes import FakeCloud, spec
 
 from activities.lifecycle import disruption
 from activities.lifecycle.start import start_lifecycle
 from models import contract
 from models.contract import NodeClaimActivity as names
+from tests.support.provisioner_fakes import FakePlanner
+from tests.support.workflow_fakes import FakeCloud, spec
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 from workflows.provisioner import PauseRequest, ProvisionerInput, ProvisionerWorkflow
 

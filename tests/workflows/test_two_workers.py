@@ -16,12 +16,9 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from k8s_objects import create_namespace, ensure_nodeclass
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
-from test_worker_integration import until
-from workflow_realparts import Cloud
 
 from activities.kubernetes.client import Kube, from_kubeconfig
 from models import contract
@@ -29,9 +26,12 @@ from sandbox import fleet_checks
 from sandbox.cluster import Cluster
 from sandbox.nodes import NodeSimulator
 from sandbox.scenarios import spread_fleet as fleet
-from worker.app import run_worker
-from worker.round_history import read_rounds
-from worker.settings import Settings, TemporalSettings
+from tests.support.cloud import Cloud
+from tests.support.kube_objects import create_namespace, ensure_nodeclass
+from tests.support.round_history import read_rounds
+from tests.support.waiting import until
+from worker.running.app import run_worker
+from worker.running.settings import Settings, TemporalSettings
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 NODES = 2  # fillers, so nodes before the scale-down; web is scaled to 1 after

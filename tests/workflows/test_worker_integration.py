@@ -13,7 +13,19 @@ from typing import Any, TypeVar
 
 import pytest
 import pytest_asyncio
-from k8s_objects import (
+from kubernetes import client as k8s
+from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
+
+from activities.kubernetes import custom_objects, nodeclaims, nodes, pods, raw
+from activities.kubernetes.client import Kube
+from activities.kubernetes.errors import NotFound
+from activities.kubernetes.resources import NODECLAIM, NODEPOOL
+from models import contract
+from models.nodepool import NodePool
+from models.nodepool_hash import hash_annotations
+from tests.support.cloud import Cloud
+from tests.support.kube_objects import (
     condition,
     create_claim,
     create_namespace,
@@ -23,20 +35,9 @@ from k8s_objects import (
     nodeclaim,
     pod,
 )
-from kubernetes import client as k8s
-from running_worker import claim_ready, until, worker_running
-from temporalio.client import Client
-from temporalio.testing import WorkflowEnvironment
-from workflow_realparts import Cloud
-
-from activities.kubernetes import custom_objects, nodeclaims, nodes, pods, raw
-from activities.kubernetes.client import Kube
-from activities.kubernetes.errors import NotFound
-from activities.kubernetes.resources import NODECLAIM, NODEPOOL
-from models import contract
-from models.nodepool import NodePool
-from models.nodepool_hash import hash_annotations
-from worker import sdk_metrics
+from tests.support.running_worker import claim_ready, worker_running
+from tests.support.waiting import until
+from worker.running import sdk_metrics
 from workflows.disruption.workflow import DisruptionWorkflow
 from workflows.nodeclaim.state import DisruptRequest
 from workflows.nodeclaim.workflow import NodeClaimWorkflow

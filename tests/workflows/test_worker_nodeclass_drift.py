@@ -10,11 +10,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from k8s_objects import condition, create_namespace, ensure_nodepool, pod
 from kubernetes import client as k8s
-from running_worker import claim_ready, until, worker_running
 from temporalio.testing import WorkflowEnvironment
-from workflow_realparts import Cloud
 
 from activities.kubernetes import custom_objects, nodeclaims, raw
 from activities.kubernetes.client import Kube
@@ -23,6 +20,10 @@ from activities.kubernetes.resources import EC2NODECLASS
 from models import contract
 from models import labels as L
 from sandbox.ec2.seed import add_image
+from tests.support.cloud import Cloud
+from tests.support.kube_objects import condition, create_namespace, ensure_nodepool, pod
+from tests.support.running_worker import claim_ready, worker_running
+from tests.support.waiting import until
 from workflows.disruption.workflow import DisruptionWorkflow
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")

@@ -1,6 +1,6 @@
-"""The worker takes few workflow tasks at once (``worker.tuning.WORKFLOW_TASK_SLOTS``) beside
-those waiting on their launch (``worker/slots.py``), and its local activities never wait for
-threads its regular activities hold.
+"""The worker takes few workflow tasks at once (``worker.running.tuning.WORKFLOW_TASK_SLOTS``)
+beside those waiting on their launch (``worker/running/slots.py``), and its local activities
+never wait for threads its regular activities hold.
 
 The SDK builds a new run's sandbox on the worker's event loop, about 0.2 s of CPU each for a
 NodeClaim run on this machine; with the SDK's default of 100 slots, a burst of 100 new
@@ -23,12 +23,12 @@ from temporalio import activity, workflow
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from activities.lifecycle.common import Deps
+from activities.deps import Deps
 from models import contract
-from worker import tuning
-from worker.app import build_cluster_worker, build_worker
-from worker.slots import WorkflowTaskSlots
-from worker.tuning import LAUNCH_ALLOWANCE, WORKFLOW_TASK_SLOTS
+from worker.running import tuning
+from worker.running.app import build_cluster_worker, build_worker
+from worker.running.slots import WorkflowTaskSlots
+from worker.running.tuning import LAUNCH_ALLOWANCE, WORKFLOW_TASK_SLOTS
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

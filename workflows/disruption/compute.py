@@ -10,7 +10,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 
-from workflows.nodeclaim import calls
+from workflows import calls
 
 with workflow.unsafe.imports_passed_through():
     from activities.disruption.types import CommandSpec, ComputeInput, Decision, clip

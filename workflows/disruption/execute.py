@@ -10,8 +10,8 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
+from workflows import calls
 from workflows.disruption.state import CommandResult
-from workflows.nodeclaim import calls
 
 with workflow.unsafe.imports_passed_through():
     from activities.disruption.types import CommandSpec, LaunchInput, MarkInput, Readiness

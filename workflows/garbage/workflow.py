@@ -15,9 +15,8 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
-from workflows import history
+from workflows import calls, history
 from workflows.garbage.state import ATTEMPTS, GarbageCollectionInput, GarbageCollectionStatus
-from workflows.nodeclaim import calls
 
 with workflow.unsafe.imports_passed_through():
     from activities.garbage.types import Collected, CollectInput

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 
-from workflows.nodeclaim import calls
+from workflows import calls
 from workflows.nodeclaim.context import Lifecycle
 from workflows.nodeclaim.state import DRAINING, READY
 

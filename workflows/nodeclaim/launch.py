@@ -9,7 +9,7 @@ that runs the workflow task, recorded as one marker, so a lifecycle is one workf
 until its Node registers. It cannot heartbeat; a worker that dies during a launch leaves
 its workflow task to time out and the next worker runs the launch again, which finds the
 instance (the claim's client token and tag). The worker's slots let launches wait without
-holding the workflow-task budget (worker/slots.py).
+holding the workflow-task budget (worker/running/slots.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, RetryState
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 
-from workflows.nodeclaim import calls
+from workflows import calls
 from workflows.nodeclaim.context import Lifecycle
 from workflows.nodeclaim.state import (
     DRAINING,

@@ -17,7 +17,8 @@ from datetime import timedelta
 
 from temporalio import workflow
 
-from workflows.nodeclaim import calls, initialization
+from workflows import calls
+from workflows.nodeclaim import initialization
 from workflows.nodeclaim.context import Lifecycle
 from workflows.nodeclaim.state import DRAINING, INITIALIZING, REGISTRATION_TIMEOUT
 

@@ -72,7 +72,7 @@ class Shape:
     # with one pass through its steps (activities/lifecycle/termination_pass.py).
     combined_calls: bool = False
     # Shape 3: the launch is a local activity too (no heartbeat; the worker's slots let
-    # launches wait without holding the workflow-task budget: worker/slots.py).
+    # launches wait without holding the workflow-task budget: worker/running/slots.py).
     local_launch: bool = False
 
     def confirmed(self, read_by_shape: int) -> Shape:

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 
 from temporalio import workflow
 
-from workflows.nodeclaim import calls
+from workflows import calls
 from workflows.nodeclaim.context import Lifecycle
 from workflows.nodeclaim.state import (
     DELETED,

@@ -16,16 +16,8 @@ from datetime import datetime, timedelta
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
-from workflows import history, search
-from workflows.nodeclaim import (
-    calls,
-    expiration,
-    initialization,
-    launch,
-    registration,
-    shape,
-    termination,
-)
+from workflows import calls, history, search
+from workflows.nodeclaim import expiration, initialization, launch, registration, shape, termination
 from workflows.nodeclaim.state import (
     DELETED,
     DETACHING,

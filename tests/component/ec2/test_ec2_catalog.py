@@ -100,10 +100,31 @@ def test_kubelet_settings_change_pods_and_overhead(env: Any, make_nodeclass: Any
     m5 = by_name(env.provider.instance_types(nc))["m5.large"]
     assert render(m5.capacity)["pods"] == "8"  # min(110, 4 per core x 2)
     assert render(m5.capacity)["ephemeral-storage"] == "100Gi"
-    # memory: 11 x 8 + 255 = 343Mi kube + 100Mi system + 5% of 7577Mi eviction
+    # memory: kube-reserved from the ENI-limited 29 pods, as nodeadm reserves it on an AL2023
+    # node whatever maxPods says: 11 x 29 + 255 = 574Mi, + 100Mi system + 5% of 7577Mi
     eviction = math.ceil(7577 * 2**20 * 5 / 100) * 1000
-    assert m5.overhead["memory"] == 343 * MI + 100 * MI + eviction
+    assert m5.overhead["memory"] == 574 * MI + 100 * MI + eviction
     assert render(m5.overhead)["cpu"] == "170m"
+
+
+@pytest.mark.parametrize("family", ["al2023@latest", "custom"])
+def test_max_pods_never_shrinks_the_memory_the_node_reserves(
+    env: Any, make_nodeclass: Any, family: str
+) -> None:
+    """nodeadm reserves 11 MiB x the ENI-limited pod count + 255 MiB whatever maxPods says:
+    m5.24xlarge (737 ENI pods) keeps 8,362 MiB + 100 MiB eviction with maxPods 110, so its
+    allocatable is the same as without maxPods (363,724 - 8,462 = 355,262 MiB)."""
+    terms: dict[str, object] = (
+        {"amiSelectorTerms": [{"alias": family}]}
+        if family != "custom"
+        else {"amiFamily": "Custom", "amiSelectorTerms": [{"tags": {"any": "*"}}]}
+    )
+    nc = make_nodeclass.build(kubelet={"maxPods": 110}, **terms)
+    big = by_name(env.provider.instance_types(nc))["m5.24xlarge"]
+    assert render(big.capacity)["pods"] == "110"
+    assert render(big.capacity)["memory"] == "363724Mi"
+    assert big.overhead["memory"] == (11 * 737 + 255 + 100) * MI
+    assert render(big.allocatable)["memory"] == "355262Mi"
 
 
 def test_subnet_zones_gate_availability_and_ice(env: Any, session_catalog: Any) -> None:

@@ -67,7 +67,10 @@ def calls_in_code() -> set[str]:
             method = node.func.attr
             if method == "get_paginator" and node.args:
                 arg = node.args[0]
-                method = arg.value if isinstance(arg, ast.Constant) else ""
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    method = arg.value
+                else:
+                    method = ""
             if method in mapping[service]:
                 found.add(f"{service}:{mapping[service][method]}")
     return found

@@ -103,9 +103,10 @@ def test_missing_role_is_reported_and_creates_nothing(
 ) -> None:
     resolved = managed.resolve_nodeclass(make_nodeclass.build(role="NoSuchRole"))
     c = cond(resolved, "InstanceProfileReady")
-    assert (c.status, c.reason) == ("False", "RoleNotFound")
+    assert c is not None and (c.status, c.reason) == ("False", "RoleNotFound")
     assert "NoSuchRole" in c.message
-    assert not resolved.ready and resolved.not_ready_reason().reason == "RoleNotFound"
+    reason = resolved.not_ready_reason()
+    assert not resolved.ready and reason is not None and reason.reason == "RoleNotFound"
     assert env.clients.iam.list_instance_profiles(PathPrefix=PREFIX)["InstanceProfiles"] == []
 
 

@@ -14,21 +14,7 @@ from activities.ec2.interruption import (
     InterruptionEvent,
     InterruptionQueue,
 )
-
-
-def event(source: str, detail_type: str, detail: dict[str, Any]) -> str:
-    return json.dumps(
-        {
-            "version": "0",
-            "id": "e-1",
-            "source": source,
-            "detail-type": detail_type,
-            "time": "2024-11-06T00:00:00Z",
-            "region": "us-east-1",
-            "detail": detail,
-        }
-    )
-
+from tests.support.ec2_launches import event
 
 MESSAGES = [
     event(

@@ -11,55 +11,8 @@ from botocore.exceptions import ClientError
 
 from activities.ec2.errors import InsufficientCapacity, NodeClassNotReady
 from activities.ec2.launch_templates import TAG_CLUSTER
-from activities.ec2.launch_types import LaunchRequest, parse_provider_id
-
-M5_FAMILY = [
-    {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]},
-    {"key": "karpenter.k8s.aws/instance-size", "operator": "In", "values": ["large", "xlarge"]},
-]
-
-
-def request(name: str = "claim-a", capacity: str = "on-demand", **kw: Any) -> LaunchRequest:
-    reqs = [
-        *M5_FAMILY,
-        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": [capacity]},
-        *kw.pop("requirements", []),
-    ]
-    return LaunchRequest(
-        nodeclaim_name=name,
-        nodeclaim_uid=kw.pop("uid", f"uid-{name}"),
-        nodepool_name="default",
-        nodeclass_name="default",
-        requirements=reqs,
-        resources=kw.pop("resources", {"cpu": "1", "memory": "1Gi", "pods": "3"}),
-        labels={"team": "web"},
-        taints=[{"key": "dedicated", "value": "web", "effect": "NoSchedule"}],
-        **kw,
-    )
-
-
-def cheapest(env: Any, nc: Any, capacity: str, types: set[str]) -> tuple[float, str, str]:
-    offers = [
-        (o.price, t.name, o.zone)
-        for t in env.provider.instance_types(nc)
-        if t.name in types
-        for o in t.offerings
-        if o.capacity_type == capacity and o.available
-    ]
-    return min(offers)
-
-
-def lt_data(env: Any, name: str) -> dict[str, Any]:
-    versions = env.clients.ec2.describe_launch_template_versions(LaunchTemplateName=name)
-    data: dict[str, Any] = versions["LaunchTemplateVersions"][0]["LaunchTemplateData"]
-    return data
-
-
-def instances(env: Any) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for r in env.clients.ec2.describe_instances()["Reservations"]:
-        out.extend(i for i in r["Instances"] if i["State"]["Name"] != "terminated")
-    return out
+from activities.ec2.launch_types import parse_provider_id
+from tests.support.ec2_launches import M5_FAMILY, cheapest, instances, lt_data, request
 
 
 def test_on_demand_launch_picks_the_cheapest_and_tags(env: Any, make_nodeclass: Any) -> None:
@@ -300,8 +253,8 @@ def test_more_launch_templates_than_one_page_are_all_listed_and_collected(env: A
 
 
 def test_worker_cluster_settings_decide_discovery() -> None:
-    from worker.app import cluster_info
-    from worker.settings import Settings, TemporalSettings
+    from worker.running.app import cluster_info
+    from worker.running.settings import Settings, TemporalSettings
 
     info, discover = cluster_info(
         Settings(TemporalSettings(), cluster="c", cluster_endpoint="https://e")

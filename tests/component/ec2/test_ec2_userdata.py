@@ -271,9 +271,65 @@ def test_al2023_merges_the_users_nodeconfig_and_raid0(
     )
     parts = _mime_parts(_raid0_with(discovered, env, make_nodeclass, "al2023@latest", own))
     assert [t for t, _ in parts] == ["application/node.eks.aws", "application/node.eks.aws"]
-    ours, theirs = (yaml.safe_load(body) for _, body in parts)
+    theirs, ours = (yaml.safe_load(body) for _, body in parts)  # ours last: nodeadm's winner
     assert ours["spec"]["instance"]["localStorage"]["strategy"] == "RAID0"
     assert theirs["spec"]["kubelet"]["config"]["shutdownGracePeriod"] == "30s"
+
+
+def _nodeadm_merge(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    """nodeadm's rule for several NodeConfigs, written from its documentation: documents are
+    merged in order, a later document's value replacing an earlier one's (maps merge key by
+    key; lists and scalars are replaced)."""
+
+    def merge(a: Any, b: Any) -> Any:
+        if isinstance(a, dict) and isinstance(b, dict):
+            return {
+                k: merge(a[k], b[k]) if k in a and k in b else b.get(k, a.get(k))
+                for k in {**a, **b}
+            }
+        return b
+
+    out: dict[str, Any] = {}
+    for doc in documents:
+        out = merge(out, doc)
+    return out
+
+
+def test_al2023_a_users_nodeconfig_cannot_drop_the_claims_taints_or_max_pods(
+    env: Env, discovered: Discovered, make_nodeclass: Any
+) -> None:
+    own = (
+        "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\n"
+        "spec:\n  kubelet:\n    config:\n      maxPods: 250\n"
+        "      registerWithTaints: []\n      shutdownGracePeriod: 30s\n"
+    )
+    _launch(discovered, env, make_nodeclass, "al2023@latest", userData=own)
+    parts = _mime_parts(_user_data(env))
+    merged = _nodeadm_merge([yaml.safe_load(body) for _, body in parts])
+    config = merged["spec"]["kubelet"]["config"]
+    taints = {(t["key"], t["effect"]) for t in config["registerWithTaints"]}
+    assert ("karpenter.sh/unregistered", "NoExecute") in taints
+    assert ("dedicated", "NoSchedule") in taints
+    assert config["maxPods"] == 29  # the pods the claim was planned with, not the user's 250
+    assert config["shutdownGracePeriod"] == "30s"  # the user's other settings still apply
+
+
+def test_custom_family_user_data_verbatim_and_no_default_volume(
+    env: Env, discovered: Discovered, make_nodeclass: Any
+) -> None:
+    own = "#cloud-config\nruncmd:\n  - [ /opt/bootstrap, --cluster, mine ]\n"
+    image = discovered.images[FAMILY_IMAGE["al2023@latest"]]
+    nc = make_nodeclass.build(amiFamily="Custom", amiSelectorTerms=[{"id": image}], userData=own)
+    request = discovered.make_request.build(
+        "claim-custom", resources={"cpu": "1", "memory": "1Gi", "pods": "3"}
+    )
+    assert discovered.provider.launch(request, nc).image_id == image
+    assert _user_data(env) == own  # no MIME wrapper, no NodeConfig: cloud-init runs it
+    [template] = env.clients.ec2.describe_launch_templates()["LaunchTemplates"]
+    data = env.clients.ec2.describe_launch_template_versions(
+        LaunchTemplateName=template["LaunchTemplateName"]
+    )["LaunchTemplateVersions"][0]["LaunchTemplateData"]
+    assert not data.get("BlockDeviceMappings")  # the AMI's own snapshot sizes its disks
 
 
 def test_al2_and_bottlerocket_raid0_and_user_data_merge(

@@ -1,4 +1,5 @@
-"""One real control plane per test session; a fresh namespace per test.
+"""One real control plane per test session (``tests.support.control_plane``); a fresh
+namespace per test.
 
 Tests talk to the API as Joinery does, with the service-account token bound to
 ``deploy/rbac`` (the ``kube`` fixture); the ``admin`` fixture (system:masters) only sets
@@ -10,36 +11,14 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from kubernetes import client as k8s
 
-from activities.kubernetes.client import Kube, from_kubeconfig
-from sandbox.cluster import Cluster
+from activities.kubernetes.client import Kube
+from tests.support.control_plane import admin, cluster, kube
 
-
-@pytest.fixture(scope="session")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    workdir: Path = tmp_path_factory.mktemp("k8s")
-    with Cluster.start(workdir) as running:
-        yield running
-
-
-@pytest.fixture(scope="session")
-def kube(cluster: Cluster) -> Iterator[Kube]:
-    """The adapter's client, authenticated as Joinery's service account (not admin)."""
-    client = from_kubeconfig(cluster.kubeconfig_path)
-    yield client
-    client.close()
-
-
-@pytest.fixture(scope="session")
-def admin(cluster: Cluster) -> Iterator[Kube]:
-    """Cluster-admin, for fixture setup only."""
-    client = from_kubeconfig(cluster.admin_kubeconfig_path)
-    yield client
-    client.close()
+__all__ = ["admin", "cluster", "kube"]
 
 
 @pytest.fixture

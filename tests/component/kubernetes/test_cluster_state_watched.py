@@ -7,14 +7,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from k8s_helpers import delete_node, kwok_node, pod
-
 from activities.kubernetes import raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.object_cache import ObjectCache, WatchedObjects
 from activities.kubernetes.raw import LISTED
 from activities.kubernetes.resources import NODECLAIM
 from activities.planning import cluster_state
+from tests.support.kube_helpers import delete_node, kwok_node, pod
 
 
 def _sources(kube: Kube) -> list[tuple[Callable[..., Any], tuple[Any, ...]]]:

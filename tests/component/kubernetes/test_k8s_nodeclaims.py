@@ -15,6 +15,8 @@ from activities.kubernetes.errors import AlreadyExists, Conflict, Forbidden, Inv
 from activities.kubernetes.resources import NODECLAIM, NODEPOOL
 from models import conditions as ctypes
 from models import labels as L
+from tests.support.kube_helpers import ANY_CAPACITY_TYPE
+from tests.support.manifests import nodepool_body
 
 
 def _claim(name: str) -> dict[str, Any]:
@@ -178,23 +180,7 @@ def test_nodepool_status_is_writable_but_pools_are_not_creatable(
     pool = custom_objects.create(
         admin,
         NODEPOOL,
-        {
-            "metadata": {"name": f"pool-{unique}"},
-            "spec": {
-                "template": {
-                    "spec": {
-                        "nodeClassRef": {
-                            "group": "karpenter.k8s.aws",
-                            "kind": "EC2NodeClass",
-                            "name": "default",
-                        },
-                        "requirements": [
-                            {"key": "karpenter.sh/capacity-type", "operator": "Exists"}
-                        ],
-                    }
-                }
-            },
-        },
+        nodepool_body(f"pool-{unique}", requirements=ANY_CAPACITY_TYPE),
     )
     try:
         pool = nodepools.set_conditions(

@@ -7,12 +7,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from k8s_helpers import condition, delete_node, eventually, kwok_node, on_fresh_read, pod
 from kubernetes import client as k8s
 
 from activities.kubernetes import eviction, nodes, pods, raw, volumes
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import Conflict, EvictionBlocked, Forbidden
+from tests.support.kube_helpers import delete_node, kwok_node, on_fresh_read, pod
+from tests.support.kube_objects import condition
+from tests.support.waiting import eventually
 
 
 @pytest.fixture

@@ -6,12 +6,13 @@ import contextlib
 import time
 from typing import Any
 
-from k8s_helpers import condition, delete_node, eventually, on_fresh_read, pod
-
 from activities.kubernetes import nodeclaims, nodes, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
 from sandbox.nodes import NodeSimulator, node_name
+from tests.support.kube_helpers import delete_node, on_fresh_read, pod
+from tests.support.kube_objects import condition
+from tests.support.waiting import eventually
 
 
 def test_launched_claim_registers_a_ready_node(

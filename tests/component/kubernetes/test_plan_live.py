@@ -7,12 +7,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from k8s_helpers import delete_node, eventually, kwok_node, nodepool_body, plan_live, pod
 
 from activities.kubernetes import custom_objects
 from activities.kubernetes.client import Kube
 from activities.kubernetes.resources import NODEPOOL
 from sandbox.cluster import Cluster
+from tests.support.kube_helpers import ANY_CAPACITY_TYPE, delete_node, kwok_node, plan_live, pod
+from tests.support.manifests import nodepool_body
+from tests.support.waiting import eventually
 
 
 def _managed(name: str, pool: str) -> dict[str, object]:
@@ -43,7 +45,11 @@ def test_plan_reads_a_live_cluster_read_only(
     custom_objects.create(
         admin,
         NODEPOOL,
-        nodepool_body(pool, disruption={"consolidateAfter": "0s", "budgets": [{"nodes": "100%"}]}),
+        nodepool_body(
+            pool,
+            requirements=ANY_CAPACITY_TYPE,
+            disruption={"consolidateAfter": "0s", "budgets": [{"nodes": "100%"}]},
+        ),
     )
     for name in (busy, empty):
         admin.core.create_node(_managed(name, pool))

@@ -7,12 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from k8s_helpers import delete_node, eventually, kwok_node, nodepool_body, plan_live, pod
 
 from activities.kubernetes import custom_objects
 from activities.kubernetes.client import Kube
 from activities.kubernetes.resources import NODEPOOL
 from sandbox.cluster import Cluster
+from tests.support.kube_helpers import ANY_CAPACITY_TYPE, delete_node, kwok_node, plan_live, pod
+from tests.support.manifests import nodepool_body
+from tests.support.waiting import eventually
 
 EBS = "ebs.csi.aws.com"
 
@@ -47,7 +49,9 @@ def test_plan_counts_volumes_against_a_live_csinode(
 ) -> None:
     pool, node, sc = f"vol-{unique}", f"vol-{unique}", f"gp3-{unique}"
     mark = {"example.com/volume-test": unique}
-    custom_objects.create(admin, NODEPOOL, nodepool_body(pool, labels=mark))
+    custom_objects.create(
+        admin, NODEPOOL, nodepool_body(pool, requirements=ANY_CAPACITY_TYPE, labels=mark)
+    )
     admin.storage.create_storage_class(
         {
             "apiVersion": "storage.k8s.io/v1",

@@ -4,11 +4,7 @@ pip-installed user has it (benchmarks/bytecode.py)."""
 from __future__ import annotations
 
 import importlib.util
-import sys
 from pathlib import Path
-
-if str(Path(__file__).resolve().parents[3]) not in sys.path:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from benchmarks.bytecode import PACKAGES, ROOT, compile_project
 

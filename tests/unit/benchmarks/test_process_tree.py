@@ -8,11 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from benchmarks import process_tree  # noqa: E402
+from benchmarks import process_tree
 
 # Starts a grandchild in its own session that ignores SIGTERM (a stuck part of the stack),
 # prints its pid, then hangs.

@@ -3,15 +3,8 @@ and leaves the API-reading modules as it found them."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[3]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from activities.kubernetes import nodepools, raw  # noqa: E402
-from benchmarks import round_reading  # noqa: E402
+from activities.kubernetes import nodepools, raw
+from benchmarks import round_reading
 
 
 def test_a_small_round_places_every_pod_and_puts_the_modules_back() -> None:

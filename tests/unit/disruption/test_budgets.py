@@ -5,6 +5,7 @@ budget wins; default 10%."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -12,33 +13,18 @@ from pydantic import ValidationError
 from models.nodepool import NodePool
 from scheduling.disruption.budgets import BudgetLedger, budget_nodes, is_active
 from scheduling.disruption.types import DRIFTED, EMPTY, UNDERUTILIZED, ManagedNode
+from tests.support.manifests import nodepool_body
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)  # a Monday
 
 
 def _pool(name: str = "default", budgets: list[dict[str, object]] | None = None) -> NodePool:
-    body: dict[str, object] = {
-        "apiVersion": "karpenter.sh/v1",
-        "kind": "NodePool",
-        "metadata": {"name": name},
-        "spec": {
-            "template": {
-                "spec": {
-                    "nodeClassRef": {
-                        "group": "karpenter.k8s.aws",
-                        "kind": "EC2NodeClass",
-                        "name": "x",
-                    }
-                }
-            },
-            "disruption": {} if budgets is None else {"budgets": budgets},
-        },
-    }
-    return NodePool.model_validate(body)
+    disruption = {} if budgets is None else {"budgets": budgets}
+    return NodePool.model_validate(nodepool_body(name, node_class="x", disruption=disruption))
 
 
 def _nodes(n: int, pool: str = "default", **kw: bool) -> list[ManagedNode]:
-    base = dict(initialized=True, deleting=False, ready=True)
+    base: dict[str, Any] = dict(initialized=True, deleting=False, ready=True)
     out = []
     for i in range(n):
         flags = {**base, **{k: v for k, v in kw.items() if i == 0}}

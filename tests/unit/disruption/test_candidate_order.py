@@ -6,7 +6,7 @@ prices in zone a: m5.xlarge 0.192, m5.2xlarge 0.384)."""
 
 from __future__ import annotations
 
-from disruption_helpers import (
+from tests.support.disruption import (
     DO_NOT_DISRUPT,
     OD_AMD,
     blocked,

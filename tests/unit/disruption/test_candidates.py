@@ -10,20 +10,13 @@ from datetime import datetime
 from typing import Any
 
 import pytest
-from disruption_helpers import (
-    DO_NOT_DISRUPT,
-    NOW,
-    bound,
-    claim_for,
-    managed,
-    pdb,
-    pool,
-)
-from helpers import catalog, daemonset, node, pod
 
 from models.catalog import load_catalog
 from scheduling.disruption.prepare import RoundInputs, prepare_round
 from scheduling.inputs import Document
+from tests.support.catalogs import catalog
+from tests.support.disruption import DO_NOT_DISRUPT, NOW, bound, claim_for, managed, pdb, pool
+from tests.support.manifests import daemonset, node, pod
 
 
 def _prepare(docs: Sequence[Mapping[str, Any]], now: datetime = NOW) -> RoundInputs:

@@ -7,14 +7,15 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from disruption_helpers import NOW, claim_for, managed, node_and_claim, pool
-from helpers import CAPACITY_TYPE, catalog, req
-
 from activities.disruption.claim_conditions import applied, changes
 from models.catalog import load_catalog
 from scheduling.disruption.claim_conditions import Wanted, desired
 from scheduling.disruption.prepare import prepare_round
 from scheduling.inputs import Document
+from tests.support.catalogs import catalog
+from tests.support.disruption import NOW, claim_for, managed, node_and_claim, pool
+from tests.support.labels import CAPACITY_TYPE
+from tests.support.manifests import req
 
 C, D = "Consolidatable", "Drifted"
 
@@ -73,7 +74,8 @@ def test_drift_is_reported_for_claims_the_round_may_not_disrupt() -> None:
     ]
     got = _desired(docs)["a-claim"]
     assert got[C] is None
-    assert got[D] is not None and got[D].reason == "RequirementsDrifted"
+    drifted = got[D]
+    assert drifted is not None and drifted.reason == "RequirementsDrifted"
 
 
 def test_a_deleting_claim_is_left_alone() -> None:

@@ -10,7 +10,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from disruption_helpers import (
+
+from tests.support.catalogs import TYPES, ZA, ZB, ZONES, catalog, od_price, spot_price
+from tests.support.disruption import (
     ALL,
     DO_NOT_DISRUPT,
     OD_AMD,
@@ -24,20 +26,8 @@ from disruption_helpers import (
     pdb,
     pool,
 )
-from helpers import (
-    ARCH,
-    CAPACITY_TYPE,
-    INSTANCE_TYPE,
-    TYPES,
-    ZA,
-    ZB,
-    ZONE,
-    ZONES,
-    catalog,
-    od_price,
-    req,
-    spot_price,
-)
+from tests.support.labels import ARCH, CAPACITY_TYPE, INSTANCE_TYPE, ZONE
+from tests.support.manifests import req
 
 SPOT_AMD = [req(CAPACITY_TYPE, "In", "spot"), req(ARCH, "In", "amd64")]
 ANY_AMD = [req(CAPACITY_TYPE, "In", "on-demand", "spot"), req(ARCH, "In", "amd64")]
@@ -299,7 +289,10 @@ def test_the_budget_picks_the_cheapest_node_to_disrupt() -> None:
 
 
 def test_underutilized_budget_of_zero_consolidates_nothing() -> None:
-    budgets = [{"nodes": "100%"}, {"nodes": "0", "reasons": ["Underutilized"]}]
+    budgets: list[dict[str, Any]] = [
+        {"nodes": "100%"},
+        {"nodes": "0", "reasons": ["Underutilized"]},
+    ]
     out = disrupt(
         [
             pool(requirements=OD_AMD, budgets=budgets),

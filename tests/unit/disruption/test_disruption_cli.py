@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 import yaml
-from disruption_helpers import bound, claim_for, managed, pdb, pool
-from helpers import catalog
 
+from tests.support.catalogs import catalog
+from tests.support.disruption import bound, claim_for, managed, pdb, pool
 from worker.cli import main
 
 NOW = "2026-11-23T12:00:00Z"

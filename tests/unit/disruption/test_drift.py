@@ -9,9 +9,6 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
-from disruption_helpers import NOW, claim_for, managed, pool
-from helpers import CAPACITY_TYPE, catalog, req
-
 from models.catalog import load_catalog
 from models.nodepool import NodePool
 from models.nodepool_hash import (
@@ -23,6 +20,10 @@ from models.nodepool_hash import (
 )
 from scheduling.disruption.prepare import prepare_round
 from scheduling.inputs import Document
+from tests.support.catalogs import catalog
+from tests.support.disruption import NOW, claim_for, managed, pool
+from tests.support.labels import CAPACITY_TYPE
+from tests.support.manifests import req
 
 
 def _drift(

@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from disruption_helpers import (
+
+from tests.support.disruption import (
     ALL,
     DO_NOT_DISRUPT,
     NOW,
@@ -82,7 +83,7 @@ def test_an_empty_command_saves_the_node_price_and_replaces_nothing() -> None:
 
 
 def test_an_empty_budget_of_zero_keeps_empty_nodes_but_not_underutilized_ones() -> None:
-    budgets = [{"nodes": "100%"}, {"nodes": "0", "reasons": ["Empty"]}]
+    budgets: list[dict[str, Any]] = [{"nodes": "100%"}, {"nodes": "0", "reasons": ["Empty"]}]
     out = disrupt(
         [
             pool(requirements=OD_AMD, budgets=budgets),

@@ -9,12 +9,14 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from disruption_helpers import bound, claim_for, disrupt, managed, pool
-from helpers import HOSTNAME, TYPES, ZONES, od_price, pod_affinity, spot_price
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from models.quantity import parse_quantity
+from tests.support.catalogs import TYPES, ZONES, od_price, spot_price
+from tests.support.disruption import bound, claim_for, disrupt, managed, pool
+from tests.support.labels import HOSTNAME
+from tests.support.manifests import pod_affinity
 
 SMALL_TYPES = ["c5.large", "m5.large", "c6i.xlarge", "m5.xlarge", "m5.2xlarge", "r5.2xlarge"]
 ANTI = {"podAntiAffinity": pod_affinity(HOSTNAME, {"app": "db"}, anti=True)["podAntiAffinity"]}
@@ -76,7 +78,7 @@ def _node_price(node: Mapping[str, Any]) -> float:
     )
 
 
-def _apply(docs: Sequence[Mapping[str, Any]], out: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _apply(docs: Sequence[Mapping[str, Any]], out: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The cluster after the round: commanded nodes gone, replacements running (the
     cheapest offering they allow), moved pods bound to their destinations."""
     removed = {n for c in out["disruption"]["commands"] for n in c["nodes"]}
@@ -102,7 +104,7 @@ def _apply(docs: Sequence[Mapping[str, Any]], out: Mapping[str, Any]) -> list[di
             if where.startswith("replacement-"):
                 where = names[int(where.split("-", 1)[1])]
             dest[key] = where
-    after: list[dict[str, Any]] = []
+    after: list[Mapping[str, Any]] = []
     for d in docs:
         d = copy.deepcopy(dict(d))
         if d.get("kind") == "Node" and d["metadata"]["name"] in removed:

@@ -9,7 +9,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from disruption_helpers import (
+
+from tests.support.catalogs import od_price
+from tests.support.disruption import (
     ALL,
     OD_AMD,
     blocked,
@@ -21,7 +23,8 @@ from disruption_helpers import (
     node_and_claim,
     pool,
 )
-from helpers import HOSTNAME, INSTANCE_TYPE, od_price, pod, pod_affinity, req
+from tests.support.labels import HOSTNAME, INSTANCE_TYPE
+from tests.support.manifests import pod, pod_affinity, req
 
 
 def _mixed_cluster(budgets: list[dict[str, Any]]) -> list[Mapping[str, Any]]:
@@ -56,7 +59,7 @@ def test_a_shared_budget_goes_to_empty_first_then_drifted() -> None:
 
 
 def test_reason_budgets_limit_each_method_alone() -> None:
-    budgets = [{"nodes": "100%"}, {"nodes": "0", "reasons": ["Drifted"]}]
+    budgets: list[dict[str, Any]] = [{"nodes": "100%"}, {"nodes": "0", "reasons": ["Drifted"]}]
     out = disrupt(_mixed_cluster(budgets))
     assert disrupted(out) == {"empty": "Empty", "big": "Underutilized"}
 

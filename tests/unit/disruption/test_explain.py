@@ -12,16 +12,16 @@ from typing import Any
 
 import pytest
 import yaml
-from disruption_helpers import DO_NOT_DISRUPT, NOW, OD_AMD, bound, node_and_claim, pool
-from helpers import catalog
 
 from activities.disruption.types import VERDICT_CHARS, CommandSpec, Decision, clip
 from models.catalog import load_catalog
 from scheduling.disruption.round import RoundResult, run_round
 from scheduling.inputs import Document
-from worker import explain as X
+from tests.support.catalogs import catalog
+from tests.support.disruption import DO_NOT_DISRUPT, NOW, OD_AMD, bound, node_and_claim, pool
+from worker.cli import explain as X
 from worker.cli import main
-from worker.explain_command import LiveCluster, WorkflowFacts, explain
+from worker.cli.explain_command import LiveCluster, WorkflowFacts, explain
 from workflows.disruption import outcomes
 from workflows.disruption.state import (
     BLOCKED,

@@ -9,8 +9,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
-from disruption_helpers import NOW, claim_for, managed, pool
-from helpers import ARCH, CAPACITY_TYPE, catalog, req
 
 from models import labels as L
 from models.catalog import load_catalog
@@ -25,6 +23,10 @@ from models.ec2nodeclass_hash import (
 from scheduling.disruption.claim_conditions import Wanted, desired
 from scheduling.disruption.prepare import RoundInputs, prepare_round
 from scheduling.inputs import Document, InputError
+from tests.support.catalogs import catalog
+from tests.support.disruption import NOW, claim_for, managed, pool
+from tests.support.labels import ARCH, CAPACITY_TYPE
+from tests.support.manifests import req
 
 AMD, ARM = "amd64", "arm64"
 
@@ -108,7 +110,7 @@ def _inputs(docs: Sequence[Mapping[str, Any]]) -> RoundInputs:
 def drift(*docs: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> dict[str, str | None]:
     flat: list[Mapping[str, Any]] = []
     for d in docs:
-        flat.extend(d if isinstance(d, list) else [d])  # type: ignore[arg-type]
+        flat.extend(d if isinstance(d, list) else [d])  # type: ignore[list-item]
     return {c.node.name: c.drifted for c in _inputs(flat).candidates}
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from scheduling.disruption.pdb import PdbError, PdbLedger, parse_pdb
-from scheduling.pods import parse_pod
+from scheduling.pods import Pod, parse_pod
 
 
-def _pods(n: int, app: str = "web") -> list:  # type: ignore[type-arg]
+def _pods(n: int, app: str = "web") -> list[Pod]:
     return [
         parse_pod(
             {"metadata": {"name": f"{app}-{i}", "labels": {"app": app}}, "spec": {"containers": []}}

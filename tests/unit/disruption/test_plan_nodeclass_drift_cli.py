@@ -7,9 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from disruption_helpers import ALL, OD_AMD, bound, claim_for, managed, pool
-from helpers import ARCH, NODEPOOL, ZA, ZB, ZONE, req
-from test_plan_nodeclasses_cli import nodeclass, on_class, run
+from tests.support.catalogs import ZA, ZB
+from tests.support.disruption import ALL, OD_AMD, bound, claim_for, managed, pool
+from tests.support.labels import ARCH, NODEPOOL, ZONE
+from tests.support.manifests import req
+from tests.support.plan_cli import nodeclass, on_class, run
 
 NOW = "2026-11-23T12:00:00Z"
 

@@ -13,7 +13,12 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from disruption_helpers import (
+from models.catalog import load_catalog
+from scheduling.disruption.claim_conditions import desired
+from scheduling.disruption.prepare import prepare_round
+from scheduling.inputs import Document
+from tests.support.catalogs import ZA, ZC, catalog, od_price
+from tests.support.disruption import (
     ALL,
     NOW,
     OD_AMD,
@@ -24,12 +29,7 @@ from disruption_helpers import (
     node_and_claim,
     pool,
 )
-from helpers import NODEPOOL, ZA, ZC, catalog, od_price
-
-from models.catalog import load_catalog
-from scheduling.disruption.claim_conditions import desired
-from scheduling.disruption.prepare import prepare_round
-from scheduling.inputs import Document
+from tests.support.labels import NODEPOOL
 
 
 def _priced(doc: Mapping[str, Any], factor: float) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """A disruption round decides the same with the solver as shipped and with every memo and
-shortcut undone (``DirectSolver``, tests/unit/scheduling/direct_solver.py).
+shortcut undone (``DirectSolver``, tests/support/direct_solver.py).
 
 Consolidation simulations are where most pods fit nowhere: the solver remembers a class's
 failure until something changes, and does not retry a pod that failed after the last
@@ -11,24 +11,18 @@ with their reasons, costs) must be equal, and the memories must have answered.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
-from direct_solver import DirectSolver
 
-ROOT = Path(__file__).resolve().parents[3]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from benchmarks.disruption import NOW, _docs, apply, build_cluster  # noqa: E402
-from scheduling.disruption import simulate  # noqa: E402
-from scheduling.disruption.report import decision_to_dict  # noqa: E402
-from scheduling.disruption.round import run_round  # noqa: E402
-from scheduling.pods import Pod  # noqa: E402
-from scheduling.solver import Solver  # noqa: E402
-from scheduling.solving.podclass import PodClass, RelaxState  # noqa: E402
+from benchmarks.disruption import NOW, _docs, apply, build_cluster
+from scheduling.disruption import simulate
+from scheduling.disruption.report import decision_to_dict
+from scheduling.disruption.round import run_round
+from scheduling.pods import Pod
+from scheduling.solver import Solver
+from scheduling.solving.podclass import PodClass, RelaxState
+from tests.support.direct_solver import DirectSolver
 
 
 class CountingSolver(Solver):

@@ -14,8 +14,6 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from disruption_helpers import bound, managed, pool
-from helpers import ARCH, CAPACITY_TYPE, HOSTNAME, ZA, ZB, ZONE, catalog, pod_affinity, req
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,6 +24,10 @@ from scheduling.inputs import Document, build_problem
 from scheduling.solver import NodeRejections, Solver
 from scheduling.solving.existing import RoomIndex
 from scheduling.targets import ExistingTarget
+from tests.support.catalogs import ZA, ZB, catalog
+from tests.support.disruption import bound, managed, pool
+from tests.support.labels import ARCH, CAPACITY_TYPE, HOSTNAME, ZONE
+from tests.support.manifests import pod_affinity, req
 
 OD_AMD = [req(CAPACITY_TYPE, "In", "on-demand"), req(ARCH, "In", "amd64")]
 ANTI_HOST = pod_affinity(HOSTNAME, {"app": "db"}, anti=True)

@@ -10,20 +10,13 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from disruption_helpers import (
-    DO_NOT_DISRUPT,
-    bound,
-    claim_for,
-    disrupt,
-    managed,
-    pdb,
-    pool,
-)
-from helpers import TYPES, daemonset
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from models.quantity import parse_quantity
+from tests.support.catalogs import TYPES
+from tests.support.disruption import DO_NOT_DISRUPT, bound, claim_for, disrupt, managed, pdb, pool
+from tests.support.manifests import daemonset
 
 SMALL_TYPES = ["c5.large", "m5.large", "c6i.xlarge", "m5.xlarge", "m5.2xlarge", "r5.2xlarge"]
 REASONS = ("Empty", "Drifted", "Underutilized")
@@ -34,17 +27,14 @@ def clusters(draw: st.DrawFn) -> list[Mapping[str, Any]]:
     docs: list[Mapping[str, Any]] = []
     pools = ["p0", "p1"][: draw(st.integers(1, 2))]
     for name in pools:
-        budgets = draw(
-            st.sampled_from(
-                [
-                    None,
-                    [{"nodes": "1"}],
-                    [{"nodes": "50%"}],
-                    [{"nodes": "2"}, {"nodes": "0", "reasons": ["Drifted"]}],
-                    [{"nodes": "100%"}],
-                ]
-            )
-        )
+        budget_choices: list[list[dict[str, Any]] | None] = [
+            None,
+            [{"nodes": "1"}],
+            [{"nodes": "50%"}],
+            [{"nodes": "2"}, {"nodes": "0", "reasons": ["Drifted"]}],
+            [{"nodes": "100%"}],
+        ]
+        budgets = draw(st.sampled_from(budget_choices))
         policy = draw(st.sampled_from(["WhenEmptyOrUnderutilized", "WhenEmpty"]))
         ct = draw(st.sampled_from([["on-demand"], ["on-demand", "spot"]]))
         docs.append(

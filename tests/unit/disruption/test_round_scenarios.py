@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from disruption_helpers import (
+
+from tests.support.disruption import (
     blocked,
     bound,
     claim_for,
@@ -20,7 +21,8 @@ from disruption_helpers import (
     pdb,
     pool,
 )
-from helpers import ARCH, CAPACITY_TYPE, HOSTNAME, daemonset, pod, pod_affinity, req
+from tests.support.labels import ARCH, CAPACITY_TYPE, HOSTNAME
+from tests.support.manifests import daemonset, pod, pod_affinity, req
 
 OD_AMD = [req(CAPACITY_TYPE, "In", "on-demand"), req(ARCH, "In", "amd64")]
 ZONE_KEY = "topology.kubernetes.io/zone"
@@ -209,7 +211,7 @@ def test_a_drifted_node_whose_pods_fit_elsewhere_is_deleted() -> None:
 def test_drift_respects_its_own_budget() -> None:
     nodes = [d for i in range(3) for d in _node(f"s{i}", "c5.large", capacity_type="spot")]
     pods = [bound(f"w{i}", f"s{i}", "1500m", "2Gi") for i in range(3)]
-    budgets = [{"nodes": "100%"}, {"nodes": "1", "reasons": ["Drifted"]}]
+    budgets: list[dict[str, Any]] = [{"nodes": "100%"}, {"nodes": "1", "reasons": ["Drifted"]}]
     out = disrupt([pool(requirements=OD_AMD, budgets=budgets), *nodes, *pods])
     assert list(disrupted(out).values()) == ["Drifted"]
 
@@ -243,7 +245,8 @@ def test_nodes_of_pools_not_in_the_inputs_receive_pods_but_are_not_disrupted() -
 
 
 def test_a_pod_with_a_zonal_volume_moves_only_within_its_zone() -> None:
-    from helpers import ZB, pv, pvc
+    from tests.support.catalogs import ZB
+    from tests.support.manifests import pv, pvc
 
     out = disrupt(
         [
@@ -301,7 +304,8 @@ def test_an_on_demand_node_replaced_where_spot_is_allowed_is_pinned_to_spot() ->
 
 
 def test_zonal_spread_keeps_a_pod_in_its_zone_when_moved() -> None:
-    from helpers import ZB, spread
+    from tests.support.catalogs import ZB
+    from tests.support.manifests import spread
 
     sel = {"app": "web"}
     zonal = [spread(ZONE_KEY, sel)]

@@ -13,8 +13,6 @@ import copy
 from dataclasses import replace
 from typing import Any
 
-from disruption_helpers import bound, managed, pool
-from helpers import ARCH, CAPACITY_TYPE, HOSTNAME, ZA, ZB, ZONE, catalog, pod_affinity, req, spread
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,13 +20,17 @@ from models.catalog import load_catalog
 from scheduling.inputs import Document, build_problem
 from scheduling.problem import NodeInfo, Problem
 from scheduling.solver import CatalogCache, Solver
+from tests.support.catalogs import ZA, ZB, catalog
+from tests.support.disruption import bound, managed, pool
+from tests.support.labels import ARCH, CAPACITY_TYPE, HOSTNAME, ZONE
+from tests.support.manifests import pod_affinity, req, spread
 
 OD_AMD = [req(CAPACITY_TYPE, "In", "on-demand"), req(ARCH, "In", "amd64")]
 APPS = ("web", "db", "batch")
 ZONES = (ZA, ZB, "us-east-1c")
 
 
-def _counts(solver: Solver) -> list[tuple[object, dict[str, int], set[str]]]:
+def _counts(solver: Solver) -> list[tuple[tuple[object, ...], dict[str, int], set[str]]]:
     solver.domains.declare_groups()
     solver.domains.count_bound_pods()
     groups = solver.domains.topology.groups

@@ -8,14 +8,15 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from disruption_helpers import bound, managed, pool
-from helpers import ARCH, CAPACITY_TYPE, HOSTNAME, catalog, pod_affinity, req
-
 from models.catalog import load_catalog
 from scheduling.disruption.simulate import RoundState
 from scheduling.inputs import Document, build_problem
 from scheduling.pods import Pod
 from scheduling.solver import Solver
+from tests.support.catalogs import catalog
+from tests.support.disruption import bound, managed, pool
+from tests.support.labels import ARCH, CAPACITY_TYPE, HOSTNAME
+from tests.support.manifests import pod_affinity, req
 
 OD_AMD = [req(CAPACITY_TYPE, "In", "on-demand"), req(ARCH, "In", "amd64")]
 

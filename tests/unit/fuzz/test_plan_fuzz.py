@@ -18,8 +18,16 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from plan_inputs import CATALOG, CLUSTER, NOW, PROVISIONING, damaged_text, dump, mutate
 
+from tests.support.fuzz_inputs import (
+    CATALOG,
+    CLUSTER,
+    NOW,
+    PROVISIONING,
+    damaged_text,
+    dump,
+    mutate,
+)
 from worker.cli import main
 
 CORPUS = Path(__file__).resolve().parents[2] / "fuzz_corpus"

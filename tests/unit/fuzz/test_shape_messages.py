@@ -1,4 +1,4 @@
-"""The shape check (``scheduling.shapes``) names the same field as its plain recursive
+"""The shape check (``scheduling.schemas``) names the same field as its plain recursive
 definition, on manifests broken in every way the fuzz strategies know: it checks leaves and
 unset fields inline for speed, and must not change a single message."""
 
@@ -9,9 +9,9 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from plan_inputs import CLUSTER, PROVISIONING, mutate
 
-from scheduling.shapes import _DEFAULT, _KIND_OF, INT, SHAPES, ListOf, MapOf, shape_error
+from scheduling.schemas import _DEFAULT, _KIND_OF, INT, SHAPES, ListOf, MapOf, shape_error
+from tests.support.fuzz_inputs import CLUSTER, PROVISIONING, mutate
 
 
 def _reference(value: Any, shape: Any, path: str) -> str | None:

@@ -13,24 +13,9 @@ from models import labels as L
 from models.instancetype import InstanceType, Offering
 from models.quantity import parse_quantity
 from scheduling.inputs import Document, build_problem
+from tests.support.manifests import nodepool_body
 
-NODEPOOL = {
-    "apiVersion": "karpenter.sh/v1",
-    "kind": "NodePool",
-    "metadata": {"name": "default"},
-    "spec": {
-        "template": {
-            "spec": {
-                "nodeClassRef": {
-                    "group": "karpenter.k8s.aws",
-                    "kind": "EC2NodeClass",
-                    "name": "default",
-                },
-                "requirements": [],
-            }
-        },
-    },
-}
+NODEPOOL = nodepool_body("default", requirements=[])
 TYPES = [
     InstanceType.build(
         "fake-4",

@@ -84,7 +84,7 @@ def test_overlapping_waits_count_once_and_a_pod_never_marked_is_left_out() -> No
 
 
 def test_the_watch_keeps_the_first_unschedulable_moment_only() -> None:
-    watch = pod_journeys.UnschedulableWatch(None, "ns", "app=x")  # type: ignore[arg-type]
+    watch = pod_journeys.UnschedulableWatch(None, "ns", "app=x")
     marked = {
         "metadata": {"name": "a"},
         "status": {"conditions": [condition("PodScheduled", 3, "False", "Unschedulable")]},

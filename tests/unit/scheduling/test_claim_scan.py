@@ -5,23 +5,17 @@ type's vector asked for, its worth for the pending mix worked out per dimension)
 from __future__ import annotations
 
 import random
-import sys
-from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-ROOT = Path(__file__).resolve().parents[3]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from benchmarks.catalogs import ec2_like_catalog  # noqa: E402
-from benchmarks.workloads import nodepool, pod  # noqa: E402
-from models.instancetype import InstanceType  # noqa: E402
-from scheduling.pods import parse_pod  # noqa: E402
-from scheduling.problem import Problem  # noqa: E402
-from scheduling.solver import Solver  # noqa: E402
-from scheduling.targets import vec_fits  # noqa: E402
+from benchmarks.catalogs import ec2_like_catalog
+from benchmarks.workloads import nodepool, pod
+from models.instancetype import InstanceType
+from scheduling.pods import parse_pod
+from scheduling.problem import Problem
+from scheduling.solver import Solver
+from scheduling.targets import vec_fits
 
 _CATALOG = ec2_like_catalog()
 

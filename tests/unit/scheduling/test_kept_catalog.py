@@ -10,19 +10,6 @@ import copy
 import threading
 from typing import Any
 
-from helpers import (
-    CAPACITY_TYPE,
-    INSTANCE_TYPE,
-    ZA,
-    ZB,
-    catalog,
-    node,
-    nodeclaim,
-    nodepool,
-    pod,
-    req,
-)
-
 from models.catalog import load_catalog
 from models.instancetype import InstanceType
 from scheduling.inputs import Document, build_problem, claim_parts
@@ -31,6 +18,9 @@ from scheduling.report import plan_to_dict
 from scheduling.solver import Plan, Solver
 from scheduling.solving.catalog import CatalogCache
 from scheduling.solving.kept import KeptCatalog
+from tests.support.catalogs import ZA, ZB, catalog
+from tests.support.labels import CAPACITY_TYPE, INSTANCE_TYPE
+from tests.support.manifests import node, nodeclaim, nodepool, pod, req
 
 POOL = nodepool(
     "default",

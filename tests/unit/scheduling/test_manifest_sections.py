@@ -16,7 +16,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from worker import manifest_sections
+from worker.plan_inputs import manifest_sections
 
 _PLAIN: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -27,7 +27,7 @@ _WORDS = [
 ]  # fmt: skip
 _SCALARS = st.one_of(
     st.sampled_from(_WORDS),
-    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=8),
+    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=8),
 )
 _KEYS = st.one_of(
     st.sampled_from(["name", "spec", "metadata", "labels", "app", "yes", "on", "null", "a-b"]),
@@ -205,7 +205,7 @@ def test_documents_share_no_objects() -> None:
 
 def test_repeated_pieces_are_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """The reason for the module: 100 Pods of one shape parse one spec, not 100."""
-    from worker import manifest_yaml
+    from worker.plan_inputs import manifest_yaml
 
     parsed: list[str] = []
     real = manifest_yaml.load_all

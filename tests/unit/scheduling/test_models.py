@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from helpers import nodepool, req
 from pydantic import ValidationError
 
 from models.nodepool import NodePool
+from tests.support.manifests import nodepool, req
 
 
 def build(**changes: Any) -> dict[str, Any]:

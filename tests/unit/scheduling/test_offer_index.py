@@ -4,13 +4,14 @@ one does never change an answer: one index asked many times agrees with a fresh 
 
 from __future__ import annotations
 
-from helpers import CAPACITY_TYPE, TYPES, ZA, ZB, ZONE, catalog
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from models.catalog import load_catalog
 from models.requirements import Requirement, Requirements
 from scheduling.offers import OfferIndex
+from tests.support.catalogs import TYPES, ZA, ZB, catalog
+from tests.support.labels import CAPACITY_TYPE, ZONE
 
 NAMES = sorted(TYPES)
 UNAVAILABLE = [(n, z, ct) for n in NAMES[::3] for z in (ZA,) for ct in ("spot",)]

@@ -10,12 +10,14 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers import catalog, nodepool, pod
 
 from models.catalog import dump_catalog
-from worker import catalog_file_cache, manifest_yaml
-from worker.cli import UsageError, main
-from worker.plan_command import load_instance_types
+from tests.support.catalogs import catalog
+from tests.support.manifests import nodepool, pod
+from worker.cli import main
+from worker.cli.plan_command import load_instance_types
+from worker.plan_inputs import catalog_file_cache, manifest_yaml
+from worker.usage import UsageError
 
 
 @pytest.fixture

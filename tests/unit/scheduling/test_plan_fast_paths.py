@@ -5,26 +5,20 @@ side-by-side benchmark's real-catalog workload files."""
 from __future__ import annotations
 
 import random
-import sys
-from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
+from benchmarks.catalogs import ec2_like_catalog
+from benchmarks.side_by_side import deployments_of
+from benchmarks.workloads import nodepool_manifest
 from models.catalog import dump_catalog
 from scheduling import lowerbound
 from scheduling.inputs import Document, build_problem
 from scheduling.lowerbound import _pareto_front, lower_bound
 from scheduling.solver import Solver
-
-ROOT = Path(__file__).resolve().parents[3]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from benchmarks.catalogs import ec2_like_catalog  # noqa: E402
-from benchmarks.side_by_side import deployments_of  # noqa: E402
-from benchmarks.workloads import nodepool_manifest  # noqa: E402
-from worker import manifest_yaml  # noqa: E402
+from worker.plan_inputs import manifest_yaml
 
 SCALARS = [
     "yes",
@@ -61,7 +55,7 @@ def test_memoised_resolution_is_pyyamls() -> None:
     loader = manifest_yaml.ManifestLoader("")
     assert loader.resolve is manifest_yaml.resolve_plain
     reference = yaml.SafeLoader("")
-    calls = [
+    calls: list[tuple[Any, ...]] = [
         (yaml.ScalarNode, value, implicit)
         for value in SCALARS
         for implicit in ((True, False), (False, True), (False, False), (True, True))

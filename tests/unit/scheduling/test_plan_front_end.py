@@ -15,8 +15,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from worker import manifest_yaml
-from worker.plan_command import collection_paused
+from worker.cli.plan_command import collection_paused
+from worker.plan_inputs import manifest_yaml
 
 # Plain scalars whose YAML 1.1 type depends on their spelling, next to ordinary words.
 _WORDS = [
@@ -26,7 +26,7 @@ _WORDS = [
 ]  # fmt: skip
 _SCALARS = st.one_of(
     st.sampled_from(_WORDS),
-    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=6),
+    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=6),
 )
 _TOKENS = st.sampled_from(
     [": ", "\n", "  ", "- ", "[", "]", "{", "}", ", ", "&a ", "*a", "!!str ", "!!int ",
@@ -198,7 +198,7 @@ def test_plan_leaves_nothing_frozen(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 def test_plan_does_not_import_croniter(tmp_path: Path) -> None:
     """A NodePool without a budget schedule needs no cron parser at start-up."""
-    code = "import sys, worker.plan_command; print('croniter' in sys.modules)"
+    code = "import sys, worker.cli.plan_command; print('croniter' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,

@@ -10,15 +10,16 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import catalog, nodepool, pod
 
 from models.catalog import load_catalog
 from models.quantity import MAX_MILLI, QuantityError, parse_quantity
 from scheduling.inputs import Document, build_problem
 from scheduling.lowerbound import _RateTable
 from scheduling.solver import RelaxState, Solver
-from worker import manifest_yaml
+from tests.support.catalogs import catalog
+from tests.support.manifests import nodepool, pod
 from worker.cli import main
+from worker.plan_inputs import manifest_yaml
 
 
 def _plan(
@@ -166,7 +167,7 @@ def test_plan_imports_no_worker_clients(tmp_path: Path, cat_yaml: Path) -> None:
         "from worker.cli import main\n"
         f"rc = main(['plan', '-f', {str(manifests)!r}, '--catalog', {str(cat_yaml)!r}])\n"
         "heavy = sorted(m for m in ('temporalio', 'kubernetes', 'boto3', 'opentelemetry',"
-        " 'worker.worker_command', 'worker.dev_command') if m in sys.modules)\n"
+        " 'worker.cli.worker_command', 'worker.cli.dev_command') if m in sys.modules)\n"
         "print(rc, heavy, file=sys.stderr)\n"
     )
     out = subprocess.run(

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worker.plan_json import dumps_indented
+from worker.cli.plan_json import dumps_indented
 
 _SCALARS = (
     st.none()

@@ -7,9 +7,14 @@ import copy
 from typing import Any
 
 import pytest
-from helpers import (
-    ZONE,
-    catalog,
+
+from models.catalog import load_catalog
+from scheduling.inputs import Document, build_problem
+from scheduling.pods import SPEC_FIELDS, PodError, SpecMemo, _parse_spec, parse_pod
+from scheduling.solver import RelaxState, Solver
+from tests.support.catalogs import catalog
+from tests.support.labels import ZONE
+from tests.support.manifests import (
     node,
     node_affinity,
     nodepool,
@@ -19,11 +24,6 @@ from helpers import (
     spread,
     toleration,
 )
-
-from models.catalog import load_catalog
-from scheduling.inputs import Document, build_problem
-from scheduling.pods import SPEC_FIELDS, PodError, SpecMemo, _parse_spec, parse_pod
-from scheduling.solver import RelaxState, Solver
 
 FULL_SPEC: dict[str, Any] = pod(
     "p",

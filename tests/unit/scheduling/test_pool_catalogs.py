@@ -9,32 +9,15 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from helpers import (
-    CAPACITY_TYPE,
-    INSTANCE_TYPE,
-    NODEPOOL,
-    TYPES,
-    ZA,
-    ZB,
-    ZC,
-    ZONE,
-    ZONES,
-    catalog,
-    claim_of,
-    nodeclaim,
-    nodepool,
-    plan,
-    pod,
-    reason,
-    req,
-    where,
-)
-
 from models.catalog import load_catalog
 from scheduling.inputs import Document, build_problem
 from scheduling.report import plan_to_dict
 from scheduling.solver import Solver
 from scheduling.solving.kept import KeptCatalog
+from tests.support.catalogs import TYPES, ZA, ZB, ZC, ZONES, catalog
+from tests.support.labels import CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL, ZONE
+from tests.support.manifests import nodeclaim, nodepool, pod, req
+from tests.support.plans import claim_of, plan, reason, where
 
 ON_DEMAND = req(CAPACITY_TYPE, "In", "on-demand")
 

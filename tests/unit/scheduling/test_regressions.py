@@ -7,29 +7,19 @@ integer ranges with NotIn values keep their size; claim requirements keep numeri
 
 from __future__ import annotations
 
-from helpers import (
-    ARCH,
-    CAPACITY_TYPE,
-    GENERATION,
-    ZA,
-    ZB,
-    ZC,
-    ZONE,
-    claim_of,
+from models.requirements import Requirement, Requirements
+from tests.support.catalogs import ZA, ZB, ZC
+from tests.support.labels import ARCH, CAPACITY_TYPE, GENERATION, ZONE
+from tests.support.manifests import (
     node_affinity,
     nodepool,
-    plan,
     pod,
     preferred_pod_affinity,
     req,
-    requirement,
     spread,
     taint,
-    unschedulable,
-    where,
 )
-
-from models.requirements import Requirement, Requirements
+from tests.support.plans import claim_of, plan, requirement, unschedulable, where
 
 OD = [req(CAPACITY_TYPE, "In", "on-demand")]
 AMD_OD = [*OD, req(ARCH, "In", "amd64")]

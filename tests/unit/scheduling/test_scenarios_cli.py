@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers import CAPACITY_TYPE, catalog, nodepool, od_price, pod, req
 
+from tests.support.catalogs import catalog, od_price
+from tests.support.labels import CAPACITY_TYPE
+from tests.support.manifests import nodepool, pod, req
 from worker.cli import main
 
 OD = [req(CAPACITY_TYPE, "In", "on-demand"), req("kubernetes.io/arch", "In", "amd64")]

@@ -3,37 +3,29 @@ every operator, custom catalog labels, beta keys) and relaxed preferences."""
 
 from __future__ import annotations
 
-from helpers import (
+from tests.support.catalogs import ZA, ZB, ZC, ZONES, od_price, spot_price, types_with
+from tests.support.labels import (
     ARCH,
     CAPACITY_TYPE,
     GENERATION,
     INSTANCE_TYPE,
     NODEPOOL,
     SIZE,
-    ZA,
-    ZB,
-    ZC,
     ZONE,
-    ZONES,
-    claim_of,
+)
+from tests.support.manifests import (
     node,
     node_affinity,
     nodepool,
-    od_price,
-    plan,
     pod,
     preferred_node_affinity,
     preferred_pod_affinity,
-    reason,
     req,
-    requirement,
-    spot_price,
     spread,
     taint,
     toleration,
-    types_with,
-    where,
 )
+from tests.support.plans import claim_of, plan, reason, requirement, where
 
 OD = [req(CAPACITY_TYPE, "In", "on-demand")]
 AMD_OD = [*OD, req(ARCH, "In", "amd64")]

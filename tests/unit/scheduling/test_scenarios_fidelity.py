@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from helpers import daemonset, node_affinity, nodepool, plan, pod, reason, req, where
+
+from tests.support.manifests import daemonset, node_affinity, nodepool, pod, req
+from tests.support.plans import plan, reason, where
 
 
 def _with_host_port(body: dict[str, Any], port: int) -> dict[str, Any]:

@@ -8,22 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from helpers import (
-    ARCH,
-    CAPACITY_TYPE,
-    HOSTNAME,
-    ZONES,
-    catalog,
-    nodepool,
-    plan,
-    pod,
-    pod_affinity,
-    reason,
-    req,
-    unschedulable,
-)
 
 from models.quantity import parse_quantity
+from tests.support.catalogs import ZONES, catalog
+from tests.support.labels import ARCH, CAPACITY_TYPE, HOSTNAME
+from tests.support.manifests import nodepool, pod, pod_affinity, req
+from tests.support.plans import plan, reason, unschedulable
 
 OD = [req(CAPACITY_TYPE, "In", "on-demand")]
 SMALL = ["c5.large", "m5.large", "c6i.xlarge", "m5.xlarge", "m5.2xlarge"]

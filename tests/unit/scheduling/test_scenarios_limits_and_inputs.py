@@ -3,26 +3,10 @@ requests (init containers, sidecars, overhead); output cost rules."""
 
 from __future__ import annotations
 
-from helpers import (
-    ARCH,
-    CAPACITY_TYPE,
-    FAMILY,
-    HOSTNAME,
-    INSTANCE_TYPE,
-    claim_of,
-    container,
-    node,
-    nodeclaim,
-    nodepool,
-    od_price,
-    plan,
-    pod,
-    reason,
-    req,
-    requirement,
-    unschedulable,
-    where,
-)
+from tests.support.catalogs import od_price
+from tests.support.labels import ARCH, CAPACITY_TYPE, FAMILY, HOSTNAME, INSTANCE_TYPE
+from tests.support.manifests import container, node, nodeclaim, nodepool, pod, req
+from tests.support.plans import claim_of, plan, reason, requirement, unschedulable, where
 
 OD = [req(CAPACITY_TYPE, "In", "on-demand")]
 AMD_OD = [*OD, req(ARCH, "In", "amd64")]

@@ -3,31 +3,10 @@ instance types a claim lists and at what price; DaemonSet overhead in a claim's 
 
 from __future__ import annotations
 
-from helpers import (
-    ARCH,
-    CAPACITY_TYPE,
-    GPU,
-    INSTANCE_TYPE,
-    ZA,
-    ZB,
-    ZC,
-    ZONES,
-    catalog,
-    claim_of,
-    daemonset,
-    node,
-    nodeclaim,
-    nodepool,
-    od_price,
-    plan,
-    pod,
-    reason,
-    req,
-    requirement,
-    spot_price,
-    taint,
-    where,
-)
+from tests.support.catalogs import ZA, ZB, ZC, ZONES, catalog, od_price, spot_price
+from tests.support.labels import ARCH, CAPACITY_TYPE, GPU, INSTANCE_TYPE
+from tests.support.manifests import daemonset, node, nodeclaim, nodepool, pod, req, taint
+from tests.support.plans import claim_of, plan, reason, requirement, where
 
 OD = [req(CAPACITY_TYPE, "In", "on-demand")]
 AMD_OD = [*OD, req(ARCH, "In", "amd64")]

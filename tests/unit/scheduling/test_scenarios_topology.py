@@ -6,34 +6,22 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from helpers import (
-    ARCH,
-    CAPACITY_TYPE,
-    HOSTNAME,
-    ZA,
-    ZB,
-    ZC,
-    ZONE,
-    ZONES,
-    claim_of,
+from tests.support.catalogs import ZA, ZB, ZC, ZONES, od_price, spot_price
+from tests.support.labels import ARCH, CAPACITY_TYPE, HOSTNAME, ZONE
+from tests.support.manifests import (
     node,
     node_affinity,
     nodepool,
-    od_price,
-    plan,
     pod,
     pod_affinity,
     pv,
     pvc,
-    reason,
     req,
-    requirement,
-    spot_price,
     spread,
     storage_class,
     taint,
-    where,
 )
+from tests.support.plans import claim_of, plan, reason, requirement, where
 
 OD = [req(CAPACITY_TYPE, "In", "on-demand")]
 AMD_OD = [*OD, req(ARCH, "In", "amd64")]

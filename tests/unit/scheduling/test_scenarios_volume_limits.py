@@ -9,8 +9,11 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers import CAPACITY_TYPE, catalog, node, nodepool, plan, pod, pvc, req, where
 
+from tests.support.catalogs import catalog
+from tests.support.labels import CAPACITY_TYPE
+from tests.support.manifests import node, nodepool, pod, pvc, req
+from tests.support.plans import plan, where
 from worker.cli import main
 
 EBS = "ebs.csi.aws.com"

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduling.shapes import _CHECKS, _DEFAULT, _DEFAULT_CHECK, SHAPES, _mismatch, shape_error
+from scheduling.schemas import _CHECKS, _DEFAULT, _DEFAULT_CHECK, SHAPES, _mismatch, shape_error
 
 _LEAVES = st.one_of(
     st.none(), st.booleans(), st.integers(-3, 3), st.floats(0, 2), st.sampled_from(["", "a"])
@@ -29,7 +29,7 @@ def _like(shape: Any, depth: int = 0) -> st.SearchStrategy[Any]:
         return _VALUES
     if isinstance(shape, dict):
         keys = sorted(shape)
-        right = st.fixed_dictionaries(
+        right: st.SearchStrategy[Any] = st.fixed_dictionaries(
             {}, optional={k: _like(shape[k], depth + 1) for k in keys} | {"extra": _VALUES}
         )
     elif hasattr(shape, "item"):

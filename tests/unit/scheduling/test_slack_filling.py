@@ -9,31 +9,13 @@ catalog (5 Deployments, seed 3: 709 pods).
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+from benchmarks.catalogs import ec2_like_catalog
+from benchmarks.workloads import deployments
+from scheduling.inputs import Document, build_problem
+from scheduling.solver import Solver
+from tests.support.manifests import nodepool_body
 
-ROOT = Path(__file__).resolve().parents[3]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from benchmarks.catalogs import ec2_like_catalog  # noqa: E402
-from benchmarks.workloads import deployments  # noqa: E402
-from scheduling.inputs import Document, build_problem  # noqa: E402
-from scheduling.solver import Solver  # noqa: E402
-
-POOL = {
-    "apiVersion": "karpenter.sh/v1",
-    "kind": "NodePool",
-    "metadata": {"name": "general"},
-    "spec": {
-        "template": {
-            "spec": {
-                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "x"},
-                "requirements": [],
-            }
-        }
-    },
-}
+POOL = nodepool_body("general", node_class="x", requirements=[])
 
 
 def test_every_claim_holds_its_pods_on_its_cheapest_listed_type() -> None:

@@ -14,35 +14,28 @@ from __future__ import annotations
 
 import copy
 import random
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-ROOT = Path(__file__).resolve().parents[3]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from direct_solver import DirectSolver  # noqa: E402
-
-from benchmarks.catalogs import ec2_like_catalog  # noqa: E402
-from benchmarks.workloads import deployments, diverse_pods, nodepool, pod  # noqa: E402
-from models import labels as L  # noqa: E402
-from models.instancetype import InstanceType, Offering  # noqa: E402
-from models.quantity import parse_quantity  # noqa: E402
-from models.requirements import Requirement, Requirements  # noqa: E402
-from scheduling.offers import OfferIndex  # noqa: E402
-from scheduling.pods import Pod, parse_pod  # noqa: E402
-from scheduling.problem import Problem  # noqa: E402
-from scheduling.report import plan_to_dict  # noqa: E402
-from scheduling.solver import Solver  # noqa: E402
-from scheduling.solving.claims import _FULL_FOR_NOW, Claims  # noqa: E402
-from scheduling.solving.domains import TopologyDomains  # noqa: E402
-from scheduling.solving.podclass import PodClass  # noqa: E402
-from scheduling.targets import ClaimTarget, Failure  # noqa: E402
+from benchmarks.catalogs import ec2_like_catalog
+from benchmarks.workloads import deployments, diverse_pods, nodepool, pod
+from models import labels as L
+from models.instancetype import InstanceType, Offering
+from models.quantity import parse_quantity
+from models.requirements import Requirement, Requirements
+from scheduling.offers import OfferIndex
+from scheduling.pods import Pod, parse_pod
+from scheduling.problem import Problem
+from scheduling.report import plan_to_dict
+from scheduling.solver import Solver
+from scheduling.solving.claims import _FULL_FOR_NOW, Claims
+from scheduling.solving.domains import TopologyDomains
+from scheduling.solving.podclass import PodClass
+from scheduling.targets import ClaimTarget, Failure
+from tests.support.direct_solver import DirectSolver
 
 _CATALOG = ec2_like_catalog()
 
@@ -279,7 +272,7 @@ def test_a_class_that_failed_is_tried_again_once_a_pod_is_placed(order: str) -> 
     b on their node and come before and after b's one pod in the queue (same size, name
     order). a1 fails, b is placed, a9 must join it (not be answered from a1's failure), and
     a1's retry must see b too."""
-    affinity = {
+    affinity: dict[str, Any] = {
         "affinity": {
             "podAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": [
@@ -311,10 +304,10 @@ def test_a_pod_alike_at_its_first_step_but_relaxing_otherwise_is_not_answered_fo
     no pod of app b anywhere) must not answer for the second, which drops its preference
     and is placed."""
     term = {"labelSelector": {"matchLabels": {"app": "b"}}, "topologyKey": L.HOSTNAME}
-    required = {
+    required: dict[str, Any] = {
         "affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
     }
-    preferred = {
+    preferred: dict[str, Any] = {
         "affinity": {
             "podAffinity": {
                 "preferredDuringSchedulingIgnoredDuringExecution": [

@@ -1,7 +1,7 @@
 """The Grafana dashboard in deploy/grafana reads only series the worker exports, and shows
 every metric family the worker exports. The names come from the code: the Prometheus
-registry (``worker.metrics.sample_names``) and the Temporal SDK series Joinery relies on
-(``worker.sdk_metrics.RELIED_ON``, itself checked against a live worker's scrape in
+registry (``worker.running.metrics.sample_names``) and the Temporal SDK series Joinery relies on
+(``worker.running.sdk_metrics.RELIED_ON``, itself checked against a live worker's scrape in
 tests/workflows/test_worker_integration.py)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from worker import metrics, sdk_metrics
+from worker.running import metrics, sdk_metrics
 
 DASHBOARD = Path(__file__).parents[3] / "deploy" / "grafana" / "joinery-dashboard.json"
 SERIES = re.compile(r"\b(?:karpenter|joinery|temporal)_[a-zA-Z0-9_:]*")

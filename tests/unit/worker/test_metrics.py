@@ -12,8 +12,8 @@ import pytest
 from activities.disruption.types import MarkInput
 from activities.kubernetes.events import Dedupe
 from activities.metrics import snake
-from worker import metrics
-from worker.metrics import NodeStates, PodStates, PoolStates, PrometheusCounters
+from worker.running import metrics
+from worker.running.metrics import NodeStates, PodStates, PoolStates, PrometheusCounters
 
 
 @pytest.fixture

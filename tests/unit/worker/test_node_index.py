@@ -13,7 +13,8 @@ from typing import Any
 
 from activities.kubernetes.node_index import NodeIndex
 from activities.kubernetes.raw import LISTED
-from worker.watchers import Watchers, WatchTarget
+from worker.running.watch import Streams, WatchTarget
+from worker.running.watchers import Watchers
 
 
 def node(name: str, provider_id: str = "") -> dict[str, Any]:
@@ -66,26 +67,17 @@ class FailingWatch:
 
 def test_the_node_watch_syncs_the_index_and_a_broken_watch_unsyncs_it() -> None:
     index = NodeIndex()
-    loop = asyncio.new_event_loop()
-    watchers = Watchers(
-        kube=None,  # type: ignore[arg-type]
-        client=None,  # type: ignore[arg-type]
-        loop=loop,
-        cluster="c",
-        task_queue="q",
-        node_index=index,
-    )
+    streams = Streams(threading.Event())
     seen: list[bool] = []
 
     def on_sync(synced: bool) -> None:
         index.set_synced(synced)
         seen.append(synced)
 
-    listing = FailingWatch(watchers.stop)
+    listing = FailingWatch(streams.stop)
     target = WatchTarget("nodes", listing, on_sync=on_sync)
-    for kind, obj in watchers._stream(target):
+    for kind, obj in streams.stream(target):
         index.observe(kind, obj)
-    loop.close()
     # listed (synced), the watch broke (not synced), listed again (synced)
     assert seen[:3] == [True, False, True]
     assert index.name_of("aws:///z/i-n") == "n"

@@ -6,22 +6,16 @@ provider's list itself; merged otherwise."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[3]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from activities.planning.plan import (  # noqa: E402
+from activities.planning.plan import (
     disruption_catalogs,
     instance_types,
     pool_catalogs,
 )
-from benchmarks.workloads import nodepool_manifest  # noqa: E402
-from models.instancetype import InstanceType, Offering  # noqa: E402
-from models.nodepool import NodePool  # noqa: E402
+from benchmarks.workloads import nodepool_manifest
+from models.instancetype import InstanceType, Offering
+from models.nodepool import NodePool
 
 
 def _type(name: str) -> InstanceType:
@@ -79,8 +73,8 @@ def test_several_nodeclasses_or_repeated_names_are_merged() -> None:
     a, b, c = _type("a"), _type("b"), _type("c")
     ec2 = FakeEC2({"one": [a, b], "two": [b, c], "dup": [a, a, b]})
     two = instance_types(
-        ec2,
-        [_pool("p1", "one"), _pool("p2", "two")],  # type: ignore[arg-type]
+        ec2,  # type: ignore[arg-type]
+        [_pool("p1", "one"), _pool("p2", "two")],
         {"one": _class("one"), "two": _class("two")},
     )
     assert [t.name for t in two] == ["a", "b", "c"]

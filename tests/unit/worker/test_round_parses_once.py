@@ -4,23 +4,17 @@ the problem never changes a parse it shares."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[3]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from activities.kubernetes.object_cache import WatchedObjects  # noqa: E402
-from activities.planning.cluster_state import ClusterState, add_watched  # noqa: E402
-from benchmarks.round_reading import synced  # noqa: E402
-from benchmarks.workloads import nodepool_manifest  # noqa: E402
-from models import labels as L  # noqa: E402
-from models.instancetype import InstanceType, Offering  # noqa: E402
-from models.quantity import parse_quantity  # noqa: E402
-from scheduling.inputs import ClaimParts, Document, build_problem  # noqa: E402
-from scheduling.pods import Pod  # noqa: E402
+from activities.kubernetes.object_cache import WatchedObjects
+from activities.planning.cluster_state import ClusterState, add_watched
+from benchmarks.round_reading import synced
+from benchmarks.workloads import nodepool_manifest
+from models import labels as L
+from models.instancetype import InstanceType, Offering
+from models.quantity import parse_quantity
+from scheduling.inputs import ClaimParts, Document, build_problem
+from scheduling.pods import Pod
 
 UNSCHEDULABLE = {
     "phase": "Pending",

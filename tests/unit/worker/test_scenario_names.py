@@ -4,7 +4,7 @@ own list so that importing it stays cheap)."""
 from __future__ import annotations
 
 from sandbox import scenarios
-from worker.dev_command import SCENARIO_NAMES
+from worker.cli.dev_command import SCENARIO_NAMES
 
 
 def test_the_cli_lists_every_scenario() -> None:

@@ -1,4 +1,4 @@
-"""The slot suppliers of ``worker/slots.py``: tasks waiting on a launch do not use up the
+"""The slot suppliers of ``worker/running/slots.py``: tasks waiting on a launch do not use up the
 workflow-task slots, and a reservation waiting for a slot wakes when one frees, whichever
 thread frees it."""
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pytest
 from temporalio.worker import SlotPermit
 
-from worker.slots import LocalActivitySlots, SlotBudget, WorkflowTaskSlots
+from worker.running.slots import LocalActivitySlots, SlotBudget, WorkflowTaskSlots
 
 LAUNCH = "nodeclaim.launch"
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
 
-from worker.health import HealthServer, TemporalProbe
+from tests.support.waiting import until
+from worker.running.health import HealthServer, TemporalProbe
 
 
 def readyz(port: int) -> int:
@@ -20,13 +20,6 @@ def readyz(port: int) -> int:
             return int(response.status)
     except urllib.error.HTTPError as exc:
         return int(exc.code)
-
-
-async def until(check: Callable[[], bool], timeout: float = 10) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not check():
-        assert asyncio.get_running_loop().time() < deadline, "timed out"
-        await asyncio.sleep(0.05)
 
 
 @pytest.mark.asyncio
@@ -48,10 +41,10 @@ async def test_readyz_follows_temporal_reachability() -> None:
         assert await asyncio.to_thread(readyz, health.port) == 200
         for mode in ("down", "slow"):
             answer["mode"] = mode
-            await until(lambda: not probe.reachable)
+            await until(lambda: not probe.reachable, timeout=10, every=0.05)
             assert await asyncio.to_thread(readyz, health.port) == 503
             answer["mode"] = "ok"
-            await until(lambda: probe.reachable)
+            await until(lambda: probe.reachable, timeout=10, every=0.05)
             assert await asyncio.to_thread(readyz, health.port) == 200
     finally:
         task.cancel()

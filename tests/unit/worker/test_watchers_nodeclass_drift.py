@@ -8,7 +8,8 @@ import copy
 from typing import Any
 
 import pytest
-from watcher_signals import signalling_watchers
+
+from tests.support.watcher_signals import signalling_watchers
 
 
 def nodeclass(generation: int, amis: list[str], ready_since: str) -> dict[str, Any]:

@@ -14,8 +14,8 @@ from typing import Any
 from activities.kubernetes.node_index import NodeIndex
 from models import contract
 from models import labels as L
-from worker.heartbeats import essentials
-from worker.watchers import Watchers
+from worker.running.heartbeats import essentials
+from worker.running.watchers import Watchers
 
 
 def kwok_node(name: str, *, initialized: bool, beat: str = "2026-01-01T00:00:00Z") -> Any:
@@ -89,7 +89,7 @@ def watchers(index: NodeIndex, recorder: Recorder) -> Watchers:
         node_index=index,
     )
     # run the watchers' coroutines at once on this thread, in order
-    w._submit = lambda coro: w.loop.run_until_complete(coro)  # type: ignore[method-assign]
+    w._calls.submit = lambda coro: w.loop.run_until_complete(coro)  # type: ignore[method-assign]
     return w
 
 

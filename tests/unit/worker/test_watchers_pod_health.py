@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from watcher_signals import signalling_watchers
 
-from worker.watchers import pod_healthy
+from tests.support.watcher_signals import signalling_watchers
+from worker.running.watchers import pod_healthy
 
 
 def pod(phase: str, ready: bool, node: str = "n1") -> dict[str, Any]:

@@ -18,7 +18,7 @@ import pytest
 from activities.kubernetes import raw
 from activities.kubernetes.object_cache import WatchedObjects
 from models import contract
-from worker.watchers import PODS_PENDING_SPACING, Watchers
+from worker.running.watchers import PODS_PENDING_SPACING, Watchers
 
 
 def pending_pod(name: str) -> dict[str, Any]:

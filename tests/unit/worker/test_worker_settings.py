@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from worker import worker_command
-from worker.cli import UsageError, build_parser, main
-from worker.settings import Settings
+from worker.cli import main, worker_command
+from worker.cli.command import build_parser
+from worker.running.settings import Settings
+from worker.usage import UsageError
 
 JOINERY = [sys.executable, "-m", "worker.cli"]
 ROOT = Path(__file__).resolve().parents[3]
@@ -52,7 +53,7 @@ def test_workflow_code_runs_unsandboxed_unless_asked(monkeypatch: pytest.MonkeyP
     from temporalio.worker import UnsandboxedWorkflowRunner
     from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
-    from worker import tuning
+    from worker.running import tuning
 
     monkeypatch.delenv("JOINERY_WORKFLOW_SANDBOX", raising=False)
     assert _settings().workflow_sandbox is False

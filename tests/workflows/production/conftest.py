@@ -13,14 +13,14 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import pytest_asyncio
-from k8s_objects import ensure_nodeclass
-from prod_worker import RunningWorker, joinery_worker
 from temporalio.client import Client
-from workflow_realparts import Cloud
 
 from activities.kubernetes.client import Kube
 from sandbox.nodes import NodeSimulator
 from sandbox.temporal_server import ProductionTemporal
+from tests.support.cloud import Cloud
+from tests.support.kube_objects import ensure_nodeclass
+from tests.support.prod_worker import RunningWorker, joinery_worker
 
 
 @pytest.fixture(scope="session")

@@ -19,21 +19,12 @@ import os
 import threading
 import time
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from k8s_objects import (
-    condition,
-    create_claim,
-    create_namespace,
-    ensure_nodeclass,
-    ensure_nodepool,
-)
-from prod_worker import RunningWorker, joinery_worker
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError
-from test_worker_integration import until
-from workflow_realparts import Cloud
 
 from activities.kubernetes import nodeclaims, raw
 from activities.kubernetes.client import Kube
@@ -44,11 +35,20 @@ from sandbox import fleet_checks
 from sandbox.nodes import NodeSimulator
 from sandbox.scenarios import spread_fleet as fleet
 from sandbox.temporal_server import ProductionTemporal
-from worker.round_history import read_rounds
+from tests.support.cloud import Cloud
+from tests.support.cuttable_proxy import CuttableProxy
+from tests.support.kube_objects import (
+    condition,
+    create_claim,
+    create_namespace,
+    ensure_nodeclass,
+    ensure_nodepool,
+)
+from tests.support.prod_worker import RunningWorker, joinery_worker
+from tests.support.round_history import read_rounds
+from tests.support.waiting import until
 from workflows.disruption.state import VALIDATING
 from workflows.disruption.workflow import DisruptionWorkflow
-
-from cuttable_proxy import CuttableProxy  # isort: skip
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.production]
 
@@ -178,7 +178,7 @@ async def test_server_sigkill_during_launches_and_a_round_then_drains(
     before: set[str] = set()  # the fleet's claims before the round
     hold = threading.Event()
 
-    def joins(claim: dict[str, Any]) -> bool:
+    def joins(claim: Mapping[str, Any]) -> bool:
         """While ``hold`` is set, the instances of the fleet's replacement and of the
         lifecycles boot but their nodes do not join, as EC2 instances take their 30-40 s:
         the round that launched the replacement waits, its candidate marked and not yet
@@ -317,7 +317,12 @@ async def kill_during_drains(
 ) -> None:
     """Delete every claim, kill the server while they are being retired."""
     client, cluster = worker.client, worker.cluster
-    await asyncio.to_thread(lambda: [delete_claim(admin, name) for name in names])
+
+    def delete_all() -> None:
+        for name in names:
+            delete_claim(admin, name)
+
+    await asyncio.to_thread(delete_all)
     await until(
         lambda: len(live_instances(cloud, pool)) <= CLAIMS * 9 // 10,
         timeout=180,

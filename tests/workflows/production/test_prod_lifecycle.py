@@ -9,17 +9,17 @@ import uuid
 from typing import Any
 
 import pytest
-from k8s_objects import create_namespace, ensure_nodepool, pod
 from kubernetes import client as k8s
-from prod_worker import RunningWorker
 from temporalio.api.enums.v1 import EventType
-from test_worker_integration import until
-from workflow_realparts import Cloud
 
 from activities.kubernetes import nodeclaims, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
 from models import contract
+from tests.support.cloud import Cloud
+from tests.support.kube_objects import create_namespace, ensure_nodepool, pod
+from tests.support.prod_worker import RunningWorker
+from tests.support.waiting import until
 from workflows.nodeclaim.state import DisruptRequest
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
 from workflows.provisioner import ProvisionerWorkflow

@@ -9,19 +9,19 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from k8s_objects import condition, create_claim, ensure_nodeclass, ensure_nodepool
-from prod_worker import joinery_worker
-from test_worker_integration import until
-from workflow_realparts import Cloud
 
 from activities.kubernetes import nodeclaims, raw
 from activities.kubernetes.client import Kube
 from models import contract
 from sandbox.nodes import NodeSimulator
 from sandbox.temporal_server import ProductionTemporal
-from worker import connection
-from worker.cli import UsageError
-from worker.settings import TemporalSettings
+from tests.support.cloud import Cloud
+from tests.support.kube_objects import condition, create_claim, ensure_nodeclass, ensure_nodepool
+from tests.support.prod_worker import joinery_worker
+from tests.support.waiting import until
+from worker.running import connection
+from worker.running.settings import TemporalSettings
+from worker.usage import UsageError
 
 pytestmark = [pytest.mark.asyncio(loop_scope="session"), pytest.mark.production]
 

@@ -1,0 +1,89 @@
+"""Re-stamping claims another tool or version stamped (``activities.status.claims``), against
+the real control plane: the NodePool hash and the EC2NodeClass hash in one write, only where
+the claim does not carry Joinery's version, so a hash Karpenter wrote is replaced, never read
+as drift; a claim not launched yet is left for its launch to stamp."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from activities.kubernetes import custom_objects, nodeclaims, nodeclasses
+from activities.kubernetes.client import Kube
+from activities.kubernetes.resources import NODECLAIM, NODEPOOL
+from activities.status import claims as claim_status
+from models import ec2nodeclass_hash as class_hash
+from models import nodepool_hash as pool_hash
+from models.ec2nodeclass import EC2NodeClass
+from models.nodepool import NodePool
+from tests.support.kube_objects import ensure_nodeclass, ensure_nodepool, nodeclaim
+
+KARPENTER = {
+    pool_hash.HASH_ANNOTATION: "123",
+    pool_hash.HASH_VERSION_ANNOTATION: "v3",
+    class_hash.HASH_ANNOTATION: "456",
+    class_hash.HASH_VERSION_ANNOTATION: "v6",
+}
+
+
+def _claim(admin: Kube, annotations: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A claim of a fresh pool on class ``default``, made with ``annotations``; and its pool."""
+    ensure_nodeclass(admin)
+    pool = f"stamp-{uuid.uuid4().hex[:6]}"
+    ensure_nodepool(admin, pool)
+    body = nodeclaim(f"{pool}-a", pool)
+    body["metadata"]["annotations"] = dict(annotations)
+    return custom_objects.create(admin, NODECLAIM, body), custom_objects.get(admin, NODEPOOL, pool)
+
+
+def _annotations(admin: Kube, claim: dict[str, Any]) -> dict[str, str]:
+    return dict(nodeclaims.get(admin, claim["metadata"]["name"])["metadata"]["annotations"])
+
+
+def test_a_claim_karpenter_stamped_gets_both_of_joinerys_hashes_in_one_write(
+    admin: Kube,
+) -> None:
+    claim, pool = _claim(admin, KARPENTER)
+    nodeclass = nodeclasses.get(admin, "default")
+    assert claim_status.needs_stamp(claim)
+    assert claim_status.restamp(admin, claim, pool, nodeclass)
+    expected = {
+        **pool_hash.hash_annotations(NodePool.model_validate(pool)),
+        **class_hash.hash_annotations(EC2NodeClass.model_validate(nodeclass)),
+    }
+    assert _annotations(admin, claim) == expected
+    assert not claim_status.needs_stamp(nodeclaims.get(admin, claim["metadata"]["name"]))
+
+
+def test_a_launched_claim_without_a_nodeclass_hash_gets_one_an_unlaunched_one_does_not(
+    admin: Kube,
+) -> None:
+    """An older Joinery launched it (its pool hash is Joinery's, no class hash): stamped. A
+    claim not launched yet carries none either: its launch stamps it, no write now."""
+    ours = {pool_hash.HASH_ANNOTATION: "x", pool_hash.HASH_VERSION_ANNOTATION: "joinery-1"}
+    claim, pool = _claim(admin, ours)
+    nodeclass = nodeclasses.get(admin, "default")
+    assert not claim_status.needs_stamp(claim)
+    assert not claim_status.restamp(admin, claim, pool, nodeclass)
+    launched = {**claim, "status": {"providerID": "aws:///us-east-1a/i-0abc"}}
+    assert claim_status.needs_stamp(launched)
+    assert claim_status.restamp(admin, launched, pool, nodeclass)
+    got = _annotations(admin, claim)
+    assert got[pool_hash.HASH_ANNOTATION] == "x"  # Joinery's own pool hash is kept
+    stamped = class_hash.hash_annotations(EC2NodeClass.model_validate(nodeclass))
+    assert got.items() >= stamped.items()
+
+
+def test_an_unreadable_or_invalid_nodeclass_leaves_no_hash_to_compare(admin: Kube) -> None:
+    claim, pool = _claim(admin, KARPENTER)
+    # not known now: the pool is stamped, the class is left for the claim's next event
+    assert claim_status.restamp(admin, claim, pool, None)
+    got = _annotations(admin, claim)
+    assert got[class_hash.HASH_VERSION_ANNOTATION] == "v6"
+    # a class that does not validate: its version alone, Karpenter's hash removed
+    claim = nodeclaims.get(admin, claim["metadata"]["name"])
+    invalid = {"metadata": {"name": "default"}, "spec": {"role": "r"}}
+    assert claim_status.restamp(admin, claim, pool, invalid)
+    got = _annotations(admin, claim)
+    assert got[class_hash.HASH_VERSION_ANNOTATION] == class_hash.HASH_VERSION
+    assert class_hash.HASH_ANNOTATION not in got

@@ -1,6 +1,0 @@
-"""Disruption scenarios build on the scheduling scenarios' manifest builders."""
-
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scheduling"))

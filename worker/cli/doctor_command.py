@@ -1,0 +1,242 @@
+"""``joinery doctor``: is this account and cluster ready for Joinery? One line per finding.
+
+It reads, never writes: the EKS cluster (DescribeCluster), each EC2NodeClass (from files, or
+from the cluster with a kubeconfig) resolved as the worker would (subnets, security groups,
+AMIs for the cluster's Kubernetes version, the role or instance profile), the interruption
+queue, and the caller's IAM permissions against the policy in activities/ec2/permissions.py
+(``iam:SimulatePrincipalPolicy``). Lines start with ``ok``, ``missing`` or ``unchecked``;
+the exit code is 1 when anything is missing, 0 otherwise, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import yaml
+from botocore.exceptions import ClientError
+from pydantic import ValidationError
+
+from activities.ec2 import permissions
+from activities.ec2.clients import AWSClients
+from activities.ec2.errors import EC2Error, classify
+from activities.ec2.instance_profiles import InstanceProfiles
+from activities.ec2.interruption import InterruptionQueue
+from activities.ec2.provider import EC2Provider
+from activities.ec2.settings import ClusterInfo, ProviderSettings
+from models.ec2nodeclass import EC2NodeClass
+from models.errors import field_error
+from worker.running.settings import add_cluster_args
+from worker.usage import UsageError
+
+OK, MISSING, UNCHECKED = "ok", "missing", "unchecked"
+
+
+@dataclass(frozen=True)
+class Finding:
+    status: str
+    subject: str
+    message: str
+
+    def line(self) -> str:
+        return f"{self.status:<9} {self.subject}: {self.message}"
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("doctor", help="check the AWS account and cluster Joinery will run in")
+    env = os.environ.get
+    p.add_argument("--cluster", default=env("JOINERY_CLUSTER", "joinery"), help="EKS name")
+    p.add_argument("--region", default=env("AWS_REGION", env("AWS_DEFAULT_REGION", "us-east-1")))
+    p.add_argument("--aws-endpoint-url", default=env("JOINERY_AWS_ENDPOINT_URL", ""))
+    p.add_argument("--interruption-queue", default=env("JOINERY_INTERRUPTION_QUEUE", ""))
+    p.add_argument(
+        "-f", "--nodeclass", action="append", default=[], help="EC2NodeClass YAML (repeatable)"
+    )
+    p.add_argument("--kubeconfig", default="", help="read the EC2NodeClasses from this cluster")
+    add_cluster_args(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    nodeclasses = [nc for path in args.nodeclass for nc in _load(path)]
+    clients = AWSClients.create(args.region, args.aws_endpoint_url or None)
+    static = ClusterInfo(
+        args.cluster,
+        **{
+            k: v
+            for k, v in {
+                "endpoint": args.cluster_endpoint,
+                "certificate_authority": args.cluster_ca_bundle,
+                "service_cidr": args.service_cidr,
+                "kubernetes_version": args.kubernetes_version,
+            }.items()
+            if v
+        },
+    )
+    settings = ProviderSettings(region=args.region, cluster=static, discover_cluster=True)
+    provider = EC2Provider.create(settings, clients, use_pricing_api=False)
+    findings = list(check_cluster(provider))
+    if args.kubeconfig:
+        findings.extend(_from_cluster(args.kubeconfig, nodeclasses))
+    profiles = InstanceProfiles(clients.iam, args.cluster, args.region)
+    for nc in nodeclasses:
+        findings.extend(check_nodeclass(provider, profiles, nc))
+    findings.extend(check_queue(clients, args.interruption_queue))
+    findings.extend(check_permissions(args.region, args.aws_endpoint_url or None, clients.iam))
+    for f in findings:
+        print(f.line())
+    return 1 if any(f.status == MISSING for f in findings) else 0
+
+
+def _load(path: str) -> list[EC2NodeClass]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            docs = [d for d in yaml.safe_load_all(fh) if isinstance(d, dict)]
+    except (OSError, yaml.YAMLError) as exc:
+        raise UsageError(f"{path}: {str(exc).splitlines()[0]}") from None
+    out = []
+    for doc in docs:
+        if doc.get("kind") != "EC2NodeClass":
+            continue
+        try:
+            out.append(EC2NodeClass.model_validate(doc))
+        except ValidationError as exc:
+            name = (doc.get("metadata") or {}).get("name", "?")
+            raise UsageError(f"{path}: EC2NodeClass {name}: {field_error(exc)}") from None
+    if not out:
+        raise UsageError(f"{path}: no EC2NodeClass document")
+    return out
+
+
+def _from_cluster(kubeconfig: str, into: list[EC2NodeClass]) -> Iterable[Finding]:
+    from activities.kubernetes import nodeclasses
+    from activities.kubernetes.client import connect
+
+    try:
+        items, _ = nodeclasses.list_(connect(kubeconfig))
+    except Exception as exc:
+        yield Finding(MISSING, "Kubernetes", f"cannot list EC2NodeClasses: {_first_line(exc)}")
+        return
+    for item in items:
+        try:
+            into.append(EC2NodeClass.model_validate(item))
+        except ValidationError as exc:
+            name = item.get("metadata", {}).get("name", "?")
+            yield Finding(MISSING, f"EC2NodeClass {name}", f"invalid: {field_error(exc)}")
+    yield Finding(OK, "Kubernetes", f"{len(items)} EC2NodeClasses read")
+
+
+def check_cluster(provider: EC2Provider) -> Iterable[Finding]:
+    subject = f"EKS cluster {provider.settings.cluster_name}"
+    try:
+        info = provider.cluster.current()
+    except EC2Error as exc:
+        yield Finding(MISSING, subject, f"cannot be described ({exc})")
+        return
+    yield Finding(
+        OK,
+        subject,
+        f"Kubernetes {info.kubernetes_version}, service CIDR {info.service_cidr}, "
+        f"endpoint {info.endpoint or '(none)'}",
+    )
+
+
+def check_nodeclass(
+    provider: EC2Provider, profiles: InstanceProfiles, nodeclass: EC2NodeClass
+) -> Iterable[Finding]:
+    subject = f"EC2NodeClass {nodeclass.name}"
+    try:
+        resolved = provider.resolve_nodeclass(nodeclass)
+    except EC2Error as exc:
+        yield Finding(MISSING, subject, f"cannot be resolved ({exc})")
+        return
+    problems = [
+        c
+        for c in resolved.conditions
+        if c.status != "True" and c.type not in ("Ready", "InstanceProfileReady")
+    ]
+    for c in problems:
+        yield Finding(MISSING, subject, c.message)
+    try:
+        state = profiles.check(nodeclass)
+    except EC2Error as exc:
+        yield Finding(UNCHECKED, subject, f"role / instance profile: {exc}")
+        return
+    if not state.ready:
+        yield Finding(MISSING, subject, state.message)
+        return
+    if not problems:
+        yield Finding(
+            OK,
+            subject,
+            f"{len(resolved.subnets)} subnets, {len(resolved.security_groups)} security groups, "
+            f"{len(resolved.amis)} AMIs, {state.message}",
+        )
+
+
+def check_queue(clients: AWSClients, queue: str) -> Iterable[Finding]:
+    if not queue:
+        yield Finding(
+            MISSING,
+            "interruption queue",
+            "none configured (--interruption-queue): spot interruptions and scheduled "
+            "maintenance would go unnoticed",
+        )
+        return
+    try:
+        url = InterruptionQueue(clients.sqs, queue).url
+        attrs = clients.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])
+    except Exception as exc:
+        yield Finding(MISSING, f"interruption queue {queue}", f"does not exist ({_aws(exc)})")
+        return
+    yield Finding(OK, f"interruption queue {queue}", attrs["Attributes"]["QueueArn"])
+
+
+def check_permissions(region: str, endpoint: str | None, iam: Any) -> Iterable[Finding]:
+    subject = "IAM permissions"
+    try:
+        sts = boto3.session.Session().client("sts", region_name=region, endpoint_url=endpoint)
+        arn = principal_arn(sts.get_caller_identity()["Arn"])
+        denied = []
+        wanted = permissions.actions()
+        for i in range(0, len(wanted), 50):
+            resp = iam.simulate_principal_policy(
+                PolicySourceArn=arn, ActionNames=wanted[i : i + 50]
+            )
+            denied += [
+                r["EvalActionName"]
+                for r in resp["EvaluationResults"]
+                if r["EvalDecision"] != "allowed"
+            ]
+    except ClientError as exc:
+        yield Finding(UNCHECKED, subject, f"cannot simulate the policy ({_aws(exc)})")
+        return
+    except Exception as exc:  # an endpoint without the simulator answers garbage (moto)
+        why = _first_line(exc)[:120]
+        yield Finding(UNCHECKED, subject, f"no policy simulator at this endpoint ({why})")
+        return
+    if denied:
+        yield Finding(MISSING, subject, f"{arn} is not allowed {', '.join(sorted(denied))}")
+    else:
+        yield Finding(OK, subject, f"{arn} has all {len(wanted)} actions")
+
+
+def principal_arn(caller: str) -> str:
+    """An assumed-role session ARN → the role's ARN (what the policy simulator takes)."""
+    if ":assumed-role/" in caller:
+        account = caller.split(":")[4]
+        role = caller.split(":assumed-role/", 1)[1].split("/", 1)[0]
+        return f"arn:aws:iam::{account}:role/{role}"
+    return caller
+
+
+def _aws(exc: BaseException) -> str:
+    return _first_line(classify(exc) if not isinstance(exc, EC2Error) else exc)
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0]

@@ -1,0 +1,121 @@
+"""``joinery worker``: run the Temporal worker, watchers and health endpoint."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+from typing import Any
+
+from worker.running.app import run_worker
+from worker.running.settings import (
+    Settings,
+    add_cluster_args,
+    add_temporal_args,
+    env_flag,
+    temporal_from,
+)
+from worker.usage import UsageError
+from workflows.disruption.state import VALIDATION_DELAY_SECONDS
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("worker", help="run the Joinery worker (workflows, activities, watchers)")
+    add_temporal_args(p)
+    env = os.environ.get
+    p.add_argument("--kubeconfig", default=env("KUBECONFIG", ""))
+    p.add_argument("--region", default=env("AWS_REGION", env("AWS_DEFAULT_REGION", "us-east-1")))
+    p.add_argument("--aws-endpoint-url", default=env("JOINERY_AWS_ENDPOINT_URL", ""))
+    p.add_argument("--interruption-queue", default=env("JOINERY_INTERRUPTION_QUEUE", ""))
+    add_cluster_args(p)
+    p.add_argument("--health-port", type=int, default=int(env("JOINERY_HEALTH_PORT", "8081")))
+    p.add_argument(
+        "--health-host",
+        default=env("JOINERY_HEALTH_HOST", "0.0.0.0"),
+        help="address of /healthz, /readyz and /metrics (all interfaces by default)",
+    )
+    p.add_argument(
+        "--search-attributes",
+        action="store_true",
+        default=env_flag("JOINERY_SEARCH_ATTRIBUTES"),
+        help="upsert NodePool/NodeClaim/InstanceType/CapacityType/Zone/Phase (register them first)",
+    )
+    p.add_argument(
+        "--otlp-endpoint",
+        default=env("OTEL_EXPORTER_OTLP_ENDPOINT", ""),
+        help="export traces by OTLP/HTTP here (off when empty)",
+    )
+    p.add_argument(
+        "--catalog-cache",
+        default=env("JOINERY_CATALOG_CACHE", ""),
+        help="file to keep the EC2 catalog in across restarts (off when empty)",
+    )
+    p.add_argument(
+        "--disruption-validation-delay",
+        type=float,
+        default=env("JOINERY_DISRUPTION_VALIDATION_DELAY", str(VALIDATION_DELAY_SECONDS)),
+        metavar="SECONDS",
+        help="how long a disruption decision must still hold before it is carried out "
+        "(default: Karpenter's 15; applies when the cluster's disruption workflow starts)",
+    )
+    p.add_argument("--activity-threads", type=int, default=32)
+    p.add_argument(
+        "--workflow-sandbox",
+        action="store_true",
+        default=env_flag("JOINERY_WORKFLOW_SANDBOX"),
+        help="run workflow code in Temporal's sandbox, which checks at run time that it calls"
+        " nothing nondeterministic (about a third more worker CPU per workflow task)",
+    )
+    p.add_argument("--no-watchers", action="store_true", help="only run workflows and activities")
+    p.add_argument("-v", "--verbose", action="store_true")
+    p.set_defaults(func=run)
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    if args.activity_threads < 1:
+        raise UsageError("--activity-threads must be at least 1")
+    if not 0 <= args.health_port <= 65535:
+        raise UsageError("--health-port must be 0..65535")
+    if not 0 <= args.disruption_validation_delay <= 3600:
+        raise UsageError("--disruption-validation-delay must be 0..3600 seconds")
+    return Settings(
+        temporal=temporal_from(args),
+        cluster=args.cluster,
+        kubeconfig=args.kubeconfig,
+        region=args.region,
+        aws_endpoint_url=args.aws_endpoint_url,
+        interruption_queue=args.interruption_queue,
+        cluster_endpoint=args.cluster_endpoint,
+        cluster_ca_bundle=args.cluster_ca_bundle,
+        service_cidr=args.service_cidr,
+        kubernetes_version=args.kubernetes_version,
+        health_port=args.health_port,
+        health_host=args.health_host,
+        search_attributes=args.search_attributes,
+        otlp_endpoint=args.otlp_endpoint,
+        activity_threads=args.activity_threads,
+        workflow_sandbox=args.workflow_sandbox,
+        watchers=not args.no_watchers,
+        catalog_cache=args.catalog_cache,
+        disruption_validation_delay=args.disruption_validation_delay,
+    )
+
+
+async def _main(settings: Settings) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await run_worker(settings, stop=stop)
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    settings = settings_from(args)
+    asyncio.run(_main(settings))
+    return 0

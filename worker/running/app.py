@@ -1,0 +1,294 @@
+"""The worker process: Temporal worker + Kubernetes watchers + health/metrics endpoint.
+
+``run_worker(settings)`` is the entry point ``joinery worker`` and ``joinery dev`` call::
+
+    from worker.running.app import run_worker
+    from worker.running.settings import Settings, TemporalSettings
+
+    await run_worker(Settings(TemporalSettings(address="localhost:7233"), kubeconfig=...))
+
+It runs until ``stop`` (an ``asyncio.Event``) is set or the task is cancelled. Several
+workers may run against one cluster and task queue: workflow ids make starts idempotent
+and the watchers' signals only set flags. Each serves two queues: the lifecycles' and, with
+slots of its own, the cluster workflows' (``models.contract.cluster_workflows_queue``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import Client
+from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.worker import Worker
+
+from activities.deps import Deps
+from activities.disruption.defs import DisruptionActivities
+from activities.ec2.clients import AWSClients
+from activities.ec2.provider import EC2Provider
+from activities.ec2.settings import ClusterInfo, ProviderSettings
+from activities.ec2.shared_offerings import ConfigMapRecord
+from activities.garbage.defs import GarbageCollectionActivities
+from activities.kubernetes.client import Kube, connect
+from activities.kubernetes.node_index import NodeIndex
+from activities.kubernetes.nodeclass_store import NodeClassStore
+from activities.kubernetes.object_cache import WatchedObjects
+from activities.lifecycle.defs import NodeClaimActivities
+from activities.planning.defs import PlanningActivities
+from models import contract
+from worker.running import catalog_cache, connection, sdk_metrics, telemetry, tuning
+from worker.running.health import HealthServer, TemporalProbe
+from worker.running.metrics import PrometheusCounters
+from worker.running.settings import Settings
+from worker.running.status_reporter import StatusReporter
+from worker.running.watchers import Watchers
+from workflows.disruption.state import DisruptionInput
+from workflows.disruption.workflow import DisruptionWorkflow
+from workflows.garbage.state import GarbageCollectionInput
+from workflows.garbage.workflow import GarbageCollectionWorkflow
+from workflows.nodeclaim.workflow import NodeClaimWorkflow
+from workflows.provisioner import ProvisionerInput, ProvisionerWorkflow
+
+log = logging.getLogger(__name__)
+
+# The cluster's own workflows, one of each per cluster, on a queue of their own.
+CLUSTER_WORKFLOWS: Sequence[type] = (
+    ProvisionerWorkflow,
+    DisruptionWorkflow,
+    GarbageCollectionWorkflow,
+)
+# The lifecycles' queue serves the cluster workflows too: runs started there before they had
+# a queue of their own keep running there.
+WORKFLOWS: Sequence[type] = (NodeClaimWorkflow, *CLUSTER_WORKFLOWS)
+
+
+def activities_for(deps: Deps) -> list[Callable[..., Any]]:
+    return [
+        *NodeClaimActivities(deps).all(),
+        *PlanningActivities(deps).all(),
+        *DisruptionActivities(deps).all(),
+        *GarbageCollectionActivities(deps).all(),
+    ]
+
+
+def cluster_info(settings: Settings) -> tuple[ClusterInfo, bool]:
+    """The cluster facts settings give, and whether EKS must be asked for the rest."""
+    given = {
+        "endpoint": settings.cluster_endpoint,
+        "certificate_authority": settings.cluster_ca_bundle,
+        "service_cidr": settings.service_cidr,
+        "kubernetes_version": settings.kubernetes_version,
+    }
+    info = ClusterInfo(settings.cluster, **{k: v for k, v in given.items() if v})
+    return info, not all(given.values())
+
+
+def ec2_provider(settings: Settings) -> EC2Provider:
+    clients = AWSClients.create(settings.region, settings.aws_endpoint_url or None)
+    cluster, discover = cluster_info(settings)
+    provider_settings = ProviderSettings(
+        region=settings.region,
+        cluster=cluster,
+        interruption_queue=settings.interruption_queue or None,
+        discover_cluster=discover,
+        manage_instance_profiles=True,
+    )
+    return EC2Provider.create(
+        provider_settings, clients, use_pricing_api=not settings.aws_endpoint_url
+    )
+
+
+def discover_cluster(ec2: EC2Provider) -> None:
+    """Learn the cluster now so a wrong name or a missing permission shows at start, in one
+    line; launches retry discovery themselves."""
+    try:
+        info = ec2.cluster.current()
+    except Exception as exc:
+        log.error("EKS cluster %s: discovery failed: %s", ec2.settings.cluster_name, exc)
+        return
+    log.info(
+        "EKS cluster %s: Kubernetes %s, service CIDR %s, endpoint %s",
+        info.name,
+        info.kubernetes_version,
+        info.service_cidr,
+        info.endpoint,
+    )
+
+
+def build_worker(
+    client: Client, deps: Deps, task_queue: str, threads: int = 32, *, sandboxed: bool = False
+) -> Worker:
+    """The worker of the lifecycles' queue (every workflow type, every activity)."""
+    return Worker(
+        client,
+        task_queue=task_queue,
+        workflows=list(WORKFLOWS),
+        activities=activities_for(deps),
+        **tuning.worker_options(sandboxed, threads=threads),
+    )
+
+
+def build_cluster_worker(
+    client: Client, deps: Deps, task_queue: str, *, sandboxed: bool = False
+) -> Worker:
+    """The worker of the cluster workflows' own queue beside the lifecycles' ``task_queue``:
+    its workflow task slots and activity threads are never held by lifecycles."""
+    return Worker(
+        client,
+        task_queue=contract.cluster_workflows_queue(task_queue),
+        workflows=list(CLUSTER_WORKFLOWS),
+        activities=activities_for(deps),
+        # no launches run here
+        **tuning.worker_options(sandboxed, threads=tuning.CLUSTER_ACTIVITY_THREADS, launches=0),
+    )
+
+
+async def ensure_cluster_workflows(client: Client, settings: Settings) -> None:
+    """Start (or find running) the cluster's provisioner, disruption and garbage-collection
+    workflows."""
+    cluster, sa = settings.cluster, settings.search_attributes
+    wanted: list[tuple[Any, Any, str, str]] = []
+    if settings.provisioner:
+        wanted.append(
+            (
+                ProvisionerWorkflow.run,
+                ProvisionerInput(cluster, sa),
+                contract.provisioner_id(cluster),
+                f"provisioner · cluster {cluster}",
+            )
+        )
+    if settings.disruption:
+        wanted.append(
+            (
+                DisruptionWorkflow.run,
+                DisruptionInput(
+                    cluster, sa, validation_delay_seconds=settings.disruption_validation_delay
+                ),
+                contract.disruption_id(cluster),
+                f"disruption rounds · cluster {cluster}",
+            )
+        )
+    if settings.garbage_collection:
+        wanted.append(
+            (
+                GarbageCollectionWorkflow.run,
+                GarbageCollectionInput(
+                    cluster,
+                    settings.garbage_collection_period,
+                    settings.garbage_collection_grace,
+                ),
+                contract.garbage_collection_id(cluster),
+                f"garbage collection · cluster {cluster}",
+            )
+        )
+    queue = contract.cluster_workflows_queue(settings.temporal.task_queue)
+    for run, inp, workflow_id, summary in wanted:
+        handle = await client.start_workflow(
+            run,
+            inp,
+            id=workflow_id,
+            task_queue=queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            static_summary=summary,
+        )
+        # a run started before the cluster workflows had a queue of their own moves there
+        if (await handle.describe()).task_queue != queue:
+            await handle.signal(contract.SIGNAL_MOVE_TO_QUEUE, queue)
+
+
+async def run_worker(
+    settings: Settings,
+    *,
+    stop: asyncio.Event | None = None,
+    kube: Kube | None = None,
+    ec2: EC2Provider | None = None,
+    client: Client | None = None,
+) -> None:
+    """Run until ``stop`` is set (or cancelled). Adapters may be passed in (tests, sandbox)."""
+    kube = kube or connect(settings.kubeconfig or None)
+    ec2 = ec2 or ec2_provider(settings)
+    if client is None:
+        client = await connection.connect(
+            settings.temporal,
+            telemetry.plugins(settings.otlp_endpoint),
+            runtime=sdk_metrics.runtime(),  # temporal_* series on /metrics
+        )
+    # Replicas share what EC2 refused through a ConfigMap (activities/ec2/shared_offerings.py).
+    ec2.unavailable.share(ConfigMapRecord(kube.core))
+    queue = settings.temporal.task_queue
+    deps = Deps(
+        kube=kube,
+        ec2=ec2,
+        counters=PrometheusCounters(),
+        cluster=settings.cluster,
+        lifecycle_queue=queue,
+        nodeclass_store=NodeClassStore(kube),
+        node_index=NodeIndex(),
+        watched=WatchedObjects() if settings.watchers else None,
+    )
+    ec2.observe = deps.counters.cloudprovider_call  # karpenter_cloudprovider_*
+    sandboxed = settings.workflow_sandbox
+    worker = build_worker(client, deps, queue, settings.activity_threads, sandboxed=sandboxed)
+    cluster_worker = build_cluster_worker(client, deps, queue, sandboxed=sandboxed)
+    watchers: Watchers | None = None
+    health: HealthServer | None = None
+    running = False
+    service = client.service_client
+    probe = TemporalProbe(lambda timeout: service.check_health(retry=False, timeout=timeout))
+    probing = asyncio.create_task(probe.run())
+
+    def ready() -> bool:
+        return running and probe.reachable and (watchers is None or watchers.ready)
+
+    if settings.health_port >= 0:
+        health = HealthServer(settings.health_port, ready, host=settings.health_host).start()
+        log.info("health and metrics on :%d", health.port)
+    stopper = stop or asyncio.Event()
+    cache = Path(settings.catalog_cache) if settings.catalog_cache else None
+    # Load the catalog now, so the first plan or launch after a (re)start does not pay for it
+    # inside an activity (it overlaps the wait for a dead worker's lost activities).
+    warming = asyncio.create_task(asyncio.to_thread(catalog_cache.warm, ec2, cache))
+    discovery = asyncio.create_task(asyncio.to_thread(discover_cluster, ec2))
+    try:
+        async with worker, cluster_worker:
+            running = True
+            await ensure_cluster_workflows(client, settings)
+            if settings.watchers:
+                watchers = Watchers(
+                    kube=kube,
+                    client=client,
+                    loop=asyncio.get_running_loop(),
+                    cluster=settings.cluster,
+                    task_queue=settings.temporal.task_queue,
+                    search_attributes=settings.search_attributes,
+                    ec2=ec2,
+                    status=StatusReporter(
+                        kube, ec2, claims=deps.watched.nodeclaims if deps.watched else None
+                    ).start(),
+                    nodeclass_store=deps.nodeclass_store,
+                    node_index=deps.node_index,
+                    watched=deps.watched,
+                ).start()
+            log.info(
+                "worker up: task queues %s and %s, namespace %s",
+                queue,
+                contract.cluster_workflows_queue(queue),
+                settings.temporal.namespace,
+            )
+            await stopper.wait()
+    finally:
+        running = False
+        warming.cancel()
+        discovery.cancel()
+        probing.cancel()
+        if watchers is not None:
+            watchers.close()
+            if watchers.status is not None:
+                watchers.status.close()
+        if health is not None:
+            with contextlib.suppress(Exception):
+                health.stop()
