@@ -9,8 +9,10 @@ the eligible domains. The kube-scheduler counts that zone (0 pods) and refused t
 
 from __future__ import annotations
 
-from disruption_helpers import bound, commands, disrupt, managed, pool
-from helpers import ZA, ZB, ZC, ZONE, node, req
+from tests.support.catalogs import ZA, ZB, ZC
+from tests.support.disruption import bound, commands, disrupt, managed, pool
+from tests.support.labels import ZONE
+from tests.support.manifests import node, req
 
 SPREAD = {
     "maxSkew": 1,

@@ -8,9 +8,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
-from disruption_helpers import ALL, INITIALIZED, LONG_AGO, bound, claim_for, commands, disrupt, pool
-from disruption_helpers import kept as kept_reasons
-from helpers import ZA, ZB, ZC, node
+
+from tests.support.catalogs import ZA, ZB, ZC
+from tests.support.disruption import (
+    ALL,
+    INITIALIZED,
+    LONG_AGO,
+    bound,
+    claim_for,
+    commands,
+    disrupt,
+    pool,
+)
+from tests.support.disruption import kept as kept_reasons
+from tests.support.manifests import node
 
 # name: (cpu, memory, on-demand price in every zone)
 SIZES = {

@@ -8,8 +8,10 @@ undefined well-known keys were let through on Nodes as on claims); the scheduler
 
 from __future__ import annotations
 
-from disruption_helpers import bound, commands, disrupt, managed, pool
-from helpers import CAPACITY_TYPE, node, plan, pod
+from tests.support.disruption import bound, commands, disrupt, managed, pool
+from tests.support.labels import CAPACITY_TYPE
+from tests.support.manifests import node, pod
+from tests.support.plans import plan
 
 
 def _unlabelled(name: str) -> dict[str, object]:

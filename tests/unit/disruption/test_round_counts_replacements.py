@@ -9,8 +9,10 @@ scheduler refused the second pod there ("didn't match pod anti-affinity rules").
 
 from __future__ import annotations
 
-from disruption_helpers import bound, commands, disrupt, managed, pool
-from helpers import INSTANCE_TYPE, ZA, ZB, ZONE, req
+from tests.support.catalogs import ZA, ZB
+from tests.support.disruption import bound, commands, disrupt, managed, pool
+from tests.support.labels import INSTANCE_TYPE, ZONE
+from tests.support.manifests import req
 
 APART = {
     "podAntiAffinity": {

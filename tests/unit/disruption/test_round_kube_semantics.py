@@ -10,8 +10,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
-from disruption_helpers import ALL, OD_AMD, bound, commands, disrupt, node_and_claim, pool
-from helpers import TYPES, ZONE, ZONES, catalog, node, spread
+
+from tests.support.catalogs import TYPES, ZONES, catalog
+from tests.support.disruption import ALL, OD_AMD, bound, commands, disrupt, node_and_claim, pool
+from tests.support.labels import ZONE
+from tests.support.manifests import node, spread
 
 WEB = {"app": "web"}
 

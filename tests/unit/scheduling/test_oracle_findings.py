@@ -4,19 +4,9 @@ NodeAffinity filter rejects it."""
 
 from __future__ import annotations
 
-from helpers import (
-    CAPACITY_TYPE,
-    GENERATION,
-    SIZE,
-    node,
-    nodepool,
-    plan,
-    pod,
-    reason,
-    req,
-    unschedulable,
-    where,
-)
+from tests.support.labels import CAPACITY_TYPE, GENERATION, SIZE
+from tests.support.manifests import node, nodepool, pod, req
+from tests.support.plans import plan, reason, unschedulable, where
 
 
 def _terms(*terms: list[dict[str, object]]) -> dict[str, object]:

@@ -4,18 +4,9 @@ reading of labels (issue 35): a pod must be able to run on the node bought for i
 from __future__ import annotations
 
 import pytest
-from helpers import (
-    claim_of,
-    node,
-    node_affinity,
-    nodepool,
-    plan,
-    pod,
-    pod_affinity,
-    req,
-    unschedulable,
-    where,
-)
+
+from tests.support.manifests import node, node_affinity, nodepool, pod, pod_affinity, req
+from tests.support.plans import claim_of, plan, unschedulable, where
 
 RACK = "example.com/rack"  # defined by no pool and no instance type of the test catalog
 
