@@ -400,6 +400,25 @@ def _pods_volumes(
     return out
 
 
+@dataclass
+class _Read:
+    """The documents of one reading sorted by what they are, each parsed as far as it can be
+    on its own (``_read``)."""
+
+    runtime_overheads: dict[str, Resources]
+    warnings: list[str] = field(default_factory=list)
+    nodepools: list[NodePool] = field(default_factory=list)
+    pod_docs: list[tuple[Document, Pod]] = field(default_factory=list)
+    node_docs: list[Document] = field(default_factory=list)
+    claim_docs: list[tuple[Document, ClaimParts]] = field(default_factory=list)
+    daemonsets: list[Pod] = field(default_factory=list)
+    pvcs: dict[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
+    pvs: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    classes: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    namespace_labels: dict[str, dict[str, str]] = field(default_factory=dict)
+    volume_limits: dict[str, dict[str, int]] = field(default_factory=dict)  # node → driver → n
+
+
 def build_problem(
     documents: Iterable[Document],
     instance_types: list[InstanceType],
@@ -410,19 +429,38 @@ def build_problem(
     ``instance_types`` is every pool's catalog unless ``pool_instance_types`` gives a pool
     its own (``Problem.pool_instance_types``); an in-flight claim without capacity in its
     status is sized from its pool's catalog."""
-    warnings: list[str] = []
-    nodepools: list[NodePool] = []
-    pod_docs: list[tuple[Document, Pod]] = []
-    node_docs: list[Document] = []
-    claim_docs: list[tuple[Document, ClaimParts]] = []
-    daemonsets: list[Pod] = []
-    pvcs: dict[tuple[str, str], Mapping[str, Any]] = {}
-    pvs: dict[str, Mapping[str, Any]] = {}
-    classes: dict[str, Mapping[str, Any]] = {}
+    read = _read(flatten(documents))
+    own = dict(pool_instance_types or {})
+    nodes, slots, deleting = _nodes(read, instance_types, own)
+    pending = _bind_pods(read, nodes, slots, deleting)
+    for name, limits in read.volume_limits.items():
+        if name in nodes and limits and not nodes[name].in_flight:
+            nodes[name] = replace(nodes[name], volume_limits=limits)
+    volumes = (
+        _pods_volumes(read.pod_docs, read.pvcs, read.pvs, read.classes)
+        if read.volume_limits
+        else {}
+    )
+    rejected, volume_reqs = _pod_volume_zones(read, pending, nodes)
+    problem = Problem(
+        nodepools=read.nodepools,
+        instance_types=instance_types,
+        pending=pending,
+        nodes=list(nodes.values()),
+        daemonsets=read.daemonsets,
+        volume_requirements=volume_reqs,
+        volumes=volumes,
+        rejected=rejected,
+        namespace_labels=read.namespace_labels,
+        pool_instance_types=own,
+    )
+    return Parsed(problem, read.warnings)
+
+
+def _read(docs: list[Document]) -> _Read:
+    """Sort the documents by kind and parse each on its own (RuntimeClasses first: a pod's
+    overhead reads them)."""
     runtime_overheads: dict[str, Resources] = {}
-    namespace_labels: dict[str, dict[str, str]] = {}
-    volume_limits: dict[str, dict[str, int]] = {}  # node name → CSI driver → attach limit
-    docs = flatten(documents)
     for d in docs:
         if d.body.get("kind") == "RuntimeClass":
             name = str((d.body.get("metadata") or {}).get("name"))
@@ -431,6 +469,7 @@ def build_problem(
                 runtime_overheads[name] = parse_resources(raw)
             except ValueError as exc:
                 raise InputError(f"{d.label()}: overhead.podFixed.{exc}") from None
+    read = _Read(runtime_overheads)
     seen_pools: set[str] = set()
     shared_claims: dict[tuple[object, ...], SharedClaimParts] = {}
     memo = SpecMemo(runtime_overheads)  # a Deployment's replicas: one spec, parsed once
@@ -446,47 +485,36 @@ def build_problem(
                 if np.name in seen_pools:
                     raise InputError(f"{d.label()}: metadata.name: duplicate NodePool")
                 seen_pools.add(np.name)
-                nodepools.append(np)
+                read.nodepools.append(np)
             elif kind == "Pod":
-                pod_docs.append((d, parsed_pod(d, runtime_overheads, memo, ov_key)))
+                read.pod_docs.append((d, parsed_pod(d, runtime_overheads, memo, ov_key)))
             elif kind == "Node":
-                node_docs.append(d)
+                read.node_docs.append(d)
             elif kind == "NodeClaim" and api.startswith("karpenter.sh/"):
-                claim_docs.append((d, claim_parts(d, shared_claims)))
+                read.claim_docs.append((d, claim_parts(d, shared_claims)))
             elif kind == "DaemonSet":
-                tmpl = ((d.body.get("spec") or {}).get("template")) or {}
-                meta = dict(tmpl.get("metadata") or {})
-                meta.setdefault("name", (d.body.get("metadata") or {}).get("name"))
-                meta["namespace"] = (d.body.get("metadata") or {}).get("namespace", "default")
-                meta["ownerReferences"] = [
-                    {"kind": "DaemonSet", "name": meta["name"], "controller": True}
-                ]
-                daemonsets.append(
-                    parse_pod(
-                        {"metadata": meta, "spec": tmpl.get("spec") or {}},
-                        runtime_overheads,
-                        memo,
-                    )
-                )
+                read.daemonsets.append(_daemonset_pod(d, runtime_overheads, memo))
             elif kind == "PersistentVolumeClaim":
                 meta = d.body.get("metadata") or {}
-                pvcs[(str(meta.get("namespace") or "default"), str(meta.get("name")))] = d.body
+                pvc_key = (str(meta.get("namespace") or "default"), str(meta.get("name")))
+                read.pvcs[pvc_key] = d.body
             elif kind == "PersistentVolume":
-                pvs[str((d.body.get("metadata") or {}).get("name"))] = d.body
+                read.pvs[str((d.body.get("metadata") or {}).get("name"))] = d.body
             elif kind == "StorageClass":
-                classes[str((d.body.get("metadata") or {}).get("name"))] = d.body
+                read.classes[str((d.body.get("metadata") or {}).get("name"))] = d.body
             elif kind == "CSINode":
-                volume_limits[str((d.body.get("metadata") or {}).get("name"))] = csinode_limits(
-                    d.body
-                )
+                node_name = str((d.body.get("metadata") or {}).get("name"))
+                read.volume_limits[node_name] = csinode_limits(d.body)
             elif kind == "Namespace":
                 meta = d.body.get("metadata") or {}
                 labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
-                namespace_labels[str(meta.get("name"))] = labels
+                read.namespace_labels[str(meta.get("name"))] = labels
             elif kind in ("RuntimeClass",):
                 pass
             else:
-                warnings.append(f"{d.label()}: kind {kind} is not used by the planner; ignored")
+                read.warnings.append(
+                    f"{d.label()}: kind {kind} is not used by the planner; ignored"
+                )
         except InputError:
             raise  # already names the document
         except ValidationError as exc:
@@ -495,8 +523,29 @@ def build_problem(
             raise InputError(f"{d.label()}: {exc}") from None
         except ValueError as exc:
             raise InputError(f"{d.label()}: {exc}") from None
+    return read
 
-    own = dict(pool_instance_types or {})
+
+def _daemonset_pod(d: Document, runtime_overheads: dict[str, Resources], memo: SpecMemo) -> Pod:
+    """The pod a DaemonSet runs on every node it selects (its requests are overhead)."""
+    tmpl = ((d.body.get("spec") or {}).get("template")) or {}
+    meta = dict(tmpl.get("metadata") or {})
+    meta.setdefault("name", (d.body.get("metadata") or {}).get("name"))
+    meta["namespace"] = (d.body.get("metadata") or {}).get("namespace", "default")
+    meta["ownerReferences"] = [{"kind": "DaemonSet", "name": meta["name"], "controller": True}]
+    return parse_pod({"metadata": meta, "spec": tmpl.get("spec") or {}}, runtime_overheads, memo)
+
+
+# Per node, where its kept object remembers the node with its bound pods (``_with_pods``).
+_Slots = dict[str, list[tuple[NodeInfo, list[Pod], NodeInfo]]]
+
+
+def _nodes(
+    read: _Read, instance_types: list[InstanceType], own: Mapping[str, list[InstanceType]]
+) -> tuple[dict[str, NodeInfo], _Slots, set[str]]:
+    """The cluster's nodes by name: each Node (tainted while a claim for it is starting up),
+    then each NodeClaim that no Node represents yet (in flight, sized from its catalog); with
+    where each keeps its bound pods, and the names of the nodes being deleted."""
     # Per catalog (by identity): its types by name, and the smallest type per instance-type
     # requirement (``_claim_info``), for this reading.
     lookups: dict[
@@ -504,11 +553,10 @@ def build_problem(
     ] = {}
     nodes: dict[str, NodeInfo] = {}
     provider_ids: dict[str, str] = {}
-    # Per node, where its kept object remembers the node with its bound pods (``_with_pods``).
-    slots: dict[str, list[tuple[NodeInfo, list[Pod], NodeInfo]]] = {}
+    slots: _Slots = {}
     kept_nodes: dict[str, _KeptNode] = {}
     claimed: set[str] = set()
-    for d in node_docs:
+    for d in read.node_docs:
         kept = _kept_node(d)
         info = kept.info
         nodes[info.name] = kept.node()
@@ -517,7 +565,7 @@ def build_problem(
         pid = (d.body.get("spec") or {}).get("providerID")
         if pid:
             provider_ids[str(pid)] = info.name
-    for _d, parts in claim_docs:
+    for _d, parts in read.claim_docs:
         claim = parts.claim
         node_name = claim.status.node_name if claim.status.node_name in nodes else None
         if node_name is None and claim.status.provider_id:
@@ -539,19 +587,26 @@ def build_problem(
             continue
         nodes[info.name] = info
         slots[info.name] = parts.bound
-
-    pending: list[Pod] = []
-    deleting_nodes = {
+    deleting = {
         str((d.body.get("metadata") or {}).get("name"))
-        for d in node_docs
+        for d in read.node_docs
         if (d.body.get("metadata") or {}).get("deletionTimestamp")
     }
+    return nodes, slots, deleting
+
+
+def _bind_pods(
+    read: _Read, nodes: dict[str, NodeInfo], slots: _Slots, deleting: set[str]
+) -> list[Pod]:
+    """Bind each running pod to its node (in ``nodes``) and return the pending pods: those
+    with no node, and those on a node being deleted (DaemonSet pods aside)."""
+    pending: list[Pod] = []
     bound: dict[str, list[Pod]] = {}
-    for _d, pod in pod_docs:
+    for _d, pod in read.pod_docs:
         if pod.is_terminal:
             continue
         if pod.node_name:
-            if pod.node_name in deleting_nodes and not pod.is_daemonset:
+            if pod.node_name in deleting and not pod.is_daemonset:
                 pending.append(replace(pod, node_name=None))  # the parse is shared: a copy
             elif pod.node_name in nodes:
                 bound.setdefault(pod.node_name, []).append(pod)
@@ -559,14 +614,17 @@ def build_problem(
         pending.append(pod)
     for name, on_node in bound.items():  # kept nodes are never changed: bound to a copy
         nodes[name] = _with_pods(slots[name], nodes[name], on_node)
+    return pending
 
-    for name, limits in volume_limits.items():
-        if name in nodes and limits and not nodes[name].in_flight:
-            nodes[name] = replace(nodes[name], volume_limits=limits)
-    volumes = _pods_volumes(pod_docs, pvcs, pvs, classes) if volume_limits else {}
 
+def _pod_volume_zones(
+    read: _Read, pending: list[Pod], nodes: Mapping[str, NodeInfo]
+) -> tuple[dict[str, str], dict[str, Requirements]]:
+    """The pending pods rejected before solving (with why), and the requirements each pod's
+    volumes put on its node (zones); raises InputError on a pending pod given twice."""
     rejected: dict[str, str] = {}
     volume_reqs: dict[str, Requirements] = {}
+    pvcs, pvs, classes = read.pvcs, read.pvs, read.classes
     seen: set[str] = set()
     for pod in pending:
         if pod.key in seen:
@@ -591,16 +649,4 @@ def build_problem(
                 vol = _volume_requirements(pod, pvcs, pvs, classes)
                 if vol is not None and not isinstance(vol, str):
                     volume_reqs[pod.key] = vol
-    problem = Problem(
-        nodepools=nodepools,
-        instance_types=instance_types,
-        pending=pending,
-        nodes=list(nodes.values()),
-        daemonsets=daemonsets,
-        volume_requirements=volume_reqs,
-        volumes=volumes,
-        rejected=rejected,
-        namespace_labels=namespace_labels,
-        pool_instance_types=own,
-    )
-    return Parsed(problem, warnings)
+    return rejected, volume_reqs

@@ -46,7 +46,7 @@ class _RateTable:
 
     def __init__(self, solver: Solver) -> None:
         self.solver = solver
-        self.idx = [solver.dim_index[d] for d in _DIMS]
+        self.idx = [solver.view.dim_index[d] for d in _DIMS]
         self._by_reqs: dict[object, list[tuple[list[int], _Candidates]]] = {}
         self._fronts: dict[object, list[tuple[float, float, float]]] = {}
 
@@ -57,20 +57,20 @@ class _RateTable:
             return cached
         solver = self.solver
         out = []
-        for pool in solver.pools:
+        for pool in solver.view.pools:
             if untolerated(pool.taints, cls.tolerations) is not None:
                 continue
-            if pool.requirements.compatible(cls.reqs, solver.allow_undefined) is not None:
+            if pool.requirements.compatible(cls.reqs, solver.view.allow_undefined) is not None:
                 continue
             reqs = pool.requirements.with_requirements(cls.reqs)
             cands: _Candidates = []
             # The pool's types compatible with reqs and offered under them, in the pool's
             # order (the solver's per-requirement sets answer it).
-            for it in solver._compatible(pool.instance_types, reqs):
+            for it in solver.claims.compatible(pool.instance_types, reqs):
                 offering = it.cheapest_offering(reqs)
                 if offering is None:
                     continue
-                alloc = solver.vec(it.allocatable)
+                alloc = solver.view.vec(it.allocatable)
                 room = [alloc[i] - pool.daemon_overhead[i] for i in self.idx]
                 rate = tuple(offering.price / r if r > 0 else 0.0 for r in room)
                 cands.append((alloc, rate))  # type: ignore[arg-type]
@@ -126,10 +126,12 @@ def lower_bound(solver: Solver, pods: Sequence[Pod]) -> float:
     """Lower bound for placing ``pods`` (already known schedulable) on new capacity."""
     classes: dict[int, tuple[PodClass, int]] = {}
     for p in pods:
-        cls = solver._pod_class(p, solver.states.get(id(p), RelaxState()))
+        cls = solver.classes.pod_class(p, solver.states.get(id(p), RelaxState()))
         if any(
             vec_fits(vec_add(t.base_used, cls.vec), t.allocatable)
-            and t.requirements.compatible(cls.reqs, undefined_allowed(t, solver.allow_undefined))
+            and t.requirements.compatible(
+                cls.reqs, undefined_allowed(t, solver.view.allow_undefined)
+            )
             is None
             and untolerated(t.taints, cls.tolerations) is None
             for t in solver.existing
@@ -139,7 +141,7 @@ def lower_bound(solver: Solver, pods: Sequence[Pod]) -> float:
         classes[id(cls)] = (cls, (entry[1] if entry else 0) + 1)
     if not classes:
         return 0.0
-    idx = [solver.dim_index[d] for d in _DIMS]
+    idx = [solver.view.dim_index[d] for d in _DIMS]
     table = _RateTable(solver)
     prepared = []
     for cls, count in classes.values():

@@ -4,6 +4,7 @@ pod to an open claim, narrowing its instance types to those that still hold its 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from operator import le
 
 from models import labels as L
@@ -11,60 +12,113 @@ from models.instancetype import InstanceType
 from models.requirements import Requirements
 from models.resources import Resources, render
 from scheduling.pods import Pod
+from scheduling.solving.domains import TopologyDomains
 from scheduling.solving.limits import PoolLimits
 from scheduling.solving.podclass import PodClass
 from scheduling.solving.rejections import PLACEHOLDER_PREFIX
+from scheduling.solving.view import ProblemView
 from scheduling.taints import untolerated
 from scheduling.targets import (
     ClaimTarget,
     Failure,
     PoolView,
+    Target,
     min_values_shortfall,
     ports_conflict,
     vec_add,
     vec_fits,
 )
 
-# What ``_try_claim`` answers when the claim's target is full whatever the topology picks.
+# What ``try_claim`` answers when the claim's target is full whatever the topology picks.
 _FULL_FOR_NOW = Failure("claim is full", False)
 
 
-class ClaimPlacement(PoolLimits):
-    """Opening NodeClaims and adding pods to them."""
+# Told of every pod placed (the class, the pod, the target it joined).
+Placed = Callable[[PodClass, Pod, Target], None]
 
-    def _types_for(self, pool: PoolView, reqs: Requirements) -> list[InstanceType]:
+
+class Claims:
+    """The NodeClaims opened in this run (``open``, in creation order), and everything
+    remembered about fitting pods into them."""
+
+    def __init__(
+        self,
+        view: ProblemView,
+        domains: TopologyDomains,
+        limits: PoolLimits,
+        targets: list[Target],
+        placed: Placed,
+    ) -> None:
+        """``targets``: the run's targets, to which a claim opened here is added;
+        ``placed``: told of every pod a claim takes."""
+        self.view = view
+        self.catalog = view.catalog
+        self.dims = view.dims
+        self.allow_undefined = view.allow_undefined
+        self.instance_keys = view.instance_keys
+        self.offers = view.offers
+        self._sig = view.sig
+        self._alloc_cache = view.alloc_vectors
+        self._alloc_vec = view.alloc_vec
+        self._size_key = view.size_key
+        self._limits = limits
+        self._capacity_of = limits.capacity_of
+        self._no_larger_than = limits.no_larger_than
+        self._reserve = limits.reserve
+        self._full_whatever_pinned = domains.full_whatever_pinned
+        self._topology_of = domains.topology_of
+        self._targets_list = targets
+        self._placed = placed
+        self.open: list[ClaimTarget] = []
+        self._claim_seq = 0
+        # The class each pod a claim took was placed as (what slack filling moves by).
+        self.placed_class: dict[int, PodClass] = {}
+        self._pool_types: dict[tuple[int, tuple[object, ...]], list[InstanceType]] = {}
+        self._merged: dict[tuple[int, int], tuple[Requirements, Requirements, object]] = {}
+        self._narrowed: dict[
+            tuple[int, tuple[object, ...]], tuple[list[InstanceType], list[InstanceType]]
+        ] = {}
+        self._targets: dict[tuple[object, ...], tuple[list[InstanceType], InstanceType]] = {}
+        self._fitted: dict[
+            tuple[int, tuple[int, ...]], tuple[list[InstanceType], list[InstanceType]]
+        ] = {}
+        # Per (class, claim): the claim's parts when ``try_claim`` last found it full for the
+        # class whatever the topology picks (``full_whatever_pinned``).
+        self._full_for: dict[tuple[int, int], tuple[object, ...]] | None = None
+        # What a type is worth to ``_target`` (copies of the pending pods' mix it holds), by
+        # type, for the demand it was worked out for.
+        self._worths: tuple[list[tuple[int, int]], dict[InstanceType, float]] | None = None
+        # (pod class, claim index) pairs where growing the claim cannot help, for good.
+        self._ungrowable: set[tuple[int, int]] = set()
+        # (pod class, pool) → placements when no open claim of the pool could grow for it.
+        self._growth_failed: dict[tuple[int, int], int] = {}
+        # (claim index, its pods' usage, what the limits leave it) → (the pool's type list,
+        # the types the claim could grow to): once a pool's limits are used up, every pod
+        # refused a new claim asks each open claim the same question.
+        self._widenings: dict[
+            tuple[int, tuple[int, ...], tuple[int, ...]],
+            tuple[list[InstanceType], list[InstanceType]],
+        ] = {}
+
+    def types_for(self, pool: PoolView, reqs: Requirements) -> list[InstanceType]:
         key = (id(pool), self._sig(reqs))
         types = self._pool_types.get(key)
         if types is None:
-            types = self._compatible(pool.instance_types, reqs)
+            types = self.compatible(pool.instance_types, reqs)
             self._pool_types[key] = types
         return types
 
-    def _compatible(self, types: list[InstanceType], reqs: Requirements) -> list[InstanceType]:
+    def compatible(self, types: list[InstanceType], reqs: Requirements) -> list[InstanceType]:
         return self.catalog.compatible(
             types, self._sig(reqs), reqs, self.instance_keys, self.offers
         )
 
-    def _fit(self, types: list[InstanceType], need: list[int]) -> list[InstanceType]:
+    def fit(self, types: list[InstanceType], need: list[int]) -> list[InstanceType]:
         known = self._alloc_cache  # read inline: a call per type costs more than the test
         vec = self._alloc_vec
         return [it for it in types if all(map(le, need, known.get(it) or vec(it)))]
 
-    def _alloc_vec(self, it: InstanceType) -> list[int]:
-        v = self._alloc_cache.get(it)
-        if v is None:
-            v = self.vec(it.allocatable)
-            self._alloc_cache[it] = v
-        return v
-
-    # Per (class, claim): the claim's parts when ``_try_claim`` last found it full for the
-    # class whatever the topology picks (``_full_whatever_pinned``).
-    _full_for: dict[tuple[int, int], tuple[object, ...]] | None = None
-    # What a type is worth to ``_target`` (copies of the pending pods' mix it holds), by
-    # type, for the demand it was worked out for.
-    _worths: tuple[list[tuple[int, int]], dict[InstanceType, float]] | None = None
-
-    def _try_claim(self, cls: PodClass, pod: Pod, c: ClaimTarget) -> Failure | None:
+    def try_claim(self, cls: PodClass, pod: Pod, c: ClaimTarget) -> Failure | None:
         pool = c.pool
         assert pool is not None
         full_for = self._full_for
@@ -92,7 +146,7 @@ class ClaimPlacement(PoolLimits):
             return hit
         if cls.host_ports and ports_conflict(c.host_ports, cls.host_ports):
             return Failure("host port in use", True)
-        reqs = self._merge(c.requirements, cls.reqs)
+        reqs = self.merge(c.requirements, cls.reqs)
         if isinstance(reqs, Failure):
             return reqs
         need = vec_add(c.used, cls.vec)
@@ -107,7 +161,7 @@ class ClaimPlacement(PoolLimits):
                     cls,
                 )
             return _FULL_FOR_NOW
-        topo = self._topology(cls, c, reqs)
+        topo = self._topology_of(cls, c, reqs)
         if isinstance(topo, Failure):
             return topo
         types = c.types
@@ -126,7 +180,7 @@ class ClaimPlacement(PoolLimits):
         if pool.tight and not pool.min_values:  # fewer types could break minValues
             fitting = self._no_larger_than(fitting, target, pool)
         if pool.min_values:
-            fitting = self._fit(fitting, need)
+            fitting = self.fit(fitting, need)
             if min_values_shortfall(fitting, topo, pool.min_values):
                 return Failure("minValues not met", topo is reqs)
         c.requirements = topo
@@ -136,11 +190,11 @@ class ClaimPlacement(PoolLimits):
             c.cap = self._alloc_vec(target)
         c.used = need
         c.pods.append(pod)
-        self._placed_class[id(pod)] = cls
+        self.placed_class[id(pod)] = cls
         c.host_ports.update(cls.host_ports)
         if pool.remaining is not None:
             self._reserve(c)
-        self._record(cls, pod, c)
+        self._placed(cls, pod, c)
         return None
 
     def _pool_refusal(self, cls: PodClass, pool: PoolView) -> Failure | bool:
@@ -157,7 +211,7 @@ class ClaimPlacement(PoolLimits):
             return Failure(f"requirements conflict: {why}", True)
         return False
 
-    def _merge(self, a: Requirements, b: Requirements) -> Requirements | Failure:
+    def merge(self, a: Requirements, b: Requirements) -> Requirements | Failure:
         """a ∩ b, memoised; returns ``a`` itself when b adds nothing, so identity means equal."""
         key = (id(a), id(b))
         hit = self._merged.get(key)
@@ -178,7 +232,7 @@ class ClaimPlacement(PoolLimits):
         hit = self._narrowed.get(key)
         if hit is not None and hit[0] is types:
             return hit[1]
-        out = self._compatible(types, reqs)
+        out = self.compatible(types, reqs)
         self._narrowed[key] = (types, out)
         return out
 
@@ -198,7 +252,7 @@ class ClaimPlacement(PoolLimits):
         if hit is not None and hit[0] is types:
             return hit[1]
         prices = self.offers.price_map(reqs)
-        demanded = [(i, d) for i, d in enumerate(self._demand) if d > 0]
+        demanded = [(i, d) for i, d in enumerate(self.view.demand) if d > 0]
         worths = self._worths
         if worths is None or worths[0] != demanded:
             worths = self._worths = (demanded, {})
@@ -240,7 +294,9 @@ class ClaimPlacement(PoolLimits):
                 return types if i == 0 else types[i:]
         return None
 
-    def _new_claim(self, cls: PodClass, pod: Pod, pool: PoolView) -> str | None:
+    def new_claim(self, cls: PodClass, pod: Pod, pool: PoolView, placements: int) -> str | None:
+        """Open a claim of ``pool`` for the pod (or, at the pool's limits, grow an open one);
+        None on success, else why not. ``placements``: pods placed so far in the run."""
         if untolerated(pool.taints, cls.tolerations) is not None:
             t = untolerated(pool.taints, cls.tolerations)
             assert t is not None
@@ -249,7 +305,7 @@ class ClaimPlacement(PoolLimits):
         if why is not None:
             return f"nodepool {pool.name}: {why}"
         reqs = pool.requirements.with_requirements(cls.reqs)
-        types = self._types_for(pool, reqs)
+        types = self.types_for(pool, reqs)
         if not types:
             return (
                 f"nodepool {pool.name}: no instance type has an available offering "
@@ -261,7 +317,7 @@ class ClaimPlacement(PoolLimits):
         if hit is not None and hit[0] is types:
             fitting = hit[1]
         else:
-            fitting = sorted(self._fit(types, need), key=self._size_key, reverse=True)
+            fitting = sorted(self.fit(types, need), key=self._size_key, reverse=True)
             self._fitted[fit_key] = (types, fitting)
         if not fitting:
             overhead = dict(zip(self.dims, pool.daemon_overhead, strict=True))
@@ -271,12 +327,12 @@ class ClaimPlacement(PoolLimits):
             )
 
         if pool.remaining is not None:
-            allowed = self._allowed(pool, fitting)
+            allowed = self._limits.allowed(pool, fitting)
             if len(allowed) < len(fitting) and not pool.tight:
-                self._tighten(pool)
-                allowed = self._allowed(pool, fitting)
+                self._limits.tighten(pool, self.open)
+                allowed = self._limits.allowed(pool, fitting)
             if not allowed:
-                if self._grow_open_claim(cls, pod, pool):
+                if self._grow_open_claim(cls, pod, pool, placements):
                     return None
                 return f"nodepool {pool.name}: limits would be exceeded"
             if len(allowed) < len(fitting):
@@ -293,17 +349,17 @@ class ClaimPlacement(PoolLimits):
             types=fitting,
             index=self._claim_seq,
         )
-        failure = self._try_claim(cls, pod, claim)
+        failure = self.try_claim(cls, pod, claim)
         if failure is not None:
             if failure.reason == "minValues not met":
-                short = min_values_shortfall(self._fit(claim.types, need), reqs, pool.min_values)
+                short = min_values_shortfall(self.fit(claim.types, need), reqs, pool.min_values)
                 return f"nodepool {pool.name}: {short}"
             return f"nodepool {pool.name}: {failure.reason}"
-        self.claims.append(claim)
-        self.targets.append(claim)
+        self.open.append(claim)
+        self._targets_list.append(claim)
         return None
 
-    def _grow_open_claim(self, cls: PodClass, pod: Pod, pool: PoolView) -> bool:
+    def _grow_open_claim(self, cls: PodClass, pod: Pod, pool: PoolView, placements: int) -> bool:
         """Add the pod to an open claim of a pool whose limits leave no room for a new claim,
         by letting the claim list larger types within what the limits leave plus what it
         holds back itself (Karpenter's claims take pods up to their largest type). Claims
@@ -311,27 +367,27 @@ class ClaimPlacement(PoolLimits):
         again, nor is the pool before another pod is placed somewhere (same state, same
         answer)."""
         tried = (id(cls), id(pool))
-        if self._growth_failed.get(tried) == self._placements:
+        if self._growth_failed.get(tried) == placements:
             return False
-        for c in self.claims:
+        for c in self.open:
             if c.pool is not pool or not c.pods:
                 continue
             key = (id(cls), c.index)
             if key in self._ungrowable:
                 continue
             saved = (c.types, c.target, c.cap)
-            c.types = self._widened(c, self._types_for(pool, c.requirements))
+            c.types = self.widened(c, self.types_for(pool, c.requirements))
             c.target = None  # fill toward the best type it may now list
-            failure = self._try_claim(cls, pod, c)
+            failure = self.try_claim(cls, pod, c)
             if failure is None:
                 return True
             c.types, c.target, c.cap = saved
             if failure.monotone:
                 self._ungrowable.add(key)
-        self._growth_failed[tried] = self._placements
+        self._growth_failed[tried] = placements
         return False
 
-    def _widened(self, c: ClaimTarget, types: list[InstanceType]) -> list[InstanceType]:
+    def widened(self, c: ClaimTarget, types: list[InstanceType]) -> list[InstanceType]:
         """Of ``types``, largest first, those that hold the claim's pods and fit in what the
         pool's limits leave once the claim's own reservation is released. The claim's
         current types were reserved, so they are among them. Memoised per claim, usage and
@@ -355,13 +411,10 @@ class ClaimPlacement(PoolLimits):
         limited = c.pool.limited if c.pool is not None else ()
         kept = [
             it
-            for it in self._fit(types, c.used)
+            for it in self.fit(types, c.used)
             if all(self._capacity_of(it)[i] <= free[i] for i in limited)
         ]
         return sorted(kept, key=self._size_key, reverse=True)
-
-    def _size_key(self, it: InstanceType) -> tuple[int, ...]:
-        return tuple(self._alloc_vec(it))
 
 
 def _fmt(res: Resources) -> str:

@@ -1,5 +1,5 @@
 """Pod classes and preference relaxation: pods with identical constraints share one class,
-relaxed one preference at a time in Karpenter's order; and the order pods are tried in.
+relaxed one preference at a time in Karpenter's order.
 """
 
 from __future__ import annotations
@@ -8,21 +8,38 @@ from dataclasses import replace
 
 from models import labels as L
 from models.requirements import Requirements
-from models.resources import CPU, MEMORY
 from scheduling.pods import Pod, SpreadConstraint
 from scheduling.solving.catalog import ClassParts
 from scheduling.solving.domains import TopologyDomains
 from scheduling.solving.podclass import PodClass, RelaxState
+from scheduling.solving.rejections import NodeRejections
+from scheduling.solving.view import ProblemView
 from scheduling.taints import TOLERATE_ALL_PREFER_NO_SCHEDULE
 from scheduling.topology import TopologyGroup
 
 
-class PodClasses(TopologyDomains):
-    """Pod classes, preference relaxation and queue order."""
+class PodClasses:
+    """The run's pod classes, by constraints once relaxed (see the module docstring)."""
 
-    def _pod_class(self, pod: Pod, state: RelaxState) -> PodClass:
+    def __init__(
+        self, view: ProblemView, domains: TopologyDomains, rejections: NodeRejections | None
+    ) -> None:
+        """``rejections``: the existing nodes known to reject a class (one round's), which
+        each class made here is given."""
+        self.view = view
+        self.problem = view.problem
+        self.catalog = view.catalog
+        self.vec = view.vec
+        self._sig = view.sig
+        self._label_keys = view.label_keys
+        self.domains = domains
+        self.topology = domains.topology
+        self.rejections = rejections
+        self._classes: dict[tuple[object, ...], PodClass] = {}
+
+    def pod_class(self, pod: Pod, state: RelaxState) -> PodClass:
         vol = self.problem.volume_requirements.get(pod.key)
-        parts = self.catalog.class_parts(pod, state, vol, self._class_parts)
+        parts = self.catalog.class_parts(pod, state, vol, self.class_parts)
         reqs, tolerations, spreads, aff, anti, requests, constraints = parts
         labels = tuple(sorted((k, v) for k, v in pod.labels.items() if k in self._label_keys))
         key = (pod.namespace, labels, requests, constraints)
@@ -68,13 +85,13 @@ class PodClasses(TopologyDomains):
         for g, s in own:
             # A hostname spread never reads its eligible domains (its floor is 0).
             if s is not None and g.key != L.HOSTNAME and g.key not in cls.eligible:
-                cls.eligible[g.key] = self._eligible_domains(
+                cls.eligible[g.key] = self.domains.eligible_domains(
                     cls, g.key, s.honor_affinity, s.honor_taints
                 )
         self._classes[key] = cls
         return cls
 
-    def _class_parts(self, pod: Pod, state: RelaxState, vol: Requirements | None) -> ClassParts:
+    def class_parts(self, pod: Pod, state: RelaxState, vol: Requirements | None) -> ClassParts:
         """The pod's constraints once relaxed to ``state`` (see ``ClassParts``)."""
         reqs = pod.node_selector
         if pod.required_terms:
@@ -107,7 +124,7 @@ class PodClasses(TopologyDomains):
             self.catalog.constraints_number(constraints),
         )
 
-    def _relax(self, pod: Pod, s: RelaxState) -> RelaxState | None:
+    def relax(self, pod: Pod, s: RelaxState) -> RelaxState | None:
         if s.term + 1 < len(pod.required_terms):
             return replace(s, term=s.term + 1)
         if s.pref_affinity_dropped < len(pod.preferred_affinity):
@@ -121,41 +138,3 @@ class PodClasses(TopologyDomains):
         if not s.tolerate_prefer_no_schedule:
             return replace(s, tolerate_prefer_no_schedule=True)
         return None
-
-    def _balanced_order(self, pods: list[Pod]) -> list[Pod]:
-        """Largest first, zipped from cpu-heavy and memory-heavy pods to keep the mix even.
-
-        Pods are sorted by size (cpu and memory weighed by how the catalog sells them), then
-        split by which resource dominates; the queue takes the next pod from whichever side
-        brings the running cpu:memory mix back toward the catalog's. Claims are filled in
-        queue order, so each ends up with a mix its instance types can hold without paying for
-        an idle resource. (Karpenter sorts by cpu, then memory, which puts the cpu-heavy pods
-        on the first nodes and the memory-heavy ones on the last: both half-used.)
-        """
-        ordered = sorted(pods, key=self._order_key)
-        k = self._memory_per_cpu
-        cpu_heavy = [p for p in ordered if p.requests.get(CPU, 0) * k >= p.requests.get(MEMORY, 0)]
-        mem_heavy = [p for p in ordered if p.requests.get(CPU, 0) * k < p.requests.get(MEMORY, 0)]
-        out: list[Pod] = []
-        i = j = 0
-        balance = 0.0
-        while i < len(cpu_heavy) or j < len(mem_heavy):
-            take_cpu = j >= len(mem_heavy) or (i < len(cpu_heavy) and balance <= 0)
-            p = cpu_heavy[i] if take_cpu else mem_heavy[j]
-            if take_cpu:
-                i += 1
-            else:
-                j += 1
-            balance += p.requests.get(CPU, 0) * k - p.requests.get(MEMORY, 0)
-            out.append(p)
-        return out
-
-    def _order_key(self, p: Pod) -> tuple[object, ...]:
-        """Largest first, where size weighs cpu and memory by how the catalog sells them.
-
-        Karpenter sorts by cpu, then memory; that puts cpu-heavy pods together on the first
-        nodes and memory-heavy ones on the last, and both kinds of node end up half empty in
-        the other resource. Weighing both keeps every node's mix close to the catalog's.
-        """
-        size = p.requests.get(CPU, 0) * self._memory_per_cpu + p.requests.get(MEMORY, 0)
-        return (-size, -p.requests.get(CPU, 0), p.namespace, p.owner_name or "", p.name)

@@ -9,7 +9,8 @@ from models.instancetype import InstanceType
 from models.requirements import Requirement, Requirements
 from scheduling.pods import Pod, SpreadConstraint
 from scheduling.solving.podclass import PodClass
-from scheduling.solving.setup import SolverSetup
+from scheduling.solving.tallies import counts_once
+from scheduling.solving.view import ProblemView
 from scheduling.taints import untolerated
 from scheduling.targets import (
     ClaimTarget,
@@ -20,13 +21,87 @@ from scheduling.targets import (
     undefined_allowed,
     vec_fits,
 )
-from scheduling.topology import AFFINITY, ANTI, SPREAD, TopologyGroup
+from scheduling.topology import AFFINITY, ANTI, SPREAD, Topology, TopologyGroup
 
 
-class TopologyDomains(SolverSetup):
-    """Topology domains of pod classes and targets."""
+class TopologyDomains:
+    """The run's topology groups (``Topology``: their counts and the domains anti-affinity
+    owners hold) and what they allow: which domains a pod class may use on a target, and
+    how placing it narrows the target's requirements."""
 
-    def _eligible_domains(
+    def __init__(self, view: ProblemView) -> None:
+        self.view = view
+        self.catalog = view.catalog
+        self.pools = view.pools
+        self.allow_undefined = view.allow_undefined
+        self.instance_keys = view.instance_keys
+        self.offers = view.offers
+        self.label_values = view.label_values
+        self._sig = view.sig
+        self.nodes = view.schedulable  # the existing nodes, whose labels and taints never change
+        self.topology = Topology(view.namespace_labels)
+        self._eligible: dict[tuple[object, ...], set[str]] = {}
+        self._offered_doms: dict[
+            tuple[int, int, str], tuple[list[InstanceType], Requirements, list[str]]
+        ] = {}
+        self._pinning: dict[int, tuple[PodClass, tuple[str, ...]]] = {}
+        self._stays: dict[
+            tuple[int, int, int], tuple[list[InstanceType], Requirements, InstanceType, bool]
+        ] = {}
+        self._narrowings: dict[
+            tuple[int, tuple[object, ...]], tuple[Requirements, Requirements]
+        ] = {}
+        self._domains_of: dict[str, set[str]] = {}
+
+    def declare_groups(self) -> None:
+        """Create every group the pending pods can use, before anything is counted."""
+        topology = self.topology
+        for p in self.view.problem.pending:
+            for s in p.spreads:
+                topology.spread_group(p, s)
+            for t in p.affinity:
+                topology.affinity_group(p, t, anti=False)
+            for _, t in p.preferred_affinity:
+                topology.affinity_group(p, t, anti=False)
+            for t in p.anti_affinity:
+                topology.affinity_group(p, t, anti=True)
+            for _, t in p.preferred_anti_affinity:
+                topology.affinity_group(p, t, anti=True)
+
+    def count_bound_pods(self) -> None:
+        """Count pods already running, and let their anti-affinity block domains."""
+        facts = self.view.facts()
+        # Pods alike in namespace, labels and anti-affinity count alike: each node's pods are
+        # taken as such shapes with how many of each (kept across solves per pod list).
+        owned_by: dict[int, list[TopologyGroup]] = {}
+        hostname = L.HOSTNAME
+        for f in facts:
+            if not f.owners:
+                continue
+            labels = f.labels
+            host = labels.get(hostname, f.node.name)
+            for p, _n, _shape, akey in f.owners:
+                assert akey is not None
+                owned = owned_by.get(akey)
+                if owned is None:
+                    owned = owned_by[akey] = [
+                        self.topology.affinity_group(p, t, anti=True) for t in p.anti_affinity
+                    ]
+                for g in owned:
+                    d = host if g.key == hostname else labels.get(g.key)
+                    if d is not None:
+                        g.owner_domains.add(d)
+        # Groups are known across solves by numbers, and so is whether one selects a shape;
+        # their counts are kept across solves and brought up to date by the nodes that
+        # changed (``TopologyTallies``), unless two nodes look alike to them.
+        numbered = [(g, self.catalog.group_number(g)) for g in self.topology.groups]
+        nodes = {f.key: f for f in facts}
+        if len(nodes) == len(facts):
+            self.catalog.tallies.count(numbered, nodes, self.catalog.selects)
+            return
+        counts_once(numbered, facts, self.catalog.selects)
+
+    def eligible_domains(
         self, cls: PodClass, key: str, honor_affinity: bool, honor_taints: bool
     ) -> set[str]:
         """Domains a spread counts: those a compatible pool or node can provide to the pod."""
@@ -92,7 +167,7 @@ class TopologyDomains(SolverSetup):
         its count, perhaps 0) all the same, and a consolidation simulation passes the nodes
         with no room as counts only."""
         out = set(self._pool_domains(cls, key, honor_affinity, honor_taints))
-        for t in self.problem.nodes:
+        for t in self.view.problem.nodes:
             v = t.labels.get(key)
             if v is None or v in out:  # nothing to learn from this node
                 continue
@@ -104,7 +179,7 @@ class TopologyDomains(SolverSetup):
             out.add(v)
         return out
 
-    def _claim_domains(self, t: Target, key: str, reqs: Requirements) -> list[str] | None:
+    def claim_domains(self, t: Target, key: str, reqs: Requirements) -> list[str] | None:
         if key == L.HOSTNAME:
             return [t.hostname]
         if isinstance(t, ExistingTarget):
@@ -139,10 +214,10 @@ class TopologyDomains(SolverSetup):
         self._offered_doms[ck] = (types, reqs, out)
         return out
 
-    def _full_whatever_pinned(
+    def full_whatever_pinned(
         self, cls: PodClass, c: ClaimTarget, reqs: Requirements, need: list[int]
     ) -> bool:
-        """Whether ``_try_claim`` is sure to fail here, and not for good, whatever domains the
+        """Whether ``Claims.try_claim`` is sure to fail here, and not for good, whatever domains the
         class's topology picks: a shortcut that skips working them out. Exact, because:
 
         * the claim's target cannot hold ``need`` and survives any narrowing of ``reqs`` to
@@ -177,7 +252,7 @@ class TopologyDomains(SolverSetup):
 
     def _pinning_keys(self, cls: PodClass) -> tuple[str, ...]:
         """The keys of the class's own rules when all are spreads or affinities over zone or
-        capacity type (empty otherwise): see ``_full_whatever_pinned``."""
+        capacity type (empty otherwise): see ``full_whatever_pinned``."""
         hit = self._pinning.get(id(cls))
         if hit is None or hit[0] is not cls:
             keys: tuple[str, ...] = ()
@@ -262,11 +337,11 @@ class TopologyDomains(SolverSetup):
                 return Failure(f"{g.describe()} would be violated", True, local=host)
         return ok
 
-    def _closed_domains(self, cls: PodClass) -> list[tuple[str, set[str | None]]] | None:
+    def closed_domains(self, cls: PodClass) -> list[tuple[str, set[str | None]]] | None:
         """Per topology key of the class's own rules over domains wider than a node (zone
         spread, zonal affinity and anti-affinity), the existing nodes' domains those rules rule
         out now (``None`` standing for a node without the label, unless only anti-affinity
-        reads the key): ``_topology`` fails on any node there. Valid until the next placement
+        reads the key): ``topology_of`` fails on any node there. Valid until the next placement
         changes the counts, so the solver asks once per pod. Without it, every pod of a zonal
         class tries, one by one, every node of the zones its spread has closed."""
         wide = [(g, s) for g, s in cls.own if g.key != L.HOSTNAME]
@@ -295,11 +370,11 @@ class TopologyDomains(SolverSetup):
         hit = self._domains_of.get(key)
         if hit is None:
             hit = self._domains_of[key] = {
-                v for t in self.existing if (v := t.labels.get(key)) is not None
+                v for t in self.nodes if (v := t.labels.get(key)) is not None
             }
         return hit
 
-    def _topology(self, cls: PodClass, t: Target, reqs: Requirements) -> Requirements | Failure:
+    def topology_of(self, cls: PodClass, t: Target, reqs: Requirements) -> Requirements | Failure:
         if not cls.own and not cls.inverse:
             return reqs
         allowed: dict[str, list[str]] = {}
@@ -307,7 +382,7 @@ class TopologyDomains(SolverSetup):
         for g, spread in cls.own:
             doms = allowed.get(g.key)
             if doms is None:
-                doms = self._claim_domains(t, g.key, reqs)
+                doms = self.claim_domains(t, g.key, reqs)
                 if doms is None:
                     if g.kind == ANTI and self._without_key(t, g.key):
                         continue  # no domain, so none shared with a pod it must avoid
@@ -324,7 +399,7 @@ class TopologyDomains(SolverSetup):
                 continue
             doms = allowed.get(g.key)
             if doms is None:
-                doms = self._claim_domains(t, g.key, reqs)
+                doms = self.claim_domains(t, g.key, reqs)
                 if doms is None:
                     continue
             ok = [d for d in doms if d not in g.owner_domains]
@@ -362,14 +437,13 @@ class TopologyDomains(SolverSetup):
         self._narrowings[key] = (reqs, narrowed)
         return narrowed
 
-    def _record(self, cls: PodClass, pod: Pod, t: Target) -> None:
-        self._placements += 1
-        self._changes += 1
+    def record(self, cls: PodClass, pod: Pod, t: Target) -> None:
+        """Count a pod placed on ``t`` in the groups that select it or that it owns."""
         if not cls.matching and not cls.owned_anti:
             return
         domains: dict[str, list[str]] = {}
         for g in cls.matching + cls.owned_anti:
             if g.key not in domains:
-                d = self._claim_domains(t, g.key, t.requirements)
+                d = self.claim_domains(t, g.key, t.requirements)
                 domains[g.key] = d or []
         self.topology.record(pod, cls.matching, cls.owned_anti, domains)

@@ -23,15 +23,36 @@ left plus what it holds back (claims.py, ``_grow_open_claim``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from models.instancetype import InstanceType
-from scheduling.solving.classes import PodClasses
+from scheduling.solving.view import ProblemView
 from scheduling.targets import NODE, ClaimTarget, PoolView
 
 
-class PoolLimits(PodClasses):
-    """Limit accounting over the pools' ``remaining`` vectors (see the module docstring)."""
+class PoolLimits:
+    """Limit accounting over the pools' ``remaining`` vectors (see the module docstring):
+    the pools' ``remaining`` and ``tight``, and each claim's ``reserved``, are written here
+    only."""
 
-    def _capacity_of(self, it: InstanceType) -> list[int]:
+    def __init__(self, view: ProblemView, changed: Callable[[], None]) -> None:
+        """``changed``: told when a pool turns tight (a change placement attempts can see)."""
+        self.dims = view.dims
+        self._capacity_cache = view.capacity_vectors
+        self._changed = changed
+        self._largest: dict[
+            tuple[int, tuple[int, ...], int], tuple[list[InstanceType], list[int]]
+        ] = {}
+        self._allowed_cache: dict[
+            int, tuple[list[InstanceType], tuple[int, tuple[int, ...]], list[InstanceType]]
+        ] = {}
+        # (type list, target, limited resources) → (the list, its types no larger than the
+        # target): ``no_larger_than`` after every pod a tight pool's claim takes.
+        self._no_larger: dict[
+            tuple[int, InstanceType, tuple[int, ...]], tuple[list[InstanceType], list[InstanceType]]
+        ] = {}
+
+    def capacity_of(self, it: InstanceType) -> list[int]:
         """The type's capacity per dimension, plus one node, as limits count it."""
         v = self._capacity_cache.get(it)
         if v is None:
@@ -40,7 +61,7 @@ class PoolLimits(PodClasses):
             self._capacity_cache[it] = v
         return v
 
-    def _allowed(self, pool: PoolView, types: list[InstanceType]) -> list[InstanceType]:
+    def allowed(self, pool: PoolView, types: list[InstanceType]) -> list[InstanceType]:
         """The types a new claim of ``pool`` may list (``types`` itself when the limits
         exclude none). Memoised per list and what the limits leave: once a pool's limits are
         used up, every pod that tries it asks the same question."""
@@ -63,10 +84,10 @@ class PoolLimits(PodClasses):
         remaining = pool.remaining
         if remaining is None:
             return True
-        cap = self._capacity_of(it)
+        cap = self.capacity_of(it)
         return all(cap[i] <= remaining[i] for i in pool.limited)
 
-    def _reserve(self, c: ClaimTarget) -> None:
+    def reserve(self, c: ClaimTarget) -> None:
         """Hold back from the claim's pool the largest capacity among the types it lists,
         in the limited resources only, replacing what it held before."""
         pool = c.pool
@@ -92,13 +113,13 @@ class PoolLimits(PodClasses):
             return hit[1]
         held = [0] * len(pool.remaining)
         known = self._capacity_cache  # read inline: a call per type costs more than the read
-        caps = [known.get(it) or self._capacity_of(it) for it in types]
+        caps = [known.get(it) or self.capacity_of(it) for it in types]
         for i in pool.limited:
             held[i] = max((cap[i] for cap in caps), default=0)
         self._largest[key] = (types, held)
         return held
 
-    def _no_larger_than(
+    def no_larger_than(
         self, types: list[InstanceType], target: InstanceType, pool: PoolView
     ) -> list[InstanceType]:
         """The types no larger than ``target`` in any limited resource: a claim is filled
@@ -108,21 +129,21 @@ class PoolLimits(PodClasses):
         hit = self._no_larger.get(key)
         if hit is not None and hit[0] is types:
             return hit[1]
-        top = self._capacity_of(target)
-        out = [it for it in types if all(self._capacity_of(it)[i] <= top[i] for i in pool.limited)]
+        top = self.capacity_of(target)
+        out = [it for it in types if all(self.capacity_of(it)[i] <= top[i] for i in pool.limited)]
         kept = types if len(out) == len(types) else out
         self._no_larger[key] = (types, kept)
         return kept
 
-    def _tighten(self, pool: PoolView) -> None:
+    def tighten(self, pool: PoolView, claims: list[ClaimTarget]) -> None:
         """The limits narrowed a new claim of the pool for the first time: from now on its
         claims list only types no larger than their targets, and the open ones give back
         what they held beyond that (see the module docstring)."""
         pool.tight = True
-        self._changes += 1
+        self._changed()
         if pool.min_values:
             return  # fewer types could break minValues: keep Karpenter's reservation
-        for c in self.claims:
+        for c in claims:
             if c.pool is pool and c.target is not None:
-                c.types = self._no_larger_than(c.types, c.target, pool)
-                self._reserve(c)
+                c.types = self.no_larger_than(c.types, c.target, pool)
+                self.reserve(c)

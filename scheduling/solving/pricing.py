@@ -7,8 +7,8 @@ from operator import le
 from models import labels as L
 from models.instancetype import InstanceType
 from models.requirements import Requirement, Requirements
-from scheduling.solving.placement import Placement
 from scheduling.solving.result import PlannedClaim
+from scheduling.solving.view import ProblemView
 from scheduling.targets import (
     ClaimTarget,
 )
@@ -16,10 +16,32 @@ from scheduling.targets import (
 MAX_INSTANCE_TYPES = 600
 
 
-class Pricing(Placement):
-    """Pricing claims and turning them into PlannedClaims."""
+class Pricing:
+    """Claims' types in price order, and each claim as the PlannedClaim it becomes."""
 
-    def _price_order(
+    def __init__(self, view: ProblemView) -> None:
+        self.view = view
+        self.offers = view.offers
+        self._alloc_vec = view.alloc_vec
+        self._orders: dict[
+            tuple[object, ...],
+            tuple[list[InstanceType], list[tuple[float, InstanceType, list[int]]]],
+        ] = {}
+        # The whole catalog cheapest first, per allowed zones and capacity types.
+        self._full_orders: (
+            dict[tuple[object, ...], list[tuple[float, InstanceType, list[int]]]] | None
+        ) = None
+        self._listings: dict[
+            tuple[int, tuple[int, ...]],
+            tuple[
+                list[tuple[float, InstanceType, list[int]]],
+                list[InstanceType],
+                float,
+                frozenset[str],
+            ],
+        ] = {}
+
+    def price_order(
         self, types: list[InstanceType], reqs: Requirements
     ) -> list[tuple[float, InstanceType, list[int]]]:
         """Types with an allowed offering, cheapest first (ties by name), memoised per list."""
@@ -41,11 +63,6 @@ class Pricing(Placement):
         self._orders[key] = (types, out)
         return out
 
-    # The whole catalog cheapest first, per allowed zones and capacity types.
-    _full_orders: dict[tuple[object, ...], list[tuple[float, InstanceType, list[int]]]] | None = (
-        None
-    )
-
     def _catalog_order(
         self, zr_cr: tuple[object, ...], prices: dict[InstanceType, float]
     ) -> list[tuple[float, InstanceType, list[int]]]:
@@ -60,9 +77,10 @@ class Pricing(Placement):
             orders = self._full_orders = {}
         hit = orders.get(zr_cr)
         if hit is None:
-            catalog = self.all_types
+            catalog = self.view.all_types
             unique = all(
-                len({it.name for it in types}) == len(types) for types in self.problem.catalogs()
+                len({it.name for it in types}) == len(types)
+                for types in self.view.problem.catalogs()
             )
             order = sorted(
                 ((prices[it], it.name, it) for it in catalog if it in prices),
@@ -97,11 +115,16 @@ class Pricing(Placement):
         self._listings[key] = (order, listed, price, names)
         return listed, price, names
 
-    def _finalize(self, c: ClaimTarget) -> PlannedClaim:
+    def finalize(self, c: ClaimTarget) -> PlannedClaim:
+        """The claim as planned: its types that hold its pods, cheapest first, and where
+        they are offered."""
         assert c.pool is not None
         reqs = c.requirements
-        listed, price, names = self._listing(self._price_order(c.types, reqs), c.used)
-        universe = (len(self.label_values(L.ZONE)), len(self.label_values(L.CAPACITY_TYPE)))
+        listed, price, names = self._listing(self.price_order(c.types, reqs), c.used)
+        universe = (
+            len(self.view.label_values(L.ZONE)),
+            len(self.view.label_values(L.CAPACITY_TYPE)),
+        )
         zones, cts = self.offers.zones_and_types(listed, reqs, universe)
         out_reqs = Requirements(r for k, r in reqs.items() if k != L.HOSTNAME).with_requirements(
             [
@@ -110,7 +133,7 @@ class Pricing(Placement):
                 Requirement(L.CAPACITY_TYPE, False, cts),
             ]
         )
-        requests = dict(zip(self.dims, c.used, strict=True))
+        requests = dict(zip(self.view.dims, c.used, strict=True))
         return PlannedClaim(
             nodepool=c.pool.name,
             instance_types=listed,

@@ -6,9 +6,14 @@ from __future__ import annotations
 
 from operator import le
 
+from models.instancetype import InstanceType
+from models.requirements import Requirements
 from scheduling.pods import Pod
+from scheduling.solving.claims import Claims
+from scheduling.solving.limits import PoolLimits
 from scheduling.solving.podclass import PodClass
 from scheduling.solving.pricing import Pricing
+from scheduling.solving.view import ProblemView
 from scheduling.taints import untolerated
 from scheduling.targets import (
     ClaimTarget,
@@ -16,8 +21,21 @@ from scheduling.targets import (
 )
 
 
-class SlackFilling(Pricing):
-    """Filling the slack of open claims with unconstrained pods."""
+class SlackFilling:
+    """Filling the slack of the open claims with unconstrained pods, once every pod is
+    placed: it moves pods between ``Claims.open`` and reads the rest."""
+
+    def __init__(
+        self, view: ProblemView, claims: Claims, limits: PoolLimits, pricing: Pricing
+    ) -> None:
+        self.view = view
+        self.claims = claims
+        self.limits = limits
+        self._price_order = pricing.price_order
+        self._rooms: dict[
+            tuple[int, int, tuple[int, ...]],
+            tuple[list[InstanceType], Requirements, list[int] | None],
+        ] = {}
 
     def _cheapest_room(self, c: ClaimTarget) -> list[int] | None:
         """Allocatable of the cheapest type that holds the claim's pods (what it will cost).
@@ -38,14 +56,14 @@ class SlackFilling(Pricing):
         return room
 
     def _size(self, vec: list[int]) -> float:
-        return vec[0] * self._memory_per_cpu + vec[1]
+        return vec[0] * self.view.memory_per_cpu + vec[1]
 
     @staticmethod
     def _flexible(cls: PodClass) -> bool:
         """Pods no topology rule mentions and with no host ports: moving them changes no count."""
         return not (cls.own or cls.matching or cls.owned_anti or cls.inverse or cls.host_ports)
 
-    def _fill_slack(self) -> None:
+    def fill(self) -> None:
         """Move unconstrained pods into the room claims pay for anyway.
 
         A claim costs its cheapest type that holds its pods, which is usually a little more
@@ -56,12 +74,12 @@ class SlackFilling(Pricing):
         the giver's type list grows again only by types the limits still allow (not at all
         once the limits bind).
         """
-        claims = [c for c in self.claims if c.pool is not None]
+        claims = [c for c in self.claims.open if c.pool is not None]
         donors: list[tuple[ClaimTarget, dict[int, tuple[PodClass, list[Pod]]]]] = []
         for c in claims:
             groups: dict[int, tuple[PodClass, list[Pod]]] = {}
             for p in c.pods:
-                cls = self._placed_class.get(id(p))
+                cls = self.claims.placed_class.get(id(p))
                 if cls is not None and self._flexible(cls):
                     groups.setdefault(id(cls), (cls, []))[1].append(p)
             if groups:
@@ -124,13 +142,15 @@ class SlackFilling(Pricing):
             if self._full_price(donor) < before - 1e-9:
                 # Fewer pods: types dropped earlier may hold them again; list them all.
                 assert donor.pool is not None
-                types = self._types_for(donor.pool, donor.requirements)
-                types = sorted(self._fit(types, donor.used), key=self._size_key, reverse=True)
+                types = self.claims.types_for(donor.pool, donor.requirements)
+                types = sorted(
+                    self.claims.fit(types, donor.used), key=self.view.size_key, reverse=True
+                )
                 if donor.pool.remaining is None:
                     donor.types = types
                 elif not donor.pool.tight:  # a tight pool's claims keep their trimmed lists
-                    donor.types = self._widened(donor, types)
-                    self._reserve(donor)
+                    donor.types = self.claims.widened(donor, types)
+                    self.limits.reserve(donor)
                 continue
             for target, pod, cls in reversed(log):  # no cheaper: put everything back
                 target.pods.remove(pod)
@@ -141,7 +161,7 @@ class SlackFilling(Pricing):
     def _full_price(self, c: ClaimTarget) -> float:
         """What the claim would cost if every type of its pool that holds its pods were listed."""
         assert c.pool is not None
-        types = self._types_for(c.pool, c.requirements)
+        types = self.claims.types_for(c.pool, c.requirements)
         for price, _, alloc in self._price_order(types, c.requirements):
             if all(map(le, c.used, alloc)):
                 return price
@@ -151,4 +171,4 @@ class SlackFilling(Pricing):
         assert c.pool is not None
         if c.pool.min_values or untolerated(c.pool.taints, cls.tolerations) is not None:
             return False
-        return self._merge(c.requirements, cls.reqs) is c.requirements
+        return self.claims.merge(c.requirements, cls.reqs) is c.requirements

@@ -47,7 +47,7 @@ class CountingSolver(Solver):
 
     def _place(self, pod: Pod, cls: PodClass) -> str | None:
         known = cls.failed_at
-        hit = known is not None and known[0] == self._changes
+        hit = known is not None and known[0] == self.progress.changes
         CountingSolver.remembered += hit and not self.problem.volumes.get(pod.key)
         return super()._place(pod, cls)
 

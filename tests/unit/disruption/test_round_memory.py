@@ -22,7 +22,7 @@ from scheduling.disruption import engine
 from scheduling.disruption.simulate import RoundState
 from scheduling.inputs import Document, build_problem
 from scheduling.solver import NodeRejections, Solver
-from scheduling.solving.placement import RoomIndex
+from scheduling.solving.existing import RoomIndex
 from scheduling.targets import ExistingTarget
 from tests.support.catalogs import ZA, ZB, catalog
 from tests.support.disruption import bound, managed, pool

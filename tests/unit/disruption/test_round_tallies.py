@@ -31,10 +31,10 @@ ZONES = (ZA, ZB, "us-east-1c")
 
 
 def _counts(solver: Solver) -> list[tuple[tuple[object, ...], dict[str, int], set[str]]]:
-    solver._existing()
-    solver._declare_groups()
-    solver._bound_pods_topology()
-    return [(g.identity(), dict(g.counts), set(g.owner_domains)) for g in solver.topology.groups]
+    solver.domains.declare_groups()
+    solver.domains.count_bound_pods()
+    groups = solver.domains.topology.groups
+    return [(g.identity(), dict(g.counts), set(g.owner_domains)) for g in groups]
 
 
 _POD = st.tuples(

@@ -1,4 +1,4 @@
-"""A new claim's scans of its pool's types (``_fit``, ``_target`` in scheduling/solving/claims.py)
+"""A new claim's scans of its pool's types (``fit``, ``_target`` in scheduling/solving/claims.py)
 read the allocatable vectors inline; they must pick what the plain computation picks (each
 type's vector asked for, its worth for the pending mix worked out per dimension)."""
 
@@ -21,15 +21,15 @@ _CATALOG = ec2_like_catalog()
 
 
 def _plain_fit(s: Solver, types: list[InstanceType], need: list[int]) -> list[InstanceType]:
-    return [it for it in types if vec_fits(need, s.vec(it.allocatable))]
+    return [it for it in types if vec_fits(need, s.view.vec(it.allocatable))]
 
 
 def _plain_target(s: Solver, types: list[InstanceType], need: list[int]) -> InstanceType:
-    prices = s.offers.price_map(s.pools[0].requirements)
-    demand = s._demand
+    prices = s.view.offers.price_map(s.view.pools[0].requirements)
+    demand = s.view.demand
     scored = []
     for it in types:
-        alloc = s.vec(it.allocatable)
+        alloc = s.view.vec(it.allocatable)
         price = prices.get(it)
         if not vec_fits(need, alloc) or price is None:
             continue
@@ -62,12 +62,12 @@ def test_fit_and_target_pick_what_the_plain_scan_picks(
     pending = [parse_pod(pod(f"p{i}", cpu, mem)) for i, (cpu, mem) in enumerate(pods)]
     s = Solver(Problem([nodepool()], types, pending))
     s.solve()  # sets the pending mix the target weighs types by
-    pool_types = s.pools[0].instance_types
-    need = [need_cpu, need_mem, 1000] + [0] * (len(s.dims) - 3)
-    assert s._fit(pool_types, need) == _plain_fit(s, pool_types, need)
+    pool_types = s.view.pools[0].instance_types
+    need = [need_cpu, need_mem, 1000] + [0] * (len(s.view.dims) - 3)
+    assert s.claims.fit(pool_types, need) == _plain_fit(s, pool_types, need)
     if pool_types:
-        s._targets.clear()
-        got = s._target(pool_types, s.pools[0].requirements, need)
+        s.claims._targets.clear()
+        got = s.claims._target(pool_types, s.view.pools[0].requirements, need)
         assert got is _plain_target(s, pool_types, need)
         if _plain_fit(s, pool_types, need):
-            assert vec_fits(need, s.vec(got.allocatable))
+            assert vec_fits(need, s.view.vec(got.allocatable))

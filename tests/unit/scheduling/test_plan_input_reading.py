@@ -143,7 +143,7 @@ def test_rate_fronts_match_pairwise_pruning() -> None:
     solver = Solver(parsed.problem)
     table = _RateTable(solver)
     for p in parsed.problem.pending:
-        cls = solver._pod_class(p, RelaxState())
+        cls = solver.classes.pod_class(p, RelaxState())
         every = set()
         for _overhead, cands in table._pool_candidates(cls):
             need = [a + b for a, b in zip(_overhead, cls.vec, strict=True)]

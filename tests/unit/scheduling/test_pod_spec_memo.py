@@ -233,7 +233,7 @@ def test_class_parts_are_worked_out_once_per_shared_spec() -> None:
     assert alone.spec_parts is None
     solver = Solver(problem)
     parts = [
-        solver.catalog.class_parts(p, RelaxState(), None, solver._class_parts)
+        solver.view.catalog.class_parts(p, RelaxState(), None, solver.classes.class_parts)
         for p in (a, b, c, alone)
     ]
     assert parts[0] is parts[1]

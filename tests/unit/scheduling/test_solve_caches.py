@@ -31,12 +31,36 @@ from scheduling.pods import Pod, parse_pod
 from scheduling.problem import Problem
 from scheduling.report import plan_to_dict
 from scheduling.solver import Solver
-from scheduling.solving.claims import _FULL_FOR_NOW
+from scheduling.solving.claims import _FULL_FOR_NOW, Claims
+from scheduling.solving.domains import TopologyDomains
 from scheduling.solving.podclass import PodClass
 from scheduling.targets import ClaimTarget, Failure
 from tests.support.direct_solver import DirectSolver
 
 _CATALOG = ec2_like_catalog()
+
+
+class CountingDomains(TopologyDomains):
+    """Topology as shipped, counting how often the full-claim shortcut was worked out."""
+
+    def full_whatever_pinned(
+        self, cls: PodClass, c: ClaimTarget, reqs: Requirements, need: list[int]
+    ) -> bool:
+        hit = super().full_whatever_pinned(cls, c, reqs, need)
+        CountingSolver.shortcuts += hit
+        return hit
+
+
+class CountingClaims(Claims):
+    """Claims as shipped, counting how often a claim was remembered full for a class."""
+
+    def try_claim(self, cls: PodClass, pod: Pod, c: ClaimTarget) -> Failure | None:
+        before = CountingSolver.shortcuts
+        out = super().try_claim(cls, pod, c)
+        if out is _FULL_FOR_NOW and CountingSolver.shortcuts == before:
+            CountingSolver.shortcuts += 1
+            CountingSolver.remembered += 1
+        return out
 
 
 class CountingSolver(Solver):
@@ -45,21 +69,8 @@ class CountingSolver(Solver):
 
     shortcuts = 0
     remembered = 0
-
-    def _full_whatever_pinned(
-        self, cls: PodClass, c: ClaimTarget, reqs: Requirements, need: list[int]
-    ) -> bool:
-        hit = super()._full_whatever_pinned(cls, c, reqs, need)
-        CountingSolver.shortcuts += hit
-        return hit
-
-    def _try_claim(self, cls: PodClass, pod: Pod, c: ClaimTarget) -> Failure | None:
-        before = CountingSolver.shortcuts
-        out = super()._try_claim(cls, pod, c)
-        if out is _FULL_FOR_NOW and CountingSolver.shortcuts == before:
-            CountingSolver.shortcuts += 1
-            CountingSolver.remembered += 1
-        return out
+    domains_part = CountingDomains
+    claims_part = CountingClaims
 
 
 def _catalog(rng: random.Random, size: int, holes: float) -> list[InstanceType]:
@@ -316,14 +327,19 @@ def test_a_pod_alike_at_its_first_step_but_relaxing_otherwise_is_not_answered_fo
     assert [c["pods"] for c in shipped["nodeClaims"]] == [["default/a2"]]
 
 
+class GrowthCountingClaims(Claims):
+    """Claims as shipped, counting the open claims asked to grow."""
+
+    def widened(self, c: ClaimTarget, types: list[InstanceType]) -> list[InstanceType]:
+        GrowthCountingSolver.asked += 1
+        return super().widened(c, types)
+
+
 class GrowthCountingSolver(Solver):
     """The solver as shipped, counting the open claims it asked to grow."""
 
     asked = 0
-
-    def _widened(self, c: ClaimTarget, types: list[InstanceType]) -> list[InstanceType]:
-        GrowthCountingSolver.asked += 1
-        return super()._widened(c, types)
+    claims_part = GrowthCountingClaims
 
 
 @pytest.mark.parametrize("limits", [{"cpu": "150"}, {"cpu": "400", "memory": "900Gi"}])
