@@ -2,14 +2,15 @@
 
 Workflows decide retries from the exception type alone (``retryable``), so every boto3 call in
 the provider goes through :func:`aws_errors`, which turns botocore's stringly-typed codes into
-the small hierarchy below.
+the small hierarchy below: each class is also the neutral one of ``activities.cloud.errors``
+(an EC2 ``Throttled`` is a cloud ``Throttled``), so callers catch those and the names the
+activities report (the class names) stay EC2's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from botocore.exceptions import (
     BotoCoreError,
@@ -19,9 +20,20 @@ from botocore.exceptions import (
     ConnectionError as BotoConnectionError,
 )
 
+from activities.cloud import errors
+from activities.cloud.errors import Pool as Pool  # the unit of the capacity cache
+
 # An account that never used Spot, whose launcher may not create the Spot service-linked
 # role: every spot CreateFleet is refused with this code, whatever the pool.
 SPOT_SERVICE_LINKED_ROLE_CODE = "AuthFailure.ServiceLinkedRoleCreationNotPermitted"
+# Karpenter's Launched reason when spot is refused for want of that role, and what the
+# NodePool's Warning event tells its operator.
+SPOT_SLR_CREATION_FAILED = "SpotSLRCreationFailed"
+SPOT_SLR_MESSAGE = (
+    "spot launches are refused: the account has no Spot service-linked role and may "
+    "not create one; spot offerings are unavailable, on-demand is used. Create it "
+    "once: aws iam create-service-linked-role --aws-service-name spot.amazonaws.com"
+)
 # Codes that mean "this pool (capacity type, instance type, zone) cannot be had right now".
 UNFULFILLABLE_CAPACITY_CODES = frozenset(
     {
@@ -70,57 +82,38 @@ LAUNCH_TEMPLATE_NOT_FOUND_CODES = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Pool:
-    """One offering as EC2 sells it; the unit the insufficient-capacity cache works in."""
-
-    capacity_type: str
-    instance_type: str
-    zone: str
+class EC2Error(errors.CloudError):
+    """Base of every EC2 provider error; ``retryable`` tells the caller whether to try again."""
 
 
-class EC2Error(Exception):
-    """Base of every provider error; ``retryable`` tells the caller whether to try again."""
-
-    retryable = False
-
-    def __init__(self, message: str, code: str = "") -> None:
-        super().__init__(message)
-        self.code = code
-
-
-class Throttled(EC2Error):
+class Throttled(EC2Error, errors.Throttled):
     """The API asked us to slow down; the same call will succeed later."""
 
-    retryable = True
 
-
-class TransientError(EC2Error):
+class TransientError(EC2Error, errors.TransientError):
     """Server-side or network failure; retrying the same call is safe."""
 
-    retryable = True
 
-
-class InsufficientCapacity(EC2Error):
+class InsufficientCapacity(EC2Error, errors.InsufficientCapacity):
     """No capacity in any pool tried; those pools are now in the unavailable-offerings cache.
 
     Not retryable as the same call: the caller must re-plan with the remaining offerings.
     """
 
-    def __init__(self, message: str, pools: tuple[Pool, ...] = (), code: str = "") -> None:
-        super().__init__(message, code)
-        self.pools = pools
+    @property
+    def warning(self) -> errors.PoolWarning | None:
+        """An account that never used Spot, whose launcher may not create the Spot
+        service-linked role: the pool's operator must create it once (docs/deploy.md)."""
+        if self.code != SPOT_SERVICE_LINKED_ROLE_CODE:
+            return None
+        return errors.PoolWarning(SPOT_SLR_CREATION_FAILED, SPOT_SLR_MESSAGE)
 
 
-class NodeClassNotReady(EC2Error):
+class NodeClassNotReady(EC2Error, errors.NodeClassNotReady):
     """The EC2NodeClass resolves to nothing launchable (no subnet, security group or AMI)."""
 
-    def __init__(self, message: str, reason: str = "NodeClassNotReady") -> None:
-        super().__init__(message, reason)
-        self.reason = reason
 
-
-class InstanceNotFound(EC2Error):
+class InstanceNotFound(EC2Error, errors.InstanceNotFound):
     """The instance does not exist (or is terminated): for delete, that means done."""
 
 
@@ -138,7 +131,7 @@ class TokenReused(EC2Error):
     retryable = True
 
 
-class LaunchFailed(EC2Error):
+class LaunchFailed(EC2Error, errors.LaunchFailed):
     """A launch error that another attempt with the same input will not fix."""
 
 

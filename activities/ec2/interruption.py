@@ -17,21 +17,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from activities.cloud.interruption import (
+    NOOP,
+    REBALANCE_RECOMMENDATION,
+    SCHEDULED_CHANGE,
+    SPOT_INTERRUPTION,
+    STATE_CHANGE,
+    Handler,
+    InterruptionEvent,
+)
 from activities.ec2.errors import aws_errors
 
 log = logging.getLogger(__name__)
 
-SPOT_INTERRUPTION = "SpotInterruption"
-REBALANCE_RECOMMENDATION = "RebalanceRecommendation"
-SCHEDULED_CHANGE = "ScheduledChange"
-STATE_CHANGE = "StateChange"
-NOOP = "NoOp"
 # Instance states that mean the node is going away.
 STOPPING_STATES = frozenset({"stopping", "stopped", "shutting-down", "terminated"})
-
-
-# Returns False when the event's instance is not known yet (keep the message), else None/True.
-Handler = Callable[["InterruptionEvent"], bool | None]
 
 
 def _ignore(kind: str) -> None:
@@ -44,19 +44,6 @@ def _nothing() -> None:
 
 class UnparseableMessage(ValueError):
     """The body is not an EventBridge event we understand."""
-
-
-@dataclass(frozen=True)
-class InterruptionEvent:
-    kind: str
-    instance_ids: tuple[str, ...]
-    event_id: str = ""
-    time: str = ""
-    detail: str = ""  # the action, state or health event type, for logs and events
-
-    @property
-    def actionable(self) -> bool:
-        return self.kind != NOOP
 
 
 @dataclass(frozen=True)

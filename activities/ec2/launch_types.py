@@ -1,56 +1,9 @@
-"""Launch input and output: plain, JSON-friendly dataclasses (Temporal activity payloads)."""
+"""Launch input and output: the neutral types (``activities.cloud.launch``), and the AWS
+provider-id helpers the launcher builds results with."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
+from activities.cloud.launch import LaunchRequest, LaunchResult
 from models.provider_id import parse_provider_id, provider_id
-from models.requirements import Requirements
 
 __all__ = ["LaunchRequest", "LaunchResult", "parse_provider_id", "provider_id"]
-
-
-@dataclass
-class LaunchRequest:
-    """One NodeClaim to launch; names and small specs only.
-
-    ``requirements`` are NodeSelectorRequirements (``{"key", "operator", "values"}``);
-    ``resources`` are the claim's requests as quantity strings; ``kubelet`` is the NodeClass
-    kubelet block in wire form (the NodeClass passed to the launcher provides it when unset).
-    """
-
-    nodeclaim_name: str
-    nodeclaim_uid: str
-    nodepool_name: str
-    nodeclass_name: str
-    requirements: list[dict[str, Any]] = field(default_factory=list)
-    resources: dict[str, str] = field(default_factory=dict)
-    labels: dict[str, str] = field(default_factory=dict)
-    taints: list[dict[str, Any]] = field(default_factory=list)
-    startup_taints: list[dict[str, Any]] = field(default_factory=list)
-    kubelet: dict[str, Any] | None = None
-    tags: dict[str, str] = field(default_factory=dict)
-
-    def requirement_set(self) -> Requirements:
-        return Requirements.from_selector_terms(self.requirements)
-
-
-@dataclass
-class LaunchResult:
-    instance_id: str
-    provider_id: str
-    instance_type: str
-    zone: str
-    capacity_type: str
-    image_id: str
-    capacity: dict[str, str] = field(default_factory=dict)
-    allocatable: dict[str, str] = field(default_factory=dict)
-    labels: dict[str, str] = field(default_factory=dict)
-    # True when an earlier attempt had already launched this instance.
-    reused: bool = False
-    # Where the instance was launched: its subnet and security groups (sorted), as the fleet
-    # request gave them, or as DescribeInstances shows an instance found again. Recorded on
-    # the claim (``models.labels``) so drift compares them with the EC2NodeClass's.
-    subnet_id: str = ""
-    security_group_ids: list[str] = field(default_factory=list)

@@ -1,13 +1,21 @@
-"""The EC2 provider assembled: one object per region that callers (activities, CLI) hold."""
+"""The EC2 provider assembled: one object per region, the AWS ``CloudProvider``.
+
+Callers outside ``activities/ec2/`` hold it as a ``activities.cloud.provider.CloudProvider``
+and call only that interface; the parts (catalog, pricing, instances, launcher, cluster)
+are for this package, its tests and the AWS-only CLI commands.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime
-from typing import TypeVar
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
 
+from activities.cloud.kinds import EC2_NODECLASS, NodeClassKind
+from activities.cloud.options import ProviderOptions
+from activities.cloud.provider import CallObserver, NodeClassStatus
 from activities.ec2.capacity_cache import UnavailableOfferings
 from activities.ec2.catalog import InstanceTypeProvider
 from activities.ec2.clients import AWSClients
@@ -21,13 +29,28 @@ from activities.ec2.launch_types import LaunchRequest, LaunchResult
 from activities.ec2.nodeclass import NodeClassResolver, ResolvedNodeClass
 from activities.ec2.nodeclass_cache import ResolvedNodeClasses
 from activities.ec2.pricing import PricingProvider
-from activities.ec2.settings import ProviderSettings
+from activities.ec2.settings import ClusterInfo, ProviderSettings
+from activities.ec2.shared_offerings import ConfigMapRecord
+from activities.kubernetes import conditions as cond
+from models import conditions
+from models import provider_id as aws_ids
 from models.ec2nodeclass import EC2NodeClass
 from models.instancetype import InstanceType
 
 T = TypeVar("T")
-# (method, seconds, error type or None): how the worker's metrics learn of each call.
-CallObserver = Callable[[str, float, str | None], None]
+__all__ = ["CallObserver", "EC2Provider", "cluster_info"]
+
+
+def cluster_info(opts: ProviderOptions) -> tuple[ClusterInfo, bool]:
+    """The cluster facts the settings give, and whether EKS must be asked for the rest."""
+    given = {
+        "endpoint": opts.cluster_endpoint,
+        "certificate_authority": opts.cluster_ca_bundle,
+        "service_cidr": opts.service_cidr,
+        "kubernetes_version": opts.kubernetes_version,
+    }
+    info = ClusterInfo(opts.cluster, **{k: v for k, v in given.items() if v})
+    return info, not all(given.values())
 
 
 @dataclass
@@ -100,6 +123,95 @@ class EC2Provider:
             profiles,
         )
 
+    @staticmethod
+    def from_options(opts: ProviderOptions) -> EC2Provider:
+        """The provider the worker runs with (``--provider aws``)."""
+        clients = AWSClients.create(opts.region, opts.endpoint_url or None)
+        cluster, discover = cluster_info(opts)
+        settings = ProviderSettings(
+            region=opts.region,
+            cluster=cluster,
+            interruption_queue=opts.interruption_queue or None,
+            discover_cluster=discover,
+            manage_instance_profiles=True,
+        )
+        return EC2Provider.create(settings, clients, use_pricing_api=not opts.endpoint_url)
+
+    # -- CloudProvider: what the activities and the worker call ---------------------------
+    @property
+    def name(self) -> str:
+        return "aws"
+
+    @property
+    def nodeclass_kind(self) -> NodeClassKind:
+        return EC2_NODECLASS
+
+    def provider_id(self, zone: str, instance_id: str) -> str:
+        return aws_ids.provider_id(zone, instance_id)
+
+    def instance_id(self, provider_id: str) -> str:
+        return aws_ids.instance_id(provider_id)
+
+    def load_catalog(self) -> None:
+        self.catalog.raw()
+
+    def catalog_snapshot(self) -> object:
+        return (self.catalog.raw(), self.pricing.snapshot())
+
+    def adopt_catalog_snapshot(self, snapshot: Any) -> None:
+        raw, prices = snapshot
+        self.pricing.load(*prices)
+        self.catalog.use_raw(raw)
+
+    def nodeclass_status(self, nodeclass: EC2NodeClass) -> NodeClassStatus:
+        """Resolve afresh: one condition per selector (Ready is the status writer's), and
+        the subnets, security groups, AMIs and instance profile they resolved to."""
+        resolved = self.resolve_nodeclass(nodeclass)
+        status = resolved.status()
+        fields: dict[str, Any] = {
+            "subnets": status.subnets,
+            "securityGroups": status.security_groups,
+            "amis": status.amis,
+        }
+        if status.instance_profile:
+            fields["instanceProfile"] = status.instance_profile
+        return NodeClassStatus(
+            [
+                cond.Condition(c.type, c.status, c.reason, c.message or "")
+                for c in resolved.conditions
+                if c.type != conditions.READY
+            ],
+            fields,
+        )
+
+    def find_by_nodeclaim(self, nodeclaim: str) -> Instance | None:
+        return self.instances.find_by_nodeclaim(nodeclaim)
+
+    def leaked(
+        self, known_nodeclaims: Iterable[str], now: datetime | None, grace: timedelta
+    ) -> list[Instance]:
+        return self.instances.leaked(known_nodeclaims, now=now, grace=grace)
+
+    def interruption_source(self) -> InterruptionQueue | None:
+        return self.interruption_queue()
+
+    def share_unavailable_offerings(self, core_api: Any) -> None:
+        """Replicas share what EC2 refused through a ConfigMap (``shared_offerings``)."""
+        self.unavailable.share(ConfigMapRecord(core_api))
+
+    def describe_cluster(self) -> str:
+        try:
+            info = self.cluster.current()
+        except Exception as exc:
+            raise RuntimeError(
+                f"EKS cluster {self.settings.cluster_name}: discovery failed: {exc}"
+            ) from exc
+        return (
+            f"EKS cluster {info.name}: Kubernetes {info.kubernetes_version}, "
+            f"service CIDR {info.service_cidr}, endpoint {info.endpoint}"
+        )
+
+    # -- the parts' own API (this package, its tests, the AWS-only CLI) --------------------
     def resolve_nodeclass(self, nodeclass: EC2NodeClass) -> ResolvedNodeClass:
         """Resolve afresh (the NodeClass status controller, the CLI); the answer, if ready,
         also serves the launches that follow."""

@@ -23,3 +23,4 @@ class CustomResource:
 NODEPOOL = CustomResource("karpenter.sh", "v1", "nodepools", "NodePool")
 NODECLAIM = CustomResource("karpenter.sh", "v1", "nodeclaims", "NodeClaim")
 EC2NODECLASS = CustomResource("karpenter.k8s.aws", "v1", "ec2nodeclasses", "EC2NodeClass")
+AKSNODECLASS = CustomResource("karpenter.azure.com", "v1beta1", "aksnodeclasses", "AKSNodeClass")

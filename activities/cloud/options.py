@@ -1,0 +1,29 @@
+"""What the worker's settings tell a provider, whichever cloud: the settings module fills one
+``ProviderOptions`` and the registry hands it to the provider chosen (``--provider``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+AWS = "aws"
+AZURE = "azure"
+PROVIDERS = (AWS, AZURE)
+
+
+@dataclass(frozen=True)
+class ProviderOptions:
+    provider: str = AWS
+    cluster: str = "joinery"
+    region: str = ""
+    # An emulator or private endpoint for the cloud's API ("" means the real one); with an
+    # endpoint, no public price API is asked.
+    endpoint_url: str = ""
+    interruption_queue: str = ""
+    # The cluster's facts; each one given overrides discovery (EKS DescribeCluster), and
+    # discovery is skipped when all are.
+    cluster_endpoint: str = ""
+    cluster_ca_bundle: str = ""
+    service_cidr: str = ""
+    kubernetes_version: str = ""
+    # Azure: the subscription whose resource SKUs and VMs are used.
+    subscription_id: str = ""
