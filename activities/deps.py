@@ -23,7 +23,7 @@ from models import contract
 from scheduling.solving.kept import KeptCatalog
 
 if TYPE_CHECKING:
-    from activities.ec2.provider import EC2Provider
+    from activities.cloud.provider import CloudProvider
 
 
 @dataclass
@@ -31,7 +31,8 @@ class Deps:
     """The adapters one worker shares among its activity threads."""
 
     kube: Kube
-    ec2: EC2Provider | None = None
+    # The cluster's cloud (activities.cloud): the one --provider chose.
+    cloud: CloudProvider | None = None
     counters: Counters = field(default_factory=Counters)
     cluster: str = "joinery"
     # Where NodeClaim lifecycles run; "" means the queue of the activity that starts them.
@@ -53,11 +54,11 @@ class Deps:
         that start lifecycles run on the cluster workflows' own queue (``worker.running.app``)."""
         return self.lifecycle_queue or activity.info().task_queue
 
-    def provider(self) -> EC2Provider:
-        if self.ec2 is None:
+    def provider(self) -> CloudProvider:
+        if self.cloud is None:
             raise ApplicationError(
-                "this worker has no EC2 provider configured",
+                "this worker has no cloud provider configured",
                 type=contract.ERR_NO_PROVIDER,
                 non_retryable=True,
             )
-        return self.ec2
+        return self.cloud

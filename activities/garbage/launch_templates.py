@@ -1,6 +1,7 @@
-"""Launch templates no live instance was launched from, and the instance profiles of
-EC2NodeClasses that are gone: deleted (the provider's ``garbage_collect`` decides, with its
-own 5-minute grace for templates and profiles a launch may be about to use)."""
+"""What the provider made for launches and nothing uses any more, deleted: on EC2, launch
+templates no live instance was launched from and the instance profiles of EC2NodeClasses
+that are gone (the provider's ``garbage_collect`` decides, with its own 5-minute grace for
+templates and profiles a launch may be about to use)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Instances tagged for this cluster whose NodeClaim does not exist: terminated.
+"""Instances launched for this cluster whose NodeClaim does not exist: terminated.
 
 As Karpenter's AWS garbage collector: an instance is an orphan when no NodeClaim has its name
-(the ``karpenter.sh/nodeclaim`` tag) nor its provider id, and it was launched more than the
+(EC2: the ``karpenter.sh/nodeclaim`` tag) nor its provider id, and it was launched more than the
 grace period ago. Joinery creates a claim before launching its instance, so listing claims
 first is safe: an instance whose claim appeared after that list was launched even later, and
 is inside the grace period. Its Node, if one registered, is deleted too, so the scheduler
@@ -20,20 +20,21 @@ from activities.garbage.types import Collected, CollectInput
 from activities.kubernetes import nodeclaims, nodes
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.retries import retry_conflicts
-from models.provider_id import instance_id
 
 
 def collect(deps: Deps, inp: CollectInput, now: datetime) -> Collected:
     provider = deps.provider()
     claims, _ = nodeclaims.list_(deps.kube)
     names = {c["metadata"]["name"] for c in claims}
-    claimed = {instance_id(str((c.get("status") or {}).get("providerID") or "")) for c in claims}
+    claimed = {
+        provider.instance_id(str((c.get("status") or {}).get("providerID") or "")) for c in claims
+    }
     grace = timedelta(seconds=inp.grace_seconds)
     out = Collected()
-    for instance in provider.instances.leaked(names, now=now, grace=grace):
+    for instance in provider.leaked(names, now=now, grace=grace):
         if instance.id in claimed:
             continue
-        provider.instances.terminate(instance.id)
+        provider.delete(instance.id)
         node = nodes.by_provider_id(deps.kube, instance.provider_id)
         if node is not None:
             release(deps, node)

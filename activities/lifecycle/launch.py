@@ -1,24 +1,22 @@
-"""Launch: one instance for a NodeClaim through the EC2 provider, recorded on the claim.
+"""Launch: one instance for a NodeClaim through the cloud provider, recorded on the claim.
 
-Idempotent: the provider finds an instance already tagged with the claim and uses the claim
-UID as CreateFleet's client token, so a retried or replayed launch never makes a second one.
-Insufficient capacity is final for this claim (the provisioner plans again without it).
+Idempotent: the provider finds an instance already launched for the claim (EC2: by its tag,
+with the claim UID as CreateFleet's client token), so a retried or replayed launch never
+makes a second one. Insufficient capacity is final for this claim (the provisioner plans
+again without it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from temporalio.exceptions import ApplicationError
 
+from activities.cloud.errors import CloudError, InsufficientCapacity, NodeClassNotReady, PoolWarning
+from activities.cloud.launch import LaunchRequest, LaunchResult
+from activities.cloud.provider import NodeClass
 from activities.deps import Deps
-from activities.ec2.errors import (
-    SPOT_SERVICE_LINKED_ROLE_CODE,
-    EC2Error,
-    InsufficientCapacity,
-    NodeClassNotReady,
-)
-from activities.ec2.launch_types import LaunchRequest, LaunchResult
 from activities.kubernetes import conditions as cond
 from activities.kubernetes import events, nodeclaims, nodeclasses
 from activities.kubernetes.errors import NotFound
@@ -27,12 +25,8 @@ from activities.lifecycle import reads
 from activities.lifecycle.types import ClaimSpec, LaunchOutcome
 from models import conditions, contract
 from models import labels as L
-from models.ec2nodeclass import EC2NodeClass
-from models.ec2nodeclass_hash import hash_annotations
 
 INSUFFICIENT_CAPACITY = contract.ERR_INSUFFICIENT_CAPACITY
-# Karpenter's Launched reason when spot is refused for want of the Spot service-linked role.
-SPOT_SLR_CREATION_FAILED = "SpotSLRCreationFailed"
 
 
 def request_for(claim: ClaimSpec) -> LaunchRequest:
@@ -49,17 +43,18 @@ def request_for(claim: ClaimSpec) -> LaunchRequest:
     )
 
 
-def _nodeclass(deps: Deps, name: str) -> EC2NodeClass:
+def _nodeclass(deps: Deps, name: str) -> NodeClass:
+    kind = deps.provider().nodeclass_kind
     try:
         store = deps.nodeclass_store
         body = store.get(name) if store is not None else nodeclasses.get(deps.kube, name)
     except NotFound:
         raise ApplicationError(
-            f"EC2NodeClass {name} not found",
+            f"{kind.kind} {name} not found",
             type=contract.ERR_NODECLASS_NOT_FOUND,
             non_retryable=False,
         ) from None
-    return EC2NodeClass.model_validate(body)
+    return kind.parse(body)
 
 
 def _condition(deps: Deps, name: str, c: cond.Condition) -> None:
@@ -73,21 +68,20 @@ def _condition(deps: Deps, name: str, c: cond.Condition) -> None:
 
 
 def launch_annotations(
-    result: LaunchResult, nodeclass: EC2NodeClass | None
+    result: LaunchResult, nodeclass_hash: Mapping[str, str] | None = None
 ) -> dict[str, str | None]:
     """What the claim records of its launch for drift: the subnet and security groups its
-    instance went into (when the result names them), and the hash of the EC2NodeClass it was
-    launched from (``models.ec2nodeclass_hash``)."""
+    instance went into (when the result names them), and the hash of the node class it was
+    launched from (its kind's ``hash_annotations``: ``models.ec2nodeclass_hash`` for EC2)."""
     out: dict[str, str | None] = {
         **L.placement_annotations(result.subnet_id, result.security_group_ids)
     }
-    if nodeclass is not None:
-        out.update(hash_annotations(nodeclass))
+    out.update(nodeclass_hash or {})
     return out
 
 
 def record(
-    deps: Deps, claim: ClaimSpec, result: LaunchResult, nodeclass: EC2NodeClass | None = None
+    deps: Deps, claim: ClaimSpec, result: LaunchResult, nodeclass: NodeClass | None = None
 ) -> None:
     """Labels and the launch's annotations (``launch_annotations``) on the claim, then
     providerID, image, capacity and ``Launched=True`` in one status write. Two writes: the
@@ -96,11 +90,14 @@ def record(
     ``Launched=True`` carries them."""
     labels: dict[str, str | None] = dict(result.labels)
     first = False
+    stamp = (
+        None if nodeclass is None else deps.provider().nodeclass_kind.hash_annotations(nodeclass)
+    )
     current = nodeclaims.patch_metadata(
         deps.kube,
         claim.name,
         labels=labels,
-        annotations=launch_annotations(result, nodeclass) or None,
+        annotations=launch_annotations(result, stamp) or None,
     )
     stale = False
 
@@ -125,19 +122,15 @@ def record(
         deps.counters.nodeclaim_launched(claim.nodepool)
 
 
-def _spot_role_missing(deps: Deps, nodepool: str) -> None:
-    """Tell the pool's operator why its spot offerings vanished: the account has never used
-    Spot and the launcher may not create the service-linked role (docs/deploy.md)."""
+def _warn_pool(deps: Deps, nodepool: str, warning: PoolWarning) -> None:
+    """Tell the pool's operator what they must fix (EC2: the account has never used Spot and
+    the launcher may not create the service-linked role, docs/deploy.md)."""
     events.record(
         deps.kube,
         kind="NodePool",
         name=nodepool,
-        reason=SPOT_SLR_CREATION_FAILED,
-        message=(
-            "spot launches are refused: the account has no Spot service-linked role and may "
-            "not create one; spot offerings are unavailable, on-demand is used. Create it "
-            "once: aws iam create-service-linked-role --aws-service-name spot.amazonaws.com"
-        ),
+        reason=warning.reason,
+        message=warning.message,
         warning=True,
     )
 
@@ -148,13 +141,12 @@ def launch(deps: Deps, claim: ClaimSpec) -> LaunchOutcome:
     try:
         result = provider.launch(request_for(claim), nodeclass)
     except InsufficientCapacity as exc:
-        reason = INSUFFICIENT_CAPACITY
-        if exc.code == SPOT_SERVICE_LINKED_ROLE_CODE:
-            reason = SPOT_SLR_CREATION_FAILED
-            _spot_role_missing(deps, claim.nodepool)
+        reason = exc.reason
+        if exc.warning is not None:
+            _warn_pool(deps, claim.nodepool, exc.warning)
         _condition(deps, claim.name, cond.Condition(conditions.LAUNCHED, "False", reason, str(exc)))
         raise ApplicationError(str(exc), type=INSUFFICIENT_CAPACITY, non_retryable=True) from exc
-    except EC2Error as exc:
+    except CloudError as exc:
         reason = type(exc).__name__
         _condition(deps, claim.name, cond.Condition(conditions.LAUNCHED, "False", reason, str(exc)))
         # A NodeClass that is not ready yet may become ready: keep trying until launch times out.

@@ -7,8 +7,8 @@ import contextlib
 from datetime import timedelta
 from typing import Any
 
+from activities.cloud.errors import InstanceNotFound
 from activities.deps import Deps
-from activities.ec2.errors import InstanceNotFound
 from activities.kubernetes import conditions as cond
 from activities.kubernetes import events, nodeclaims, nodes, volumes
 from activities.kubernetes.errors import NotFound
@@ -24,23 +24,24 @@ from activities.timestamps import iso, parse_iso, utc_now
 from models import conditions
 from models import labels as L
 from models.duration import parse_optional_duration
-from models.provider_id import parse_provider_id
 
 DISRUPTED_TAINT = {"key": L.DISRUPTED_TAINT_KEY, "effect": "NoSchedule"}
 
 
 def _instance_gone(deps: Deps, node_name: str, provider_id: str | None) -> bool:
-    """A dead node: not Ready (its kubelet is silent) and its instance unknown to EC2."""
-    if deps.ec2 is None or not provider_id:
+    """A dead node: not Ready (its kubelet is silent) and its instance unknown to the cloud."""
+    cloud = deps.cloud
+    if cloud is None or not provider_id:
         return False
     try:
         if cond.is_true(nodes.get(deps.kube, node_name), "Ready"):
             return False
-        deps.ec2.instances.get(parse_provider_id(provider_id)[1])
+        instance = cloud.instance_id(provider_id)
+        if not instance:
+            return False
+        cloud.get(instance)
     except (NotFound, InstanceNotFound):
         return True
-    except ValueError:
-        return False
     return False
 
 
@@ -153,16 +154,21 @@ def volumes_attached(deps: Deps, inp: VolumesInput) -> int:
 
 
 def terminate_instance(deps: Deps, inp: InstanceInput) -> bool:
-    """Ask EC2 to terminate the claim's instance; True once it is gone (or never existed).
+    """Ask the cloud to terminate the claim's instance; True once it is gone (or never
+    existed).
 
-    Found by providerID, else by the NodeClaim tag, so a launch whose result was never
-    recorded (the worker died between CreateFleet and the status write) is still cleaned up.
+    Found by providerID, else by the NodeClaim (EC2: its tag), so a launch whose result was
+    never recorded (the worker died between CreateFleet and the status write) is still
+    cleaned up.
     """
     provider = deps.provider()
     ids: set[str] = set()
     if inp.provider_id:
-        ids.add(parse_provider_id(inp.provider_id)[1])
-    found = provider.instances.find_by_nodeclaim(inp.nodeclaim)
+        instance = provider.instance_id(inp.provider_id)
+        if not instance:
+            raise ValueError(f"not an {provider.name} provider id: {inp.provider_id!r}")
+        ids.add(instance)
+    found = provider.find_by_nodeclaim(inp.nodeclaim)
     if found is not None:
         ids.add(found.id)
     gone = True

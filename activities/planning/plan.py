@@ -13,14 +13,13 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from activities.ec2.provider import EC2Provider
+from activities.cloud.provider import CloudProvider
 from activities.kubernetes.client import Kube
 from activities.metrics import Counters
 from activities.planning import cluster_state, ready_pools
 from activities.planning.cluster_state import ClusterState
 from activities.planning.types import PlannedNodeClaim, PlanOutcome
 from models import labels as L
-from models.ec2nodeclass import EC2NodeClass
 from models.instancetype import InstanceType
 from models.nodepool import NodePool
 from models.nodepool_hash import hash_annotations
@@ -45,15 +44,15 @@ def random_name(pool: str, index: int) -> str:
 
 
 def pool_catalogs(
-    ec2: EC2Provider, pools: list[NodePool], classes: Mapping[str, Mapping[str, Any]]
+    cloud: CloudProvider, pools: list[NodePool], classes: Mapping[str, Mapping[str, Any]]
 ) -> tuple[list[InstanceType], dict[str, list[InstanceType]]]:
     """Each pool's own catalog, as Karpenter asks the cloud provider for each NodePool's
-    instance types: its EC2NodeClass's view (offerings in zones without its subnets are
+    instance types: its node class's view (EC2: offerings in zones without its subnets are
     unavailable; allocatable after its AMI family's and kubelet's reserve, maxPods, block
     devices). Returns the round's catalog and the pools' own (pool name -> types).
 
-    The provider hands out one list per distinct view (``InstanceTypeProvider.list`` keys
-    its builds by what changes the numbers), so pools whose NodeClasses see alike share a
+    The provider hands out one list per distinct view (EC2's ``InstanceTypeProvider.list``
+    keys its builds by what changes the numbers), so pools whose NodeClasses see alike share a
     list, and one NodeClass gives the round one catalog, as before. A pool whose NodeClass
     is not in the cluster sees the provider's catalog without a NodeClass (the round's
     catalog then); one whose NodeClass is not Ready (left out of rounds by ``ready_pools``
@@ -66,19 +65,19 @@ def pool_catalogs(
             continue
         view = views.get(ref)
         if view is None:
-            if ready_pools.not_ready(ec2, classes[ref]) is not None:
+            if ready_pools.not_ready(cloud, classes[ref]) is not None:
                 view = []
             else:
-                view = ec2.instance_types(EC2NodeClass.model_validate(classes[ref]))
+                view = cloud.instance_types(cloud.nodeclass_kind.parse(classes[ref]))
             views[ref] = view
         own[pool.name] = view
     if own and len(own) == len(pools):
         return next(iter(own.values())), own
-    return ec2.instance_types(), own
+    return cloud.instance_types(), own
 
 
 def instance_types(
-    ec2: EC2Provider, pools: list[NodePool], classes: dict[str, dict[str, Any]]
+    cloud: CloudProvider, pools: list[NodePool], classes: dict[str, dict[str, Any]]
 ) -> list[InstanceType]:
     """One catalog for every pool: the disruption round's catalog for a pool with no view of
     its own (plans, node prices and drift give each pool its own: ``pool_catalogs``); zones
@@ -97,25 +96,25 @@ def instance_types(
         if ref in seen or ref not in classes:
             continue
         seen.add(ref)
-        if ready_pools.not_ready(ec2, classes[ref]) is not None:
+        if ready_pools.not_ready(cloud, classes[ref]) is not None:
             continue
-        listed = ec2.instance_types(EC2NodeClass.model_validate(classes[ref]))
+        listed = cloud.instance_types(cloud.nodeclass_kind.parse(classes[ref]))
         lists.append(listed)
         for it in listed:
             out.setdefault(it.name, it)
     if out and len(lists) == 1 and len(out) == len(lists[0]):
         return lists[0]  # the same types in the same order as the merge would give
-    return list(out.values()) if out else ec2.instance_types()
+    return list(out.values()) if out else cloud.instance_types()
 
 
 def disruption_catalogs(
-    ec2: EC2Provider, pools: list[NodePool], classes: dict[str, dict[str, Any]]
+    cloud: CloudProvider, pools: list[NodePool], classes: dict[str, dict[str, Any]]
 ) -> tuple[list[InstanceType], dict[str, list[InstanceType]]]:
     """What a disruption round reads: each pool's own catalog (``pool_catalogs``), for its
     plan, its replacements, its nodes' prices and their drift, and the merged one
     (``instance_types``) for a pool with no view of its own (its NodeClass is not Ready)."""
-    merged = instance_types(ec2, pools, classes)
-    _, own = pool_catalogs(ec2, pools, classes)
+    merged = instance_types(cloud, pools, classes)
+    _, own = pool_catalogs(cloud, pools, classes)
     return merged, {pool: listed for pool, listed in own.items() if listed}
 
 
@@ -190,16 +189,16 @@ def planned_nodeclaim(
 
 def plan(
     kube: Kube,
-    ec2: EC2Provider,
+    cloud: CloudProvider,
     paused_pools: frozenset[str] = frozenset(),
     counters: Counters | None = None,
 ) -> PlanOutcome:
-    return plan_state(cluster_state.read(kube, paused_pools), ec2, counters)
+    return plan_state(cluster_state.read(kube, paused_pools), cloud, counters)
 
 
 def plan_state(
     state: ClusterState,
-    ec2: EC2Provider,
+    cloud: CloudProvider,
     counters: Counters | None = None,
     *,
     name: Namer = random_name,
@@ -209,11 +208,11 @@ def plan_state(
     """The claims to create for ``state``'s pending pods, named by ``name`` and carrying
     ``annotations``; with ``kept``, the solver starts from what the last round kept."""
     if state.pending:
-        ready_pools.leave_out_unready(ec2, state)
+        ready_pools.leave_out_unready(cloud, state)
     if not state.nodepools or not state.pending:
         why = (
             "no NodePool can be used (each is invalid, paused, being deleted or has an "
-            "EC2NodeClass that is not ready)"
+            f"{cloud.nodeclass_kind.kind} that is not ready)"
         )
         valid = [pod for pod in state.uids if pod not in state.invalid_pods]
         return PlanOutcome(
@@ -223,7 +222,7 @@ def plan_state(
             unschedulable={pod: why for pod in valid},
             pod_uids=dict(state.uids),
         )
-    types, own = pool_catalogs(ec2, state.nodepools, state.nodeclasses)
+    types, own = pool_catalogs(cloud, state.nodepools, state.nodeclasses)
     try:
         parsed = build_problem(state.documents, types, own)
     except InputError as exc:

@@ -1,4 +1,4 @@
-"""NodePools whose EC2NodeClass is not Ready take no part in a round, as in Karpenter.
+"""NodePools whose node class is not Ready take no part in a round, as in Karpenter.
 
 Karpenter's provisioner only uses NodePools that are Ready, and a NodePool is not Ready while
 its NodeClass is not (no subnet, security group or AMI matched its selectors). Claims
@@ -16,24 +16,23 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from activities.ec2.provider import EC2Provider
+from activities.cloud.provider import CloudProvider
 from activities.planning.cluster_state import ClusterState
-from models.ec2nodeclass import EC2NodeClass
 from models.errors import field_error
 
 
-def not_ready(ec2: EC2Provider, nodeclass: Mapping[str, Any]) -> str | None:
-    """Why the EC2NodeClass is not Ready (its resolution's message, or the field that is
+def not_ready(cloud: CloudProvider, nodeclass: Mapping[str, Any]) -> str | None:
+    """Why the node class is not Ready (its resolution's message, or the field that is
     invalid), or None when it is."""
     try:
-        parsed = EC2NodeClass.model_validate(nodeclass)
+        parsed = cloud.nodeclass_kind.parse(nodeclass)
     except ValidationError as exc:
         return field_error(exc)
-    return ec2.nodeclass_not_ready(parsed)
+    return cloud.nodeclass_not_ready(parsed)
 
 
-def leave_out_unready(ec2: EC2Provider, state: ClusterState) -> None:
-    """Drop from ``state`` (its pools and their documents) each NodePool whose EC2NodeClass
+def leave_out_unready(cloud: CloudProvider, state: ClusterState) -> None:
+    """Drop from ``state`` (its pools and their documents) each NodePool whose node class
     exists and is not Ready, naming it in ``state.skipped``. A pool whose NodeClass is not
     in the cluster is kept: its catalog is the provider's default, as before."""
     verdicts: dict[str, str | None] = {}
@@ -43,11 +42,12 @@ def leave_out_unready(ec2: EC2Provider, state: ClusterState) -> None:
         if ref not in state.nodeclasses:
             continue
         if ref not in verdicts:
-            verdicts[ref] = not_ready(ec2, state.nodeclasses[ref])
+            verdicts[ref] = not_ready(cloud, state.nodeclasses[ref])
         why = verdicts[ref]
         if why is not None:
             dropped.add(pool.name)
-            state.skipped.append(f"NodePool {pool.name}: EC2NodeClass {ref} is not ready: {why}")
+            kind = cloud.nodeclass_kind.kind
+            state.skipped.append(f"NodePool {pool.name}: {kind} {ref} is not ready: {why}")
     if not dropped:
         return
     state.nodepools = [p for p in state.nodepools if p.name not in dropped]

@@ -12,15 +12,14 @@ checked like a launched one after one pass, at one write per claim and no call t
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from activities.ec2.instances import Instance
+from activities.cloud.instances import Instance
 from activities.kubernetes import nodeclaims
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
 from models import labels as L
-from models.provider_id import instance_id
 
 
 def missing(claim: Mapping[str, Any], instance: Instance) -> dict[str, str | None]:
@@ -32,10 +31,14 @@ def missing(claim: Mapping[str, Any], instance: Instance) -> dict[str, str | Non
 
 
 def backfill(
-    kube: Kube, claims: Iterable[Mapping[str, Any]], instances: Mapping[str, Instance]
+    kube: Kube,
+    claims: Iterable[Mapping[str, Any]],
+    instances: Mapping[str, Instance],
+    instance_id: Callable[[str], str],
 ) -> list[str]:
     """Write the missing placement annotations of each claim whose instance is among
-    ``instances`` (by id); the names written. A claim being deleted is left alone."""
+    ``instances`` (by id, read from the claim's providerID by ``instance_id``: the
+    provider's); the names written. A claim being deleted is left alone."""
     written: list[str] = []
     for claim in claims:
         meta = claim.get("metadata") or {}

@@ -1,10 +1,12 @@
-"""An EC2NodeClass's status: what its selectors resolved to, and whether it can be used.
+"""A node class's status: what its selectors resolved to, and whether it can be used.
 
-``subnets``, ``securityGroups`` and ``amis`` list what the selector terms matched (as
-Karpenter publishes them); one condition per selector, ``ValidationSucceeded`` for the spec,
-``InstanceProfileReady`` and ``Ready`` over all of them. A condition turning False records a
-Warning event, and NodePools referring to the class report ``NodeClassReady=False``.
-Resolution calls EC2 and SSM, so it runs on changes and on a slow resync, not per launch.
+The provider resolves it (``CloudProvider.nodeclass_status``; for an EC2NodeClass,
+``subnets``, ``securityGroups`` and ``amis`` list what the selector terms matched, as
+Karpenter publishes them, with one condition per selector and ``InstanceProfileReady``);
+``ValidationSucceeded`` is for the spec and ``Ready`` over all of them. A condition turning
+False records a Warning event, and NodePools referring to the class report
+``NodeClassReady=False``. Resolution calls the cloud (EC2 and SSM), so it runs on changes
+and on a slow resync, not per launch.
 """
 
 from __future__ import annotations
@@ -14,57 +16,49 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from activities.ec2.provider import EC2Provider
+from activities.cloud.provider import CloudProvider
 from activities.kubernetes import conditions as cond
 from activities.kubernetes import nodeclasses
 from activities.kubernetes.client import Kube
-from activities.kubernetes.resources import EC2NODECLASS
 from activities.kubernetes.retries import retry_conflicts
 from activities.status import reporting
 from models import conditions
-from models.ec2nodeclass import EC2NodeClass
 from models.errors import field_error
 
 Obj = dict[str, Any]
 
 
 def desired(
-    body: Mapping[str, Any], ec2: EC2Provider
+    body: Mapping[str, Any], cloud: CloudProvider
 ) -> tuple[list[cond.Condition], dict[str, Any]]:
-    """The conditions and resolved fields ``body`` should have (calls EC2 when it is valid)."""
+    """The conditions and resolved fields ``body`` should have (calls the cloud when it is
+    valid)."""
     try:
-        nodeclass = EC2NodeClass.model_validate(body)
+        nodeclass = cloud.nodeclass_kind.parse(body)
     except ValidationError as exc:
         invalid = cond.Condition(
             conditions.VALIDATION_SUCCEEDED, "False", "Invalid", field_error(exc)
         )
         return [invalid], {}
-    resolved = ec2.resolve_nodeclass(nodeclass)
-    out = [
-        cond.Condition(c.type, c.status, c.reason, c.message or "")
-        for c in resolved.conditions
-        if c.type != conditions.READY
-    ]
+    resolved = cloud.nodeclass_status(nodeclass)
+    out = [c for c in resolved.conditions if c.type != conditions.VALIDATION_SUCCEEDED]
     out.append(
-        cond.Condition(conditions.VALIDATION_SUCCEEDED, "True", conditions.VALIDATION_SUCCEEDED)
+        next(
+            (c for c in resolved.conditions if c.type == conditions.VALIDATION_SUCCEEDED),
+            cond.Condition(
+                conditions.VALIDATION_SUCCEEDED, "True", conditions.VALIDATION_SUCCEEDED
+            ),
+        )
     )
-    status = resolved.status()
-    fields: dict[str, Any] = {
-        "subnets": status.subnets,
-        "securityGroups": status.security_groups,
-        "amis": status.amis,
-    }
-    if status.instance_profile:
-        fields["instanceProfile"] = status.instance_profile
-    return out, fields
+    return out, dict(resolved.fields)
 
 
-def report(kube: Kube, ec2: EC2Provider, name: str) -> list[cond.Condition]:
+def report(kube: Kube, cloud: CloudProvider, name: str) -> list[cond.Condition]:
     """Bring ``name``'s status up to date; return the conditions that newly turned False."""
     body = reporting.live(lambda: nodeclasses.get(kube, name))
     if body is None:
         return []
-    wanted, fields = desired(body, ec2)
+    wanted, fields = desired(body, cloud)
 
     def write() -> list[cond.Condition]:
         current = nodeclasses.get(kube, name)
@@ -78,7 +72,6 @@ def report(kube: Kube, ec2: EC2Provider, name: str) -> list[cond.Condition]:
         return turned_false
 
     turned_false = retry_conflicts(write)
-    reporting.warn(
-        kube, EC2NODECLASS.kind, name, turned_false, f"{EC2NODECLASS.group}/{EC2NODECLASS.version}"
-    )
+    resource = cloud.nodeclass_kind.resource
+    reporting.warn(kube, resource.kind, name, turned_false, resource.api_version)
     return turned_false

@@ -25,4 +25,4 @@ def deps_pool() -> str:
 def deps(kube: Kube, admin: Kube, cloud: Cloud, deps_pool: str) -> Deps:
     ensure_nodeclass(admin)
     ensure_nodepool(admin, deps_pool)
-    return Deps(kube=kube, ec2=cloud.provider)
+    return Deps(kube=kube, cloud=cloud.provider)

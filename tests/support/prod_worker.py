@@ -54,7 +54,7 @@ async def joinery_worker(
     )
     stop = asyncio.Event()
     task = asyncio.create_task(
-        run_worker(settings, stop=stop, kube=kube, ec2=cloud.provider, client=client)
+        run_worker(settings, stop=stop, kube=kube, cloud=cloud.provider, client=client)
     )
     try:
         yield RunningWorker(client, cluster, queue, port)

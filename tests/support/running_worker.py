@@ -51,7 +51,7 @@ async def worker_running(
     stop = asyncio.Event()
     client = client or env.client
     task = asyncio.create_task(
-        run_worker(configured, stop=stop, kube=kube, ec2=cloud.provider, client=client)
+        run_worker(configured, stop=stop, kube=kube, cloud=cloud.provider, client=client)
     )
     with NodeSimulator(admin, interval=0.2):
         try:

@@ -134,7 +134,7 @@ async def test_replacements_launch_and_report_readiness(
 @pytest.fixture
 def metered(deps: Deps) -> Deps:
     """The activities' deps with the worker's Prometheus hooks."""
-    return Deps(kube=deps.kube, ec2=deps.ec2, counters=PrometheusCounters())
+    return Deps(kube=deps.kube, cloud=deps.cloud, counters=PrometheusCounters())
 
 
 @pytest.fixture

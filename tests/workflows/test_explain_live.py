@@ -62,7 +62,7 @@ def nodes(kube: Kube, admin: Kube, cloud: Cloud) -> Nodes:
     }
     body = nodepool_body(pool, requirements=M5, disruption=disruption)
     custom_objects.create(admin, NODEPOOL, body)
-    deps = Deps(kube=kube, ec2=cloud.provider)
+    deps = Deps(kube=kube, cloud=cloud.provider)
     _, empty = initialized_node(deps, admin, pool)
     _, pinned = initialized_node(deps, admin, pool)
     busy_claim, busy = initialized_node(deps, admin, pool)
@@ -80,7 +80,7 @@ async def rounds(
     """The cluster's DisruptionWorkflow on its real activities, with disruption paused for
     every NodePool (so the test's empty node, and other tests' nodes, stay)."""
     cluster = f"explain-{uuid.uuid4().hex[:6]}"
-    deps = Deps(kube=kube, ec2=cloud.provider, cluster=cluster)
+    deps = Deps(kube=kube, cloud=cloud.provider, cluster=cluster)
     async with Worker(
         dev_env.client,
         task_queue=task_queue,

@@ -60,7 +60,7 @@ async def two_workers(
         tasks.append(
             asyncio.create_task(
                 run_worker(
-                    settings, stop=stop, kube=kube, ec2=cloud.fresh_provider(), client=client
+                    settings, stop=stop, kube=kube, cloud=cloud.fresh_provider(), client=client
                 )
             )
         )

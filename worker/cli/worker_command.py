@@ -9,10 +9,11 @@ import os
 import signal
 from typing import Any
 
-from worker.running.app import run_worker
+from worker.running.app import refusal, run_worker
 from worker.running.settings import (
     Settings,
     add_cluster_args,
+    add_provider_arg,
     add_temporal_args,
     env_flag,
     temporal_from,
@@ -24,6 +25,7 @@ from workflows.disruption.state import VALIDATION_DELAY_SECONDS
 def register(sub: Any) -> None:
     p = sub.add_parser("worker", help="run the Joinery worker (workflows, activities, watchers)")
     add_temporal_args(p)
+    add_provider_arg(p)
     env = os.environ.get
     p.add_argument("--kubeconfig", default=env("KUBECONFIG", ""))
     p.add_argument("--region", default=env("AWS_REGION", env("AWS_DEFAULT_REGION", "us-east-1")))
@@ -80,9 +82,13 @@ def settings_from(args: argparse.Namespace) -> Settings:
         raise UsageError("--health-port must be 0..65535")
     if not 0 <= args.disruption_validation_delay <= 3600:
         raise UsageError("--disruption-validation-delay must be 0..3600 seconds")
+    refused = refusal(args.provider)
+    if refused is not None:
+        raise UsageError(refused)
     return Settings(
         temporal=temporal_from(args),
         cluster=args.cluster,
+        provider=args.provider,
         kubeconfig=args.kubeconfig,
         region=args.region,
         aws_endpoint_url=args.aws_endpoint_url,

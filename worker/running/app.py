@@ -26,12 +26,11 @@ from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.worker import Worker
 
+from activities.cloud import registry
+from activities.cloud.options import AWS, ProviderOptions
+from activities.cloud.provider import CloudProvider
 from activities.deps import Deps
 from activities.disruption.defs import DisruptionActivities
-from activities.ec2.clients import AWSClients
-from activities.ec2.provider import EC2Provider
-from activities.ec2.settings import ClusterInfo, ProviderSettings
-from activities.ec2.shared_offerings import ConfigMapRecord
 from activities.garbage.defs import GarbageCollectionActivities
 from activities.kubernetes.client import Kube, connect
 from activities.kubernetes.node_index import NodeIndex
@@ -75,48 +74,47 @@ def activities_for(deps: Deps) -> list[Callable[..., Any]]:
     ]
 
 
-def cluster_info(settings: Settings) -> tuple[ClusterInfo, bool]:
-    """The cluster facts settings give, and whether EKS must be asked for the rest."""
-    given = {
-        "endpoint": settings.cluster_endpoint,
-        "certificate_authority": settings.cluster_ca_bundle,
-        "service_cidr": settings.service_cidr,
-        "kubernetes_version": settings.kubernetes_version,
-    }
-    info = ClusterInfo(settings.cluster, **{k: v for k, v in given.items() if v})
-    return info, not all(given.values())
-
-
-def ec2_provider(settings: Settings) -> EC2Provider:
-    clients = AWSClients.create(settings.region, settings.aws_endpoint_url or None)
-    cluster, discover = cluster_info(settings)
-    provider_settings = ProviderSettings(
+def provider_options(settings: Settings) -> ProviderOptions:
+    """What the settings tell the cloud provider (``activities.cloud.registry`` builds it)."""
+    return ProviderOptions(
+        provider=settings.provider,
+        cluster=settings.cluster,
         region=settings.region,
-        cluster=cluster,
-        interruption_queue=settings.interruption_queue or None,
-        discover_cluster=discover,
-        manage_instance_profiles=True,
-    )
-    return EC2Provider.create(
-        provider_settings, clients, use_pricing_api=not settings.aws_endpoint_url
+        endpoint_url=settings.aws_endpoint_url,
+        interruption_queue=settings.interruption_queue,
+        cluster_endpoint=settings.cluster_endpoint,
+        cluster_ca_bundle=settings.cluster_ca_bundle,
+        service_cidr=settings.service_cidr,
+        kubernetes_version=settings.kubernetes_version,
     )
 
 
-def discover_cluster(ec2: EC2Provider) -> None:
+def refusal(provider: str) -> str | None:
+    """Why the worker cannot run on ``provider`` (one line), or None when it can: on Azure
+    only plan-type use works so far (``joinery plan``, ``joinery catalog``); the worker
+    launches and retires VMs, which is issue 32."""
+    if provider == AWS:
+        return None
+    return (
+        f"--provider {provider}: the worker cannot run on {provider} yet (launching, listing "
+        "and deleting VMs is issue 32); joinery plan and joinery catalog work there"
+    )
+
+
+def cloud_provider(settings: Settings) -> CloudProvider:
+    """The cluster's one provider, as ``--provider`` chose it."""
+    return registry.build(provider_options(settings))
+
+
+def discover_cluster(cloud: CloudProvider) -> None:
     """Learn the cluster now so a wrong name or a missing permission shows at start, in one
     line; launches retry discovery themselves."""
     try:
-        info = ec2.cluster.current()
+        line = cloud.describe_cluster()
     except Exception as exc:
-        log.error("EKS cluster %s: discovery failed: %s", ec2.settings.cluster_name, exc)
+        log.error("%s", exc)
         return
-    log.info(
-        "EKS cluster %s: Kubernetes %s, service CIDR %s, endpoint %s",
-        info.name,
-        info.kubernetes_version,
-        info.service_cidr,
-        info.endpoint,
-    )
+    log.info("%s", line)
 
 
 def build_worker(
@@ -205,24 +203,27 @@ async def run_worker(
     *,
     stop: asyncio.Event | None = None,
     kube: Kube | None = None,
-    ec2: EC2Provider | None = None,
+    cloud: CloudProvider | None = None,
     client: Client | None = None,
 ) -> None:
     """Run until ``stop`` is set (or cancelled). Adapters may be passed in (tests, sandbox)."""
+    refused = refusal(cloud.name if cloud is not None else settings.provider)
+    if refused is not None:
+        raise ValueError(refused)
     kube = kube or connect(settings.kubeconfig or None)
-    ec2 = ec2 or ec2_provider(settings)
+    cloud = cloud or cloud_provider(settings)
     if client is None:
         client = await connection.connect(
             settings.temporal,
             telemetry.plugins(settings.otlp_endpoint),
             runtime=sdk_metrics.runtime(),  # temporal_* series on /metrics
         )
-    # Replicas share what EC2 refused through a ConfigMap (activities/ec2/shared_offerings.py).
-    ec2.unavailable.share(ConfigMapRecord(kube.core))
+    # Replicas share what the cloud refused through a ConfigMap (EC2: shared_offerings.py).
+    cloud.share_unavailable_offerings(kube.core)
     queue = settings.temporal.task_queue
     deps = Deps(
         kube=kube,
-        ec2=ec2,
+        cloud=cloud,
         counters=PrometheusCounters(),
         cluster=settings.cluster,
         lifecycle_queue=queue,
@@ -230,7 +231,7 @@ async def run_worker(
         node_index=NodeIndex(),
         watched=WatchedObjects() if settings.watchers else None,
     )
-    ec2.observe = deps.counters.cloudprovider_call  # karpenter_cloudprovider_*
+    cloud.observe = deps.counters.cloudprovider_call  # karpenter_cloudprovider_*
     sandboxed = settings.workflow_sandbox
     worker = build_worker(client, deps, queue, settings.activity_threads, sandboxed=sandboxed)
     cluster_worker = build_cluster_worker(client, deps, queue, sandboxed=sandboxed)
@@ -251,8 +252,8 @@ async def run_worker(
     cache = Path(settings.catalog_cache) if settings.catalog_cache else None
     # Load the catalog now, so the first plan or launch after a (re)start does not pay for it
     # inside an activity (it overlaps the wait for a dead worker's lost activities).
-    warming = asyncio.create_task(asyncio.to_thread(catalog_cache.warm, ec2, cache))
-    discovery = asyncio.create_task(asyncio.to_thread(discover_cluster, ec2))
+    warming = asyncio.create_task(asyncio.to_thread(catalog_cache.warm, cloud, cache))
+    discovery = asyncio.create_task(asyncio.to_thread(discover_cluster, cloud))
     try:
         async with worker, cluster_worker:
             running = True
@@ -265,9 +266,9 @@ async def run_worker(
                     cluster=settings.cluster,
                     task_queue=settings.temporal.task_queue,
                     search_attributes=settings.search_attributes,
-                    ec2=ec2,
+                    cloud=cloud,
                     status=StatusReporter(
-                        kube, ec2, claims=deps.watched.nodeclaims if deps.watched else None
+                        kube, cloud, claims=deps.watched.nodeclaims if deps.watched else None
                     ).start(),
                     nodeclass_store=deps.nodeclass_store,
                     node_index=deps.node_index,

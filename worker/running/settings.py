@@ -6,6 +6,7 @@ import argparse
 import os
 from dataclasses import dataclass
 
+from activities.cloud.options import AWS, PROVIDERS
 from activities.garbage.types import GRACE_SECONDS as GC_GRACE_SECONDS
 from models import contract
 from workflows.disruption.state import VALIDATION_DELAY_SECONDS
@@ -38,6 +39,8 @@ class TemporalSettings:
 class Settings:
     temporal: TemporalSettings
     cluster: str = "joinery"
+    # The cluster's cloud: aws or azure (activities/cloud/registry.py builds it).
+    provider: str = AWS
     kubeconfig: str = ""
     region: str = "us-east-1"
     aws_endpoint_url: str = ""
@@ -101,6 +104,16 @@ def add_cluster_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--cluster-ca-bundle", default=_env("JOINERY_CLUSTER_CA_BUNDLE"))
     g.add_argument("--service-cidr", default=_env("JOINERY_SERVICE_CIDR"))
     g.add_argument("--kubernetes-version", default=_env("JOINERY_KUBERNETES_VERSION"))
+
+
+def add_provider_arg(p: argparse.ArgumentParser) -> None:
+    """``--provider``: the one cloud the cluster's nodes run on (env ``JOINERY_PROVIDER``)."""
+    p.add_argument(
+        "--provider",
+        choices=PROVIDERS,
+        default=_env("JOINERY_PROVIDER", AWS) or AWS,
+        help="the cluster's cloud (default: aws; azure serves planning only so far)",
+    )
 
 
 def temporal_from(args: argparse.Namespace) -> TemporalSettings:

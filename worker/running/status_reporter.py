@@ -1,8 +1,8 @@
-"""Keeps NodePool and EC2NodeClass status current (Karpenter's nodepool/nodeclass status
+"""Keeps NodePool and node-class status current (Karpenter's nodepool/nodeclass status
 controllers): conditions, resolved subnets/security groups/AMIs, usage, events.
 
 The watchers name what changed; this one thread does the writing, off the watch threads
-(resolving a NodeClass calls EC2). Requests for the same object coalesce, bursts (a hundred
+(resolving a NodeClass calls the cloud). Requests for the same object coalesce, bursts (a hundred
 NodeClaims appearing) are absorbed by a short delay, failures are retried after a pause,
 and everything is re-checked every ``resync_seconds`` (AMIs and subnets change in AWS
 without a Kubernetes event). Several workers may report at once: each write carries the
@@ -17,7 +17,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from activities.ec2.provider import EC2Provider
+from activities.cloud.provider import CloudProvider
 from activities.kubernetes import nodeclasses, nodepools
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import translate
@@ -27,14 +27,14 @@ from activities.status import nodepools as nodepool_status
 
 log = logging.getLogger(__name__)
 NODEPOOL = "NodePool"
-NODECLASS = "EC2NodeClass"
+NODECLASS = "NodeClass"
 Key = tuple[str, str]
 
 
 @dataclass
 class StatusReporter:
     kube: Kube
-    ec2: EC2Provider | None = None
+    cloud: CloudProvider | None = None
     # The NodeClaim watch's cache (activities/kubernetes/object_cache.py): a pool's usage is
     # counted from it while it is synced, not from a list of the pool's claims.
     claims: ObjectCache | None = None
@@ -51,7 +51,7 @@ class StatusReporter:
         self._enqueue((NODEPOOL, name), delay)
 
     def nodeclass(self, name: str, delay: float = 0.0) -> None:
-        if self.ec2 is not None:
+        if self.cloud is not None:
             self._enqueue((NODECLASS, name), delay)
 
     def start(self) -> StatusReporter:
@@ -93,8 +93,8 @@ class StatusReporter:
         while (key := self._next()) is not None:
             kind, name = key
             try:
-                if kind == NODECLASS and self.ec2 is not None:
-                    nodeclass_status.report(self.kube, self.ec2, name)
+                if kind == NODECLASS and self.cloud is not None:
+                    nodeclass_status.report(self.kube, self.cloud, name)
                     for pool in self._pools_using(name):
                         self.nodepool(pool)
                 else:

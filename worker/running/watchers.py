@@ -15,9 +15,10 @@ so several workers may watch at once.
 - Nodes: a Node not yet initialized → ``node_changed`` hint to its claim's workflow; a
   deletionTimestamp → ``deleted("Node")``.
 - NodePools: a spec change (new generation) → ``pods_pending`` (a new pool may fit waiting
-  pods); every change → the status reporter. EC2NodeClasses and NodeClaims → the status
+  pods); every change → the status reporter. Node classes and NodeClaims → the status
   reporter (NodeClass resolution; a pool's readiness and usage).
-- Interruption queue (when configured): events → ``interrupted`` on the claim's workflow.
+- Interruption source (the provider's, when configured): events → ``interrupted`` on the
+  claim's workflow.
 - NodeClaim status: a claim stamped with another template-hash version is re-stamped with
   its pool's hash (never drift); a pod bound to or leaving a node moves its claim's
   ``status.lastPodEventTime`` (deduplicated). Writes go through one writer thread.
@@ -39,20 +40,17 @@ from typing import Any
 
 from temporalio.client import Client
 
-from activities.ec2.interruption import (
-    SCHEDULED_CHANGE,
-    SPOT_INTERRUPTION,
-    STATE_CHANGE,
-    InterruptionEvent,
-)
-from activities.ec2.provider import EC2Provider
+from activities.cloud import kinds
+from activities.cloud.interruption import DRAINING_EVENTS, InterruptionEvent
+from activities.cloud.kinds import NodeClassKind
+from activities.cloud.provider import CloudProvider
 from activities.kubernetes import raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import translate
 from activities.kubernetes.node_index import NodeIndex
 from activities.kubernetes.nodeclass_store import NodeClassStore
 from activities.kubernetes.object_cache import WatchedObjects
-from activities.kubernetes.resources import EC2NODECLASS, NODECLAIM, NODEPOOL
+from activities.kubernetes.resources import NODECLAIM, NODEPOOL
 from activities.lifecycle.start import start_lifecycle
 from activities.planning.cluster_state import unschedulable
 from activities.planning.summary import summary_of_claim
@@ -75,7 +73,6 @@ from workflows.provisioner import BATCH_IDLE
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
-DRAINING_EVENTS = frozenset({SPOT_INTERRUPTION, SCHEDULED_CHANGE, STATE_CHANGE})
 DISRUPTION_COALESCE = 1.0
 # At most one pods_pending signal per this many seconds. Half the provisioner's batch idle
 # time, so a burst still reaches it as signals less than BATCH_IDLE apart and the round waits
@@ -94,18 +91,6 @@ def pod_healthy(pod: Obj) -> bool:
     return status.get("phase") == "Running" and ready
 
 
-def drift_facts(nodeclass: Obj) -> str:
-    """What of an EC2NodeClass its nodes' drift depends on, as one comparable string: the
-    spec's generation and the ids of its resolved AMIs, subnets and security groups."""
-    status = nodeclass.get("status") or {}
-    ids = {
-        key: [str(e.get("id")) for e in status.get(key) or [] if isinstance(e, dict)]
-        for key in ("amis", "subnets", "securityGroups")
-    }
-    generation = (nodeclass.get("metadata") or {}).get("generation")
-    return f"{generation}|{ids}"
-
-
 @dataclass
 class Watchers:
     kube: Kube
@@ -114,9 +99,10 @@ class Watchers:
     cluster: str
     task_queue: str
     search_attributes: bool = False
-    ec2: EC2Provider | None = None
+    # The cluster's cloud (activities.cloud): its node-class kind, its interruption source.
+    cloud: CloudProvider | None = None
     status: StatusReporter | None = None
-    # The launches' EC2NodeClass reads (activities/kubernetes/nodeclass_store.py): kept
+    # The launches' node-class reads (activities/kubernetes/nodeclass_store.py): kept
     # current from this watch.
     nodeclass_store: NodeClassStore | None = None
     # The registration checks' Nodes by providerID (activities/kubernetes/node_index.py):
@@ -136,7 +122,7 @@ class Watchers:
     _pool_states: PoolStates = field(default_factory=PoolStates)
     _pending_on_list: bool = False
     _pool_generations: dict[str, int] = field(default_factory=dict)
-    # EC2NodeClass name -> what of it drift reads (its generation, its resolved ids).
+    # Node-class name -> what of it drift reads (its generation, its resolved ids).
     _class_drift_facts: dict[str, str] = field(default_factory=dict)
     _bound: dict[str, str] = field(default_factory=dict)  # "ns/name" -> node
     _healthy: dict[str, bool] = field(default_factory=dict)  # "ns/name" -> Running and Ready
@@ -163,9 +149,15 @@ class Watchers:
         """The watches that have listed their resource whole at least once."""
         return self._streams.synced
 
+    @property
+    def nodeclass_kind(self) -> NodeClassKind:
+        """The cluster's node-class kind: its provider's (the default provider's without)."""
+        return self.cloud.nodeclass_kind if self.cloud is not None else kinds.DEFAULT
+
     def start(self) -> Watchers:
         custom = self.kube.custom
         watched = self.watched
+        nodeclasses = self.nodeclass_kind.resource
         targets: list[tuple[WatchTarget, Callable[[str, Obj], None]]] = [
             (
                 WatchTarget(
@@ -202,9 +194,9 @@ class Watchers:
             ),
             (
                 WatchTarget(
-                    "ec2nodeclasses",
+                    nodeclasses.plural,
                     custom.list_cluster_custom_object,
-                    (EC2NODECLASS.group, EC2NODECLASS.version, EC2NODECLASS.plural),
+                    (nodeclasses.group, nodeclasses.version, nodeclasses.plural),
                 ),
                 self.on_nodeclass,
             ),
@@ -212,7 +204,7 @@ class Watchers:
         for target, handler in targets:
             self._streams.watch(target, handler)
         self._streams.spawn(self._resync, name="watch-resync")
-        queue = self.ec2.interruption_queue() if self.ec2 else None
+        queue = self.cloud.interruption_source() if self.cloud else None
         if queue is not None:
             self._streams.spawn(
                 queue.run,
@@ -390,7 +382,7 @@ class Watchers:
             self.status.nodeclass(name)
         # A spec edit, or a newly resolved AMI, subnet or security group, may drift nodes:
         # a round now rather than at the slow timer. Condition-only status writes do not.
-        facts = drift_facts(nodeclass)
+        facts = self.nodeclass_kind.drift_facts(nodeclass)
         if self._class_drift_facts.get(name) != facts:
             self._class_drift_facts[name] = facts
             self.trigger_disruption()
@@ -440,7 +432,7 @@ class Watchers:
             self.signal_claim(name, contract.SIGNAL_DELETED, "NodeClaim")
 
     def _nodeclass_of(self, pool: Obj) -> Obj | None:
-        """The EC2NodeClass ``pool`` refers to, as the launches read it (None when it cannot
+        """The node class ``pool`` refers to, as the launches read it (None when it cannot
         be read now: the claim's next event tries again)."""
         ref = ((pool.get("spec") or {}).get("template") or {}).get("spec") or {}
         name = (ref.get("nodeClassRef") or {}).get("name")
@@ -449,7 +441,7 @@ class Watchers:
         try:
             return self.nodeclass_store.get(str(name))
         except Exception as exc:  # gone, or the API unreachable: no NodeClass stamp now
-            log.debug("EC2NodeClass %s: %s", name, exc)
+            log.debug("%s %s: %s", self.nodeclass_kind.kind, name, exc)
             return None
 
     def _hint_known_node(self, claim: str, provider_id: str) -> None:

@@ -218,7 +218,7 @@ def test_a_launch_records_its_subnet_groups_and_nodeclass_hash_in_the_labels_wri
 
 def test_insufficient_capacity_is_final(deps: Deps, admin: Kube, cloud: Cloud) -> None:
     # its own provider: the refused offerings stay in this one's cache only
-    deps = Deps(kube=deps.kube, ec2=cloud.fresh_provider())
+    deps = Deps(kube=deps.kube, cloud=cloud.fresh_provider())
     name = f"acts-{uuid.uuid4().hex[:6]}"
     create_claim(admin, name, "acts")
     claim = claims.prepare(deps, name)
@@ -253,7 +253,8 @@ def test_spot_refused_for_want_of_the_service_linked_role_says_so(
     """An account that never used Spot: the claim's Launched condition and a Warning event
     on its NodePool name the cause and the fix; the launch is final (re-planned), and spot is
     unavailable to the next plan (the provider's cache)."""
-    deps = Deps(kube=deps.kube, ec2=cloud.fresh_provider())
+    provider = cloud.fresh_provider()
+    deps = Deps(kube=deps.kube, cloud=provider)
     name = f"acts-{uuid.uuid4().hex[:6]}"
     spot = [*M5[:2], {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}]
     create_claim(admin, name, "acts", requirements=spot)
@@ -275,7 +276,7 @@ def test_spot_refused_for_want_of_the_service_linked_role_says_so(
     )
     [event] = events.get("items") or []
     assert event["type"] == "Warning" and "create-service-linked-role" in event["message"]
-    assert deps.provider().unavailable.is_unavailable("spot", "m5.large", "us-east-1a")
+    assert provider.unavailable.is_unavailable("spot", "m5.large", "us-east-1a")
     termination.begin(deps, BeginTerminationInput(name, claim.uid, "InsufficientCapacity"))
     assert termination.terminate_instance(deps, InstanceInput(name, None))
     assert termination.finalize(deps, FinalizeInput(name, None, "InsufficientCapacity"))
@@ -546,7 +547,7 @@ def test_launches_read_their_nodeclass_from_the_store(
 ) -> None:
     clock = [100.0]
     store = NodeClassStore(deps.kube, ttl_seconds=10.0, clock=lambda: clock[0])
-    cached = Deps(kube=deps.kube, ec2=deps.ec2, nodeclass_store=store)
+    cached = Deps(kube=deps.kube, cloud=deps.cloud, nodeclass_store=store)
     specs = []
     for _ in range(3):
         name = f"acts-{uuid.uuid4().hex[:6]}"

@@ -75,7 +75,7 @@ def test_a_round_creates_its_claims_once_and_returns_names(
         create_pod(admin, body)
 
     eventually(lambda: _unschedulable(admin, ns) == PODS, what="pods marked unschedulable")
-    deps = Deps(kube=kube, ec2=cloud.provider)
+    deps = Deps(kube=kube, cloud=cloud.provider)
 
     first = provision.provision(deps, frozenset(), key, attempt=1)
     mine = _names_of(admin, pool)
@@ -138,7 +138,7 @@ def test_the_next_round_counts_the_claims_a_round_made_before_the_watch_brings_t
         create_pod(admin, body)
     eventually(lambda: _unschedulable(admin, ns) == 4, what="pods marked unschedulable")
     watched = _listed_into(admin)
-    deps = Deps(kube=kube, ec2=cloud.provider, watched=watched)
+    deps = Deps(kube=kube, cloud=cloud.provider, watched=watched)
 
     first = provision.provision(deps, frozenset(), key, attempt=1)
     mine = _names_of(admin, pool)
@@ -183,7 +183,7 @@ def test_a_pool_whose_nodeclass_is_not_ready_leaves_the_other_pools_alone(
         made["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1500m"}}
         create_pod(admin, made)
     eventually(lambda: _unschedulable(admin, ns) == 3, what="pods marked unschedulable")
-    deps = Deps(kube=kube, ec2=cloud.provider)
+    deps = Deps(kube=kube, cloud=cloud.provider)
     try:
         outcome = provision.provision(deps, frozenset(), key, attempt=1)
         assert _names_of(admin, pool) and not _names_of(admin, broken_pool)
@@ -249,7 +249,7 @@ def test_each_pool_plans_on_its_own_nodeclass_zones_and_max_pods(
     for body in made:
         create_pod(admin, body)
     eventually(lambda: _unschedulable(admin, ns) == len(made), what="pods marked unschedulable")
-    deps = Deps(kube=kube, ec2=cloud.provider)
+    deps = Deps(kube=kube, cloud=cloud.provider)
     try:
         outcome = provision.provision(deps, frozenset(), key, attempt=1)
         on_a, on_b = _claims_of(admin, pool_a), _claims_of(admin, pool_b)

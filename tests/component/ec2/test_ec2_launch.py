@@ -253,11 +253,12 @@ def test_more_launch_templates_than_one_page_are_all_listed_and_collected(env: A
 
 
 def test_worker_cluster_settings_decide_discovery() -> None:
-    from worker.running.app import cluster_info
+    from activities.ec2.provider import cluster_info
+    from worker.running.app import provider_options
     from worker.running.settings import Settings, TemporalSettings
 
     info, discover = cluster_info(
-        Settings(TemporalSettings(), cluster="c", cluster_endpoint="https://e")
+        provider_options(Settings(TemporalSettings(), cluster="c", cluster_endpoint="https://e"))
     )
     assert (info.name, info.endpoint, discover) == ("c", "https://e", True)
     full = Settings(
@@ -268,7 +269,7 @@ def test_worker_cluster_settings_decide_discovery() -> None:
         service_cidr="172.20.0.0/16",
         kubernetes_version="1.30",
     )
-    info, discover = cluster_info(full)
+    info, discover = cluster_info(provider_options(full))
     assert discover is False and info.dns_ip == "172.20.0.10" and info.kubernetes_version == "1.30"
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from activities.cloud.kinds import EC2_NODECLASS
 from activities.planning.plan import (
     disruption_catalogs,
     instance_types,
@@ -26,6 +27,8 @@ def _type(name: str) -> InstanceType:
 
 class FakeEC2:
     """Lists per NodeClass name, as the provider hands them out."""
+
+    nodeclass_kind = EC2_NODECLASS
 
     def __init__(self, lists: dict[str, list[InstanceType]]) -> None:
         self.lists = lists
