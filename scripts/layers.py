@@ -25,6 +25,11 @@ Every ``import`` and ``from ... import`` counts, wherever it stands (inside a fu
     python scripts/layers.py            # the repository this script is in
     python scripts/layers.py --root DIR # another tree with the same packages
 
+It also keeps the cloud seam (issue 31): boto3, botocore and ``activities.ec2`` are imported
+only by the EC2 provider (``activities/ec2/``) and the short list of AWS-only modules in
+``EC2_ONLY`` below; everything else, ``benchmarks/`` and ``scripts/`` included, reaches a cloud
+through ``activities/cloud/``.
+
 Exit 0 and no output when clean; exit 1 and one line per offending import otherwise.
 """
 
@@ -44,6 +49,28 @@ RANK = {name: i for i, name in enumerate(FLOORS)}
 INNER: dict[str, tuple[tuple[str, ...], ...]] = {
     "worker": (("usage",), ("running", "plan_inputs"), ("cli",)),
 }
+
+
+# The cloud seam: what only the EC2 provider and the modules in EC2_ONLY may import.
+EC2_MODULES = ("boto3", "botocore", "activities.ec2")
+# Modules (and packages) allowed to import EC2_MODULES, each for a reason.
+EC2_ONLY = (
+    "activities.ec2",  # the EC2 provider itself
+    "activities.cloud.registry",  # builds the provider ``--provider aws`` names
+    "sandbox.ec2",  # the EC2 emulation (moto and its gaps)
+    "sandbox.dev",  # ``joinery dev``'s emulated AWS account
+    "sandbox.scenarios.common",  # scenario checks read the emulated account's instances
+    "worker.cli.catalog_command",  # ``joinery catalog``: EC2's catalog and prices
+    "worker.cli.doctor_command",  # ``joinery doctor``: AWS permissions and resources
+    "worker.cli.explain_command",  # ``joinery explain``'s live EC2 catalog
+    "benchmarks.catalog",  # the EC2 catalog's own benchmark
+)
+# Trees the seam check reads besides the floors.
+SEAM_EXTRA = ("benchmarks", "scripts")
+
+
+def _within(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
 
 
 def _module_name(root: Path, path: Path) -> str:
@@ -110,6 +137,25 @@ def offences(root: Path) -> list[str]:
     return found
 
 
+def seam_offences(root: Path) -> list[str]:
+    """One line per import of boto3, botocore or the EC2 provider outside ``EC2_ONLY``."""
+    found: list[str] = []
+    for top in (*FLOORS, *SEAM_EXTRA):
+        for path in sorted((root / top).rglob("*.py")):
+            module = _module_name(root, path)
+            if _within(module, EC2_ONLY):
+                continue
+            where = path.relative_to(root).as_posix()
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            for line, target in _imported(tree, module, path.name == "__init__.py"):
+                if _within(target, EC2_MODULES):
+                    found.append(
+                        f"{where}:{line}: {module} imports {target} (EC2 is reached through "
+                        "activities/cloud/; only activities/ec2/ and EC2_ONLY may import it)"
+                    )
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -119,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the tree holding the packages (default: this repository)",
     )
     args = parser.parse_args(argv)
-    lines = offences(args.root)
+    lines = offences(args.root) + seam_offences(args.root)
     for line in lines:
         print(line)
     return 1 if lines else 0
