@@ -225,14 +225,25 @@ def test_azure_node_class_readiness_and_provider_ids() -> None:
     assert azure.instance_id("aws:///us-east-1a/i-0abc") == ""
 
 
-def test_the_worker_refuses_azure_in_one_line() -> None:
+def _worker_refusal(argv: list[str]) -> str:
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
-        code = main(["worker", "--provider", "azure"])
+        code = main(["worker", *argv])
     assert code == 2
     [line] = err.getvalue().splitlines()
+    return line
+
+
+def test_the_worker_refuses_azure_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    line = _worker_refusal(["--provider", "azure"])
     assert line.startswith("joinery worker: --provider azure: the worker cannot run on azure yet")
     assert "issue 32" in line
+    monkeypatch.setenv("JOINERY_PROVIDER", "azure")
+    assert _worker_refusal([]) == line
+    monkeypatch.setenv("JOINERY_PROVIDER", "gcp")
+    assert _worker_refusal([]) == (
+        "joinery worker: --provider 'gcp' (or JOINERY_PROVIDER): one of aws, azure"
+    )
 
 
 def test_drift_facts_change_with_what_nodes_drift_on_not_with_conditions() -> None:

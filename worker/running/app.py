@@ -27,7 +27,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.worker import Worker
 
 from activities.cloud import registry
-from activities.cloud.options import AWS, ProviderOptions
+from activities.cloud.options import AWS, PROVIDERS, ProviderOptions
 from activities.cloud.provider import CloudProvider
 from activities.deps import Deps
 from activities.disruption.defs import DisruptionActivities
@@ -95,6 +95,8 @@ def refusal(provider: str) -> str | None:
     launches and retires VMs, which is issue 32."""
     if provider == AWS:
         return None
+    if provider not in PROVIDERS:  # argparse checks the flag, not JOINERY_PROVIDER
+        return f"--provider {provider!r} (or JOINERY_PROVIDER): one of {', '.join(PROVIDERS)}"
     return (
         f"--provider {provider}: the worker cannot run on {provider} yet (launching, listing "
         "and deleting VMs is issue 32); joinery plan and joinery catalog work there"
