@@ -127,13 +127,20 @@ def in_zones(types: list[InstanceType], zones: frozenset[str] | None) -> list[In
     return out
 
 
-def _class_ref(pool: Mapping[str, Any]) -> str | None:
+def class_ref(pool: Mapping[str, Any]) -> str | None:
     """The NodePool's ``spec.template.spec.nodeClassRef.name`` (the planner validates the
     pool itself; a malformed one is its error to report)."""
     node: Any = pool
     for key in ("spec", "template", "spec", "nodeClassRef"):
         node = node.get(key) if isinstance(node, Mapping) else None
     name = node.get("name") if isinstance(node, Mapping) else None
+    return name if isinstance(name, str) else None
+
+
+def pool_name(pool: Mapping[str, Any]) -> str | None:
+    """The NodePool's ``metadata.name`` (None when it has none: the planner reports that)."""
+    meta = pool.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
     return name if isinstance(name, str) else None
 
 
@@ -153,7 +160,7 @@ def pool_catalogs(
             continue
         meta = d.body.get("metadata")
         pool = meta.get("name") if isinstance(meta, Mapping) else None
-        ref = _class_ref(d.body)
+        ref = class_ref(d.body)
         if not isinstance(pool, str) or ref is None or ref not in classes:
             continue
         view = views.get(ref)
