@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from models.instancetype import InstanceType
+from models.nodepool import NodePool
 from scheduling.inputs import Document
 from worker.plan_inputs import aks_nodeclasses, plan_catalogs
 from worker.usage import UsageError
@@ -83,3 +84,15 @@ def region_catalogs(
     for problem in region.pricing.problems:
         print(f"joinery plan: warning: {problem}", file=sys.stderr)
     return default, own
+
+
+def refuse_without_catalog(nodepools: Sequence[NodePool]) -> None:
+    """``joinery explain`` reads EC2's catalog when no ``--catalog`` is given; a cluster of
+    AKSNodeClass pools needs the catalog file instead (one line, exit 2)."""
+    for pool in nodepools:
+        ref = pool.spec.template.spec.node_class_ref
+        if (ref.group, ref.kind) == (aks_nodeclasses.GROUP, aks_nodeclasses.KIND):
+            raise UsageError(
+                f"NodePool {pool.name}: its nodeClassRef is AKSNodeClass {ref.name}; give "
+                "--catalog FILE (`joinery catalog --provider azure --region R` writes one)"
+            )
