@@ -46,16 +46,12 @@ def catalog_files(
     return None
 
 
-def split_classes(
-    args: argparse.Namespace, documents: list[Document], ec2_classes: Mapping[str, Document]
-) -> tuple[list[Document], dict[str, Document]]:
-    """The planner's documents and the AKSNodeClasses (each validated), after checking that
-    the inputs belong to one provider."""
-    documents, aks = aks_nodeclasses.split(documents)
-    aks_nodeclasses.cluster_provider(documents, ec2_classes, aks, args.provider)
-    for d in aks.values():
+def check_classes(args: argparse.Namespace, split: plan_catalogs.SplitInputs) -> None:
+    """The inputs belong to one provider (``--provider``'s, when given), and every
+    AKSNodeClass among them is valid and would be Ready."""
+    aks_nodeclasses.cluster_provider(split.pools, split.ec2, split.aks, args.provider)
+    for d in split.aks.values():
         aks_nodeclasses.parse(d)
-    return documents, aks
 
 
 def region_catalogs(

@@ -176,8 +176,9 @@ def _catalogs(
     """The documents for the planner, the EC2NodeClasses among the inputs, the catalog and
     each pool's own from the node classes (``worker.plan_inputs.plan_catalogs``; without
     ``files``, read from Azure: ``worker.cli.azure_plan``)."""
-    documents, classes = plan_catalogs.split_nodeclasses(documents)
-    documents, aks = azure_plan.split_classes(args, documents, classes)
+    split = plan_catalogs.split_inputs(documents)
+    azure_plan.check_classes(args, split)
+    documents, classes, aks = split.documents, split.ec2, split.aks
     if files is None:
         instance_types, own = azure_plan.region_catalogs(args, documents, aks)
         return documents, [], instance_types, own

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from models.errors import field_error
 from scheduling.inputs import Document
+from worker.plan_inputs.plan_catalogs import AKS_KIND
 from worker.plan_inputs.plan_catalogs import NODECLASS_GROUP as EC2_GROUP
 from worker.plan_inputs.plan_catalogs import NODECLASS_KIND as EC2_KIND
 from worker.usage import UsageError
@@ -27,9 +28,9 @@ if TYPE_CHECKING:
     from models.aksnodeclass import AKSNodeClass
 
 # The model (models.aksnodeclass) is imported only when a class is read: plans without one
-# do not pay for it.
+# do not pay for it. The inputs are split in one pass by ``plan_catalogs.split_inputs``.
 GROUP = "karpenter.azure.com"
-KIND = "AKSNodeClass"
+KIND = AKS_KIND
 AWS, AZURE = "aws", "azure"
 # nodeClassRef (group, kind) → the provider it belongs to.
 PROVIDER_OF_REF = {(EC2_GROUP.rstrip("/"), EC2_KIND): AWS, (GROUP, KIND): AZURE}
@@ -37,24 +38,6 @@ PROVIDER_OF_REF = {(EC2_GROUP.rstrip("/"), EC2_KIND): AWS, (GROUP, KIND): AZURE}
 
 def is_aks(body: Mapping[str, Any]) -> bool:
     return body.get("kind") == KIND and str(body.get("apiVersion", "")).startswith(f"{GROUP}/")
-
-
-def split(documents: Sequence[Document]) -> tuple[list[Document], dict[str, Document]]:
-    """The documents the planner reads, and the AKSNodeClasses by name."""
-    rest: list[Document] = []
-    classes: dict[str, Document] = {}
-    for d in documents:
-        if not is_aks(d.body):
-            rest.append(d)
-            continue
-        meta = d.body.get("metadata")
-        name = meta.get("name") if isinstance(meta, Mapping) else None
-        if not isinstance(name, str) or not name:
-            raise UsageError(f"{d.label()}: metadata.name: required")
-        if name in classes:
-            raise UsageError(f"{d.label()}: metadata.name: duplicate AKSNodeClass")
-        classes[name] = d
-    return rest, classes
 
 
 def parse(d: Document) -> AKSNodeClass:
@@ -79,28 +62,24 @@ def parse_all(classes: Mapping[str, Document]) -> dict[str, AKSNodeClass]:
     return {name: parse(d) for name, d in classes.items()}
 
 
-def _pool_refs(documents: Sequence[Document]) -> list[tuple[Document, str, str]]:
-    """(NodePool document, provider, class kind) for every pool whose nodeClassRef names a
-    provider's class (other refs, and malformed pools, are the planner's to judge)."""
+def _pool_refs(pools: Sequence[Document]) -> list[tuple[Document, str]]:
+    """(NodePool document, provider) for every pool whose nodeClassRef names a provider's
+    class (other refs, and malformed pools, are the planner's to judge)."""
     out = []
-    for d in documents:
-        if d.body.get("kind") != "NodePool":
-            continue
+    for d in pools:
         node: Any = d.body
         for key in ("spec", "template", "spec", "nodeClassRef"):
             node = node.get(key) if isinstance(node, Mapping) else None
         if not isinstance(node, Mapping):
             continue
-        group = str(node.get("group", ""))
-        kind = str(node.get("kind", ""))
-        provider = PROVIDER_OF_REF.get((group, kind))
+        provider = PROVIDER_OF_REF.get((str(node.get("group", "")), str(node.get("kind", ""))))
         if provider is not None:
-            out.append((d, provider, kind))
+            out.append((d, provider))
     return out
 
 
 def cluster_provider(
-    documents: Sequence[Document],
+    pools: Sequence[Document],
     ec2_classes: Mapping[str, Document],
     aks_classes: Mapping[str, Document],
     asked: str | None = None,
@@ -108,7 +87,7 @@ def cluster_provider(
     """The one provider the inputs belong to (``asked``, from ``--provider``, when given), or
     None when nothing says. Inputs of both providers are refused, naming one of each."""
     seen: dict[str, str] = {}
-    for d, provider, _ in _pool_refs(documents):
+    for d, provider in _pool_refs(pools):
         seen.setdefault(provider, d.label())
     for provider, classes in ((AWS, ec2_classes), (AZURE, aks_classes)):
         for d in classes.values():
