@@ -15,6 +15,7 @@ import yaml
 
 from activities.azure.clients import TOKEN_ENV
 from models.quantity import parse_quantity
+from sandbox.azure.seed import SEEDED_REGIONS
 from sandbox.azure.server import AzureServer
 from tests.component.azure.conftest import SUBSCRIPTION
 from tests.support.azure_skus import caps, expected_names, seed_item
@@ -66,18 +67,21 @@ def _labels(entry: dict[str, Any]) -> dict[str, list[str] | None]:
     return out
 
 
-def test_lists_every_usable_seeded_sku_of_the_region(azure: AzureServer) -> None:
-    catalog = _catalog(azure, "eastus")
-    assert set(catalog) == expected_names("eastus") and len(catalog) >= 10
+@pytest.mark.parametrize("region", SEEDED_REGIONS)
+def test_lists_every_usable_seeded_sku_of_the_region(azure: AzureServer, region: str) -> None:
+    catalog = _catalog(azure, region)
+    assert set(catalog) == expected_names(region) and len(catalog) >= 8
     for name, entry in catalog.items():
-        c = caps(seed_item("eastus", name))
+        item = seed_item(region, name)
+        c = caps(item)
         labels = _labels(entry)
         assert labels["karpenter.azure.com/sku-name"] == [name]
         assert labels["karpenter.azure.com/sku-cpu"] == [c["vCPUs"]]
-        assert labels["topology.kubernetes.io/region"] == ["eastus"]
+        assert labels["karpenter.azure.com/sku-memory"] == [str(int(float(c["MemoryGB"]) * 1024))]
+        assert labels["topology.kubernetes.io/region"] == [region]
         assert parse_quantity(entry["capacity"]["cpu"]) == int(c["vCPUs"]) * 1000
-        # Every offering is in one of the SKU's zones (eastus-N) or the regional "0".
-        zones = {f"eastus-{z}" for z in seed_item("eastus", name)["locationInfo"][0]["zones"]}
+        # Every offering is in one of the SKU's zones (region-N) or the regional "0".
+        zones = {f"{region}-{z}" for z in item["locationInfo"][0]["zones"]}
         assert {o["zone"] for o in entry["offerings"]} <= zones | {"0"}
 
 
