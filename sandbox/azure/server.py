@@ -19,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from sandbox.azure.arm_reads import ArmReads, NotFound
 from sandbox.azure.faults import Faults
 from sandbox.azure.operations import Operations
 from sandbox.azure.seed import AzureSeed
@@ -30,6 +31,14 @@ SKUS = re.compile(_SUB + r"/providers/Microsoft\.Compute/skus$", re.I)
 LOCATIONS = re.compile(_SUB + r"/locations$", re.I)
 OPERATION = re.compile(
     _SUB + r"/providers/Microsoft\.Compute/locations/(?P<loc>[^/]+)/operations/(?P<id>[^/]+)$",
+    re.I,
+)
+USAGES = re.compile(_SUB + r"/providers/Microsoft\.Compute/locations/(?P<loc>[^/]+)/usages$", re.I)
+PROVIDER = re.compile(_SUB + r"/providers/(?P<ns>[^/]+)$", re.I)
+RESOURCE_GROUP = re.compile(_SUB + r"/resourcegroups/(?P<rg>[^/]+)$", re.I)
+SUBNET = re.compile(
+    _SUB + r"/resourceGroups/[^/]+/providers/Microsoft\.Network/virtualNetworks/[^/]+"
+    r"/subnets/[^/]+$",
     re.I,
 )
 RETAIL = "/api/retail/prices"
@@ -50,6 +59,7 @@ class AzureEmulator:
     seed: AzureSeed = field(default_factory=AzureSeed)
     faults: Faults = field(default_factory=Faults)
     operations: Operations = field(default_factory=Operations)
+    arm: ArmReads = field(default_factory=ArmReads)
     sku_page_size: int = 10
     price_page_size: int = 1000
     requests: list[tuple[str, str]] = field(default_factory=list)  # (method, path?query)
@@ -81,9 +91,25 @@ class AzureEmulator:
                 if body is None:
                     raise ArmError(404, "NotFound", f"operation {m['id']} not found")
                 return 200, body, {}
-            raise ArmError(404, "NotFound", f"the emulator does not serve {url.path}")
+            return 200, self._arm_read(url.path), {}
+        except NotFound as exc:
+            return 404, _error(exc.code, exc.message), {}
         except ArmError as exc:
             return exc.status, _error(exc.code, exc.message), {}
+
+    def _arm_read(self, path: str) -> dict[str, Any]:
+        """Quota, provider registrations, resource groups and subnets (``arm_reads``)."""
+        if m := USAGES.match(path):
+            skus = self.seed.skus_in(m["loc"])
+            families = [str(s["family"]) for s in skus if s.get("family")]
+            return {"value": self.arm.usages(m["loc"], families)}
+        if m := PROVIDER.match(path):
+            return self.arm.provider(m["sub"], m["ns"])
+        if m := RESOURCE_GROUP.match(path):
+            return self.arm.resource_group(m["sub"], m["rg"])
+        if SUBNET.match(path):
+            return self.arm.subnet(path)
+        raise ArmError(404, "NotFound", f"the emulator does not serve {path}")
 
     def _check_arm(self, headers: Any, query: dict[str, str]) -> None:
         auth = headers.get("Authorization", "")

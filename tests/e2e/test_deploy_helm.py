@@ -60,6 +60,29 @@ def test_lint(helm: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_role_reads_each_providers_node_classes(helm: Path) -> None:
+    """The worker reads its node classes and reports their status, on EC2 and on Azure; the
+    rules name each class by its CRD's group and plural."""
+    docs = render(helm, *BASE, "--include-crds")
+    role = one(docs, "ClusterRole")
+
+    def verbs(group: str, resource: str) -> set[str]:
+        return {
+            v
+            for r in role["rules"]
+            if group in r["apiGroups"] and resource in r["resources"]
+            for v in r["verbs"]
+        }
+
+    for crd in by_kind(docs, "CustomResourceDefinition"):
+        group, plural = crd["spec"]["group"], crd["spec"]["names"]["plural"]
+        if not plural.endswith("nodeclasses"):
+            continue
+        assert {"get", "list", "watch"} <= verbs(group, plural), plural
+        assert {"get", "patch", "update"} <= verbs(group, f"{plural}/status"), plural
+    assert verbs("karpenter.azure.com", "aksnodeclasses")
+
+
 def test_renders_every_part(helm: Path) -> None:
     docs = render(helm, *BASE, "--include-crds")
     crds = {d["metadata"]["name"] for d in by_kind(docs, "CustomResourceDefinition")}

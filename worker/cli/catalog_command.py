@@ -22,18 +22,29 @@ from models.catalog import dump_catalog
 from models.ec2nodeclass import EC2NodeClass
 from models.instancetype import InstanceType
 from models.resources import render
+from worker.cli.azure_args import add_azure_args, add_provider_arg
 from worker.usage import UsageError
 
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("catalog", help="print a region's instance-type catalog")
-    p.add_argument("--region", required=True, help="AWS region, e.g. us-east-1")
-    p.add_argument("--endpoint-url", help="EC2-compatible endpoint (e.g. an emulator)")
-    p.add_argument("--nodeclass", help="EC2NodeClass YAML: kubelet, disks and subnet zones apply")
+    p.add_argument("--region", required=True, help="AWS region (us-east-1) or Azure (eastus)")
+    p.add_argument(
+        "--endpoint-url",
+        "--endpoint",
+        dest="endpoint_url",
+        help="EC2-compatible endpoint, or ARM's with --provider azure (e.g. an emulator)",
+    )
+    p.add_argument(
+        "--nodeclass",
+        help="EC2NodeClass (or AKSNodeClass) YAML: kubelet, disks and subnet zones apply",
+    )
     p.add_argument("--kubernetes-version", default="1.31", help="for AMI alias resolution")
     p.add_argument("--cluster-name", default="joinery")
     p.add_argument("--vm-memory-overhead-percent", type=float, default=0.075, help="default 0.075")
     p.add_argument("-o", "--output", choices=("yaml", "json", "table"), default="yaml")
+    add_provider_arg(p)
+    add_azure_args(p, memory_overhead=False)
     p.set_defaults(func=run)
 
 
@@ -86,7 +97,21 @@ def _table(types: list[InstanceType]) -> str:
     )
 
 
+def write(doc: dict[str, Any], types: list[InstanceType], output: str) -> None:
+    """The catalog on stdout in the chosen format."""
+    if output == "json":
+        sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+    elif output == "table":
+        sys.stdout.write(_table(types))
+    else:
+        sys.stdout.write(yaml.safe_dump(doc, sort_keys=False, width=120))
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.provider == "azure":
+        from worker.cli.azure_catalog import run_azure
+
+        return run_azure(args)
     nodeclass = _load_nodeclass(args.nodeclass) if args.nodeclass else None
     settings = ProviderSettings(
         region=args.region,
@@ -121,11 +146,5 @@ def run(args: argparse.Namespace) -> int:
             f"region {args.region}: no instance type has a price "
             f"({'; '.join(provider.pricing.problems) or 'no offerings'})"
         )
-    doc = dump_catalog(types)
-    if args.output == "json":
-        sys.stdout.write(json.dumps(doc, indent=1) + "\n")
-    elif args.output == "table":
-        sys.stdout.write(_table(types))
-    else:
-        sys.stdout.write(yaml.safe_dump(doc, sort_keys=False, width=120))
+    write(dump_catalog(types), types, args.output)
     return 0

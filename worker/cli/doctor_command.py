@@ -54,14 +54,33 @@ def register(sub: Any) -> None:
     p.add_argument("--aws-endpoint-url", default=env("JOINERY_AWS_ENDPOINT_URL", ""))
     p.add_argument("--interruption-queue", default=env("JOINERY_INTERRUPTION_QUEUE", ""))
     p.add_argument(
-        "-f", "--nodeclass", action="append", default=[], help="EC2NodeClass YAML (repeatable)"
+        "-f",
+        "--nodeclass",
+        action="append",
+        default=[],
+        help="EC2NodeClass YAML (repeatable; AKSNodeClass with --provider azure)",
     )
     p.add_argument("--kubeconfig", default="", help="read the EC2NodeClasses from this cluster")
     add_cluster_args(p)
+    _register_azure(p)
     p.set_defaults(func=run)
 
 
+def _register_azure(p: argparse.ArgumentParser) -> None:
+    """``--provider azure`` and its options (worker/cli/azure_doctor.py)."""
+    from worker.cli.azure_args import add_azure_args, add_provider_arg
+    from worker.cli.azure_doctor import register_args
+
+    add_provider_arg(p)
+    add_azure_args(p)
+    register_args(p)
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.provider == "azure":
+        from worker.cli.azure_doctor import run_azure
+
+        return run_azure(args)
     nodeclasses = [nc for path in args.nodeclass for nc in _load(path)]
     clients = AWSClients.create(args.region, args.aws_endpoint_url or None)
     static = ClusterInfo(

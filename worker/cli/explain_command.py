@@ -31,6 +31,7 @@ from models.instancetype import InstanceType
 from models.nodepool import NodePool
 from scheduling.disruption.round import RoundResult, run_round
 from scheduling.inputs import Document, InputError
+from worker.cli import azure_plan
 from worker.cli import explain as X
 from worker.plan_inputs import plan_catalogs
 from worker.running.settings import add_temporal_args, temporal_from
@@ -239,6 +240,7 @@ def run(args: argparse.Namespace) -> int:
         }
         own = plan_catalogs.pool_catalogs(cluster.documents, classes, types, {})
     else:
+        azure_plan.refuse_without_catalog(cluster.nodepools)
         types, own = ec2_instance_types(args, cluster)
     try:
         docs = [*cluster.documents, *cluster_state.nodeclass_documents(cluster.nodeclasses)]

@@ -22,6 +22,7 @@ from scheduling.inputs import Document, InputError, build_problem
 from scheduling.lowerbound import lower_bound
 from scheduling.report import plan_to_dict, plan_to_table
 from scheduling.solver import Solver
+from worker.cli import azure_plan
 from worker.cli.plan_json import dumps_indented
 from worker.plan_inputs import catalog_file_cache, manifest_sections, manifest_yaml, plan_catalogs
 from worker.usage import UsageError, one_line
@@ -35,11 +36,11 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--catalog",
-        required=True,
         action="append",
         metavar="[NODECLASS=]FILE",
         help="instance-type catalog file (YAML or JSON) for every pool; NODECLASS=FILE gives "
-        "the EC2NodeClass of that name its own (as `joinery catalog --nodeclass` writes it)",
+        "the node class of that name its own (as `joinery catalog --nodeclass` writes it); "
+        "required unless --provider azure reads the region's",
     )
     p.add_argument("-o", "--output", choices=("json", "yaml", "table"), default="json")
     p.add_argument(
@@ -48,6 +49,7 @@ def register(sub: Any) -> None:
         help="also say what one disruption round would do now, and why not more",
     )
     p.add_argument("--now", help="with --disruption: the RFC 3339 time to evaluate at")
+    azure_plan.register_args(p)
     p.set_defaults(func=run, own_process=False)
 
 
@@ -166,29 +168,40 @@ def collection_paused(freeze: bool = False) -> Iterator[None]:
 
 
 def _catalogs(
-    files: plan_catalogs.CatalogFiles,
+    args: argparse.Namespace,
+    files: plan_catalogs.CatalogFiles | None,
     instance_types: list[InstanceType],
     documents: list[Document],
-) -> tuple[list[Document], list[Document], dict[str, list[InstanceType]]]:
-    """The documents for the planner, the EC2NodeClasses among the inputs, and each pool's
-    own catalog from them (``worker.plan_inputs.plan_catalogs``)."""
-    documents, classes = plan_catalogs.split_nodeclasses(documents)
+) -> tuple[list[Document], list[Document], list[InstanceType], dict[str, list[InstanceType]]]:
+    """The documents for the planner, the EC2NodeClasses among the inputs, the catalog and
+    each pool's own from the node classes (``worker.plan_inputs.plan_catalogs``; without
+    ``files``, read from Azure: ``worker.cli.azure_plan``)."""
+    split = plan_catalogs.split_inputs(documents)
+    azure_plan.check_classes(args, split)
+    documents, classes, aks = split.documents, split.ec2, split.aks
+    if files is None:
+        instance_types, own = azure_plan.region_catalogs(args, documents, aks)
+        return documents, [], instance_types, own
+    named = {**classes, **aks}
+    kind = "AKSNodeClass" if aks else "EC2NodeClass"
     per_class = {}
     for name, path in files.per_class.items():
-        if name not in classes:
-            raise UsageError(f"--catalog {name}={path}: no EC2NodeClass {name} in the inputs")
+        if name not in named:
+            raise UsageError(f"--catalog {name}={path}: no {kind} {name} in the inputs")
         per_class[name] = load_instance_types(path)
-    own = plan_catalogs.pool_catalogs(documents, classes, instance_types, per_class)
-    return documents, list(classes.values()), own
+    own = plan_catalogs.pool_catalogs(documents, named, instance_types, per_class)
+    return documents, list(classes.values()), instance_types, own
 
 
 def run(args: argparse.Namespace) -> int:
     if args.now is not None and not args.disruption:
         raise UsageError("--now is only used with --disruption")
-    files = plan_catalogs.catalog_files(args.catalog, os.path.isfile)
+    files = azure_plan.catalog_files(args, os.path.isfile)
     with collection_paused(freeze=args.own_process):
-        instance_types = load_instance_types(files.default)
-        documents, classes, own = _catalogs(files, instance_types, _inputs(args))
+        instance_types = load_instance_types(files.default) if files is not None else []
+        documents, classes, instance_types, own = _catalogs(
+            args, files, instance_types, _inputs(args)
+        )
     if args.disruption:
         from worker.cli.disruption_plan import run_disruption
 

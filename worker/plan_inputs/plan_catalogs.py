@@ -68,24 +68,47 @@ def catalog_files(values: Sequence[str], exists: Callable[[str], bool]) -> Catal
     return CatalogFiles(default[0], per_class)
 
 
-def split_nodeclasses(documents: Sequence[Document]) -> tuple[list[Document], dict[str, Document]]:
-    """The documents the planner reads, and the EC2NodeClasses by name (read here only)."""
-    rest: list[Document] = []
-    classes: dict[str, Document] = {}
+@dataclass
+class SplitInputs:
+    """The inputs sorted in one pass: the planner's documents, the node classes of each
+    provider by name (read here only), and the NodePools (which stay among the documents)."""
+
+    documents: list[Document]
+    ec2: dict[str, Document]
+    aks: dict[str, Document]
+    pools: list[Document]
+
+
+AKS_KIND = "AKSNodeClass"
+# Node-class kind → (its apiVersion's group prefix, which SplitInputs field holds it).
+_CLASS_KINDS = {NODECLASS_KIND: (NODECLASS_GROUP, "ec2"), AKS_KIND: ("karpenter.azure.com/", "aks")}
+
+
+def split_inputs(documents: Sequence[Document]) -> SplitInputs:
+    """One pass over the inputs (tens of thousands of Pods): node classes out, pools noted."""
+    out = SplitInputs([], {}, {}, [])
+    rest = out.documents
     for d in documents:
-        if d.body.get("kind") != NODECLASS_KIND or not str(d.body.get("apiVersion", "")).startswith(
-            NODECLASS_GROUP
-        ):
-            rest.append(d)
-            continue
-        meta = d.body.get("metadata")
-        name = meta.get("name") if isinstance(meta, Mapping) else None
-        if not isinstance(name, str) or not name:
-            raise UsageError(f"{d.label()}: metadata.name: required")
-        if name in classes:
-            raise UsageError(f"{d.label()}: metadata.name: duplicate EC2NodeClass")
-        classes[name] = d
-    return rest, classes
+        kind = d.body.get("kind")
+        if kind == "NodePool":
+            out.pools.append(d)
+        elif kind in _CLASS_KINDS:
+            prefix, field = _CLASS_KINDS[kind]
+            if str(d.body.get("apiVersion", "")).startswith(prefix):
+                _add_class(d, out.ec2 if field == "ec2" else out.aks, kind)
+                continue
+        rest.append(d)
+    return out
+
+
+def _add_class(d: Document, classes: dict[str, Document], kind: str) -> None:
+    meta = d.body.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    if not isinstance(name, str) or not name:
+        raise UsageError(f"{d.label()}: metadata.name: required")
+    if name in classes:
+        raise UsageError(f"{d.label()}: metadata.name: duplicate {kind}")
+    classes[name] = d
 
 
 def subnet_zones(d: Document) -> frozenset[str] | None:
@@ -127,13 +150,20 @@ def in_zones(types: list[InstanceType], zones: frozenset[str] | None) -> list[In
     return out
 
 
-def _class_ref(pool: Mapping[str, Any]) -> str | None:
+def class_ref(pool: Mapping[str, Any]) -> str | None:
     """The NodePool's ``spec.template.spec.nodeClassRef.name`` (the planner validates the
     pool itself; a malformed one is its error to report)."""
     node: Any = pool
     for key in ("spec", "template", "spec", "nodeClassRef"):
         node = node.get(key) if isinstance(node, Mapping) else None
     name = node.get("name") if isinstance(node, Mapping) else None
+    return name if isinstance(name, str) else None
+
+
+def pool_name(pool: Mapping[str, Any]) -> str | None:
+    """The NodePool's ``metadata.name`` (None when it has none: the planner reports that)."""
+    meta = pool.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
     return name if isinstance(name, str) else None
 
 
@@ -153,7 +183,7 @@ def pool_catalogs(
             continue
         meta = d.body.get("metadata")
         pool = meta.get("name") if isinstance(meta, Mapping) else None
-        ref = _class_ref(d.body)
+        ref = class_ref(d.body)
         if not isinstance(pool, str) or ref is None or ref not in classes:
             continue
         view = views.get(ref)

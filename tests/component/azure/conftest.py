@@ -28,6 +28,7 @@ def azure(azure_server: AzureServer) -> Iterator[AzureServer]:
     emu = azure_server.emulator
     yield azure_server
     emu.faults.clear()
+    emu.arm.clear()
     emu.seed.extra_prices.clear()
     emu.sku_page_size, emu.price_page_size = 10, 1000
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
 
 import pytest
 from azure.core.exceptions import HttpResponseError
@@ -17,43 +16,10 @@ from activities.azure.pricing import AzurePricing
 from models.instancetype import InstanceType
 from sandbox.azure.seed import SEEDED_REGIONS, seed_skus
 from sandbox.azure.server import AzureServer
+from tests.support.azure_skus import AKS_GPU_SIZES, expected_names, seed_item
+from tests.support.azure_skus import caps as sku_caps
 
 GIB, MIB = 2**30, 2**20
-# AKS's and Karpenter's refused sizes, and AKS's GPU sizes among the seed's (from the
-# provider's lists, written out here so the test does not read the code's table).
-REFUSED = {"Standard_A0", "Standard_A1", "Standard_B1s", "Standard_B1ms", "Standard_F1"}
-AKS_GPU_SIZES = {"Standard_NC6s_v3", "Standard_NC16as_T4_v3", "Standard_NC24ads_A100_v4"}
-
-
-def _caps(item: dict[str, Any]) -> dict[str, str]:
-    return {c["name"]: c["value"] for c in item["capabilities"]}
-
-
-def _seed(region: str, name: str) -> dict[str, Any]:
-    (item,) = [s for s in seed_skus() if s["name"] == name and region in s["locations"]]
-    return item
-
-
-def _expected_names(region: str) -> set[str]:
-    """The provider's rules, restated: a usable VM of at least 2 vCPUs and 3.5 GiB, not
-    region-restricted, refused, confidential (DC/EC), vCPU-constrained (a dash) or an
-    unsupported GPU size."""
-    out = set()
-    for item in seed_skus():
-        if region not in item["locations"] or item["resourceType"] != "virtualMachines":
-            continue
-        caps = _caps(item)
-        if int(caps["vCPUs"]) < 2 or float(caps["MemoryGB"]) < 3.5:
-            continue
-        if any(r["type"] == "Location" for r in item["restrictions"]):
-            continue
-        size = item["size"]
-        if item["name"] in REFUSED or size.startswith(("DC", "EC")) or "-" in size:
-            continue
-        if int(caps.get("GPUs", "0")) > 0 and item["name"] not in AKS_GPU_SIZES:
-            continue
-        out.add(item["name"])
-    return out
 
 
 def _catalog(compute: ComputeManagementClient, region: str) -> dict[str, InstanceType]:
@@ -73,10 +39,10 @@ def test_every_usable_seeded_sku_is_listed_with_the_labels(
     compute: ComputeManagementClient, region: str
 ) -> None:
     catalog = _catalog(compute, region)
-    expected = _expected_names(region)
+    expected = expected_names(region)
     assert expected and set(catalog) == expected
     for name, it in catalog.items():
-        caps = _caps(_seed(region, name))
+        caps = sku_caps(seed_item(region, name))
         assert _label(it, "karpenter.azure.com/sku-name") == [name]
         assert _label(it, "karpenter.azure.com/sku-cpu") == [caps["vCPUs"]]
         assert _label(it, "kubernetes.azure.com/sku-cpu") == [caps["vCPUs"]]
@@ -121,8 +87,8 @@ def test_standard_d2_v5_capacity_overhead_and_labels(compute: ComputeManagementC
     storage."""
     region = "eastus"
     it = _catalog(compute, region)["Standard_D2_v5"]
-    item = _seed(region, "Standard_D2_v5")
-    caps = _caps(item)
+    item = seed_item(region, "Standard_D2_v5")
+    caps = sku_caps(item)
     vcpus, mem_gib = int(caps["vCPUs"]), float(caps["MemoryGB"])
     assert (vcpus, mem_gib) == (2, 8.0)
     memory = int(mem_gib) * GIB - math.ceil(int(mem_gib) * GIB * 0.075)
@@ -167,7 +133,7 @@ def test_gpu_size_labels_and_capacity(compute: ComputeManagementClient) -> None:
         ("Standard_NC24ads_A100_v4", "A100"),
         ("Standard_NC16as_T4_v3", "T4"),
     ):
-        gpus = _caps(_seed(region, name))["GPUs"]
+        gpus = sku_caps(seed_item(region, name))["GPUs"]
         it = catalog[name]
         assert _label(it, "karpenter.azure.com/sku-gpu-count") == [gpus]
         assert _label(it, "karpenter.azure.com/sku-gpu-manufacturer") == ["nvidia"]
@@ -182,7 +148,7 @@ def test_gpu_size_labels_and_capacity(compute: ComputeManagementClient) -> None:
 def test_zone_restrictions_leave_only_the_regional_offering(
     compute: ComputeManagementClient,
 ) -> None:
-    item = _seed("eastus", "Standard_NC6s_v3")
+    item = seed_item("eastus", "Standard_NC6s_v3")
     (restriction,) = item["restrictions"]
     assert restriction["type"] == "Zone" and restriction["restrictionInfo"]["zones"]
     it = _catalog(compute, "eastus")["Standard_NC6s_v3"]
@@ -191,7 +157,7 @@ def test_zone_restrictions_leave_only_the_regional_offering(
 
 
 def test_location_restricted_sku_is_left_out(compute: ComputeManagementClient) -> None:
-    item = _seed("westcentralus", "Standard_A0")
+    item = seed_item("westcentralus", "Standard_A0")
     assert item["restrictions"][0]["type"] == "Location"
     (sku,) = [s for s in fetch_skus(compute, "westcentralus") if s.name == "Standard_A0"]
     assert sku.location_restricted and sku.zones == ()

@@ -346,6 +346,19 @@ def test_plan_on_the_azure_catalog(
     tmp_path: Path,
 ) -> None:
     plan = _plan(tmp_path, catalog_file, [_pool(requirements), NODECLASS, *pods])
+    check_plan(name, requirements, pods, plan, catalog_file)
+
+
+def check_plan(
+    name: str,
+    requirements: list[dict[str, Any]],
+    pods: list[dict[str, Any]],
+    plan: dict[str, Any],
+    catalog_file: Path,
+) -> None:
+    """The usual plan checks, on the catalog file the plan was made from: every pod placed,
+    each claim's price its cheapest offering, its types meeting the pool's and pods'
+    requirements, and its pods fitting the cheapest type's allocatable."""
     assert plan["unschedulable"] == [], plan["unschedulable"]
     catalog = {e["name"]: e for e in yaml.safe_load(catalog_file.read_text())["instanceTypes"]}
     assert len(pods) and len(plan["nodeClaims"]) >= 1

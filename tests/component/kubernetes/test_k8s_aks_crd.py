@@ -11,7 +11,7 @@ import pytest
 
 from activities.kubernetes import custom_objects
 from activities.kubernetes.client import Kube
-from activities.kubernetes.errors import Invalid
+from activities.kubernetes.errors import Forbidden, Invalid
 from activities.kubernetes.resources import CustomResource
 from models.aksnodeclass import AKSNodeClass
 
@@ -88,6 +88,31 @@ def created(admin: Kube) -> Iterator[Callable[[dict[str, Any]], dict[str, Any]]]
         custom_objects.delete(admin, AKSNODECLASS, name)
 
 
+def test_joinery_reads_aks_node_classes_and_reports_their_status(
+    created: Callable[[dict[str, Any]], dict[str, Any]], kube: Kube, unique: str
+) -> None:
+    """As Joinery (the token bound to deploy/rbac): get, list and status patches are allowed;
+    the spec is the user's, so changing it is not."""
+    name = f"rbac-{unique}"
+    created(_doc(name, {"imageFamily": "AzureLinux"}))
+    assert custom_objects.get(kube, AKSNODECLASS, name)["spec"]["imageFamily"] == "AzureLinux"
+    items, _ = custom_objects.list_(kube, AKSNODECLASS)
+    assert name in {i["metadata"]["name"] for i in items}
+    condition = {
+        "type": "ValidationSucceeded",
+        "status": "True",
+        "reason": "ValidationSucceeded",
+        "message": "",
+        "lastTransitionTime": "2026-11-28T10:00:00Z",
+    }
+    patched = custom_objects.merge_patch(
+        kube, AKSNODECLASS, name, {"status": {"conditions": [condition]}}, status=True
+    )
+    assert patched["status"]["conditions"][0]["type"] == "ValidationSucceeded"
+    with pytest.raises(Forbidden):
+        custom_objects.merge_patch(kube, AKSNODECLASS, name, {"spec": {"maxPods": 30}})
+
+
 def test_defaults_are_the_providers(
     created: Callable[[dict[str, Any]], dict[str, Any]], admin: Kube, unique: str
 ) -> None:
@@ -101,8 +126,7 @@ def test_defaults_are_the_providers(
         "containerLogMaxSize": "50Mi",
         "containerLogMaxFiles": 5,
     }
-    # The model agrees with the API's defaults (read as admin: deploy/rbac grants Joinery
-    # the Azure kinds only once the provider is wired in).
+    # The model agrees with the API's defaults.
     read = custom_objects.get(admin, AKSNODECLASS, stored["metadata"]["name"])
     model = AKSNodeClass.model_validate(read).to_wire()["spec"]
     assert {k: v for k, v in model.items() if k != "tags"} == read["spec"]
