@@ -23,7 +23,13 @@ from scheduling.lowerbound import lower_bound
 from scheduling.report import plan_to_dict, plan_to_table
 from scheduling.solver import Solver
 from worker.cli.plan_json import dumps_indented
-from worker.plan_inputs import catalog_file_cache, manifest_sections, manifest_yaml, plan_catalogs
+from worker.plan_inputs import (
+    catalog_file_cache,
+    manifest_sections,
+    manifest_yaml,
+    plan_catalogs,
+    refused,
+)
 from worker.usage import UsageError, one_line
 
 
@@ -171,14 +177,20 @@ def _catalogs(
     documents: list[Document],
 ) -> tuple[list[Document], list[Document], dict[str, list[InstanceType]]]:
     """The documents for the planner, the EC2NodeClasses among the inputs, and each pool's
-    own catalog from them (``worker.plan_inputs.plan_catalogs``)."""
+    own catalog from them (``worker.plan_inputs.plan_catalogs``); the objects Joinery
+    refuses are handled as the worker does, said on stderr (``worker.plan_inputs.refused``)."""
     documents, classes = plan_catalogs.split_nodeclasses(documents)
+    refusals = refused.apply(documents, classes)
+    for w in refusals.warnings:
+        print(one_line(f"warning: {w}"), file=sys.stderr)
+    documents = refusals.documents
     per_class = {}
     for name, path in files.per_class.items():
         if name not in classes:
             raise UsageError(f"--catalog {name}={path}: no EC2NodeClass {name} in the inputs")
         per_class[name] = load_instance_types(path)
     own = plan_catalogs.pool_catalogs(documents, classes, instance_types, per_class)
+    own.update({pool: [] for pool in refusals.no_launch})  # as the worker: launches nothing
     return documents, list(classes.values()), own
 
 
