@@ -49,3 +49,21 @@ def test_context_goes_into_the_fleet_request(env: Any, make_nodeclass: Any) -> N
     env.provider.launch(request(name="claim-ctx"), make_nodeclass.build(context="ctx-reserved-1"))
     env.provider.launch(request(name="claim-plain"), make_nodeclass.build("plain"))
     assert [p.get("Context") for p in seen] == ["ctx-reserved-1", None]
+
+
+def test_security_groups_by_id(env: Any, make_nodeclass: Any) -> None:
+    """A security-group term by ``id`` selects exactly that group, where the discovery tags
+    select every group carrying them."""
+    ec2 = env.clients.ec2
+    [seeded] = env.seeded.network.security_group_ids
+    vpc = ec2.describe_security_groups(GroupIds=[seeded])["SecurityGroups"][0]["VpcId"]
+    extra = ec2.create_security_group(GroupName="extra-nodes", Description="x", VpcId=vpc)
+    tags = ec2.describe_security_groups(GroupIds=[seeded])["SecurityGroups"][0]["Tags"]
+    ec2.create_tags(Resources=[extra["GroupId"]], Tags=tags)
+    resolver = env.provider.resolver
+    tagged = resolver.resolve(make_nodeclass.build())
+    assert {g.id for g in tagged.security_groups} == {seeded, extra["GroupId"]}
+    by_id = resolver.resolve(
+        make_nodeclass.build(securityGroupSelectorTerms=[{"id": extra["GroupId"]}])
+    )
+    assert by_id.ready and [g.id for g in by_id.security_groups] == [extra["GroupId"]]
