@@ -7,15 +7,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from activities.ec2.capacity import ephemeral_storage_bytes
+from activities.ec2.capacity import ephemeral_storage_bytes, kube_reserved
 from activities.ec2.families import AL2023, FAMILIES
 from activities.ec2.launch_templates import LaunchTemplateInput
 from activities.lifecycle.registration import node_patch
 from activities.planning.plan import body_for
 from activities.status import nodepools as nodepool_status
-from models.ec2nodeclass import EC2NodeClass
+from models.ec2nodeclass import EC2NodeClass, KubeletConfiguration
 from models.nodepool import NodePool
 from models.requirements import Requirements
+from models.resources import CPU, MEMORY
 from scheduling.solving.result import PlannedClaim
 from tests.support.manifests import nodepool_body
 from tests.support.plan_cli import nodeclass
@@ -181,3 +182,23 @@ def test_registration_puts_the_claims_labels_and_taints_on_the_node() -> None:
     labels = patch["metadata"]["labels"]
     assert labels["team"] == "ml" and labels["example.com/tier"] == "gold"
     assert patch["spec"]["taints"] == [NOEXEC, {"key": "agent-not-ready", "effect": "NoSchedule"}]
+
+
+def test_kube_reserved_replaces_the_computed_reserve_per_resource() -> None:
+    """``kubelet.kubeReserved`` wins over Karpenter's computed kube-reserved for the resources
+    it names; the others keep the computed value (2 vCPUs: 70m; 29 pods: 574Mi)."""
+    computed = kube_reserved(2000, 29, None)
+    assert computed[CPU] == 70 and computed[MEMORY] == 574 * 2**20 * 1000
+    kubelet = KubeletConfiguration.model_validate({"kubeReserved": {"cpu": "500m"}})
+    chosen = kube_reserved(2000, 29, kubelet)
+    assert chosen[CPU] == 500 and chosen[MEMORY] == computed[MEMORY]
+
+
+def test_raid0_instance_store_is_the_ephemeral_storage() -> None:
+    """``instanceStorePolicy: RAID0``: a type with instance storage offers all of it as
+    ephemeral storage; one without keeps the root volume's size."""
+    family = FAMILIES[AL2023]
+    nvme = {"InstanceStorageInfo": {"TotalSizeInGB": 300}}
+    assert ephemeral_storage_bytes(nvme, family, [], "RAID0") == 300 * 10**9
+    assert ephemeral_storage_bytes(nvme, family, [], None) == family.default_volume_bytes
+    assert ephemeral_storage_bytes({}, family, [], "RAID0") == family.default_volume_bytes
