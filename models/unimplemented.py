@@ -4,7 +4,7 @@ A manifest written for Karpenter applies unchanged, so a field such as ``network
 or ``replicas`` is admitted by the API server; acting as if it were absent would launch nodes
 the user did not ask for (no EFA, no placement group, a dynamic pool instead of a static one).
 Instead the object is refused: not Ready with ``ValidationSucceeded=False`` (reason
-``NotImplemented``) and a Warning event, left out of provisioning, and named by ``joinery
+``UnsupportedField``) and a Warning event, left out of provisioning, and named by ``joinery
 plan`` on stderr. Each finding names the field's path, so the message says exactly what to
 remove. Reads raw bodies (dicts as the API server returns them): no parsing needed first.
 """
@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-# The reason of the ValidationSucceeded=False condition (and of its Warning event).
-REASON = "NotImplemented"
+# The reason of the ValidationSucceeded=False condition and of its Warning event: the one
+# the AKSNodeClass uses for its own unimplemented fields (models.aksnodeclass).
+REASON = "UnsupportedField"
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Fields the CRDs admit (as Karpenter's do) but Joinery does not implement are refused where
 users look, on the real control plane with emulated EC2: the object is not Ready with
-``ValidationSucceeded=False`` (reason ``NotImplemented``) naming each field, a Warning event
+``ValidationSucceeded=False`` (reason ``UnsupportedField``) naming each field, a Warning event
 says it, provisioning leaves its pools out and a launch on it is refused. Removing the
 fields makes it Ready again."""
 
@@ -79,16 +79,16 @@ def test_a_nodeclass_with_unimplemented_fields_is_not_ready_and_says_each(
     custom_objects.create(admin, NODEPOOL, nodepool_body(pool, node_class=name, requirements=M5))
 
     failed = nodeclass_status.report(kube, cloud.provider, name)
-    assert [(c.type, c.reason) for c in failed] == [("ValidationSucceeded", "NotImplemented")]
+    assert [(c.type, c.reason) for c in failed] == [("ValidationSucceeded", "UnsupportedField")]
     body = nodeclasses.get(admin, name)
     got = _conditions(body)
-    assert got["Ready"][:2] == ("False", "NotImplemented")
+    assert got["Ready"][:2] == ("False", "UnsupportedField")
     assert got["SubnetsReady"][0] == "True"  # the rest is still resolved and shown
     message = got["ValidationSucceeded"][2]
     for field in [*(f"spec.{f}" for f in FIELDS), VOLUME_RATE]:
         assert f"{field}: " in message
     [event] = events_about(admin, name)
-    assert (event["type"], event["reason"]) == ("Warning", "NotImplemented")
+    assert (event["type"], event["reason"]) == ("Warning", "UnsupportedField")
     assert "spec.networkInterfaces" in event["message"]
 
     # Its pools are not Ready, and provisioning gives them no catalog.
@@ -120,7 +120,7 @@ def test_a_static_nodepool_is_refused_and_left_out_of_provisioning(
     custom_objects.create(admin, NODEPOOL, body)
 
     failed = nodepool_status.report(kube, name)
-    assert [(c.type, c.reason) for c in failed] == [("ValidationSucceeded", "NotImplemented")]
+    assert [(c.type, c.reason) for c in failed] == [("ValidationSucceeded", "UnsupportedField")]
     got = _conditions(nodepools.get(admin, name))
     assert got["Ready"][0] == "False"
     assert got["ValidationSucceeded"][2].startswith("spec.replicas: static NodePools")
@@ -146,7 +146,7 @@ def test_a_launch_on_a_refused_nodeclass_is_refused(deps: Deps, admin: Kube, clo
     assert spec is not None
     with pytest.raises(ApplicationError) as failed:
         launch.launch(deps, spec)
-    assert failed.value.type == "NotImplemented" and not failed.value.non_retryable
+    assert failed.value.type == "UnsupportedField" and not failed.value.non_retryable
     assert "spec.networkInterfaces" in str(failed.value)
     launched = [i.id for i in cloud.provider.list_owned("acts") if name in i.tags.values()]
     assert launched == []

@@ -40,7 +40,7 @@ def _assert_refused(body: dict[str, Any], path: str) -> None:
     found = unimplemented.nodeclass_fields(body)
     assert [f.path for f in found] == [path]
     status, reason, message = _condition(found)
-    assert (status, reason) == ("False", "NotImplemented")
+    assert (status, reason) == ("False", "UnsupportedField")
     assert message.startswith(f"{path}: ") and "not implemented" in message
 
 
@@ -129,7 +129,7 @@ def test_static_nodepools_are_refused() -> None:
         body = nodepool_body("static", requirements=[])
         body["spec"]["replicas"] = replicas
         c = nodepool_status.validation(body)
-        assert (c.type, c.status, c.reason) == ("ValidationSucceeded", "False", "NotImplemented")
+        assert (c.type, c.status, c.reason) == ("ValidationSucceeded", "False", "UnsupportedField")
         assert c.message.startswith("spec.replicas: static NodePools")
     dynamic = nodepool_status.validation(nodepool_body("dynamic", requirements=[]))
     assert (dynamic.status, dynamic.reason) == ("True", "ValidationSucceeded")
