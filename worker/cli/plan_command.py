@@ -175,6 +175,7 @@ def _catalogs(
     files: plan_catalogs.CatalogFiles,
     instance_types: list[InstanceType],
     documents: list[Document],
+    disruption: bool = False,
 ) -> tuple[list[Document], list[Document], dict[str, list[InstanceType]]]:
     """The documents for the planner, the EC2NodeClasses among the inputs, and each pool's
     own catalog from them (``worker.plan_inputs.plan_catalogs``); the objects Joinery
@@ -190,7 +191,11 @@ def _catalogs(
             raise UsageError(f"--catalog {name}={path}: no EC2NodeClass {name} in the inputs")
         per_class[name] = load_instance_types(path)
     own = plan_catalogs.pool_catalogs(documents, classes, instance_types, per_class)
-    own.update({pool: [] for pool in refusals.no_launch})  # as the worker: launches nothing
+    if not disruption:
+        # As the worker's provisioning: a pool of a refused EC2NodeClass launches nothing.
+        # The worker's disruption round still prices such a pool's nodes from a catalog
+        # (they are not taken for drifted for want of one); its launches are refused.
+        own.update({pool: [] for pool in refusals.no_launch})
     return documents, list(classes.values()), own
 
 
@@ -200,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
     files = plan_catalogs.catalog_files(args.catalog, os.path.isfile)
     with collection_paused(freeze=args.own_process):
         instance_types = load_instance_types(files.default)
-        documents, classes, own = _catalogs(files, instance_types, _inputs(args))
+        documents, classes, own = _catalogs(files, instance_types, _inputs(args), args.disruption)
     if args.disruption:
         from worker.cli.disruption_plan import run_disruption
 

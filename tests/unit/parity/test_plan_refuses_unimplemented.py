@@ -90,3 +90,23 @@ def test_disruption_leaves_the_nodes_of_a_static_pool_alone(tmp_path: Path) -> N
     named += [b["node"] for b in d["blocked"]] + [k["node"] for k in d["kept"]]
     assert "s" not in named
     assert [(c["reason"], c["nodes"]) for c in d["commands"]] == [("Empty", ["d"])]
+
+
+def test_disruption_does_not_take_a_refused_classes_nodes_for_drifted(tmp_path: Path) -> None:
+    """As the worker's round: the nodes of a pool whose EC2NodeClass is refused are priced
+    from a catalog, so they are not drifted (InstanceTypeNotFound) for want of one."""
+    refused_class = nodeclass("prefixes", [ZA])
+    refused_class["spec"]["ipPrefixCount"] = 2
+    docs = [
+        refused_class,
+        on_class(pool("dense", requirements=OD_AMD, budgets=ALL), "prefixes"),
+        *node_and_claim("n", "m5.xlarge", nodepool_name="dense"),
+        bound("busy", "n", "3", "10Gi"),
+    ]
+    code, out, err = run(tmp_path, docs, "--disruption", "--now", NOW.isoformat())
+    assert code == 0, err
+    assert any("(EC2NodeClass prefixes): spec.ipPrefixCount" in w for w in _warnings(err))
+    d = out["disruption"]
+    assert d["commands"] == []
+    assert "InstanceTypeNotFound" not in str(d)
+    assert d["costPerHour"]["before"] > 0
