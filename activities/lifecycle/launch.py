@@ -23,7 +23,7 @@ from activities.kubernetes.errors import NotFound
 from activities.kubernetes.retries import retry_conflicts
 from activities.lifecycle import reads
 from activities.lifecycle.types import ClaimSpec, LaunchOutcome
-from models import conditions, contract
+from models import conditions, contract, unimplemented
 from models import labels as L
 
 INSUFFICIENT_CAPACITY = contract.ERR_INSUFFICIENT_CAPACITY
@@ -54,6 +54,15 @@ def _nodeclass(deps: Deps, name: str) -> NodeClass:
             type=contract.ERR_NODECLASS_NOT_FOUND,
             non_retryable=False,
         ) from None
+    if refused := unimplemented.nodeclass_fields(body):
+        # Launching without the field would make a node the user did not ask for (no EFA,
+        # no placement group); like a node class that is not ready, retried until it is
+        # fixed or the launch times out.
+        raise ApplicationError(
+            f"{kind.kind} {name}: {unimplemented.message(refused)}",
+            type=unimplemented.REASON,
+            non_retryable=False,
+        )
     return kind.parse(body)
 
 

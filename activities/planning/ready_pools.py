@@ -18,16 +18,19 @@ from pydantic import ValidationError
 
 from activities.cloud.provider import CloudProvider
 from activities.planning.cluster_state import ClusterState
+from models import unimplemented
 from models.errors import field_error
 
 
 def not_ready(cloud: CloudProvider, nodeclass: Mapping[str, Any]) -> str | None:
-    """Why the node class is not Ready (its resolution's message, or the field that is
-    invalid), or None when it is."""
+    """Why the node class is not Ready (its resolution's message, the field that is
+    invalid, or the fields Joinery does not implement), or None when it is."""
     try:
         parsed = cloud.nodeclass_kind.parse(nodeclass)
     except ValidationError as exc:
         return field_error(exc)
+    if refused := unimplemented.nodeclass_fields(nodeclass):
+        return unimplemented.message(refused)
     return cloud.nodeclass_not_ready(parsed)
 
 

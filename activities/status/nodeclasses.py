@@ -3,7 +3,8 @@
 The provider resolves it (``CloudProvider.nodeclass_status``; for an EC2NodeClass,
 ``subnets``, ``securityGroups`` and ``amis`` list what the selector terms matched, as
 Karpenter publishes them, with one condition per selector and ``InstanceProfileReady``);
-``ValidationSucceeded`` is for the spec and ``Ready`` over all of them. A condition turning
+``ValidationSucceeded`` is for the spec (False naming any field Joinery does not
+implement yet, ``models.unimplemented``) and ``Ready`` over all of them. A condition turning
 False records a Warning event, and NodePools referring to the class report
 ``NodeClassReady=False``. Resolution calls the cloud (EC2 and SSM), so it runs on changes
 and on a slow resync, not per launch.
@@ -22,7 +23,7 @@ from activities.kubernetes import nodeclasses
 from activities.kubernetes.client import Kube
 from activities.kubernetes.retries import retry_conflicts
 from activities.status import reporting
-from models import conditions
+from models import conditions, unimplemented
 from models.errors import field_error
 
 Obj = dict[str, Any]
@@ -42,12 +43,12 @@ def desired(
         return [invalid], {}
     resolved = cloud.nodeclass_status(nodeclass)
     out = [c for c in resolved.conditions if c.type != conditions.VALIDATION_SUCCEEDED]
+    # the provider's own verdict on the spec (the AKSNodeClass's), else the fields Joinery
+    # does not implement (models.unimplemented)
     out.append(
         next(
             (c for c in resolved.conditions if c.type == conditions.VALIDATION_SUCCEEDED),
-            cond.Condition(
-                conditions.VALIDATION_SUCCEEDED, "True", conditions.VALIDATION_SUCCEEDED
-            ),
+            reporting.refusal(unimplemented.nodeclass_fields(body)),
         )
     )
     return out, dict(resolved.fields)

@@ -24,7 +24,13 @@ from scheduling.report import plan_to_dict, plan_to_table
 from scheduling.solver import Solver
 from worker.cli import azure_plan
 from worker.cli.plan_json import dumps_indented
-from worker.plan_inputs import catalog_file_cache, manifest_sections, manifest_yaml, plan_catalogs
+from worker.plan_inputs import (
+    catalog_file_cache,
+    manifest_sections,
+    manifest_yaml,
+    plan_catalogs,
+    refused,
+)
 from worker.usage import UsageError, one_line
 
 
@@ -172,15 +178,28 @@ def _catalogs(
     files: plan_catalogs.CatalogFiles | None,
     instance_types: list[InstanceType],
     documents: list[Document],
+    disruption: bool = False,
 ) -> tuple[list[Document], list[Document], list[InstanceType], dict[str, list[InstanceType]]]:
     """The documents for the planner, the EC2NodeClasses among the inputs, the catalog and
     each pool's own from the node classes (``worker.plan_inputs.plan_catalogs``; without
-    ``files``, read from Azure: ``worker.cli.azure_plan``)."""
+    ``files``, read from Azure: ``worker.cli.azure_plan``); the objects Joinery refuses are
+    handled as the worker does, said on stderr (``worker.plan_inputs.refused``)."""
     split = plan_catalogs.split_inputs(documents)
     azure_plan.check_classes(args, split)
     documents, classes, aks = split.documents, split.ec2, split.aks
+    refusals = refused.apply(documents, classes)
+    for w in refusals.warnings:
+        print(one_line(f"warning: {w}"), file=sys.stderr)
+    documents = refusals.documents
+    # As the worker's provisioning: a pool of a refused node class launches nothing. The
+    # worker's disruption round still prices such a pool's nodes from a catalog (they are
+    # not taken for drifted for want of one); its launches are refused.
+    no_launch: dict[str, list[InstanceType]] = (
+        {} if disruption else {pool: [] for pool in refusals.no_launch}
+    )
     if files is None:
         instance_types, own = azure_plan.region_catalogs(args, documents, aks)
+        own.update(no_launch)
         return documents, [], instance_types, own
     named = {**classes, **aks}
     kind = "AKSNodeClass" if aks else "EC2NodeClass"
@@ -190,6 +209,7 @@ def _catalogs(
             raise UsageError(f"--catalog {name}={path}: no {kind} {name} in the inputs")
         per_class[name] = load_instance_types(path)
     own = plan_catalogs.pool_catalogs(documents, named, instance_types, per_class)
+    own.update(no_launch)
     return documents, list(classes.values()), instance_types, own
 
 
@@ -200,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
     with collection_paused(freeze=args.own_process):
         instance_types = load_instance_types(files.default) if files is not None else []
         documents, classes, instance_types, own = _catalogs(
-            args, files, instance_types, _inputs(args)
+            args, files, instance_types, _inputs(args), args.disruption
         )
     if args.disruption:
         from worker.cli.disruption_plan import run_disruption
