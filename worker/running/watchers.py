@@ -13,7 +13,8 @@ so several workers may watch at once.
 - NodeClaims: a new claim → its workflow is started (covers a crash between create and
   start, and claims made by others); a deletionTimestamp → ``deleted``.
 - Nodes: a Node not yet initialized → ``node_changed`` hint to its claim's workflow; a
-  deletionTimestamp → ``deleted("Node")``.
+  deletionTimestamp → ``deleted("Node")``. A Node or NodeClaim that starts going away →
+  ``pods_pending`` too: the round plans for its pods before they are evicted.
 - NodePools: a spec change (new generation) → ``pods_pending`` (a new pool may fit waiting
   pods); every change → the status reporter. EC2NodeClasses and NodeClaims → the status
   reporter (NodeClass resolution; a pool's readiness and usage).
@@ -438,6 +439,16 @@ class Watchers:
         if meta.get("deletionTimestamp") and name not in self._deleting:
             self._deleting.add(name)
             self.signal_claim(name, contract.SIGNAL_DELETED, "NodeClaim")
+            self._node_going_away(kind)
+
+    def _node_going_away(self, kind: str) -> None:
+        """A node started going away: a provisioning round plans for its pods now, as
+        Karpenter's provisioner counts the pods of deleting nodes (``scheduling.going_away``),
+        rather than once they are evicted. Found on a (re)list: once the watches are synced."""
+        if kind == raw.LISTED:
+            self._pending_on_list = True
+        else:
+            self.trigger_provisioning()
 
     def _nodeclass_of(self, pool: Obj) -> Obj | None:
         """The EC2NodeClass ``pool`` refers to, as the launches read it (None when it cannot
@@ -510,6 +521,7 @@ class Watchers:
             if key not in self._deleting:
                 self._deleting.add(key)
                 self.signal_claim(claim, contract.SIGNAL_DELETED, "Node")
+                self._node_going_away(kind)
             return
         if (meta.get("labels") or {}).get(L.NODE_INITIALIZED) == "true":
             return

@@ -158,3 +158,28 @@ def test_a_claim_whose_node_was_watched_first_is_hinted_when_its_provider_id_arr
     assert recorder.sent == [hint]
     w.on_nodeclaim("MODIFIED", claim)  # the same providerID again: no second hint
     assert recorder.sent == [hint]
+
+
+def test_a_claim_or_node_starting_to_go_away_starts_a_provisioning_round() -> None:
+    """As Karpenter's provisioner plans for the pods of deleting nodes, the deletion itself
+    triggers a round (not the pods' eviction later); one found on a re-list waits for the
+    watches to be synced (the resync sends it)."""
+    recorder = Recorder()
+    w = watchers(NodeIndex(), recorder)
+    pending = (contract.provisioner_id("c"), contract.SIGNAL_PODS_PENDING, (1,))
+    w.on_nodeclaim("LISTED", {"metadata": {"name": "old", "deletionTimestamp": "t"}})
+    assert pending not in recorder.sent and w._pending_on_list
+    claim = {"metadata": {"name": "claim-a"}, "status": {"providerID": "aws:///us-east-1a/i-a"}}
+    w.on_nodeclaim("MODIFIED", claim)
+    assert pending not in recorder.sent
+    going = copy.deepcopy(claim)
+    going["metadata"]["deletionTimestamp"] = "2026-01-01T00:01:00Z"
+    w.on_nodeclaim("MODIFIED", going)
+    assert recorder.sent.count(pending) == 1
+    w.on_nodeclaim("MODIFIED", going)  # the same deletion again: no second round
+    assert recorder.sent.count(pending) == 1
+    node = kwok_node("b", initialized=True)
+    node["metadata"]["ownerReferences"] = [{"kind": "NodeClaim", "name": "claim-b"}]
+    node["metadata"]["deletionTimestamp"] = "2026-01-01T00:01:00Z"
+    w.on_node("MODIFIED", node)
+    assert recorder.sent.count(pending) == 2
