@@ -45,6 +45,7 @@ from activities.ec2.interruption import (
     SPOT_INTERRUPTION,
     STATE_CHANGE,
     InterruptionEvent,
+    mark_interrupted_offering,
 )
 from activities.ec2.provider import EC2Provider
 from activities.kubernetes import raw
@@ -152,6 +153,8 @@ class Watchers:
     _provisioning_again: bool = False
     _pools: dict[str, Obj] = field(default_factory=dict)
     _claim_by_node: dict[str, str] = field(default_factory=dict)
+    # NodeClaim name -> (instance type, zone) from its labels: what a spot interruption marks.
+    _claim_offering: dict[str, tuple[str, str]] = field(default_factory=dict)
     _pod_event_sent: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -409,6 +412,7 @@ class Watchers:
         if kind == raw.DELETED:
             self._deleting.discard(name)
             self._pod_event_sent.pop(name, None)
+            self._claim_offering.pop(name, None)
             if provider_id:
                 self._claims_by_provider.pop(provider_id, None)
             if node_name:
@@ -416,6 +420,9 @@ class Watchers:
             return
         if node_name:
             self._claim_by_node[str(node_name)] = name
+        labels = meta.get("labels") or {}
+        if labels.get(L.INSTANCE_TYPE) and labels.get(L.ZONE):
+            self._claim_offering[name] = (str(labels[L.INSTANCE_TYPE]), str(labels[L.ZONE]))
         pool_obj = self._pools.get(str(pool)) if pool else None
         if pool_obj is not None and claim_status.needs_stamp(claim):
             self._writer.write(
@@ -544,6 +551,9 @@ class Watchers:
             )
             if claim is not None:
                 metrics.interruption_action("CordonAndDrain")
+                if self.ec2 is not None:  # Karpenter: the interrupted spot pool goes unused
+                    offering = self._claim_offering.get(claim, ("", ""))
+                    mark_interrupted_offering(self.ec2.unavailable, event, *offering)
                 self.signal_claim(claim, contract.SIGNAL_INTERRUPTED, event.kind)
             else:
                 known = False

@@ -183,3 +183,36 @@ def test_a_claim_or_node_starting_to_go_away_starts_a_provisioning_round() -> No
     node["metadata"]["deletionTimestamp"] = "2026-01-01T00:01:00Z"
     w.on_node("MODIFIED", node)
     assert recorder.sent.count(pending) == 2
+
+
+def test_a_spot_interruption_marks_the_claims_offering_unavailable() -> None:
+    """The watcher knows each claim's instance type and zone from its labels and hands them
+    to the EC2 side with the event (Karpenter's interruption controller does the same)."""
+    from activities.ec2.capacity_cache import UnavailableOfferings
+    from activities.ec2.interruption import (
+        REBALANCE_RECOMMENDATION,
+        SPOT_INTERRUPTION,
+        InterruptionEvent,
+    )
+
+    class EC2:
+        unavailable = UnavailableOfferings()
+
+    recorder = Recorder()
+    w = watchers(NodeIndex(), recorder)
+    w.ec2 = EC2()  # type: ignore[assignment]
+    labels = {L.INSTANCE_TYPE: "m5.large", L.ZONE: "us-east-1a", L.NODEPOOL: "default"}
+    w.on_nodeclaim(
+        "MODIFIED",
+        {
+            "metadata": {"name": "claim-s", "labels": labels},
+            "status": {"providerID": "aws:///us-east-1a/i-s"},
+        },
+    )
+    assert w.on_interruption(InterruptionEvent(REBALANCE_RECOMMENDATION, ("i-s",)))
+    assert EC2.unavailable.entries() == []
+    assert w.on_interruption(InterruptionEvent(SPOT_INTERRUPTION, ("i-s",)))
+    assert EC2.unavailable.is_unavailable("spot", "m5.large", "us-east-1a")
+    assert not EC2.unavailable.is_unavailable("on-demand", "m5.large", "us-east-1a")
+    interrupted = (contract.nodeclaim_id("c", "claim-s"), contract.SIGNAL_INTERRUPTED)
+    assert any(s[:2] == interrupted for s in recorder.sent)
