@@ -19,6 +19,7 @@ from models.nodeclaim import NodeClaim
 from models.nodepool import NodePool
 from models.requirements import IN, Requirement, Requirements
 from models.resources import Resources, parse_resources
+from scheduling.going_away import claim_going_away, going_away_nodes, reschedulable
 from scheduling.pods import Pod, PodError, SpecMemo, parse_pod
 from scheduling.problem import NodeInfo, Problem
 from scheduling.schemas import shape_error
@@ -565,7 +566,7 @@ def _nodes(
         pid = (d.body.get("spec") or {}).get("providerID")
         if pid:
             provider_ids[str(pid)] = info.name
-    for _d, parts in read.claim_docs:
+    for d, parts in read.claim_docs:
         claim = parts.claim
         node_name = claim.status.node_name if claim.status.node_name in nodes else None
         if node_name is None and claim.status.provider_id:
@@ -578,6 +579,8 @@ def _nodes(
                 nodes[node_name] = kept_nodes[node_name].node(tuple(startup))
             claimed.add(node_name)
             continue
+        if claim_going_away(d.body):
+            continue  # deleted before its Node came: no capacity to count on
         catalog = own.get(parts.labels.get(L.NODEPOOL, ""), instance_types)
         lookup = lookups.get(id(catalog))
         if lookup is None:
@@ -587,11 +590,12 @@ def _nodes(
             continue
         nodes[info.name] = info
         slots[info.name] = parts.bound
-    deleting = {
-        str((d.body.get("metadata") or {}).get("name"))
-        for d in read.node_docs
-        if (d.body.get("metadata") or {}).get("deletionTimestamp")
-    }
+    deleting = going_away_nodes(
+        (d.body for d in read.node_docs), (d.body for d, _parts in read.claim_docs)
+    )
+    for name in deleting:  # capacity that is going away takes no pod (Karpenter: Active())
+        if name in nodes and nodes[name].schedulable:
+            nodes[name] = replace(nodes[name], schedulable=False)
     return nodes, slots, deleting
 
 
@@ -599,14 +603,15 @@ def _bind_pods(
     read: _Read, nodes: dict[str, NodeInfo], slots: _Slots, deleting: set[str]
 ) -> list[Pod]:
     """Bind each running pod to its node (in ``nodes``) and return the pending pods: those
-    with no node, and those on a node being deleted (DaemonSet pods aside)."""
+    with no node, and those Karpenter reschedules from a node that is going away
+    (``scheduling.going_away``)."""
     pending: list[Pod] = []
     bound: dict[str, list[Pod]] = {}
-    for _d, pod in read.pod_docs:
+    for d, pod in read.pod_docs:
         if pod.is_terminal:
             continue
         if pod.node_name:
-            if pod.node_name in deleting and not pod.is_daemonset:
+            if pod.node_name in deleting and reschedulable(d.body):
                 pending.append(replace(pod, node_name=None))  # the parse is shared: a copy
             elif pod.node_name in nodes:
                 bound.setdefault(pod.node_name, []).append(pod)

@@ -20,7 +20,7 @@ from activities.azure.pricing import AzurePricing, url_fetcher
 from activities.azure.skus import Sku
 from activities.cloud.errors import NotImplementedOnProvider
 from activities.cloud.instances import Instance
-from activities.cloud.interruption import InterruptionSource
+from activities.cloud.interruption import InterruptionEvent, InterruptionSource
 from activities.cloud.kinds import AKS_NODECLASS, NodeClassKind
 from activities.cloud.launch import LaunchRequest, LaunchResult
 from activities.cloud.options import AZURE, ProviderOptions
@@ -152,6 +152,9 @@ class AzureProvider:
 
     def share_unavailable_offerings(self, core_api: Any) -> None:
         self._vms("sharing unavailable offerings")
+
+    def offering_interrupted(self, event: InterruptionEvent, instance_type: str, zone: str) -> bool:
+        self._vms("interruption")
 
     def describe_cluster(self) -> str:
         self._vms("cluster discovery")

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from activities.cloud.instances import Instance
-from activities.cloud.interruption import InterruptionSource
+from activities.cloud.interruption import InterruptionEvent, InterruptionSource
 from activities.cloud.kinds import NodeClassKind
 from activities.cloud.launch import LaunchRequest, LaunchResult
 from activities.kubernetes.conditions import Condition
@@ -129,6 +129,12 @@ class CloudProvider(Protocol):
     def share_unavailable_offerings(self, core_api: Any) -> None:
         """Share the offerings the cloud refused with the cluster's other workers (through
         a ConfigMap written with this Kubernetes core API)."""
+        ...
+
+    def offering_interrupted(self, event: InterruptionEvent, instance_type: str, zone: str) -> bool:
+        """An interruption of an instance of ``instance_type`` in ``zone``: mark its offering
+        unavailable where the event says the cloud wants that capacity back (Karpenter: a
+        spot interruption); returns whether it marked one."""
         ...
 
     def describe_cluster(self) -> str:

@@ -26,6 +26,7 @@ from activities.cloud.interruption import (
     Handler,
     InterruptionEvent,
 )
+from activities.ec2.capacity_cache import UnavailableOfferings
 from activities.ec2.errors import aws_errors
 
 log = logging.getLogger(__name__)
@@ -228,3 +229,17 @@ class InterruptionQueue:
             except Exception:
                 log.exception("interruption queue poll failed")
                 stop.wait(5)
+
+
+def mark_interrupted_offering(
+    unavailable: UnavailableOfferings, event: InterruptionEvent, instance_type: str, zone: str
+) -> bool:
+    """A spot interruption says EC2 wants that spot pool's capacity back: as Karpenter does,
+    its offering (instance type, zone, spot) is marked unavailable like an
+    insufficient-capacity answer, for the same time, so the replacement and the next launches
+    go elsewhere. Only a spot interruption, and only for a claim whose type and zone are
+    known (its labels); returns whether it marked one."""
+    if event.kind != SPOT_INTERRUPTION or not instance_type or not zone:
+        return False
+    unavailable.mark_unavailable("spot", instance_type, zone)
+    return True

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
+from activities.cloud.interruption import InterruptionEvent
 from activities.cloud.kinds import EC2_NODECLASS, NodeClassKind
 from activities.cloud.options import ProviderOptions
 from activities.cloud.provider import CallObserver, NodeClassStatus
@@ -23,7 +24,7 @@ from activities.ec2.cluster import ClusterSource
 from activities.ec2.fleet import Launcher
 from activities.ec2.instance_profiles import InstanceProfiles
 from activities.ec2.instances import TAG_NODECLASS, Instance, InstanceProvider
-from activities.ec2.interruption import InterruptionQueue
+from activities.ec2.interruption import InterruptionQueue, mark_interrupted_offering
 from activities.ec2.launch_templates import LT_ID_TAG, LaunchTemplateProvider
 from activities.ec2.launch_types import LaunchRequest, LaunchResult
 from activities.ec2.nodeclass import NodeClassResolver, ResolvedNodeClass
@@ -198,6 +199,9 @@ class EC2Provider:
     def share_unavailable_offerings(self, core_api: Any) -> None:
         """Replicas share what EC2 refused through a ConfigMap (``shared_offerings``)."""
         self.unavailable.share(ConfigMapRecord(core_api))
+
+    def offering_interrupted(self, event: InterruptionEvent, instance_type: str, zone: str) -> bool:
+        return mark_interrupted_offering(self.unavailable, event, instance_type, zone)
 
     def describe_cluster(self) -> str:
         try:

@@ -1,8 +1,10 @@
 """Registration: the instance's Node has appeared; make it Joinery's.
 
 Like Karpenter's registration controller: the Node gets the termination finalizer, an owner
-reference to its NodeClaim, the claim's labels and taints (once, before it is marked
-registered, so startup taints removed later are not put back), loses the
+reference to its NodeClaim, the claim's labels, and its annotations and taints (once, before
+it is marked registered, so startup taints removed later are not put back and an annotation
+an operator later removes from the Node, such as ``karpenter.sh/do-not-disrupt`` from the
+NodePool's template, stays removed), loses the
 ``karpenter.sh/unregistered`` taint and gains ``karpenter.sh/registered=true``; the claim
 records ``status.nodeName`` and ``Registered=True``.
 """
@@ -63,6 +65,17 @@ def node_patch(
     new_labels = {k: v for k, v in wanted_labels.items() if labels.get(k) != v}
     if new_labels:
         patch_meta["labels"] = new_labels
+    if not registered:
+        # All of the claim's annotations (the pool template's among them), the claim's value
+        # winning, as Karpenter's registration does.
+        annotations = meta.get("annotations") or {}
+        new_annotations = {
+            str(k): str(v)
+            for k, v in (claim_meta.get("annotations") or {}).items()
+            if annotations.get(k) != v
+        }
+        if new_annotations:
+            patch_meta["annotations"] = new_annotations
     added = finalizers.with_added(node, L.TERMINATION_FINALIZER)
     if added is not None and not meta.get("deletionTimestamp"):
         patch_meta["finalizers"] = added
@@ -110,8 +123,9 @@ def _pointer(key: str) -> str:
 
 def json_ops(node: dict[str, Any], patch: dict[str, Any]) -> list[dict[str, Any]]:
     """``node_patch``'s merge patch as a JSON patch guarded by ``test`` operations on just
-    the fields it rewrites whole (taints, finalizers, owner references; labels only when the
-    Node has none), so only a change to those refuses it. Labels are set key by key."""
+    the fields it rewrites whole (taints, finalizers, owner references; labels or annotations
+    only when the Node has none), so only a change to those refuses it. Labels and annotations
+    are set key by key."""
     meta, spec = node["metadata"], node.get("spec") or {}
     ops: list[dict[str, Any]] = []
 
@@ -125,14 +139,16 @@ def json_ops(node: dict[str, Any], patch: dict[str, Any]) -> list[dict[str, Any]
     for field in ("finalizers", "ownerReferences"):
         if field in wanted:
             replace(f"/metadata/{field}", meta.get(field), wanted[field])
-    if wanted.get("labels"):
-        if meta.get("labels"):
-            for key, value in wanted["labels"].items():
+    for field in ("labels", "annotations"):
+        if not wanted.get(field):
+            continue
+        if meta.get(field):
+            for key, value in wanted[field].items():
                 ops.append(
-                    {"op": "add", "path": f"/metadata/labels/{_pointer(key)}", "value": value}
+                    {"op": "add", "path": f"/metadata/{field}/{_pointer(key)}", "value": value}
                 )
         else:
-            replace("/metadata/labels", meta.get("labels"), wanted["labels"])
+            replace(f"/metadata/{field}", meta.get(field), wanted[field])
     return ops
 
 

@@ -25,6 +25,7 @@ from models import labels as L
 from models import unimplemented
 from models.errors import field_error
 from models.nodepool import NodePool
+from scheduling.going_away import going_away_nodes, reschedulable
 from scheduling.inputs import Document, parsed_pod
 from scheduling.pods import PodError, SpecMemo
 
@@ -35,6 +36,9 @@ class ClusterState:
     nodepools: list[NodePool] = field(default_factory=list)
     nodeclasses: dict[str, dict[str, Any]] = field(default_factory=dict)
     pending: int = 0
+    # Pods on nodes that are going away which the round plans for too, as Karpenter's
+    # provisioner does (``scheduling.going_away``): a replacement starts with the deletion.
+    displaced: int = 0
     skipped: list[str] = field(default_factory=list)
     invalid_pods: dict[str, str] = field(default_factory=dict)  # "ns/name" -> field: why
     uids: dict[str, str] = field(default_factory=dict)  # of unschedulable pods, for events
@@ -169,6 +173,9 @@ def add_watched(
     else from the ``list_*`` answers."""
     docs = state.documents
     pods = _listed(w.pods, list_pods)
+    listed_nodes = _listed(w.nodes, list_nodes)
+    listed_claims = _listed(w.nodeclaims, list_claims)
+    going = going_away_nodes(listed_nodes, listed_claims)
     memo = SpecMemo()  # a Deployment's replicas: one spec, parsed once
     for pod in pods:
         entry = w.pods.derived(pod, _pod_entry)
@@ -176,6 +183,8 @@ def add_watched(
             continue
         if not entry.bound:
             state.uids[entry.key] = entry.uid
+        elif going and pod["spec"]["nodeName"] in going and reschedulable(pod):
+            state.displaced += 1
         try:
             parsed_pod(entry.doc, memo=memo)
         except (PodError, ValueError) as exc:
@@ -185,10 +194,8 @@ def add_watched(
         if not entry.bound:
             state.pending += 1
         docs.append(entry.doc)
-    listed_nodes = _listed(w.nodes, list_nodes)
     for node in listed_nodes:
         docs.append(w.nodes.derived(node, _node_document))
-    listed_claims = _listed(w.nodeclaims, list_claims)
     owners = ClaimNodes(listed_nodes, listed_claims)
     for claim in listed_claims:
         meta = claim["metadata"]
@@ -196,6 +203,8 @@ def add_watched(
             (meta.get("annotations") or {}).get(L.PROVISIONING_ROUND, "")
         )
         if _deleting(claim):
+            # No capacity, but the solver reads from it that its Node is going away.
+            docs.append(w.nodeclaims.derived(claim, _claim_document))
             continue
         owner = owners.node_of(claim)
         if owner is not None:  # its Node is read before its providerID: count it once

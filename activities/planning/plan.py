@@ -207,9 +207,9 @@ def plan_state(
 ) -> PlanOutcome:
     """The claims to create for ``state``'s pending pods, named by ``name`` and carrying
     ``annotations``; with ``kept``, the solver starts from what the last round kept."""
-    if state.pending:
+    if state.pending or state.displaced:
         ready_pools.leave_out_unready(cloud, state)
-    if not state.nodepools or not state.pending:
+    if not state.nodepools or not (state.pending or state.displaced):
         why = (
             "no NodePool can be used (each is invalid, paused, being deleted or has an "
             f"{cloud.nodeclass_kind.kind} that is not ready)"

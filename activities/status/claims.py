@@ -4,7 +4,9 @@ annotations on claims stamped by someone else, and ``status.lastPodEventTime``.
 - A claim whose ``karpenter.sh/nodepool-hash-version`` is not Joinery's (made by Karpenter,
   or by another Joinery hash version) is re-stamped with its pool's current hash: it is
   never treated as drifted, so adopting a fleet or upgrading Joinery rolls nothing. A claim
-  carrying Joinery's version keeps its hash: a difference from the pool's is drift.
+  carrying Joinery's version keeps its hash: a difference from the pool's is drift. One
+  stamped by an older Joinery that is already ``Drifted`` gets the new version but keeps its
+  old hash, so it stays drifted, as Karpenter's hash controller treats its own version bumps.
 - The same for ``karpenter.k8s.aws/ec2nodeclass-hash-version`` and its EC2NodeClass's hash
   (``models.ec2nodeclass_hash``), for a claim that carries a foreign version, or none once
   launched (an older Joinery launched it). A claim not launched yet is left alone: its launch
@@ -26,9 +28,16 @@ from activities.kubernetes import custom_objects, nodeclaims
 from activities.kubernetes.client import Kube
 from activities.kubernetes.resources import NODECLAIM
 from models import ec2nodeclass_hash as nodeclass_hash
+from models.conditions import DRIFTED
 from models.ec2nodeclass import EC2NodeClass
 from models.nodepool import NodePool
-from models.nodepool_hash import HASH_VERSION, HASH_VERSION_ANNOTATION, hash_annotations
+from models.nodepool_hash import (
+    HASH_ANNOTATION,
+    HASH_VERSION,
+    HASH_VERSION_ANNOTATION,
+    JOINERY_VERSION_PREFIX,
+    hash_annotations,
+)
 
 POD_EVENT_DEDUPE = 10.0  # seconds
 
@@ -41,6 +50,17 @@ def _annotations(claim: Obj) -> dict[str, str]:
 
 def needs_pool_stamp(claim: Obj) -> bool:
     return _annotations(claim).get(HASH_VERSION_ANNOTATION) != HASH_VERSION
+
+
+def _keeps_pool_hash(claim: Obj) -> bool:
+    """Stamped by an older Joinery and already Drifted: whether it still is cannot be told
+    from a hash of another version, so it stays drifted (Karpenter's rule)."""
+    version = _annotations(claim).get(HASH_VERSION_ANNOTATION) or ""
+    drifted = any(
+        c.get("type") == DRIFTED and c.get("status") == "True"
+        for c in (claim.get("status") or {}).get("conditions") or []
+    )
+    return version.startswith(JOINERY_VERSION_PREFIX) and drifted
 
 
 def needs_nodeclass_stamp(claim: Obj) -> bool:
@@ -64,6 +84,8 @@ def restamp(kube: Kube, claim: Obj, pool: Obj, nodeclass: Obj | None = None) -> 
     wanted: dict[str, str | None] = {}
     if needs_pool_stamp(claim):
         wanted.update(hash_annotations(NodePool.model_validate(pool)))
+        if _keeps_pool_hash(claim):
+            del wanted[HASH_ANNOTATION]
     if nodeclass is not None and needs_nodeclass_stamp(claim):
         try:
             valid = EC2NodeClass.model_validate(nodeclass)

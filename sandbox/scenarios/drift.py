@@ -8,9 +8,9 @@ operator moving off a type would. Every node is now drifted (``RequirementsDrift
 the worker acts from here: its DisruptionWorkflow replaces them, at most the budget at once,
 each replacement Initialized before the old node is drained.
 
-The pool's ``consolidateAfter`` is ``0s`` and its policy ``WhenEmpty``: the engine applies
-``consolidateAfter`` to drifted nodes too (docs/disruption.md), and the scenario is about
-drift, not about consolidating the replacements.
+The pool's ``consolidateAfter`` is ``0s`` and its policy ``WhenEmpty``: drift is not gated by
+``consolidateAfter`` (docs/disruption.md), and the scenario is about drift, not about
+consolidating the replacements.
 
 Summary figures beyond the common ones (``nodes`` and ``costPerHour``: the rolled fleet):
 ``nodesRolled``, ``secondsToRolled`` (from the requirements change until no old NodeClaim

@@ -6,6 +6,11 @@ the node, nominated for pending pods, ``consolidateAfter`` (``Never``, or not ye
 since the later of the claim's creation and its last pod event), a pod that must not be
 disrupted (``do-not-disrupt`` "true", or a duration not yet elapsed since the pod started),
 a pod whose PodDisruptionBudgets allow no eviction, and a pool whose budget allows nothing.
+
+``consolidateAfter`` gates ``Empty`` and ``Underutilized`` only, as in Karpenter (only its
+consolidation methods require the Consolidatable condition): a drifted node inside the window
+stays a candidate, carrying the window as its ``consolidation_hold`` so that only the Drifted
+method may take it, and a pool with ``consolidateAfter: Never`` still rolls drifted nodes.
 """
 
 from __future__ import annotations
@@ -114,6 +119,8 @@ def classify(
         pods = cluster.node_pods.get(node.name, [])
         moving = must_move(pods, cluster.pods)
         reason: str | None = None
+        hold: str | None = None
+        drifted: str | None = None
         if node.deleting:
             reason = "being deleted"
         elif not node.initialized:
@@ -124,8 +131,10 @@ def classify(
             names = nominated[node.name]
             more = f" and {len(names) - 1} more" if len(names) > 1 else ""
             reason = f"nominated for pending pod {names[0]}{more}"
-        else:
-            reason = _consolidate_after(node, pool, now)
+        elif hold := _consolidate_after(node, pool, now):
+            drifted = node_drift(cluster, node, pool, now)
+            if drifted is None:
+                reason = hold
         if reason is None:
             reason = _pod_blocks(pods, moving, cluster.pods, pdbs, now)
         if reason is None and budgets.exhausted(node.pool):
@@ -144,7 +153,8 @@ def classify(
                 node=node,
                 pods=tuple(moving),
                 disruption_cost=disruption_cost(moving, annotations, remaining),
-                drifted=node_drift(cluster, node, pool, now),
+                drifted=drifted if hold else node_drift(cluster, node, pool, now),
+                consolidation_hold=hold,
             )
         )
     return candidates, blocked

@@ -238,8 +238,8 @@ def consolidatable(ctx: RoundContext, candidates: list[Candidate]) -> list[Candi
     pool that does not consolidate, or whose price is unknown, are kept with that reason."""
     out = []
     for c in candidates:
-        if not c.pods:
-            continue
+        if not c.pods or c.consolidation_hold:
+            continue  # empty: the Empty method's; held: only the Drifted method may take it
         policy = ctx.pools[c.node.pool].spec.disruption.consolidation_policy
         if policy not in CONSOLIDATING_POLICIES:
             ctx.kept.setdefault(

@@ -62,6 +62,8 @@ def decide(
         held = ctx.held.get(name)
         if held is None and name in ctx.state.destinations:
             held = _destination_held(ctx, c)
+        if held is None and name not in ctx.kept and name not in ctx.state.destinations:
+            held = c.consolidation_hold  # drifted, yet no method took it: the window holds it
         if held is not None:
             out_blocked.append(NodeVerdict(name, held))
         elif name in ctx.state.destinations:

@@ -46,6 +46,9 @@ class Candidate:
     # remaining lifetime: cheaper candidates are tried first.
     disruption_cost: float
     drifted: str | None = None  # why the node drifted, or None
+    # Why Empty and Underutilized may not take it yet (its pool's consolidateAfter), or None:
+    # a drifted node inside the window is a candidate for the Drifted method only.
+    consolidation_hold: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from tests.oracle.generate import (
     type_labels,
 )
 from tests.oracle.objects import ZONE, node
-from tests.oracle.selectors import label_selector_matches
+from tests.oracle.selectors import label_selector_matches, requirement_matches
 
 REASONS = ("Empty", "Underutilized", "Drifted")
 
@@ -256,6 +256,52 @@ def apply_round(
     return cluster, moved, None
 
 
+def _requirements_drifted(pool: Obj, labels: Mapping[str, str]) -> bool:
+    """The pool no longer admits a node with ``labels``: a requirement or a template label
+    it fails (Karpenter's RequirementsDrifted, judged here from the manifests alone)."""
+    template = pool["spec"]["template"]
+    reqs = template["spec"].get("requirements") or []
+    tmpl_labels = (template.get("metadata") or {}).get("labels") or {}
+    return not (
+        all(requirement_matches(r, labels) for r in reqs)
+        and all(labels.get(k) == v for k, v in tmpl_labels.items())
+    )
+
+
+def consolidate_after_failure(objects: Sequence[Obj], disruption: Mapping[str, Any]) -> str | None:
+    """Karpenter's ``consolidateAfter`` gates its Empty and Underutilized methods only: no node
+    of a pool with ``consolidateAfter: Never`` is in an Empty or Underutilized command, and a
+    node of such a pool that has drifted is never held back by ``consolidateAfter``."""
+    pools = {name_of(p): p for p in _kind(objects, "NodePool")}
+    never = {
+        n
+        for n, p in pools.items()
+        if (p["spec"].get("disruption") or {}).get("consolidateAfter") == "Never"
+    }
+    pool_of = {
+        name_of(n): ((n.get("metadata") or {}).get("labels") or {}).get(NODEPOOL)
+        for n in _kind(objects, "Node")
+    }
+    for c in disruption["commands"]:
+        if c["reason"] == "Drifted":
+            continue
+        for name in c["nodes"]:
+            if pool_of.get(name) in never:
+                return f"{c['reason']} command takes {name}, of a consolidateAfter: Never pool"
+    labels_of = {
+        name_of(n): (n.get("metadata") or {}).get("labels") or {} for n in _kind(objects, "Node")
+    }
+    for b in disruption["blocked"]:
+        pname = pool_of.get(b["node"])
+        if (
+            pname in never
+            and "consolidateAfter" in b["reason"]
+            and _requirements_drifted(pools[pname], labels_of[b["node"]])
+        ):
+            return f"drifted node {b['node']} held by consolidateAfter: {b['reason']}"
+    return None
+
+
 def judge_round(
     objects: Sequence[Obj],
     catalog: Mapping[str, Any],
@@ -268,6 +314,9 @@ def judge_round(
     if why:
         return why
     why = budget_failure(objects, d["commands"])
+    if why:
+        return why
+    why = consolidate_after_failure(objects, d)
     if why:
         return why
     why = pdb_failure(objects, Cluster.from_objects(objects), d["commands"])

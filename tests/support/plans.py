@@ -20,13 +20,30 @@ from tests.support.catalogs import catalog
 # ---------------------------------------------------------------------------------- plan
 
 
+def _going_nodes(docs: Sequence[Mapping[str, Any]]) -> set[str]:
+    """Nodes going away, as Karpenter's cluster state marks them for deletion: the Node
+    deleting, or the NodeClaim whose ``status.nodeName`` names it deleting or with
+    ``InstanceTerminating`` True."""
+    out = set()
+    for d in docs:
+        meta, status = d.get("metadata") or {}, d.get("status") or {}
+        if d.get("kind") == "Node" and meta.get("deletionTimestamp"):
+            out.add(meta["name"])
+        if d.get("kind") == "NodeClaim" and status.get("nodeName"):
+            terminating = any(
+                c.get("type") == "InstanceTerminating" and c.get("status") == "True"
+                for c in status.get("conditions") or []
+            )
+            if meta.get("deletionTimestamp") or terminating:
+                out.add(status["nodeName"])
+    return out
+
+
 def _pending_keys(docs: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Pods the output must account for: unbound ones, and non-DaemonSet pods of deleting nodes."""
-    deleting = {
-        d["metadata"]["name"]
-        for d in docs
-        if d.get("kind") == "Node" and d["metadata"].get("deletionTimestamp")
-    }
+    """Pods the output must account for: unbound ones, and the pods of nodes going away that
+    Karpenter reschedules (``IsReschedulable``, and no ``do-not-disrupt: "true"``): not a
+    DaemonSet's or a mirror pod, not terminating unless a StatefulSet's."""
+    going = _going_nodes(docs)
     out = []
     for d in docs:
         if d.get("kind") != "Pod":
@@ -35,9 +52,19 @@ def _pending_keys(docs: Sequence[Mapping[str, Any]]) -> list[str]:
         if (d.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
             continue
         owners = [o.get("kind") for o in meta.get("ownerReferences") or []]
+        annotations = meta.get("annotations") or {}
         bound = spec.get("nodeName")
-        if bound and not (bound in deleting and "DaemonSet" not in owners):
-            continue
+        if bound:
+            moves = (
+                bound in going
+                and "DaemonSet" not in owners
+                and "Node" not in owners
+                and "kubernetes.io/config.mirror" not in annotations
+                and (not meta.get("deletionTimestamp") or "StatefulSet" in owners)
+                and annotations.get("karpenter.sh/do-not-disrupt") != "true"
+            )
+            if not moves:
+                continue
         out.append(f"{meta.get('namespace') or 'default'}/{meta['name']}")
     return out
 

@@ -376,3 +376,47 @@ async def test_claim_status_hash_stamp_and_last_pod_event(
         what="lastPodEventTime",
     )
     assert at.endswith("Z")
+
+
+async def test_deleting_a_node_starts_its_replacement_before_its_pods_are_evicted(
+    running_worker: tuple[Client, str, str], admin: Kube, cloud: Cloud
+) -> None:
+    """``kubectl delete node``: as Karpenter's provisioner counts the pods of deleting nodes,
+    a replacement NodeClaim is made while the node's pod still runs there (a PDB holds its
+    eviction), not once the pod has been evicted and turned Unschedulable."""
+    client, cluster, _queue = running_worker
+    pool = f"pool-{uuid.uuid4().hex[:6]}"
+    ensure_nodepool(admin, pool, disruption={"consolidateAfter": "Never"})
+    name = f"{pool}-going"
+    create_claim(admin, name, pool)
+    await until(lambda: claim_ready(admin, name), timeout=60, what="claim Ready")
+    node = nodeclaims.get(admin, name)["status"]["nodeName"]
+    ns = f"t-{uuid.uuid4().hex[:8]}"
+    create_namespace(admin, ns)
+    selector = {"nodeSelector": {"karpenter.sh/nodepool": pool}}
+    create_pod(admin, pod("db-0", ns, node=node, spec=selector))
+    create_pdb(admin, ns, "db-pdb")
+    await until(
+        lambda: pods.get(admin, ns, "db-0").get("status", {}).get("phase") == "Running",
+        what="db-0 running",
+    )
+
+    raw.call(admin.core.delete_node, node)
+
+    def replacement() -> str | None:
+        listed, _ = nodeclaims.list_(admin, nodepool=pool)
+        others = [c["metadata"]["name"] for c in listed if c["metadata"]["name"] != name]
+        return others[0] if others else None
+
+    new = await until(replacement, timeout=60, what="a replacement NodeClaim")
+    still = pods.get(admin, ns, "db-0")
+    assert still["spec"]["nodeName"] == node and not still["metadata"].get("deletionTimestamp")
+    # made by a provisioning round (the workflow counts it only once its lifecycle started)
+    made = nodeclaims.get(admin, new)["metadata"].get("annotations") or {}
+    assert made.get("joinery.dev/provisioning-round")
+    # let it go: the drain ends, the old claim terminates, the replacement comes up
+    raw.call(admin.policy.delete_namespaced_pod_disruption_budget, "db-pdb", ns)
+    handle = client.get_workflow_handle(contract.nodeclaim_id(cluster, name))
+    assert await asyncio.wait_for(handle.result(), 90) == "Terminated"
+    await until(lambda: claim_ready(admin, new), timeout=60, what="the replacement Ready")
+    raw.call(admin.custom.delete_cluster_custom_object, "karpenter.sh", "v1", "nodeclaims", new)

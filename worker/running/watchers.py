@@ -13,7 +13,8 @@ so several workers may watch at once.
 - NodeClaims: a new claim → its workflow is started (covers a crash between create and
   start, and claims made by others); a deletionTimestamp → ``deleted``.
 - Nodes: a Node not yet initialized → ``node_changed`` hint to its claim's workflow; a
-  deletionTimestamp → ``deleted("Node")``.
+  deletionTimestamp → ``deleted("Node")``. A Node or NodeClaim that starts going away →
+  ``pods_pending`` too: the round plans for its pods before they are evicted.
 - NodePools: a spec change (new generation) → ``pods_pending`` (a new pool may fit waiting
   pods); every change → the status reporter. Node classes and NodeClaims → the status
   reporter (NodeClass resolution; a pool's readiness and usage).
@@ -137,6 +138,8 @@ class Watchers:
     _provisioning_again: bool = False
     _pools: dict[str, Obj] = field(default_factory=dict)
     _claim_by_node: dict[str, str] = field(default_factory=dict)
+    # NodeClaim name -> (instance type, zone) from its labels: what a spot interruption marks.
+    _claim_offering: dict[str, tuple[str, str]] = field(default_factory=dict)
     _pod_event_sent: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -400,6 +403,7 @@ class Watchers:
         if kind == raw.DELETED:
             self._deleting.discard(name)
             self._pod_event_sent.pop(name, None)
+            self._claim_offering.pop(name, None)
             if provider_id:
                 self._claims_by_provider.pop(provider_id, None)
             if node_name:
@@ -407,6 +411,9 @@ class Watchers:
             return
         if node_name:
             self._claim_by_node[str(node_name)] = name
+        labels = meta.get("labels") or {}
+        if labels.get(L.INSTANCE_TYPE) and labels.get(L.ZONE):
+            self._claim_offering[name] = (str(labels[L.INSTANCE_TYPE]), str(labels[L.ZONE]))
         pool_obj = self._pools.get(str(pool)) if pool else None
         if pool_obj is not None and claim_status.needs_stamp(claim):
             self._writer.write(
@@ -430,6 +437,16 @@ class Watchers:
         if meta.get("deletionTimestamp") and name not in self._deleting:
             self._deleting.add(name)
             self.signal_claim(name, contract.SIGNAL_DELETED, "NodeClaim")
+            self._node_going_away(kind)
+
+    def _node_going_away(self, kind: str) -> None:
+        """A node started going away: a provisioning round plans for its pods now, as
+        Karpenter's provisioner counts the pods of deleting nodes (``scheduling.going_away``),
+        rather than once they are evicted. Found on a (re)list: once the watches are synced."""
+        if kind == raw.LISTED:
+            self._pending_on_list = True
+        else:
+            self.trigger_provisioning()
 
     def _nodeclass_of(self, pool: Obj) -> Obj | None:
         """The node class ``pool`` refers to, as the launches read it (None when it cannot
@@ -502,6 +519,7 @@ class Watchers:
             if key not in self._deleting:
                 self._deleting.add(key)
                 self.signal_claim(claim, contract.SIGNAL_DELETED, "Node")
+                self._node_going_away(kind)
             return
         if (meta.get("labels") or {}).get(L.NODE_INITIALIZED) == "true":
             return
@@ -524,6 +542,9 @@ class Watchers:
             )
             if claim is not None:
                 metrics.interruption_action("CordonAndDrain")
+                if self.cloud is not None:  # Karpenter: the interrupted spot pool goes unused
+                    offering = self._claim_offering.get(claim, ("", ""))
+                    self.cloud.offering_interrupted(event, *offering)
                 self.signal_claim(claim, contract.SIGNAL_INTERRUPTED, event.kind)
             else:
                 known = False

@@ -60,7 +60,10 @@ def test_a_launched_claim_without_a_nodeclass_hash_gets_one_an_unlaunched_one_do
 ) -> None:
     """An older Joinery launched it (its pool hash is Joinery's, no class hash): stamped. A
     claim not launched yet carries none either: its launch stamps it, no write now."""
-    ours = {pool_hash.HASH_ANNOTATION: "x", pool_hash.HASH_VERSION_ANNOTATION: "joinery-1"}
+    ours = {
+        pool_hash.HASH_ANNOTATION: "x",
+        pool_hash.HASH_VERSION_ANNOTATION: pool_hash.HASH_VERSION,
+    }
     claim, pool = _claim(admin, ours)
     nodeclass = nodeclasses.get(admin, "default")
     assert not claim_status.needs_stamp(claim)
@@ -87,3 +90,25 @@ def test_an_unreadable_or_invalid_nodeclass_leaves_no_hash_to_compare(admin: Kub
     got = _annotations(admin, claim)
     assert got[class_hash.HASH_VERSION_ANNOTATION] == class_hash.HASH_VERSION
     assert class_hash.HASH_ANNOTATION not in got
+
+
+def test_an_older_joinery_hash_is_restamped_unless_the_claim_is_already_drifted(
+    admin: Kube,
+) -> None:
+    """A hash version bump (``joinery-1`` hashed neither ``expireAfter`` nor
+    ``terminationGracePeriod``) re-stamps claims instead of drifting them all; one already
+    Drifted keeps its old hash, so it stays drifted, as Karpenter's hash controller does."""
+    older = {pool_hash.HASH_ANNOTATION: "old", pool_hash.HASH_VERSION_ANNOTATION: "joinery-1"}
+    claim, pool = _claim(admin, older)
+    assert claim_status.restamp(admin, claim, pool)
+    assert _annotations(admin, claim) == pool_hash.hash_annotations(NodePool.model_validate(pool))
+
+    claim, pool = _claim(admin, older)
+    drifted = {
+        **claim,
+        "status": {"conditions": [{"type": "Drifted", "status": "True", "reason": "x"}]},
+    }
+    assert claim_status.restamp(admin, drifted, pool)
+    got = _annotations(admin, claim)
+    assert got[pool_hash.HASH_ANNOTATION] == "old"
+    assert got[pool_hash.HASH_VERSION_ANNOTATION] == pool_hash.HASH_VERSION

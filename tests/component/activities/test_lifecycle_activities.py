@@ -902,3 +902,26 @@ def test_the_termination_pass_stops_at_each_wait_and_runs_again_from_the_start(
     assert last.instance_gone
     eventually(lambda: _claim_gone(admin, name), what="claim deleted")
     eventually(lambda: _node_gone(admin, node), what="node deleted")
+
+
+def test_registration_copies_the_claims_annotations_to_the_node(
+    deps: Deps, admin: Kube, cloud: Cloud
+) -> None:
+    """The claim's annotations (its NodePool template's among them) reach the Node as
+    Karpenter's registration copies them, so a template ``karpenter.sh/do-not-disrupt``
+    holds the node; the Node's own annotations stay."""
+    name = f"acts-{uuid.uuid4().hex[:6]}"
+    body = nodeclaim(name, "acts")
+    body["metadata"]["annotations"] = {L.DO_NOT_DISRUPT: "true", "example.com/owner": "a"}
+    custom_objects.create(admin, NODECLAIM, body)
+    claim = claims.prepare(deps, name)
+    assert claim is not None
+    out = launch.launch(deps, claim)
+    simulate_kubelet(admin, nodeclaims.get(admin, name))
+    node_name = eventually(
+        lambda: registration.register(deps, RegisterInput(claim, out.provider_id))
+    )
+    annotations = nodes.get(admin, node_name)["metadata"]["annotations"]
+    assert annotations[L.DO_NOT_DISRUPT] == "true"
+    assert annotations["example.com/owner"] == "a"
+    assert L.SUBNET_ID_ANNOTATION in annotations  # every annotation of the claim

@@ -333,3 +333,41 @@ def test_launch_times_are_parsed_without_dateutil(
     assert parse_timestamp("Fri, 27 Nov 2026 10:00:00 GMT") == botocore_parse(
         "Fri, 27 Nov 2026 10:00:00 GMT"
     )
+
+
+def test_a_spot_interruption_moves_the_next_launch_like_an_ice_and_expires(
+    env: Any, make_nodeclass: Any
+) -> None:
+    """Karpenter marks the offering of a spot-interrupted instance unavailable as it does an
+    insufficient-capacity answer: the replacement launches elsewhere; three minutes later
+    the pool is back. Other interruption kinds, and on-demand, mark nothing."""
+    from activities.ec2.interruption import (
+        REBALANCE_RECOMMENDATION,
+        SCHEDULED_CHANGE,
+        SPOT_INTERRUPTION,
+        InterruptionEvent,
+        mark_interrupted_offering,
+    )
+
+    nc = make_nodeclass.build()
+    first = env.provider.launch(request("claim-1", "spot"), nc)
+    itype, zone = first.instance_type, first.zone
+    cache = env.provider.unavailable
+    for kind in (REBALANCE_RECOMMENDATION, SCHEDULED_CHANGE):
+        assert not mark_interrupted_offering(cache, InterruptionEvent(kind, ("i-x",)), itype, zone)
+    assert not cache.is_unavailable("spot", itype, zone)
+    spot = InterruptionEvent(SPOT_INTERRUPTION, (first.instance_id,))
+    assert not mark_interrupted_offering(cache, spot, "", zone)  # type unknown: nothing
+    assert mark_interrupted_offering(cache, spot, itype, zone)
+    assert cache.is_unavailable("spot", itype, zone)
+    assert not cache.is_unavailable("on-demand", itype, zone)
+    t = next(t for t in env.provider.instance_types(nc) if t.name == itype)
+    assert not next(
+        o for o in t.offerings if o.zone == zone and o.capacity_type == "spot"
+    ).available
+    second = env.provider.launch(request("claim-2", "spot"), nc)
+    assert (second.instance_type, second.zone) != (itype, zone)
+    env.clock.advance(181)
+    assert not cache.is_unavailable("spot", itype, zone)
+    third = env.provider.launch(request("claim-3", "spot"), nc)
+    assert (third.instance_type, third.zone) == (itype, zone)

@@ -130,7 +130,7 @@ def test_a_hash_written_by_karpenter_or_another_version_is_never_drift() -> None
         assert _drift([after, *_node(claim_annotations=stamped, labels={"team": "b"})])["a"] is None
 
 
-def test_the_hash_ignores_requirements_and_expiry_and_taint_order() -> None:
+def test_the_hash_ignores_requirements_and_taint_order() -> None:
     a = NodePool.model_validate(pool(requirements=[req(CAPACITY_TYPE, "In", "spot")]))
     b = NodePool.model_validate(pool())
     assert template_hash(a) == template_hash(b)
@@ -139,7 +139,41 @@ def test_the_hash_ignores_requirements_and_expiry_and_taint_order() -> None:
     d = NodePool.model_validate(pool(taints=[t2, t1]))
     assert template_hash(c) == template_hash(d)
     assert template_hash(c) != template_hash(b)
-    body = pool()
-    body["spec"]["template"]["spec"]["expireAfter"] = "24h"
-    assert template_hash(NodePool.model_validate(body)) == template_hash(b)
     assert hash_annotations(b)[HASH_VERSION_ANNOTATION] == HASH_VERSION
+
+
+def _with(body: dict[str, Any], **template_spec: str) -> NodePool:
+    body["spec"]["template"]["spec"].update(template_spec)
+    return NodePool.model_validate(body)
+
+
+def test_the_hash_covers_expire_after_and_termination_grace_period_by_their_length() -> None:
+    """Karpenter v1 hashes the whole template but its requirements: ``expireAfter`` and
+    ``terminationGracePeriod`` included, as durations (``60m`` is ``1h``)."""
+    base = template_hash(_with(pool(), expireAfter="720h"))
+    assert template_hash(NodePool.model_validate(pool())) == base  # 720h is the default
+    assert template_hash(_with(pool(), expireAfter="24h")) != base
+    assert template_hash(_with(pool(), expireAfter="Never")) != base
+    assert template_hash(_with(pool(), expireAfter="43200m")) == base
+    tgp = template_hash(_with(pool(), terminationGracePeriod="1h"))
+    assert tgp != base
+    assert template_hash(_with(pool(), terminationGracePeriod="60m")) == tgp
+
+
+def test_the_hash_ignores_what_is_outside_the_template() -> None:
+    base = template_hash(NodePool.model_validate(pool()))
+    for other in (
+        pool(budgets=[{"nodes": "0"}], consolidate_after="Never", policy="WhenEmpty"),
+        {**pool(), "spec": {**pool()["spec"], "weight": 50, "limits": {"cpu": "10"}}},
+    ):
+        assert template_hash(NodePool.model_validate(other)) == base
+
+
+def test_editing_expire_after_or_the_grace_period_drifts_the_pools_nodes() -> None:
+    stamped = _hash_of(pool())
+    for field, value in (("expireAfter", "24h"), ("terminationGracePeriod", "2h")):
+        edited = pool()
+        edited["spec"]["template"]["spec"][field] = value
+        assert _drift([edited, *_node(claim_annotations=stamped)])["a"] == (
+            "NodePoolDrifted: nodepool default's template changed since launch"
+        )

@@ -158,3 +158,67 @@ def test_a_claim_whose_node_was_watched_first_is_hinted_when_its_provider_id_arr
     assert recorder.sent == [hint]
     w.on_nodeclaim("MODIFIED", claim)  # the same providerID again: no second hint
     assert recorder.sent == [hint]
+
+
+def test_a_claim_or_node_starting_to_go_away_starts_a_provisioning_round() -> None:
+    """As Karpenter's provisioner plans for the pods of deleting nodes, the deletion itself
+    triggers a round (not the pods' eviction later); one found on a re-list waits for the
+    watches to be synced (the resync sends it)."""
+    recorder = Recorder()
+    w = watchers(NodeIndex(), recorder)
+    pending = (contract.provisioner_id("c"), contract.SIGNAL_PODS_PENDING, (1,))
+    w.on_nodeclaim("LISTED", {"metadata": {"name": "old", "deletionTimestamp": "t"}})
+    assert pending not in recorder.sent and w._pending_on_list
+    claim = {"metadata": {"name": "claim-a"}, "status": {"providerID": "aws:///us-east-1a/i-a"}}
+    w.on_nodeclaim("MODIFIED", claim)
+    assert pending not in recorder.sent
+    going = copy.deepcopy(claim)
+    going["metadata"]["deletionTimestamp"] = "2026-01-01T00:01:00Z"
+    w.on_nodeclaim("MODIFIED", going)
+    assert recorder.sent.count(pending) == 1
+    w.on_nodeclaim("MODIFIED", going)  # the same deletion again: no second round
+    assert recorder.sent.count(pending) == 1
+    node = kwok_node("b", initialized=True)
+    node["metadata"]["ownerReferences"] = [{"kind": "NodeClaim", "name": "claim-b"}]
+    node["metadata"]["deletionTimestamp"] = "2026-01-01T00:01:00Z"
+    w.on_node("MODIFIED", node)
+    assert recorder.sent.count(pending) == 2
+
+
+def test_a_spot_interruption_marks_the_claims_offering_unavailable() -> None:
+    """The watcher knows each claim's instance type and zone from its labels and hands them
+    to the EC2 side with the event (Karpenter's interruption controller does the same)."""
+    from activities.cloud.interruption import (
+        REBALANCE_RECOMMENDATION,
+        SPOT_INTERRUPTION,
+        InterruptionEvent,
+    )
+    from activities.ec2.capacity_cache import UnavailableOfferings
+    from activities.ec2.interruption import mark_interrupted_offering
+
+    class EC2:
+        unavailable = UnavailableOfferings()
+
+        def offering_interrupted(
+            self, event: InterruptionEvent, instance_type: str, zone: str
+        ) -> bool:  # as the EC2 provider answers it
+            return mark_interrupted_offering(self.unavailable, event, instance_type, zone)
+
+    recorder = Recorder()
+    w = watchers(NodeIndex(), recorder)
+    w.cloud = EC2()  # type: ignore[assignment]
+    labels = {L.INSTANCE_TYPE: "m5.large", L.ZONE: "us-east-1a", L.NODEPOOL: "default"}
+    w.on_nodeclaim(
+        "MODIFIED",
+        {
+            "metadata": {"name": "claim-s", "labels": labels},
+            "status": {"providerID": "aws:///us-east-1a/i-s"},
+        },
+    )
+    assert w.on_interruption(InterruptionEvent(REBALANCE_RECOMMENDATION, ("i-s",)))
+    assert EC2.unavailable.entries() == []
+    assert w.on_interruption(InterruptionEvent(SPOT_INTERRUPTION, ("i-s",)))
+    assert EC2.unavailable.is_unavailable("spot", "m5.large", "us-east-1a")
+    assert not EC2.unavailable.is_unavailable("on-demand", "m5.large", "us-east-1a")
+    interrupted = (contract.nodeclaim_id("c", "claim-s"), contract.SIGNAL_INTERRUPTED)
+    assert any(s[:2] == interrupted for s in recorder.sent)
