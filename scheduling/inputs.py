@@ -17,9 +17,11 @@ from models.errors import field_error
 from models.instancetype import InstanceType
 from models.nodeclaim import NodeClaim
 from models.nodepool import NodePool
+from models.policies import Policies
 from models.requirements import IN, Requirement, Requirements
 from models.resources import Resources, parse_resources
 from scheduling.pods import Pod, PodError, SpecMemo, parse_pod
+from scheduling.preferences import ignore_preferences
 from scheduling.problem import NodeInfo, Problem
 from scheduling.schemas import shape_error
 from scheduling.taints import Taint
@@ -423,6 +425,7 @@ def build_problem(
     documents: Iterable[Document],
     instance_types: list[InstanceType],
     pool_instance_types: Mapping[str, list[InstanceType]] | None = None,
+    policies: Policies | None = None,
 ) -> Parsed:
     """Build the Problem; raises InputError (one line) for invalid input.
 
@@ -453,7 +456,10 @@ def build_problem(
         rejected=rejected,
         namespace_labels=read.namespace_labels,
         pool_instance_types=own,
+        policies=policies or Policies(),
     )
+    if problem.policies.ignore_preferences:
+        ignore_preferences(problem)
     return Parsed(problem, read.warnings)
 
 

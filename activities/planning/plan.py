@@ -24,6 +24,7 @@ from models.ec2nodeclass import EC2NodeClass
 from models.instancetype import InstanceType
 from models.nodepool import NodePool
 from models.nodepool_hash import hash_annotations
+from models.policies import MIN_VALUES_RELAXED_ANNOTATION, Policies
 from models.resources import render
 from scheduling.inputs import InputError, build_problem
 from scheduling.solver import PlannedClaim, Solver
@@ -159,6 +160,8 @@ def body_for(
         "annotations": {
             **tmpl.metadata.annotations,
             **hash_annotations(pool),
+            # Karpenter marks every claim its scheduler makes, relaxed or not.
+            MIN_VALUES_RELAXED_ANNOTATION: "true" if claim.min_values_relaxed else "false",
             **(annotations or {}),
         },
     }
@@ -193,8 +196,9 @@ def plan(
     ec2: EC2Provider,
     paused_pools: frozenset[str] = frozenset(),
     counters: Counters | None = None,
+    policies: Policies | None = None,
 ) -> PlanOutcome:
-    return plan_state(cluster_state.read(kube, paused_pools), ec2, counters)
+    return plan_state(cluster_state.read(kube, paused_pools), ec2, counters, policies=policies)
 
 
 def plan_state(
@@ -205,9 +209,11 @@ def plan_state(
     name: Namer = random_name,
     annotations: Mapping[str, str] | None = None,
     kept: KeptCatalog | None = None,
+    policies: Policies | None = None,
 ) -> PlanOutcome:
     """The claims to create for ``state``'s pending pods, named by ``name`` and carrying
-    ``annotations``; with ``kept``, the solver starts from what the last round kept."""
+    ``annotations``; with ``kept``, the solver starts from what the last round kept;
+    ``policies``: Karpenter's scheduling policies (default: its defaults)."""
     if state.pending:
         ready_pools.leave_out_unready(ec2, state)
     if not state.nodepools or not state.pending:
@@ -225,7 +231,7 @@ def plan_state(
         )
     types, own = pool_catalogs(ec2, state.nodepools, state.nodeclasses)
     try:
-        parsed = build_problem(state.documents, types, own)
+        parsed = build_problem(state.documents, types, own, policies)
     except InputError as exc:
         return PlanOutcome(
             pending_pods=state.pending,

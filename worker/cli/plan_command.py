@@ -24,6 +24,7 @@ from scheduling.report import plan_to_dict, plan_to_table
 from scheduling.solver import Solver
 from worker.cli.plan_json import dumps_indented
 from worker.plan_inputs import catalog_file_cache, manifest_sections, manifest_yaml, plan_catalogs
+from worker.running.settings import add_policy_args, policies_from
 from worker.usage import UsageError, one_line
 
 
@@ -48,6 +49,7 @@ def register(sub: Any) -> None:
         help="also say what one disruption round would do now, and why not more",
     )
     p.add_argument("--now", help="with --disruption: the RFC 3339 time to evaluate at")
+    add_policy_args(p, from_env=False)
     p.set_defaults(func=run, own_process=False)
 
 
@@ -185,6 +187,7 @@ def _catalogs(
 def run(args: argparse.Namespace) -> int:
     if args.now is not None and not args.disruption:
         raise UsageError("--now is only used with --disruption")
+    policies = policies_from(args)
     files = plan_catalogs.catalog_files(args.catalog, os.path.isfile)
     with collection_paused(freeze=args.own_process):
         instance_types = load_instance_types(files.default)
@@ -193,10 +196,10 @@ def run(args: argparse.Namespace) -> int:
         from worker.cli.disruption_plan import run_disruption
 
         # The round reads the EC2NodeClasses too: their status and spec drift nodes.
-        return run_disruption(args, [*documents, *classes], instance_types, own)
+        return run_disruption(args, [*documents, *classes], instance_types, own, policies)
     try:
         with collection_paused(freeze=args.own_process):
-            parsed = build_problem(documents, instance_types, own)
+            parsed = build_problem(documents, instance_types, own, policies)
     except InputError as exc:
         raise UsageError(str(exc)) from None
     for w in parsed.warnings:

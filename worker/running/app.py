@@ -96,6 +96,7 @@ def ec2_provider(settings: Settings) -> EC2Provider:
         interruption_queue=settings.interruption_queue or None,
         discover_cluster=discover,
         manage_instance_profiles=True,
+        min_values_policy=settings.policies.min_values,
     )
     return EC2Provider.create(
         provider_settings, clients, use_pricing_api=not settings.aws_endpoint_url
@@ -229,6 +230,7 @@ async def run_worker(
         nodeclass_store=NodeClassStore(kube),
         node_index=NodeIndex(),
         watched=WatchedObjects() if settings.watchers else None,
+        policies=settings.policies,
     )
     ec2.observe = deps.counters.cloudprovider_call  # karpenter_cloudprovider_*
     sandboxed = settings.workflow_sandbox
