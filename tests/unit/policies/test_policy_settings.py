@@ -92,3 +92,10 @@ def test_cli_refuses_a_bad_gate_in_one_line(capsys: pytest.CaptureFixture[str]) 
     assert err.count("\n") == 1 and "unknown feature gate 'Foo'" in err
     assert main([*argv, "--min-values-policy", "Bogus"]) == 2
     assert "invalid MIN_VALUES_POLICY" in capsys.readouterr().err
+
+
+def test_disruption_plan_takes_the_policies(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["plan", "-f", "examples/cluster.yaml", "--catalog", "examples/catalog.yaml"]
+    flags = ["--preference-policy", "Ignore", "--feature-gates", "SpotToSpotConsolidation=true"]
+    assert main([*argv, "--disruption", *flags]) == 0
+    assert '"disruption"' in capsys.readouterr().out
