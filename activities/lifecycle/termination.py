@@ -107,6 +107,14 @@ def begin(deps: Deps, inp: BeginTerminationInput) -> TerminationStart:
     deadline = (
         iso(parse_iso(deleted_at) + timedelta(seconds=seconds)) if seconds is not None else None
     )
+    stamped = (meta.get("annotations") or {}).get(L.NODECLAIM_TERMINATION_TIMESTAMP)
+    if stamped:
+        # Karpenter's termination timestamp, set to now by node repair: the drain deletes
+        # pods from then on instead of waiting for evictions.
+        with contextlib.suppress(ValueError):
+            at = parse_iso(str(stamped))
+            if deadline is None or at < parse_iso(deadline):
+                deadline = iso(at)
     node_name = _node_of(deps, claim, inp.provider_id)
     if node_name:
         found = node_name

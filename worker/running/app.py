@@ -43,6 +43,7 @@ from models import contract
 from worker.running import catalog_cache, connection, sdk_metrics, telemetry, tuning
 from worker.running.health import HealthServer, TemporalProbe
 from worker.running.metrics import PrometheusCounters
+from worker.running.node_repair import NodeRepairLoop
 from worker.running.settings import Settings
 from worker.running.status_reporter import StatusReporter
 from worker.running.watchers import Watchers
@@ -237,6 +238,7 @@ async def run_worker(
     worker = build_worker(client, deps, queue, settings.activity_threads, sandboxed=sandboxed)
     cluster_worker = build_cluster_worker(client, deps, queue, sandboxed=sandboxed)
     watchers: Watchers | None = None
+    repair: NodeRepairLoop | None = None  # the NodeRepair feature gate's loop
     health: HealthServer | None = None
     running = False
     service = client.service_client
@@ -275,6 +277,8 @@ async def run_worker(
                     node_index=deps.node_index,
                     watched=deps.watched,
                 ).start()
+            if settings.watchers and settings.policies.gates.node_repair:
+                repair = NodeRepairLoop(kube, deps.counters).start()
             log.info(
                 "worker up: task queues %s and %s, namespace %s",
                 queue,
@@ -287,6 +291,8 @@ async def run_worker(
         warming.cancel()
         discovery.cancel()
         probing.cancel()
+        if repair is not None:
+            repair.close()
         if watchers is not None:
             watchers.close()
             if watchers.status is not None:
