@@ -20,6 +20,7 @@ from activities.lifecycle.types import (
     TerminationStart,
     VolumesInput,
 )
+from activities.status import registration_health
 from activities.timestamps import iso, parse_iso, utc_now
 from models import conditions
 from models import labels as L
@@ -67,6 +68,9 @@ def begin(deps: Deps, inp: BeginTerminationInput) -> TerminationStart:
     except NotFound:
         return TerminationStart(node_name=None, deletion_time=iso(utc_now()))
     meta = claim["metadata"]
+    if not meta.get("deletionTimestamp") and inp.reason in registration_health.FAILURES:
+        # A launch or registration timed out: a failure for its pool's NodeRegistrationHealthy.
+        registration_health.outcome(claim, False)
     if not meta.get("deletionTimestamp"):
         if inp.reason and inp.reason != "Deleted":
             message = inp.message or f"disrupting NodeClaim: {inp.reason}"
