@@ -15,6 +15,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from activities.ec2.instance_status import EVENT_STATUS, Unhealthy
 from activities.kubernetes import events, nodeclaims, nodes
 from activities.kubernetes.client import Kube
 from activities.kubernetes.custom_objects import Obj
@@ -122,3 +123,62 @@ def carry_out(
             warning=True,
         )
     return out
+
+
+def instance_status_pass(
+    kube: Kube,
+    unhealthy: list[Unhealthy],
+    now: datetime,
+    counters: Counters | None = None,
+) -> list[str]:
+    """Karpenter's instance-status handling: an instance whose status check failed is
+    terminated forcefully (termination timestamp now, then the claim deleted); one with only
+    a scheduled event is drained as for an interruption (the claim deleted). Returns the
+    NodeClaims deleted. No 20% block: Karpenter handles these as interruptions."""
+    if not unhealthy:
+        return []
+    claim_objs, _ = nodeclaims.list_(kube)
+    by_instance: dict[str, Obj] = {}
+    for c in claim_objs:
+        pid = str((c.get("status") or {}).get("providerID") or "")
+        if pid:
+            by_instance[pid.rsplit("/", 1)[-1]] = c
+    deleted = []
+    for u in unhealthy:
+        claim = by_instance.get(u.instance_id)
+        if claim is None or claim["metadata"].get("deletionTimestamp"):
+            continue
+        name = str(claim["metadata"]["name"])
+        forceful = bool(u.categories - {EVENT_STATUS})
+        try:
+            if forceful:
+                nodeclaims.patch_metadata(
+                    kube, name, annotations={TERMINATION_TIMESTAMP: _rfc3339(now)}
+                )
+            nodeclaims.delete(kube, name)
+        except NotFound:
+            continue
+        log.info(
+            "instance %s unhealthy (%s): deleting NodeClaim %s",
+            u.instance_id,
+            ", ".join(sorted(u.categories)),
+            name,
+        )
+        deleted.append(name)
+        labels = claim["metadata"].get("labels") or {}
+        if counters is not None:
+            counters.nodeclaim_disrupted(
+                str(labels.get(L.NODEPOOL) or ""),
+                sorted(u.categories)[0],
+                str(labels.get(L.CAPACITY_TYPE) or ""),
+            )
+        events.record(
+            kube,
+            kind="NodeClaim",
+            name=name,
+            uid=str(claim["metadata"].get("uid") or ""),
+            reason="InstanceUnhealthy",
+            message="An unhealthy warning was triggered for the instance",
+            warning=True,
+        )
+    return deleted

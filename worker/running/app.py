@@ -278,7 +278,7 @@ async def run_worker(
                     watched=deps.watched,
                 ).start()
             if settings.watchers and settings.policies.gates.node_repair:
-                repair = NodeRepairLoop(kube, deps.counters).start()
+                repair = NodeRepairLoop(kube, deps.counters, ec2=ec2).start()
             log.info(
                 "worker up: task queues %s and %s, namespace %s",
                 queue,

@@ -3,6 +3,8 @@
 
 A pass reads Nodes and NodeClaims afresh, so several workers may run it at once (deleting a
 claim twice is a no-op). It sleeps until the next toleration runs out when that is sooner.
+With an EC2 provider, each pass first reads EC2's instance status checks
+(``activities/ec2/instance_status.py``), as Karpenter's AWS provider polls them every minute.
 """
 
 from __future__ import annotations
@@ -12,13 +14,16 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from activities.ec2.instance_status import unhealthy_instances
+from activities.ec2.provider import EC2Provider
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import translate
 from activities.metrics import Counters
-from activities.repair.nodes import repair_pass
+from activities.repair.nodes import instance_status_pass, repair_pass
 
 log = logging.getLogger(__name__)
 PERIOD_SECONDS = 30.0
+STATUS_POLL_SECONDS = 60.0  # Karpenter's DescribeInstanceStatus interval
 
 
 class NodeRepairLoop:
@@ -27,10 +32,13 @@ class NodeRepairLoop:
         kube: Kube,
         counters: Counters | None = None,
         period: float = PERIOD_SECONDS,
+        ec2: EC2Provider | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.kube = kube
         self.counters = counters
+        self.ec2 = ec2
+        self._polled: datetime | None = None
         self.period = period
         self.clock = clock
         self.stop = threading.Event()
@@ -48,6 +56,17 @@ class NodeRepairLoop:
     def run_once(self) -> float:
         """One pass; returns how long to wait before the next."""
         now = self.clock()
+        if self.ec2 is not None and (
+            self._polled is None or (now - self._polled).total_seconds() >= STATUS_POLL_SECONDS
+        ):
+            self._polled = now
+            # EC2's own status checks first: an impaired instance need not wait 30 minutes.
+            try:
+                impaired = unhealthy_instances(self.ec2.clients.ec2, now)
+            except Exception as exc:  # e.g. no ec2:DescribeInstanceStatus: node conditions go on
+                log.warning("instance status checks failed: %s", exc)
+            else:
+                instance_status_pass(self.kube, impaired, now, self.counters)
         out = repair_pass(self.kube, now, self.counters)
         wait = self.period
         if out.next_check is not None:

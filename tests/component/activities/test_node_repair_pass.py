@@ -1,7 +1,8 @@
 """A node-repair pass against the real control plane: a node NotReady past its toleration
 has its NodeClaim stamped with the termination timestamp and deleted, and the lifecycle's
 termination then drains against that deadline; a pool with too many unhealthy nodes is
-left alone with a NodeRepairBlocked event."""
+left alone with a NodeRepairBlocked event. EC2 instance status checks: an impaired instance
+is terminated forcefully, one with a scheduled event drained."""
 
 from __future__ import annotations
 
@@ -10,12 +11,18 @@ from datetime import timedelta
 import pytest
 
 from activities.deps import Deps
+from activities.ec2.instance_status import (
+    EVENT_STATUS,
+    INSTANCE_STATUS,
+    SYSTEM_STATUS,
+    Unhealthy,
+)
 from activities.kubernetes import conditions as cond
 from activities.kubernetes import nodeclaims, nodes, raw
 from activities.kubernetes.client import Kube
 from activities.lifecycle import termination
 from activities.lifecycle.types import BeginTerminationInput
-from activities.repair.nodes import TERMINATION_TIMESTAMP, repair_pass
+from activities.repair.nodes import TERMINATION_TIMESTAMP, instance_status_pass, repair_pass
 from activities.timestamps import parse_iso, utc_now
 from tests.support.cloud import Cloud
 from tests.support.initialized_nodes import launched_and_registered
@@ -77,3 +84,27 @@ def test_too_many_unhealthy_nodes_in_a_pool_block_repair(
         e["reason"] == "NodeRepairBlocked" and e["involvedObject"]["name"] == launched[0][1]
         for e in events
     )
+
+
+def test_an_impaired_instance_is_terminated_forcefully_a_scheduled_event_drained(
+    deps: Deps, admin: Kube, cloud: Cloud
+) -> None:
+    ensure_nodepool(admin, "repair-ec2")
+    impaired, _, impaired_out = launched_and_registered(deps, admin, "repair-ec2")
+    retiring, _, retiring_out = launched_and_registered(deps, admin, "repair-ec2")
+    now = utc_now()
+    deleted = instance_status_pass(
+        admin,
+        [
+            Unhealthy(impaired_out.provider_id.rsplit("/", 1)[-1], frozenset({INSTANCE_STATUS})),
+            Unhealthy(retiring_out.provider_id.rsplit("/", 1)[-1], frozenset({EVENT_STATUS})),
+            Unhealthy("i-not-ours", frozenset({SYSTEM_STATUS})),
+        ],
+        now,
+    )
+    assert sorted(deleted) == sorted([impaired, retiring])
+    forced = nodeclaims.get(admin, impaired)["metadata"]
+    assert forced.get("deletionTimestamp") and TERMINATION_TIMESTAMP in forced["annotations"]
+    drained = nodeclaims.get(admin, retiring)["metadata"]
+    assert drained.get("deletionTimestamp")
+    assert TERMINATION_TIMESTAMP not in (drained.get("annotations") or {})
