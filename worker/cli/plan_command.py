@@ -24,7 +24,7 @@ from scheduling.report import plan_to_dict, plan_to_table
 from scheduling.solver import Solver
 from worker.cli.plan_json import dumps_indented
 from worker.plan_inputs import catalog_file_cache, manifest_sections, manifest_yaml, plan_catalogs
-from worker.running.settings import add_policy_args, policies_from
+from worker.running.policy_settings import add_policy_args, policies_from
 from worker.usage import UsageError, one_line
 
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 from activities.garbage.types import GRACE_SECONDS as GC_GRACE_SECONDS
 from models import contract
-from models.policies import Policies, PolicyError, parse_policies
+from models.policies import Policies
+from worker.running import policy_settings
 from workflows.disruption.state import VALIDATION_DELAY_SECONDS
 from workflows.garbage.state import PERIOD_SECONDS as GC_PERIOD_SECONDS
 
@@ -121,51 +122,8 @@ def temporal_from(args: argparse.Namespace) -> TemporalSettings:
 
 
 # --- Karpenter's scheduling policies and feature gates -----------------------------------
-# MIN_VALUES_POLICY, PREFERENCE_POLICY and FEATURE_GATES under Karpenter's environment names
-# and flags, shared by ``joinery worker`` and ``joinery plan`` (models/policies.py parses).
-
-
-def add_policy_args(p: argparse.ArgumentParser, *, from_env: bool = True) -> None:
-    """The three flags; ``from_env`` False (``joinery plan``) leaves the environment out of
-    their defaults, so a plan depends on its command line alone."""
-
-    def default(name: str, value: str) -> str:
-        return _env(name, value) if from_env else value
-
-    g = p.add_argument_group("Karpenter's scheduling policies and feature gates")
-    g.add_argument(
-        "--min-values-policy",
-        default=default("MIN_VALUES_POLICY", "Strict"),
-        metavar="Strict|BestEffort",
-        help="Strict: a NodeClaim must keep every requirement's minValues; BestEffort: "
-        "lower them to what the instance types give (env MIN_VALUES_POLICY)",
-    )
-    g.add_argument(
-        "--preference-policy",
-        default=default("PREFERENCE_POLICY", "Respect"),
-        metavar="Respect|Ignore",
-        help="Ignore: plan as if pods had no preferred affinities or ScheduleAnyway spread "
-        "(env PREFERENCE_POLICY)",
-    )
-    g.add_argument(
-        "--feature-gates",
-        default=default("FEATURE_GATES", ""),
-        metavar="Name=bool,...",
-        help="Karpenter's gates, e.g. SpotToSpotConsolidation=true,NodeRepair=true "
-        "(env FEATURE_GATES; both off by default)",
-    )
-
-
-def policies_from(args: argparse.Namespace) -> Policies:
-    """The policies the flags (or their environment defaults) name; a bad value is one line
-    (``UsageError``: exit 2)."""
-    from worker.usage import UsageError
-
-    try:
-        return parse_policies(
-            getattr(args, "min_values_policy", ""),
-            getattr(args, "preference_policy", ""),
-            getattr(args, "feature_gates", ""),
-        )
-    except PolicyError as exc:
-        raise UsageError(str(exc)) from None
+# MIN_VALUES_POLICY, PREFERENCE_POLICY and FEATURE_GATES: the flags and their parsing live in
+# worker/running/policy_settings.py, which imports nothing heavy (``joinery plan`` takes the
+# same flags and must not load the worker's clients).
+add_policy_args = policy_settings.add_policy_args
+policies_from = policy_settings.policies_from
