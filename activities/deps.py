@@ -20,6 +20,7 @@ from activities.kubernetes.nodeclass_store import NodeClassStore
 from activities.kubernetes.object_cache import WatchedObjects
 from activities.metrics import Counters
 from models import contract
+from models.policies import Policies
 from scheduling.solving.kept import KeptCatalog
 
 if TYPE_CHECKING:
@@ -48,6 +49,8 @@ class Deps:
     watched: WatchedObjects | None = None
     # What one provisioning round's solve keeps for the next (scheduling.solving.kept).
     kept_catalog: KeptCatalog = field(default_factory=KeptCatalog)
+    # Karpenter's MIN_VALUES_POLICY, PREFERENCE_POLICY and FEATURE_GATES (models.policies).
+    policies: Policies = field(default_factory=Policies)
 
     def lifecycle_task_queue(self) -> str:
         """The queue to start a NodeClaim lifecycle on. The worker names it: the activities

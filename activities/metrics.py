@@ -26,7 +26,9 @@ class Counters:
     """Hooks the worker plugs its Prometheus metrics into; no-ops by default."""
 
     # NodeClaim lifecycle -------------------------------------------------------------------
-    def nodeclaim_created(self, nodepool: str, reason: str = "provisioned") -> None: ...
+    def nodeclaim_created(
+        self, nodepool: str, reason: str = "provisioned", min_values_relaxed: bool = False
+    ) -> None: ...
 
     def nodeclaim_launched(self, nodepool: str) -> None: ...
 

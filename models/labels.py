@@ -18,6 +18,9 @@ NODECLAIM = "karpenter.sh/nodeclaim"
 NODE_INITIALIZED = "karpenter.sh/initialized"
 NODE_REGISTERED = "karpenter.sh/registered"
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
+# When a deleted NodeClaim's drain stops waiting and deletes its pods (Karpenter sets it to
+# now for a node repaired as unhealthy; otherwise the deletion plus terminationGracePeriod).
+NODECLAIM_TERMINATION_TIMESTAMP = "karpenter.sh/nodeclaim-termination-timestamp"
 TERMINATION_FINALIZER = "karpenter.sh/termination"
 # Joinery's own: on a NodeClaim, the provisioning round that created it, so a retried round
 # finds the claims its earlier attempt made instead of making them again.

@@ -17,10 +17,12 @@ from models.errors import field_error
 from models.instancetype import InstanceType
 from models.nodeclaim import NodeClaim
 from models.nodepool import NodePool
+from models.policies import Policies
 from models.requirements import IN, Requirement, Requirements
 from models.resources import Resources, parse_resources
 from scheduling.going_away import claim_going_away, going_away_nodes, reschedulable
 from scheduling.pods import Pod, PodError, SpecMemo, parse_pod
+from scheduling.preferences import ignore_preferences
 from scheduling.problem import NodeInfo, Problem
 from scheduling.schemas import shape_error
 from scheduling.taints import Taint
@@ -424,6 +426,7 @@ def build_problem(
     documents: Iterable[Document],
     instance_types: list[InstanceType],
     pool_instance_types: Mapping[str, list[InstanceType]] | None = None,
+    policies: Policies | None = None,
 ) -> Parsed:
     """Build the Problem; raises InputError (one line) for invalid input.
 
@@ -454,7 +457,10 @@ def build_problem(
         rejected=rejected,
         namespace_labels=read.namespace_labels,
         pool_instance_types=own,
+        policies=policies or Policies(),
     )
+    if problem.policies.ignore_preferences:
+        ignore_preferences(problem)
     return Parsed(problem, read.warnings)
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from models.instancetype import InstanceType
 from models.nodepool import NodePool
+from models.policies import Policies
 from models.requirements import Requirements
 from models.resources import Resources
 from scheduling.pods import Pod
@@ -51,6 +52,8 @@ class Problem:
     # pod can use of a type (AMI family, kubelet reserve, maxPods). Pools whose views are
     # alike share one list object: what the solver keeps is kept per list.
     pool_instance_types: dict[str, list[InstanceType]] = field(default_factory=dict)
+    # Karpenter's MIN_VALUES_POLICY, PREFERENCE_POLICY and feature gates (models.policies).
+    policies: Policies = field(default_factory=Policies)
 
     def catalog_of(self, pool: str) -> list[InstanceType]:
         """The instance types the pool named ``pool`` can launch."""

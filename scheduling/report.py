@@ -10,7 +10,7 @@ from scheduling.solver import Plan, PlannedClaim
 
 def claim_to_dict(c: PlannedClaim) -> dict[str, Any]:
     """One NodeClaim of the contract's ``nodeClaims[]`` (also a disruption replacement)."""
-    return {
+    out = {
         "nodePool": c.nodepool,
         "instanceTypes": [it.name for it in c.instance_types],
         "capacityTypes": c.capacity_types,
@@ -20,6 +20,9 @@ def claim_to_dict(c: PlannedClaim) -> dict[str, Any]:
         "requirements": c.requirements.to_list(),
         "pods": [p.key for p in c.pods],
     }
+    if c.min_values_relaxed:  # MIN_VALUES_POLICY=BestEffort lowered its pool's minValues
+        out["minValuesRelaxed"] = True
+    return out
 
 
 def plan_to_dict(plan: Plan, lower_bound: float) -> dict[str, Any]:

@@ -120,6 +120,9 @@ class ClaimTarget(Target):
     index: int = 0
     cap: Vec = field(default_factory=list)  # fill no further than the target type's room
     target: InstanceType | None = None
+    # The claim's own minValues once MIN_VALUES_POLICY=BestEffort lowered one of its pool's
+    # (None: the pool's, as planned).
+    min_values: dict[str, int] | None = None
 
 
 def instance_type_compatible(
@@ -162,10 +165,12 @@ def label_compatible(it: InstanceType, r: Requirement, instance_keys: frozenset[
     return True
 
 
-def min_values_shortfall(
+def min_values_unmet(
     types: list[InstanceType], reqs: Requirements, min_values: dict[str, int]
-) -> str | None:
-    """Karpenter's strict minValues: the claim must keep this many distinct values per key."""
+) -> dict[str, int]:
+    """The minValues keys ``types`` fall short of, each with the distinct values they do
+    give (what Karpenter's BestEffort policy lowers the claim's minValues to)."""
+    unmet: dict[str, int] = {}
     for key, need in min_values.items():
         values: set[str] = set()
         for it in types:
@@ -173,8 +178,17 @@ def min_values_shortfall(
             if r is not None and not r.complement:
                 values.update(v for v in r.values if reqs.get_or_exists(key).has(v))
         if len(values) < need:
-            return (
-                f"minValues {need} for {key} not met: only {len(values)} distinct value(s) "
-                "among the instance types that fit"
-            )
+            unmet[key] = len(values)
+    return unmet
+
+
+def min_values_shortfall(
+    types: list[InstanceType], reqs: Requirements, min_values: dict[str, int]
+) -> str | None:
+    """Karpenter's strict minValues: the claim must keep this many distinct values per key."""
+    for key, have in min_values_unmet(types, reqs, min_values).items():
+        return (
+            f"minValues {min_values[key]} for {key} not met: only {have} distinct value(s) "
+            "among the instance types that fit"
+        )
     return None

@@ -19,6 +19,7 @@ from activities.azure.params import CatalogParams
 from activities.azure.pricing import AzurePricing, url_fetcher
 from activities.azure.skus import Sku
 from activities.cloud.errors import NotImplementedOnProvider
+from activities.cloud.health import Unhealthy
 from activities.cloud.instances import Instance
 from activities.cloud.interruption import InterruptionEvent, InterruptionSource
 from activities.cloud.kinds import AKS_NODECLASS, NodeClassKind
@@ -155,6 +156,9 @@ class AzureProvider:
 
     def offering_interrupted(self, event: InterruptionEvent, instance_type: str, zone: str) -> bool:
         self._vms("interruption")
+
+    def unhealthy_instances(self, now: datetime) -> list[Unhealthy]:
+        self._vms("instance health")
 
     def describe_cluster(self) -> str:
         self._vms("cluster discovery")

@@ -25,5 +25,7 @@ class ProviderOptions:
     cluster_ca_bundle: str = ""
     service_cidr: str = ""
     kubernetes_version: str = ""
+    # Karpenter's MIN_VALUES_POLICY (models.policies): Strict or BestEffort, at launch too.
+    min_values_policy: str = "Strict"
     # Azure: the subscription whose resource SKUs and VMs are used.
     subscription_id: str = ""

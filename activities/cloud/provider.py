@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from activities.cloud.health import Unhealthy
 from activities.cloud.instances import Instance
 from activities.cloud.interruption import InterruptionEvent, InterruptionSource
 from activities.cloud.kinds import NodeClassKind
@@ -135,6 +136,11 @@ class CloudProvider(Protocol):
         """An interruption of an instance of ``instance_type`` in ``zone``: mark its offering
         unavailable where the event says the cloud wants that capacity back (Karpenter: a
         spot interruption); returns whether it marked one."""
+        ...
+
+    def unhealthy_instances(self, now: datetime) -> list[Unhealthy]:
+        """The cluster's instances the cloud's own health checks find failing, or due a
+        scheduled event (node repair's signal beside the node conditions)."""
         ...
 
     def describe_cluster(self) -> str:

@@ -42,7 +42,7 @@ def compute(deps: Deps, inp: ComputeInput, now: datetime | None = None) -> Decis
     started = time.perf_counter()
     at = now or datetime.now(UTC)
     docs = [*state.documents, *cluster_state.nodeclass_documents(state.nodeclasses)]
-    result = run_round(docs, types, at, own)
+    result = run_round(docs, types, at, own, deps.policies)
     deps.counters.disruption_evaluated(
         time.perf_counter() - started, eligible(result), allowed(result)
     )

@@ -70,8 +70,10 @@ from activities.ec2.userdata import render as render_user_data
 from models import labels as L
 from models.ec2nodeclass import EC2NodeClass, KubeletConfiguration
 from models.instancetype import InstanceType, Offering
+from models.policies import STRICT
 from models.requirements import Requirements
 from models.resources import parse_resources, render
+from scheduling.targets import min_values_shortfall
 
 log = logging.getLogger(__name__)
 UNREGISTERED_TAINT = {"key": L.UNREGISTERED_TAINT_KEY, "effect": "NoExecute"}
@@ -149,7 +151,8 @@ def rank_candidates(
     cands = [
         Candidate(it, offs) for it in types if (offs := usable_offerings(it, reqs, capacity_type))
     ]
-    if capacity_type == L.CAPACITY_TYPE_SPOT:
+    if capacity_type == L.CAPACITY_TYPE_SPOT and not min_values_of(reqs):
+        # (Karpenter keeps dear spot types when minValues asks for flexibility.)
         # Spot dearer than the cheapest compatible on-demand is not worth its interruptions.
         od = [
             o.price for it in types for o in usable_offerings(it, reqs, L.CAPACITY_TYPE_ON_DEMAND)
@@ -160,6 +163,20 @@ def rank_candidates(
             cands = cheaper or cands
     cands.sort(key=lambda c: (c.price, c.instance_type.name))
     return cands[:limit]
+
+
+def min_values_of(reqs: Requirements) -> dict[str, int]:
+    return {key: r.min_values for key, r in reqs.items() if r.min_values}
+
+
+def launch_min_values_shortfall(candidates: list[Candidate], reqs: Requirements) -> str | None:
+    """Whether the types a launch kept (available offerings of the chosen capacity type,
+    the cheapest ``max_fleet_instance_types``) still give the claim's minValues, as
+    Karpenter checks when it truncates the list for CreateFleet; None when they do."""
+    wanted = min_values_of(reqs)
+    if not wanted:
+        return None
+    return min_values_shortfall([c.instance_type for c in candidates], reqs, wanted)
 
 
 def pick_ami(amis: list[ResolvedAMI], it: InstanceType) -> ResolvedAMI | None:
@@ -224,6 +241,14 @@ class Launcher:
         candidates = rank_candidates(
             compatible, reqs, capacity_type, self._settings.max_fleet_instance_types
         )
+        short = launch_min_values_shortfall(candidates, reqs)
+        if short is not None and self._settings.min_values_policy == STRICT:
+            # Karpenter's Strict policy fails the launch as insufficient capacity: the claim
+            # is deleted and its pods planned again.
+            raise InsufficientCapacity(
+                f"NodeClaim {request.nodeclaim_name}: {short} once narrowed to the "
+                f"{len(candidates)} available, cheapest {capacity_type} types to launch"
+            )
         configs, images = self._launch_template_configs(
             request, nodeclass, resolved, candidates, capacity_type
         )

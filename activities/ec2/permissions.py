@@ -41,6 +41,8 @@ CALLS: dict[str, tuple[str, ...]] = {
     "ec2:CreateTags": ("ec2:CreateTags",),  # a batched launch's claim tag, per instance
     "ec2:DescribeInstances": ("ec2:DescribeInstances",),
     "ec2:TerminateInstances": ("ec2:TerminateInstances",),
+    # instance status checks (node repair, with the NodeRepair feature gate)
+    "ec2:DescribeInstanceStatus": ("ec2:DescribeInstanceStatus",),
     # interruption queue
     "sqs:GetQueueUrl": ("sqs:GetQueueUrl",),
     "sqs:ReceiveMessage": ("sqs:ReceiveMessage",),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
+from activities.cloud.health import Unhealthy
 from activities.cloud.interruption import InterruptionEvent
 from activities.cloud.kinds import EC2_NODECLASS, NodeClassKind
 from activities.cloud.options import ProviderOptions
@@ -23,6 +24,7 @@ from activities.ec2.clients import AWSClients
 from activities.ec2.cluster import ClusterSource
 from activities.ec2.fleet import Launcher
 from activities.ec2.instance_profiles import InstanceProfiles
+from activities.ec2.instance_status import unhealthy_instances
 from activities.ec2.instances import TAG_NODECLASS, Instance, InstanceProvider
 from activities.ec2.interruption import InterruptionQueue, mark_interrupted_offering
 from activities.ec2.launch_templates import LT_ID_TAG, LaunchTemplateProvider
@@ -135,6 +137,7 @@ class EC2Provider:
             interruption_queue=opts.interruption_queue or None,
             discover_cluster=discover,
             manage_instance_profiles=True,
+            min_values_policy=opts.min_values_policy,
         )
         return EC2Provider.create(settings, clients, use_pricing_api=not opts.endpoint_url)
 
@@ -202,6 +205,9 @@ class EC2Provider:
 
     def offering_interrupted(self, event: InterruptionEvent, instance_type: str, zone: str) -> bool:
         return mark_interrupted_offering(self.unavailable, event, instance_type, zone)
+
+    def unhealthy_instances(self, now: datetime) -> list[Unhealthy]:
+        return unhealthy_instances(self.clients.ec2, now)
 
     def describe_cluster(self) -> str:
         try:

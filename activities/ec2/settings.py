@@ -5,6 +5,8 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
+from models.policies import STRICT
+
 IPV4, IPV6 = "ipv4", "ipv6"
 DEFAULT_KUBERNETES_VERSION = "1.31"
 
@@ -62,6 +64,10 @@ class ProviderSettings:
     # How long a ready EC2NodeClass resolution (subnets, security groups, AMIs) serves
     # launches before AWS is asked again (activities/ec2/nodeclass_cache.py).
     nodeclass_cache_ttl_seconds: float = 60.0
+    # Karpenter's MIN_VALUES_POLICY (models.policies): Strict refuses a launch whose types,
+    # once narrowed to what is available and to the cheapest ``max_fleet_instance_types``,
+    # no longer give a requirement's minValues; BestEffort launches them anyway.
+    min_values_policy: str = STRICT
 
     @property
     def cluster_name(self) -> str:

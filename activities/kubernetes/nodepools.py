@@ -41,3 +41,9 @@ def record_usage(
     """How many nodes the pool has and their summed capacity (what limits are checked against);
     a resource mapped to None is removed (a merge patch keeps keys it does not mention)."""
     return status.patch_status(kube, NODEPOOL, pool, {"nodes": nodes, "resources": dict(resources)})
+
+
+def record_nodeclass_generation(kube: Kube, pool: Mapping[str, Any], generation: int) -> Obj:
+    """``status.nodeClassObservedGeneration``: the NodeClass generation the pool's
+    NodeRegistrationHealthy condition was last reset for."""
+    return status.patch_status(kube, NODEPOOL, pool, {"nodeClassObservedGeneration": generation})

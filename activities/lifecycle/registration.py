@@ -26,6 +26,7 @@ from activities.lifecycle.types import (
     RegisterInput,
     Registration,
 )
+from activities.status import registration_health
 from models import conditions
 from models import labels as L
 
@@ -250,6 +251,7 @@ def _register(deps: Deps, inp: RegisterInput) -> tuple[str | None, bool]:
 
     def sync_claim() -> None:
         claim = box.pop("claim", None) or nodeclaims.get(deps.kube, inp.claim.name)
+        box["claim_read"] = claim
         updates = [cond.Condition(conditions.REGISTERED, "True", conditions.REGISTERED)]
         if initialized_label(box["node"]):
             updates.append(cond.Condition(conditions.INITIALIZED, "True", conditions.INITIALIZED))
@@ -273,6 +275,9 @@ def _register(deps: Deps, inp: RegisterInput) -> tuple[str | None, bool]:
         zone = str((node["metadata"].get("labels") or {}).get(L.ZONE) or "")
         deps.counters.node_created(pool, zone)
         deps.counters.nodeclaim_registered(pool)
+        # A registration is a success for the pool's NodeRegistrationHealthy (best effort:
+        # recorded in memory, written by the status reporter).
+        registration_health.outcome(box.get("claim_read") or {}, True)
     if box.get("initialized"):
         deps.counters.nodeclaim_initialized(pool)
     return name, bool(box.get("initialized") or box.get("claim_initialized"))

@@ -20,6 +20,7 @@ from activities.lifecycle.types import (
     TerminationStart,
     VolumesInput,
 )
+from activities.status import registration_health
 from activities.timestamps import iso, parse_iso, utc_now
 from models import conditions
 from models import labels as L
@@ -68,6 +69,9 @@ def begin(deps: Deps, inp: BeginTerminationInput) -> TerminationStart:
     except NotFound:
         return TerminationStart(node_name=None, deletion_time=iso(utc_now()))
     meta = claim["metadata"]
+    if not meta.get("deletionTimestamp") and inp.reason in registration_health.FAILURES:
+        # A launch or registration timed out: a failure for its pool's NodeRegistrationHealthy.
+        registration_health.outcome(claim, False)
     if not meta.get("deletionTimestamp"):
         if inp.reason and inp.reason != "Deleted":
             message = inp.message or f"disrupting NodeClaim: {inp.reason}"
@@ -108,6 +112,14 @@ def begin(deps: Deps, inp: BeginTerminationInput) -> TerminationStart:
     deadline = (
         iso(parse_iso(deleted_at) + timedelta(seconds=seconds)) if seconds is not None else None
     )
+    stamped = (meta.get("annotations") or {}).get(L.NODECLAIM_TERMINATION_TIMESTAMP)
+    if stamped:
+        # Karpenter's termination timestamp, set to now by node repair: the drain deletes
+        # pods from then on instead of waiting for evictions.
+        with contextlib.suppress(ValueError):
+            at = parse_iso(str(stamped))
+            if deadline is None or at < parse_iso(deadline):
+                deadline = iso(at)
     node_name = _node_of(deps, claim, inp.provider_id)
     if node_name:
         found = node_name

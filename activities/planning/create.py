@@ -13,6 +13,7 @@ from activities.kubernetes import nodeclaims
 from activities.kubernetes.errors import AlreadyExists
 from activities.planning.summary import summary_for
 from activities.planning.types import CreatedNodeClaim, PlannedNodeClaim
+from models.policies import MIN_VALUES_RELAXED_ANNOTATION
 
 IN_FLIGHT = 16
 
@@ -26,7 +27,9 @@ def create(
     def one(p: PlannedNodeClaim) -> CreatedNodeClaim:
         try:
             made = nodeclaims.create(deps.kube, p.body)
-            deps.counters.nodeclaim_created(p.nodepool, reason)
+            annotations = p.body.get("metadata", {}).get("annotations") or {}
+            relaxed = annotations.get(MIN_VALUES_RELAXED_ANNOTATION) == "true"
+            deps.counters.nodeclaim_created(p.nodepool, reason, relaxed)
             if deps.watched is not None:  # the next round counts it before the watch does
                 deps.watched.nodeclaims.observe_created(made)
         except AlreadyExists:

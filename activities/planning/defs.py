@@ -57,6 +57,7 @@ class PlanningActivities:
                     self.deps.provider(),
                     frozenset(inp.paused_pools),
                     self.deps.counters,
+                    self.deps.policies,
                 ),
                 activity.heartbeat,
             )

@@ -23,6 +23,7 @@ from models import labels as L
 from models.instancetype import InstanceType
 from models.nodepool import NodePool
 from models.nodepool_hash import hash_annotations
+from models.policies import MIN_VALUES_RELAXED_ANNOTATION, Policies
 from models.resources import render
 from scheduling.inputs import InputError, build_problem
 from scheduling.solver import PlannedClaim, Solver
@@ -158,6 +159,8 @@ def body_for(
         "annotations": {
             **tmpl.metadata.annotations,
             **hash_annotations(pool),
+            # Karpenter marks every claim its scheduler makes, relaxed or not.
+            MIN_VALUES_RELAXED_ANNOTATION: "true" if claim.min_values_relaxed else "false",
             **(annotations or {}),
         },
     }
@@ -192,8 +195,9 @@ def plan(
     cloud: CloudProvider,
     paused_pools: frozenset[str] = frozenset(),
     counters: Counters | None = None,
+    policies: Policies | None = None,
 ) -> PlanOutcome:
-    return plan_state(cluster_state.read(kube, paused_pools), cloud, counters)
+    return plan_state(cluster_state.read(kube, paused_pools), cloud, counters, policies=policies)
 
 
 def plan_state(
@@ -204,9 +208,11 @@ def plan_state(
     name: Namer = random_name,
     annotations: Mapping[str, str] | None = None,
     kept: KeptCatalog | None = None,
+    policies: Policies | None = None,
 ) -> PlanOutcome:
     """The claims to create for ``state``'s pending pods, named by ``name`` and carrying
-    ``annotations``; with ``kept``, the solver starts from what the last round kept."""
+    ``annotations``; with ``kept``, the solver starts from what the last round kept;
+    ``policies``: Karpenter's scheduling policies (default: its defaults)."""
     if state.pending or state.displaced:
         ready_pools.leave_out_unready(cloud, state)
     if not state.nodepools or not (state.pending or state.displaced):
@@ -224,7 +230,7 @@ def plan_state(
         )
     types, own = pool_catalogs(cloud, state.nodepools, state.nodeclasses)
     try:
-        parsed = build_problem(state.documents, types, own)
+        parsed = build_problem(state.documents, types, own, policies)
     except InputError as exc:
         return PlanOutcome(
             pending_pods=state.pending,

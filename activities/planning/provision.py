@@ -72,6 +72,7 @@ def provision(
         name=round_namer(key, attempt, set(state.claim_rounds)),
         annotations={L.PROVISIONING_ROUND: key},
         kept=deps.kept_catalog,
+        policies=deps.policies,
     )
     made = create.create(deps, outcome.claims)
     pod_events.publish(deps.kube, outcome)

@@ -4,9 +4,11 @@ Conditions: ``ValidationSucceeded`` (the spec passes the checks the CRD cannot e
 requirement on a restricted label domain, and asks for nothing Joinery does not implement,
 e.g. ``replicas``), ``NodeClassReady`` (the referenced EC2NodeClass
 exists and is Ready) and ``Ready`` (both). ``nodes`` and ``resources`` sum the pool's
-NodeClaims (what its ``limits`` are checked against). A condition turning False records a
-Warning event naming the field, so bad input is visible where users look, and the planner
-simply leaves the pool out of provisioning rounds.
+NodeClaims (what its ``limits`` are checked against). ``NodeRegistrationHealthy`` is set by
+the lifecycle's outcomes (``registration_health``); here it is reset to Unknown when the
+pool or its NodeClass changes, and ``nodeClassObservedGeneration`` kept. A condition turning
+False records a Warning event naming the field, so bad input is visible where users look,
+and the planner simply leaves the pool out of provisioning rounds.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from activities.kubernetes.errors import NotFound
 from activities.kubernetes.object_cache import ObjectCache
 from activities.kubernetes.resources import EC2NODECLASS
 from activities.kubernetes.retries import retry_conflicts
-from activities.status import reporting
+from activities.status import registration_health, reporting
 from models import conditions, contract, unimplemented
 from models import labels as L
 from models.errors import field_error
@@ -126,11 +128,17 @@ def report(kube: Kube, name: str, watched: ObjectCache | None = None) -> list[co
         except NotFound:
             nodeclass = None
         wanted = [validation(pool), nodeclass_readiness(pool, nodeclass)]
+        unknown, class_generation = registration_health.reset(pool, nodeclass)
+        health = unknown or registration_health.TRACKER.wanted(pool)
+        if health is not None:
+            wanted.append(health)
         status = pool.get("status") or {}
         existing = status.get("conditions") or []
         turned_false = reporting.newly_false(existing, wanted)
-        if reporting.needs_write(existing, wanted):
+        if reporting.needs_write(existing, wanted) or unknown is not None:
             pool = nodepools.set_conditions(kube, pool, wanted)
+        if class_generation is not None:
+            pool = nodepools.record_nodeclass_generation(kube, pool, class_generation)
         now = usage(claims_of(kube, name, watched))
         old = status.get("resources") or {}
         if (status.get("nodes"), old) != (now.nodes, now.resources):

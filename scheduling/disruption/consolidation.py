@@ -153,7 +153,10 @@ def _simulate_outcome(
         if single.unschedulable or len(single.claims) != 1:
             return f"its pods need {len(plan.claims)} new nodes, consolidation launches at most one"
         plan = single
-    narrowed = cheaper_replacement(plan.claims[0], [c.node for c in cands])
+    gates = ctx.state.problem.policies.gates
+    narrowed = cheaper_replacement(
+        plan.claims[0], [c.node for c in cands], gates.spot_to_spot_consolidation
+    )
     if isinstance(narrowed, str):
         return TooDear(narrowed)
     return plan, [narrowed]

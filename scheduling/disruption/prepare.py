@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from models.instancetype import InstanceType
+from models.policies import Policies
 from scheduling.disruption.budgets import BudgetLedger
 from scheduling.disruption.candidates import classify
 from scheduling.disruption.cluster import ClusterView, read_cluster
@@ -41,6 +42,7 @@ def prepare_round(
     instance_types: list[InstanceType],
     now: datetime,
     pool_instance_types: Mapping[str, list[InstanceType]] | None = None,
+    policies: Policies | None = None,
 ) -> RoundInputs:
     """Plan the pending pods, read the cluster, count budgets and PDBs, and sort the managed
     nodes into candidates and blocked ones. Raises ``InputError`` (one line naming the
@@ -53,6 +55,7 @@ def prepare_round(
         [d for d in docs if d.body.get("kind") not in _ROUND_KINDS],
         instance_types,
         pool_instance_types,
+        policies,
     )
     problem = parsed.problem
     solver = Solver(problem)

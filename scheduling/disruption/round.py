@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from models.instancetype import InstanceType
+from models.policies import Policies
 from scheduling.disruption.engine import decide
 from scheduling.disruption.prepare import RoundInputs, prepare_round
 from scheduling.disruption.types import RoundDecision
@@ -43,10 +44,11 @@ def run_round(
     instance_types: list[InstanceType],
     now: datetime,
     pool_instance_types: Mapping[str, list[InstanceType]] | None = None,
+    policies: Policies | None = None,
 ) -> RoundResult:
     """Prepare the round, then let the engine decide it (``prepare_round`` says what the
     catalogs are for)."""
-    i = prepare_round(documents, instance_types, now, pool_instance_types)
+    i = prepare_round(documents, instance_types, now, pool_instance_types, policies)
     decision = decide(
         i.parsed.problem,
         i.plan,

@@ -145,6 +145,7 @@ class RoundState:
             daemonsets=self.problem.daemonsets,
             volume_requirements=self.problem.volume_requirements,
             volumes=self.problem.volumes,
+            policies=self.problem.policies,
         )
         return Solver(sub, catalog=self.catalog, rejections=self.rejections).solve()
 

@@ -24,6 +24,7 @@ from scheduling.targets import (
     PoolView,
     Target,
     min_values_shortfall,
+    min_values_unmet,
     ports_conflict,
     vec_add,
     vec_fits,
@@ -71,6 +72,7 @@ class Claims:
         self._placed = placed
         self.open: list[ClaimTarget] = []
         self._claim_seq = 0
+        self._relax_min_values = view.problem.policies.relax_min_values
         # The class each pod a claim took was placed as (what slack filling moves by).
         self.placed_class: dict[int, PodClass] = {}
         self._pool_types: dict[tuple[int, tuple[object, ...]], list[InstanceType]] = {}
@@ -179,10 +181,17 @@ class Claims:
             target = self._target(fitting, topo, need)
         if pool.tight and not pool.min_values:  # fewer types could break minValues
             fitting = self._no_larger_than(fitting, target, pool)
+        min_values = c.min_values
         if pool.min_values:
             fitting = self.fit(fitting, need)
-            if min_values_shortfall(fitting, topo, pool.min_values):
-                return Failure("minValues not met", topo is reqs)
+            wanted = pool.min_values if min_values is None else min_values
+            unmet = min_values_unmet(fitting, topo, wanted)
+            if unmet:
+                if not self._relax_min_values:
+                    return Failure("minValues not met", topo is reqs)
+                # Karpenter's BestEffort: the claim keeps what its types still give.
+                min_values = {**wanted, **unmet}
+        c.min_values = min_values
         c.requirements = topo
         c.types = fitting
         if target is not c.target:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from operator import le
 
 from models import labels as L
@@ -133,6 +134,9 @@ class Pricing:
                 Requirement(L.CAPACITY_TYPE, False, cts),
             ]
         )
+        relaxed = c.min_values is not None and c.min_values != c.pool.min_values
+        if relaxed and c.min_values is not None:
+            out_reqs = _with_min_values(out_reqs, c.min_values)
         requests = dict(zip(self.view.dims, c.used, strict=True))
         return PlannedClaim(
             nodepool=c.pool.name,
@@ -143,4 +147,13 @@ class Pricing:
             price=price,
             requests={k: v for k, v in requests.items() if v},
             pods=list(c.pods),
+            min_values_relaxed=relaxed,
         )
+
+
+def _with_min_values(reqs: Requirements, min_values: dict[str, int]) -> Requirements:
+    """``reqs`` with the claim's own (lowered) minValues in place of its pool's: the
+    intersection keeps the larger of two, so they are set, not intersected."""
+    return Requirements(
+        replace(r, min_values=min_values[k]) if k in min_values else r for k, r in reqs.items()
+    )

@@ -21,6 +21,9 @@ class PlannedClaim:
     price: float
     requests: Resources
     pods: list[Pod]
+    # MIN_VALUES_POLICY=BestEffort lowered one of the pool's minValues for this claim (its
+    # requirements carry the lowered ones): Karpenter's nodeclaim-min-values-relaxed.
+    min_values_relaxed: bool = False
 
 
 @dataclass

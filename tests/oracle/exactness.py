@@ -58,14 +58,27 @@ def small_cluster(seed: int) -> Scenario:
     )
 
 
+def _allows_spot(pool: Mapping[str, Any]) -> bool:
+    """Whether the pool's requirements on the capacity type admit spot."""
+    from tests.oracle.selectors import requirement_matches
+
+    reqs = pool["spec"]["template"]["spec"]["requirements"]
+    return all(
+        requirement_matches(r, {CAPACITY_TYPE: "spot"})
+        for r in reqs
+        if r.get("key") == CAPACITY_TYPE
+    )
+
+
 def _replacements(
     objects: Sequence[Obj], catalog: Mapping[str, Any]
-) -> list[tuple[float, dict[str, Any]]]:
-    """Every node one claim could become: (price, Node) per pool, type and available offering
-    the pool's requirements admit."""
+) -> list[tuple[float, dict[str, Any], bool]]:
+    """Every node one claim could become: (price, Node, whether its pool allows spot) per
+    pool, type and available offering the pool's requirements admit."""
     out = []
     pools = [o for o in objects if o.get("kind") == "NodePool"]
     for pool in pools:
+        spot_ok = _allows_spot(pool)
         tmpl = pool["spec"]["template"]
         for entry in catalog["instanceTypes"]:
             for off in entry["offerings"]:
@@ -92,7 +105,7 @@ def _replacements(
                     pods=int(alloc["pods"]),
                     extra=extra,
                 )
-                out.append((float(off["price"]), body))
+                out.append((float(off["price"]), body, spot_ok))
     return out
 
 
@@ -129,9 +142,15 @@ def _without(cluster: Cluster, placed: list[tuple[Obj, str]]) -> Cluster:
     return c
 
 
-def optimum(objects: Sequence[Obj], catalog: Mapping[str, Any]) -> float:
+def optimum(
+    objects: Sequence[Obj], catalog: Mapping[str, Any], spot_to_spot: bool = False
+) -> float:
     """The cheapest cost one step (a subset of managed nodes removed, at most one
-    replacement) reaches with every evicted pod admitted; raises OutOfBudget."""
+    replacement) reaches with every evicted pod admitted; raises OutOfBudget.
+
+    Karpenter's SpotToSpotConsolidation gate (``spot_to_spot``, off by default): nodes that
+    are all spot are never replaced by a claim whose pool allows spot (they may only go
+    without a replacement, or be replaced from a pool that cannot launch spot)."""
     managed = managed_nodes(objects)
     nodes = {name_of(o): o for o in objects if o.get("kind") == "Node"}
     price = {n: node_price(nodes[n], catalog) for n in managed}
@@ -142,7 +161,13 @@ def optimum(objects: Sequence[Obj], catalog: Mapping[str, Any]) -> float:
         for gone in itertools.combinations(managed, k):
             saved = sum(price[n] for n in gone)
             options.append((base - saved, gone, None))
-            for rp, body in replacements:
+            all_spot = all(
+                (nodes[n]["metadata"].get("labels") or {}).get(CAPACITY_TYPE) == "spot"
+                for n in gone
+            )
+            for rp, body, spot_ok in replacements:
+                if all_spot and spot_ok and not spot_to_spot:
+                    continue
                 if rp < saved:
                     options.append((base - saved + rp, gone, body))
     options.sort(key=lambda o: (o[0], len(o[1])))
@@ -191,8 +216,9 @@ class Outcome:
 # spread's domains as those a pool could still provide (for a hostname spread, a new node: its
 # floor is 0, so at most maxSkew of a group per node), where the kube-scheduler counts only
 # the nodes that exist: removing every node of a zone frees its pods from a zonal spread.
-# And a spot node is replaced by spot only when 15 cheaper spot types exist (Karpenter's
-# spot-to-spot flexibility rule).
+# And, under the SpotToSpotConsolidation gate, a spot node is replaced by spot only when 15
+# cheaper spot types exist (Karpenter's spot-to-spot flexibility rule); with the gate off
+# (the default, as here) ``optimum`` follows Karpenter's rule itself.
 KNOWN = ("several node-selector terms", "hostname spread", "zonal spread", "spot nodes")
 
 

@@ -307,10 +307,15 @@ def judge_round(
     catalog: Mapping[str, Any],
     managed: Sequence[str],
     out: Mapping[str, Any],
+    spot_to_spot: bool = False,
 ) -> str | None:
-    """The partition rule, budgets, PDBs, and every moved pod admitted where it lands."""
+    """The partition rule, budgets, PDBs, Karpenter's spot-to-spot rule (``spot_to_spot``:
+    its SpotToSpotConsolidation gate), and every moved pod admitted where it lands."""
     d = out["disruption"]
     why = partition_failure(managed, d)
+    if why:
+        return why
+    why = spot_to_spot_failure(objects, d["commands"], spot_to_spot)
     if why:
         return why
     why = budget_failure(objects, d["commands"])
@@ -326,3 +331,33 @@ def judge_round(
     if why:
         return why
     return first_failure(cluster, moved, final_state=True)
+
+
+SPOT_TO_SPOT_MIN_TYPES = 15
+
+
+def spot_to_spot_failure(
+    objects: Sequence[Obj], commands: Sequence[Mapping[str, Any]], gate: bool
+) -> str | None:
+    """Karpenter's rule for nodes that are all spot: without the SpotToSpotConsolidation
+    gate, no replacement that may launch spot; with it, a single node's spot replacement
+    offers at least 15 (cheaper) types to launch from."""
+    labels = {
+        name_of(o): (o.get("metadata") or {}).get("labels") or {} for o in _kind(objects, "Node")
+    }
+    for cmd in commands:
+        if cmd["reason"] != "Underutilized" or not cmd["replacements"]:
+            continue
+        if not all(labels.get(n, {}).get(CAPACITY_TYPE) == "spot" for n in cmd["nodes"]):
+            continue
+        for rep in cmd["replacements"]:
+            if "spot" not in rep["capacityTypes"]:
+                continue
+            if not gate:
+                return f"spot nodes {cmd['nodes']} replaced by spot without SpotToSpotConsolidation"
+            if len(cmd["nodes"]) == 1 and len(rep["instanceTypes"]) < SPOT_TO_SPOT_MIN_TYPES:
+                return (
+                    f"spot node {cmd['nodes'][0]} replaced by spot from "
+                    f"{len(rep['instanceTypes'])} types (Karpenter needs 15)"
+                )
+    return None

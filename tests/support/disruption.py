@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from models.catalog import load_catalog
+from models.policies import Policies
 from scheduling.disruption.report import decision_to_dict
 from scheduling.inputs import Document
 from scheduling.lowerbound import lower_bound
@@ -221,9 +222,11 @@ def disrupt(
     catalog_doc: Mapping[str, Any] | None = None,
     now: datetime = NOW,
     pool_catalogs: Mapping[str, Mapping[str, Any]] | None = None,
+    policies: Policies | None = None,
 ) -> dict[str, Any]:
     """The ``joinery plan --disruption -o json`` object for these manifests at ``now``
-    (``pool_catalogs``: pools' own catalogs, pool name -> catalog document)."""
+    (``pool_catalogs``: pools' own catalogs, pool name -> catalog document; ``policies``:
+    Karpenter's policies and feature gates, its defaults when None)."""
     from scheduling.disruption.round import run_round
 
     result = run_round(
@@ -231,6 +234,7 @@ def disrupt(
         load_catalog(copy.deepcopy(dict(catalog_doc if catalog_doc is not None else catalog()))),
         now,
         {p: load_catalog(copy.deepcopy(dict(doc))) for p, doc in (pool_catalogs or {}).items()},
+        policies,
     )
     out = plan_to_dict(result.plan, lower_bound(result.solver, result.plan.scheduled))
     check_output_rules(docs, out)

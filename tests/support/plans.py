@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from models.catalog import load_catalog
+from models.policies import Policies
 from scheduling.inputs import Document, build_problem
 from scheduling.lowerbound import lower_bound
 from scheduling.report import plan_to_dict
@@ -92,6 +93,7 @@ def plan(
     docs: Sequence[Mapping[str, Any]],
     catalog_doc: Mapping[str, Any] | None = None,
     pool_catalogs: Mapping[str, Mapping[str, Any]] | None = None,
+    policies: Policies | None = None,
 ) -> dict[str, Any]:
     """Run the solver on the manifests; returns the `joinery plan -o json` object.
     ``pool_catalogs`` gives pools their own catalogs (pool name -> catalog document; pools
@@ -104,6 +106,7 @@ def plan(
         [Document(copy.deepcopy(dict(d)), f"doc {i}") for i, d in enumerate(docs)],
         load_catalog(copy.deepcopy(dict(catalog_doc if catalog_doc is not None else catalog()))),
         {pool: loaded[id(doc)] for pool, doc in (pool_catalogs or {}).items()},
+        policies,
     )
     solver = Solver(parsed.problem)
     result = solver.solve()

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from models.instancetype import InstanceType
+from models.policies import Policies
 from scheduling.disruption.report import decision_to_dict, decision_to_table
 from scheduling.disruption.round import run_round
 from scheduling.inputs import Document, InputError
@@ -42,12 +43,13 @@ def run_disruption(
     documents: list[Document],
     instance_types: list[InstanceType],
     own: Mapping[str, list[InstanceType]] | None = None,
+    policies: Policies | None = None,
 ) -> int:
     """The round on ``instance_types``, with pools' own catalogs from ``own`` (their plan,
     replacements, and their nodes' prices and drift)."""
     now = parse_now(args.now)
     try:
-        result = run_round(documents, instance_types, now, own)
+        result = run_round(documents, instance_types, now, own, policies)
     except InputError as exc:
         raise UsageError(str(exc)) from None
     for w in result.parsed.warnings:

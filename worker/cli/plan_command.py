@@ -31,6 +31,7 @@ from worker.plan_inputs import (
     plan_catalogs,
     refused,
 )
+from worker.running.policy_settings import add_policy_args, policies_from
 from worker.usage import UsageError, one_line
 
 
@@ -56,6 +57,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--now", help="with --disruption: the RFC 3339 time to evaluate at")
     azure_plan.register_args(p)
+    add_policy_args(p, from_env=False)
     p.set_defaults(func=run, own_process=False)
 
 
@@ -216,6 +218,7 @@ def _catalogs(
 def run(args: argparse.Namespace) -> int:
     if args.now is not None and not args.disruption:
         raise UsageError("--now is only used with --disruption")
+    policies = policies_from(args)
     files = azure_plan.catalog_files(args, os.path.isfile)
     with collection_paused(freeze=args.own_process):
         instance_types = load_instance_types(files.default) if files is not None else []
@@ -226,10 +229,10 @@ def run(args: argparse.Namespace) -> int:
         from worker.cli.disruption_plan import run_disruption
 
         # The round reads the EC2NodeClasses too: their status and spec drift nodes.
-        return run_disruption(args, [*documents, *classes], instance_types, own)
+        return run_disruption(args, [*documents, *classes], instance_types, own, policies)
     try:
         with collection_paused(freeze=args.own_process):
-            parsed = build_problem(documents, instance_types, own)
+            parsed = build_problem(documents, instance_types, own, policies)
     except InputError as exc:
         raise UsageError(str(exc)) from None
     for w in parsed.warnings:

@@ -13,9 +13,11 @@ from worker.running.app import refusal, run_worker
 from worker.running.settings import (
     Settings,
     add_cluster_args,
+    add_policy_args,
     add_provider_arg,
     add_temporal_args,
     env_flag,
+    policies_from,
     temporal_from,
 )
 from worker.usage import UsageError
@@ -32,6 +34,7 @@ def register(sub: Any) -> None:
     p.add_argument("--aws-endpoint-url", default=env("JOINERY_AWS_ENDPOINT_URL", ""))
     p.add_argument("--interruption-queue", default=env("JOINERY_INTERRUPTION_QUEUE", ""))
     add_cluster_args(p)
+    add_policy_args(p)
     p.add_argument("--health-port", type=int, default=int(env("JOINERY_HEALTH_PORT", "8081")))
     p.add_argument(
         "--health-host",
@@ -106,6 +109,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         watchers=not args.no_watchers,
         catalog_cache=args.catalog_cache,
         disruption_validation_delay=args.disruption_validation_delay,
+        policies=policies_from(args),
     )
 
 

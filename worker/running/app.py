@@ -42,6 +42,7 @@ from models import contract
 from worker.running import catalog_cache, connection, sdk_metrics, telemetry, tuning
 from worker.running.health import HealthServer, TemporalProbe
 from worker.running.metrics import PrometheusCounters
+from worker.running.node_repair import NodeRepairLoop
 from worker.running.settings import Settings
 from worker.running.status_reporter import StatusReporter
 from worker.running.watchers import Watchers
@@ -86,6 +87,7 @@ def provider_options(settings: Settings) -> ProviderOptions:
         cluster_ca_bundle=settings.cluster_ca_bundle,
         service_cidr=settings.service_cidr,
         kubernetes_version=settings.kubernetes_version,
+        min_values_policy=settings.policies.min_values,
     )
 
 
@@ -232,12 +234,14 @@ async def run_worker(
         nodeclass_store=NodeClassStore(kube),
         node_index=NodeIndex(),
         watched=WatchedObjects() if settings.watchers else None,
+        policies=settings.policies,
     )
     cloud.observe = deps.counters.cloudprovider_call  # karpenter_cloudprovider_*
     sandboxed = settings.workflow_sandbox
     worker = build_worker(client, deps, queue, settings.activity_threads, sandboxed=sandboxed)
     cluster_worker = build_cluster_worker(client, deps, queue, sandboxed=sandboxed)
     watchers: Watchers | None = None
+    repair: NodeRepairLoop | None = None  # the NodeRepair feature gate's loop
     health: HealthServer | None = None
     running = False
     service = client.service_client
@@ -276,6 +280,8 @@ async def run_worker(
                     node_index=deps.node_index,
                     watched=deps.watched,
                 ).start()
+            if settings.watchers and settings.policies.gates.node_repair:
+                repair = NodeRepairLoop(kube, deps.counters, cloud=cloud).start()
             log.info(
                 "worker up: task queues %s and %s, namespace %s",
                 queue,
@@ -288,6 +294,8 @@ async def run_worker(
         warming.cancel()
         discovery.cancel()
         probing.cancel()
+        if repair is not None:
+            repair.close()
         if watchers is not None:
             watchers.close()
             if watchers.status is not None:

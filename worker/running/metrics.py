@@ -203,8 +203,11 @@ def _caller() -> str:
 
 
 class PrometheusCounters(Counters):
-    def nodeclaim_created(self, nodepool: str, reason: str = "provisioned") -> None:
-        NODECLAIMS_CREATED.labels(snake(reason), nodepool, "false").inc()
+    def nodeclaim_created(
+        self, nodepool: str, reason: str = "provisioned", min_values_relaxed: bool = False
+    ) -> None:
+        relaxed = "true" if min_values_relaxed else "false"  # MIN_VALUES_POLICY=BestEffort
+        NODECLAIMS_CREATED.labels(snake(reason), nodepool, relaxed).inc()
 
     def nodeclaim_launched(self, nodepool: str) -> None:
         NODECLAIMS_LAUNCHED.labels(nodepool).inc()

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from activities.cloud.options import AWS, PROVIDERS
 from activities.garbage.types import GRACE_SECONDS as GC_GRACE_SECONDS
 from models import contract
+from models.policies import Policies
+from worker.running import policy_settings
 from workflows.disruption.state import VALIDATION_DELAY_SECONDS
 from workflows.garbage.state import PERIOD_SECONDS as GC_PERIOD_SECONDS
 
@@ -72,6 +74,9 @@ class Settings:
     # integration tests shorten it, as the period, so they do not sit it out).
     garbage_collection_grace: float = GC_GRACE_SECONDS
     catalog_cache: str = ""
+    # Karpenter's MIN_VALUES_POLICY, PREFERENCE_POLICY and FEATURE_GATES (see the section
+    # "Karpenter's scheduling policies and feature gates" below).
+    policies: Policies = field(default_factory=Policies)
 
     def __post_init__(self) -> None:
         if not self.temporal.task_queue:
@@ -127,3 +132,11 @@ def temporal_from(args: argparse.Namespace) -> TemporalSettings:
         tls_ca=args.tls_ca,
         api_key=args.api_key,
     )
+
+
+# --- Karpenter's scheduling policies and feature gates -----------------------------------
+# MIN_VALUES_POLICY, PREFERENCE_POLICY and FEATURE_GATES: the flags and their parsing live in
+# worker/running/policy_settings.py, which imports nothing heavy (``joinery plan`` takes the
+# same flags and must not load the worker's clients).
+add_policy_args = policy_settings.add_policy_args
+policies_from = policy_settings.policies_from

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from models.policies import FeatureGates, Policies
 from tests.support.catalogs import TYPES, ZA, ZB, ZONES, catalog, od_price, spot_price
 from tests.support.disruption import (
     ALL,
@@ -30,6 +31,7 @@ from tests.support.labels import ARCH, CAPACITY_TYPE, INSTANCE_TYPE, ZONE
 from tests.support.manifests import req
 
 SPOT_AMD = [req(CAPACITY_TYPE, "In", "spot"), req(ARCH, "In", "amd64")]
+SPOT_TO_SPOT = Policies(gates=FeatureGates(spot_to_spot_consolidation=True))
 ANY_AMD = [req(CAPACITY_TYPE, "In", "on-demand", "spot"), req(ARCH, "In", "amd64")]
 
 
@@ -192,10 +194,26 @@ def test_spot_to_spot_needs_fifteen_cheaper_types() -> None:
             pool(requirements=SPOT_AMD, budgets=ALL),
             *node_and_claim("s", "m5.2xlarge", capacity_type="spot"),
             bound("w", "s", "1", "2Gi"),
-        ]
+        ],
+        policies=SPOT_TO_SPOT,
     )
     assert commands(out) == []
     assert "15" in kept(out)["s"] and "spot" in kept(out)["s"]
+
+
+def test_spot_to_spot_is_off_without_its_feature_gate() -> None:
+    """Karpenter's default: a spot node may go, but a claim that may launch spot never
+    replaces it (the same node is replaced under SpotToSpotConsolidation=true, given 15
+    cheaper types: tests/unit/disruption/test_spot_to_spot_gate.py)."""
+    out = disrupt(
+        [
+            pool(requirements=SPOT_AMD, budgets=ALL),
+            *node_and_claim("s", "m5.2xlarge", capacity_type="spot"),
+            bound("w", "s", "1", "2Gi"),
+        ]
+    )
+    assert commands(out) == []
+    assert "SpotToSpotConsolidation" in kept(out)["s"]
 
 
 def test_a_spot_node_whose_pods_fit_elsewhere_is_deleted() -> None:

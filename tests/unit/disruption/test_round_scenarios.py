@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from models.policies import FeatureGates, Policies
 from tests.support.disruption import (
     blocked,
     bound,
@@ -23,6 +24,9 @@ from tests.support.disruption import (
 )
 from tests.support.labels import ARCH, CAPACITY_TYPE, HOSTNAME
 from tests.support.manifests import daemonset, pod, pod_affinity, req
+
+# Karpenter's SpotToSpotConsolidation gate is off by default; these tests replace spot by spot.
+SPOT_TO_SPOT = Policies(gates=FeatureGates(spot_to_spot_consolidation=True))
 
 OD_AMD = [req(CAPACITY_TYPE, "In", "on-demand"), req(ARCH, "In", "amd64")]
 ZONE_KEY = "topology.kubernetes.io/zone"
@@ -269,7 +273,8 @@ def test_a_spot_node_is_not_replaced_by_spot_without_fifteen_cheaper_types() -> 
         requirements=[req(CAPACITY_TYPE, "In", "spot"), req(ARCH, "In", "amd64")], budgets=ALL
     )
     out = disrupt(
-        [pool_, *_node("s", "m5.2xlarge", capacity_type="spot"), bound("w", "s", "1", "2Gi")]
+        [pool_, *_node("s", "m5.2xlarge", capacity_type="spot"), bound("w", "s", "1", "2Gi")],
+        policies=SPOT_TO_SPOT,
     )
     assert commands(out) == []
     assert "15 cheaper spot types" in kept(out)["s"]
@@ -286,7 +291,8 @@ def test_spot_nodes_merge_into_one_cheaper_spot_node() -> None:
             *_node("s1", "m5.xlarge", capacity_type="spot"),
             bound("w0", "s0", "1", "2Gi"),
             bound("w1", "s1", "1", "2Gi"),
-        ]
+        ],
+        policies=SPOT_TO_SPOT,
     )
     (cmd,) = commands(out)
     assert sorted(cmd["nodes"]) == ["s0", "s1"]

@@ -29,6 +29,7 @@ def test_nodeclaim_and_node_lifecycle_counters(url: str, scrape: Any) -> None:
     pool, c = _pool(), PrometheusCounters()
     c.nodeclaim_created(pool)
     c.nodeclaim_created(pool, "Underutilized")
+    c.nodeclaim_created(pool, min_values_relaxed=True)  # MIN_VALUES_POLICY=BestEffort
     c.nodeclaim_launched(pool)
     c.nodeclaim_registered(pool)
     c.nodeclaim_initialized(pool)
@@ -42,6 +43,7 @@ def test_nodeclaim_and_node_lifecycle_counters(url: str, scrape: Any) -> None:
     created = "karpenter_nodeclaims_created_total"
     assert m.value(created, nodepool=pool, reason="provisioned", min_values_relaxed="false") == 1
     assert m.value(created, nodepool=pool, reason="underutilized") == 1
+    assert m.value(created, nodepool=pool, reason="provisioned", min_values_relaxed="true") == 1
     for step in ("launched", "registered", "initialized"):
         assert m.value(f"karpenter_nodeclaims_{step}_total", nodepool=pool) == 1
     assert m.value("karpenter_nodes_created_total", nodepool=pool, zone="us-east-1a") == 1
