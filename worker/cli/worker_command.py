@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import logging
 import os
 import signal
 from typing import Any
 
+from worker.running import karpenter_settings
 from worker.running.app import run_worker
 from worker.running.settings import (
     Settings,
@@ -28,9 +30,19 @@ def register(sub: Any) -> None:
     p.add_argument("--kubeconfig", default=env("KUBECONFIG", ""))
     p.add_argument("--region", default=env("AWS_REGION", env("AWS_DEFAULT_REGION", "us-east-1")))
     p.add_argument("--aws-endpoint-url", default=env("JOINERY_AWS_ENDPOINT_URL", ""))
-    p.add_argument("--interruption-queue", default=env("JOINERY_INTERRUPTION_QUEUE", ""))
+    p.add_argument(
+        "--interruption-queue",
+        default=karpenter_settings.lookup("INTERRUPTION_QUEUE"),
+        help="SQS queue of EC2 interruption events, name or URL; off when empty"
+        " ($JOINERY_INTERRUPTION_QUEUE, $INTERRUPTION_QUEUE)",
+    )
     add_cluster_args(p)
-    p.add_argument("--health-port", type=int, default=int(env("JOINERY_HEALTH_PORT", "8081")))
+    p.add_argument(
+        "--health-port",
+        type=int,
+        default=int(karpenter_settings.lookup("HEALTH_PROBE_PORT", "8081")),
+        help="port of /healthz, /readyz and /metrics ($JOINERY_HEALTH_PORT, $HEALTH_PROBE_PORT)",
+    )
     p.add_argument(
         "--health-host",
         default=env("JOINERY_HEALTH_HOST", "0.0.0.0"),
@@ -69,7 +81,8 @@ def register(sub: Any) -> None:
         " nothing nondeterministic (about a third more worker CPU per workflow task)",
     )
     p.add_argument("--no-watchers", action="store_true", help="only run workflows and activities")
-    p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument("-v", "--verbose", action="store_true", help="log at debug level")
+    karpenter_settings.add_worker_args(p)
     p.set_defaults(func=run)
 
 
@@ -80,6 +93,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         raise UsageError("--health-port must be 0..65535")
     if not 0 <= args.disruption_validation_delay <= 3600:
         raise UsageError("--disruption-validation-delay must be 0..3600 seconds")
+    karpenter = karpenter_settings.worker_values(args)
     return Settings(
         temporal=temporal_from(args),
         cluster=args.cluster,
@@ -100,6 +114,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         watchers=not args.no_watchers,
         catalog_cache=args.catalog_cache,
         disruption_validation_delay=args.disruption_validation_delay,
+        **dataclasses.asdict(karpenter),
     )
 
 
@@ -111,11 +126,14 @@ async def _main(settings: Settings) -> None:
     await run_worker(settings, stop=stop)
 
 
+LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "error": logging.WARNING}
+
+
 def run(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
     logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
+        level=logging.DEBUG if args.verbose else LOG_LEVELS[settings.log_level],
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    settings = settings_from(args)
     asyncio.run(_main(settings))
     return 0

@@ -33,6 +33,7 @@ from activities.ec2.provider import EC2Provider
 from activities.ec2.settings import ClusterInfo, ProviderSettings
 from activities.ec2.shared_offerings import ConfigMapRecord
 from activities.garbage.defs import GarbageCollectionActivities
+from activities.kubernetes import rate_limit
 from activities.kubernetes.client import Kube, connect
 from activities.kubernetes.node_index import NodeIndex
 from activities.kubernetes.nodeclass_store import NodeClassStore
@@ -40,7 +41,14 @@ from activities.kubernetes.object_cache import WatchedObjects
 from activities.lifecycle.defs import NodeClaimActivities
 from activities.planning.defs import PlanningActivities
 from models import contract
-from worker.running import catalog_cache, connection, sdk_metrics, telemetry, tuning
+from worker.running import (
+    catalog_cache,
+    cluster_facts,
+    connection,
+    sdk_metrics,
+    telemetry,
+    tuning,
+)
 from worker.running.health import HealthServer, TemporalProbe
 from worker.running.metrics import PrometheusCounters
 from worker.running.settings import Settings
@@ -51,7 +59,7 @@ from workflows.disruption.workflow import DisruptionWorkflow
 from workflows.garbage.state import GarbageCollectionInput
 from workflows.garbage.workflow import GarbageCollectionWorkflow
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
-from workflows.provisioner import ProvisionerInput, ProvisionerWorkflow
+from workflows.provisioner import Batching, ProvisionerInput, ProvisionerWorkflow
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +92,8 @@ def cluster_info(settings: Settings) -> tuple[ClusterInfo, bool]:
         "kubernetes_version": settings.kubernetes_version,
     }
     info = ClusterInfo(settings.cluster, **{k: v for k, v in given.items() if v})
-    return info, not all(given.values())
+    # EKS_CONTROL_PLANE=false: never DescribeCluster (cluster_facts filled what it could)
+    return info, settings.eks_control_plane is not False and not all(given.values())
 
 
 def ec2_provider(settings: Settings) -> EC2Provider:
@@ -96,6 +105,10 @@ def ec2_provider(settings: Settings) -> EC2Provider:
         interruption_queue=settings.interruption_queue or None,
         discover_cluster=discover,
         manage_instance_profiles=True,
+        isolated_vpc=settings.isolated_vpc,
+        vm_memory_overhead_percent=settings.vm_memory_overhead_percent,
+        reserved_enis=settings.reserved_enis,
+        nodeclass_cache_ttl_seconds=settings.nodeclass_refresh_seconds,
     )
     return EC2Provider.create(
         provider_settings, clients, use_pricing_api=not settings.aws_endpoint_url
@@ -152,11 +165,18 @@ async def ensure_cluster_workflows(client: Client, settings: Settings) -> None:
     workflows."""
     cluster, sa = settings.cluster, settings.search_attributes
     wanted: list[tuple[Any, Any, str, str]] = []
+    # A provisioner already running takes the batch window of this worker's settings.
+    batching = Batching(settings.batch_idle_seconds, settings.batch_max_seconds)
     if settings.provisioner:
         wanted.append(
             (
                 ProvisionerWorkflow.run,
-                ProvisionerInput(cluster, sa),
+                ProvisionerInput(
+                    cluster,
+                    sa,
+                    batch_idle_seconds=settings.batch_idle_seconds,
+                    batch_max_seconds=settings.batch_max_seconds,
+                ),
                 contract.provisioner_id(cluster),
                 f"provisioner · cluster {cluster}",
             )
@@ -187,6 +207,11 @@ async def ensure_cluster_workflows(client: Client, settings: Settings) -> None:
         )
     queue = contract.cluster_workflows_queue(settings.temporal.task_queue)
     for run, inp, workflow_id, summary in wanted:
+        signal: dict[str, Any] = (
+            {"start_signal": contract.SIGNAL_BATCHING, "start_signal_args": [batching]}
+            if isinstance(inp, ProvisionerInput)
+            else {}
+        )
         handle = await client.start_workflow(
             run,
             inp,
@@ -194,6 +219,7 @@ async def ensure_cluster_workflows(client: Client, settings: Settings) -> None:
             task_queue=queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             static_summary=summary,
+            **signal,
         )
         # a run started before the cluster workflows had a queue of their own moves there
         if (await handle.describe()).task_queue != queue:
@@ -209,7 +235,11 @@ async def run_worker(
     client: Client | None = None,
 ) -> None:
     """Run until ``stop`` is set (or cancelled). Adapters may be passed in (tests, sandbox)."""
-    kube = kube or connect(settings.kubeconfig or None)
+    if kube is None:
+        kube = connect(settings.kubeconfig or None)
+        rate_limit.limit(kube.api_client, settings.kube_client_qps, settings.kube_client_burst)
+    if settings.eks_control_plane is False:
+        settings = cluster_facts.from_api_server(settings, kube)
     ec2 = ec2 or ec2_provider(settings)
     if client is None:
         client = await connection.connect(
@@ -272,6 +302,7 @@ async def run_worker(
                     nodeclass_store=deps.nodeclass_store,
                     node_index=deps.node_index,
                     watched=deps.watched,
+                    pods_pending_spacing=settings.batch_idle_seconds / 2,
                 ).start()
             log.info(
                 "worker up: task queues %s and %s, namespace %s",

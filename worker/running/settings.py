@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from activities.garbage.types import GRACE_SECONDS as GC_GRACE_SECONDS
 from models import contract
+from worker.running import karpenter_settings
 from workflows.disruption.state import VALIDATION_DELAY_SECONDS
 from workflows.garbage.state import PERIOD_SECONDS as GC_PERIOD_SECONDS
 
@@ -69,6 +70,18 @@ class Settings:
     # integration tests shorten it, as the period, so they do not sit it out).
     garbage_collection_grace: float = GC_GRACE_SECONDS
     catalog_cache: str = ""
+    # -- Karpenter's settings under their own names (worker/running/karpenter_settings.py) --
+    isolated_vpc: bool = False  # ISOLATED_VPC: prices from the offline table, no Pricing API
+    # EKS_CONTROL_PLANE: None asks DescribeCluster for what is not given; False never does.
+    eks_control_plane: bool | None = None
+    vm_memory_overhead_percent: float = 0.075  # VM_MEMORY_OVERHEAD_PERCENT
+    reserved_enis: int = 0  # RESERVED_ENIS
+    nodeclass_refresh_seconds: float = 60.0  # AMI_ / SUBNET_REFRESH_INTERVAL, the shorter
+    batch_idle_seconds: float = 1.0  # BATCH_IDLE_DURATION
+    batch_max_seconds: float = 10.0  # BATCH_MAX_DURATION
+    kube_client_qps: float = 0.0  # KUBE_CLIENT_QPS; 0 is no limit
+    kube_client_burst: int = 0  # KUBE_CLIENT_BURST; 0 is the QPS
+    log_level: str = "info"  # LOG_LEVEL
 
     def __post_init__(self) -> None:
         if not self.temporal.task_queue:
@@ -91,14 +104,26 @@ def add_temporal_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--api-key", default=_env("TEMPORAL_API_KEY"), help="API key (or $TEMPORAL_API_KEY)"
     )
-    g.add_argument("--cluster", default=_env("JOINERY_CLUSTER", "joinery"))
+    g.add_argument(
+        "--cluster",
+        default=karpenter_settings.lookup("CLUSTER_NAME", "joinery"),
+        help="the cluster's name (default: $JOINERY_CLUSTER, then $CLUSTER_NAME, then joinery)",
+    )
 
 
 def add_cluster_args(p: argparse.ArgumentParser) -> None:
     """The EKS cluster facts; empty means "ask DescribeCluster" (see activities/ec2/cluster.py)."""
     g = p.add_argument_group("EKS cluster (discovered through DescribeCluster when empty)")
-    g.add_argument("--cluster-endpoint", default=_env("JOINERY_CLUSTER_ENDPOINT"))
-    g.add_argument("--cluster-ca-bundle", default=_env("JOINERY_CLUSTER_CA_BUNDLE"))
+    g.add_argument(
+        "--cluster-endpoint",
+        default=karpenter_settings.lookup("CLUSTER_ENDPOINT"),
+        help="API server address for node user data ($JOINERY_CLUSTER_ENDPOINT, $CLUSTER_ENDPOINT)",
+    )
+    g.add_argument(
+        "--cluster-ca-bundle",
+        default=karpenter_settings.lookup("CLUSTER_CA_BUNDLE"),
+        help="cluster CA, base64 PEM ($JOINERY_CLUSTER_CA_BUNDLE, $CLUSTER_CA_BUNDLE)",
+    )
     g.add_argument("--service-cidr", default=_env("JOINERY_SERVICE_CIDR"))
     g.add_argument("--kubernetes-version", default=_env("JOINERY_KUBERNETES_VERSION"))
 
