@@ -8,6 +8,7 @@ import dataclasses
 import logging
 import os
 import signal
+import sys
 from typing import Any
 
 from worker.running import karpenter_settings
@@ -19,7 +20,7 @@ from worker.running.settings import (
     env_flag,
     temporal_from,
 )
-from worker.usage import UsageError
+from worker.usage import UsageError, one_line
 from workflows.disruption.state import VALIDATION_DELAY_SECONDS
 
 
@@ -52,7 +53,15 @@ def register(sub: Any) -> None:
         "--search-attributes",
         action="store_true",
         default=env_flag("JOINERY_SEARCH_ATTRIBUTES"),
-        help="upsert NodePool/NodeClaim/InstanceType/CapacityType/Zone/Phase (register them first)",
+        help="upsert the search attributes (NodePool, NodeClaim, ...; docs/temporal.md): the"
+        " worker checks the namespace has them at start and exits naming any missing",
+    )
+    p.add_argument(
+        "--register-search-attributes",
+        action="store_true",
+        default=env_flag("JOINERY_REGISTER_SEARCH_ATTRIBUTES"),
+        help="with --search-attributes: register the ones the namespace lacks at start"
+        " (needs operator rights on the namespace)",
     )
     p.add_argument(
         "--otlp-endpoint",
@@ -108,6 +117,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         health_port=args.health_port,
         health_host=args.health_host,
         search_attributes=args.search_attributes,
+        register_search_attributes=args.register_search_attributes,
         otlp_endpoint=args.otlp_endpoint,
         activity_threads=args.activity_threads,
         workflow_sandbox=args.workflow_sandbox,
@@ -135,5 +145,14 @@ def run(args: argparse.Namespace) -> int:
         level=logging.DEBUG if args.verbose else LOG_LEVELS[settings.log_level],
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    asyncio.run(_main(settings))
+    try:
+        asyncio.run(_main(settings))
+    except UsageError as exc:  # found at start (the namespace's search attributes)
+        if not getattr(args, "own_process", False):
+            raise
+        # The Temporal client's core threads outlive it: an interpreter finalizing around
+        # them can abort (PyGILState_Release). The line is the answer; leave without that.
+        print(one_line(f"joinery worker: {exc}"), file=sys.stderr, flush=True)
+        logging.shutdown()
+        os._exit(2)
     return 0

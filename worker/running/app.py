@@ -46,6 +46,7 @@ from worker.running import (
     cluster_facts,
     connection,
     sdk_metrics,
+    search_attributes,
     telemetry,
     tuning,
 )
@@ -246,6 +247,10 @@ async def run_worker(
             settings.temporal,
             telemetry.plugins(settings.otlp_endpoint),
             runtime=sdk_metrics.runtime(),  # temporal_* series on /metrics
+        )
+    if settings.search_attributes:  # before any workflow could upsert one it lacks
+        await search_attributes.ensure(
+            client, settings.temporal.namespace, register=settings.register_search_attributes
         )
     # Replicas share what EC2 refused through a ConfigMap (activities/ec2/shared_offerings.py).
     ec2.unavailable.share(ConfigMapRecord(kube.core))

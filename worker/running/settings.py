@@ -52,6 +52,8 @@ class Settings:
     health_port: int = 8081
     health_host: str = "0.0.0.0"  # probes reach a pod on its IP; the sandbox uses loopback
     search_attributes: bool = False
+    # Register the search attributes the namespace lacks at start (else it exits naming them).
+    register_search_attributes: bool = False
     otlp_endpoint: str = ""
     activity_threads: int = 32
     workflow_sandbox: bool = False  # worker/running/tuning.py: why workflow code runs unsandboxed
