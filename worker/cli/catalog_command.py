@@ -31,9 +31,19 @@ def register(subparsers: Any) -> None:
     p.add_argument("--endpoint-url", help="EC2-compatible endpoint (e.g. an emulator)")
     p.add_argument("--nodeclass", help="EC2NodeClass YAML: kubelet, disks and subnet zones apply")
     p.add_argument("--kubernetes-version", default="1.31", help="for AMI alias resolution")
-    p.add_argument("--cluster-name", default="joinery")
+    p.add_argument(
+        "--cluster-name",
+        default="joinery",
+        help="cluster name the catalog's EC2NodeClass resolution uses (default joinery)",
+    )
     p.add_argument("--vm-memory-overhead-percent", type=float, default=0.075, help="default 0.075")
-    p.add_argument("-o", "--output", choices=("yaml", "json", "table"), default="yaml")
+    p.add_argument(
+        "-o",
+        "--output",
+        choices=("yaml", "json", "table"),
+        default="yaml",
+        help="output format (default yaml, the --catalog file format)",
+    )
     p.set_defaults(func=run)
 
 

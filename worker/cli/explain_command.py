@@ -57,14 +57,16 @@ def register(sub: Any) -> None:
         " default: read EC2's, for the NodePools' EC2NodeClasses, as the worker does",
     )
     p.add_argument(
-        "--region", default=os.environ.get("AWS_REGION", os.environ.get("AWS_DEFAULT_REGION", ""))
+        "--region",
+        default=os.environ.get("AWS_REGION", os.environ.get("AWS_DEFAULT_REGION", "")),
+        help="AWS region of the EC2 catalog (default $AWS_REGION)",
     )
     p.add_argument(
         "--aws-endpoint-url",
         default=os.environ.get("JOINERY_AWS_ENDPOINT_URL", ""),
         help="EC2-compatible endpoint (an emulator); prices then come from the offline table",
     )
-    p.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    p.add_argument("-o", "--output", choices=("text", "json"), default="text", help="output format")
     add_temporal_args(p)
     p.set_defaults(func=run)
 

@@ -41,7 +41,13 @@ def register(sub: Any) -> None:
         help="instance-type catalog file (YAML or JSON) for every pool; NODECLASS=FILE gives "
         "the EC2NodeClass of that name its own (as `joinery catalog --nodeclass` writes it)",
     )
-    p.add_argument("-o", "--output", choices=("json", "yaml", "table"), default="json")
+    p.add_argument(
+        "-o",
+        "--output",
+        choices=("json", "yaml", "table"),
+        default="json",
+        help="output format (default json)",
+    )
     p.add_argument(
         "--disruption",
         action="store_true",

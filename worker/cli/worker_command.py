@@ -28,9 +28,21 @@ def register(sub: Any) -> None:
     p = sub.add_parser("worker", help="run the Joinery worker (workflows, activities, watchers)")
     add_temporal_args(p)
     env = os.environ.get
-    p.add_argument("--kubeconfig", default=env("KUBECONFIG", ""))
-    p.add_argument("--region", default=env("AWS_REGION", env("AWS_DEFAULT_REGION", "us-east-1")))
-    p.add_argument("--aws-endpoint-url", default=env("JOINERY_AWS_ENDPOINT_URL", ""))
+    p.add_argument(
+        "--kubeconfig",
+        default=env("KUBECONFIG", ""),
+        help="the cluster's kubeconfig (default $KUBECONFIG, else in-cluster, else ~/.kube/config)",
+    )
+    p.add_argument(
+        "--region",
+        default=env("AWS_REGION", env("AWS_DEFAULT_REGION", "us-east-1")),
+        help="AWS region (default $AWS_REGION, else us-east-1)",
+    )
+    p.add_argument(
+        "--aws-endpoint-url",
+        default=env("JOINERY_AWS_ENDPOINT_URL", ""),
+        help="EC2-compatible endpoint (an emulator) instead of AWS; prices then offline",
+    )
     p.add_argument(
         "--interruption-queue",
         default=karpenter_settings.lookup("INTERRUPTION_QUEUE"),
@@ -81,7 +93,12 @@ def register(sub: Any) -> None:
         help="how long a disruption decision must still hold before it is carried out "
         "(default: Karpenter's 15; applies when the cluster's disruption workflow starts)",
     )
-    p.add_argument("--activity-threads", type=int, default=32)
+    p.add_argument(
+        "--activity-threads",
+        type=int,
+        default=32,
+        help="activities run at once on the lifecycles' queue (default 32)",
+    )
     p.add_argument(
         "--workflow-sandbox",
         action="store_true",

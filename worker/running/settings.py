@@ -92,14 +92,27 @@ class Settings:
 
 def add_temporal_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("Temporal connection")
-    g.add_argument("--address", default=_env("TEMPORAL_ADDRESS", "localhost:7233"))
-    g.add_argument("--namespace", default=_env("TEMPORAL_NAMESPACE", "default"))
+    g.add_argument(
+        "--address",
+        default=_env("TEMPORAL_ADDRESS", "localhost:7233"),
+        help="Temporal frontend host:port ($TEMPORAL_ADDRESS, default localhost:7233)",
+    )
+    g.add_argument(
+        "--namespace",
+        default=_env("TEMPORAL_NAMESPACE", "default"),
+        help="Temporal namespace ($TEMPORAL_NAMESPACE, default default)",
+    )
     g.add_argument(
         "--task-queue",
         default=_env("JOINERY_TASK_QUEUE"),
         help="default: joinery@<cluster>",
     )
-    g.add_argument("--tls", action="store_true", default=env_flag("TEMPORAL_TLS"))
+    g.add_argument(
+        "--tls",
+        action="store_true",
+        default=env_flag("TEMPORAL_TLS"),
+        help="connect with TLS ($TEMPORAL_TLS; implied by a client cert or an API key)",
+    )
     g.add_argument("--tls-cert", default=_env("TEMPORAL_TLS_CERT"), help="client cert (PEM)")
     g.add_argument("--tls-key", default=_env("TEMPORAL_TLS_KEY"), help="client key (PEM)")
     g.add_argument("--tls-ca", default=_env("TEMPORAL_TLS_CA"), help="server CA (PEM)")
@@ -126,8 +139,17 @@ def add_cluster_args(p: argparse.ArgumentParser) -> None:
         default=karpenter_settings.lookup("CLUSTER_CA_BUNDLE"),
         help="cluster CA, base64 PEM ($JOINERY_CLUSTER_CA_BUNDLE, $CLUSTER_CA_BUNDLE)",
     )
-    g.add_argument("--service-cidr", default=_env("JOINERY_SERVICE_CIDR"))
-    g.add_argument("--kubernetes-version", default=_env("JOINERY_KUBERNETES_VERSION"))
+    g.add_argument(
+        "--service-cidr",
+        default=_env("JOINERY_SERVICE_CIDR"),
+        help="the cluster's service CIDR, for the nodes' DNS address ($JOINERY_SERVICE_CIDR)",
+    )
+    g.add_argument(
+        "--kubernetes-version",
+        default=_env("JOINERY_KUBERNETES_VERSION"),
+        help="the control plane's minor version, e.g. 1.31: selects AMIs"
+        " ($JOINERY_KUBERNETES_VERSION)",
+    )
 
 
 def temporal_from(args: argparse.Namespace) -> TemporalSettings:
