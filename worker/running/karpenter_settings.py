@@ -35,7 +35,7 @@ class KarpenterSetting:
     """One of Karpenter's settings and what Joinery does with it."""
 
     env: str  # Karpenter's environment variable
-    default: str  # Karpenter's default, as text
+    default: str  # Joinery's default, as text ("" none); for a refused one, Karpenter's
     what: str  # what Joinery does with it (one sentence, for the docs table)
     status: str = IMPLEMENTED
     flag: str = ""  # ``joinery worker`` flag, when there is one
@@ -64,10 +64,10 @@ SETTINGS: tuple[KarpenterSetting, ...] = (
         "CLUSTER_NAME",
         "",
         "the cluster's name: discovery tags, instance tags, node user data, workflow ids and "
-        "the default task queue joinery@<name>",
+        "the default task queue `joinery@<cluster>` (default `joinery`)",
         flag="--cluster",
         joinery_env="JOINERY_CLUSTER",
-        chart="settings.clusterName (or cluster.name)",
+        chart="settings.clusterName",
     ),
     KarpenterSetting(
         "CLUSTER_ENDPOINT",
@@ -76,7 +76,7 @@ SETTINGS: tuple[KarpenterSetting, ...] = (
         "DescribeCluster when empty",
         flag="--cluster-endpoint",
         joinery_env="JOINERY_CLUSTER_ENDPOINT",
-        chart="settings.clusterEndpoint (or cluster.endpoint)",
+        chart="settings.clusterEndpoint",
     ),
     KarpenterSetting(
         "CLUSTER_CA_BUNDLE",
@@ -93,7 +93,7 @@ SETTINGS: tuple[KarpenterSetting, ...] = (
         "change, state change); interruption handling is off when empty",
         flag="--interruption-queue",
         joinery_env="JOINERY_INTERRUPTION_QUEUE",
-        chart="settings.interruptionQueue (or aws.interruptionQueue)",
+        chart="settings.interruptionQueue",
     ),
     KarpenterSetting(
         "ISOLATED_VPC",
@@ -106,7 +106,7 @@ SETTINGS: tuple[KarpenterSetting, ...] = (
     ),
     KarpenterSetting(
         "EKS_CONTROL_PLANE",
-        "unset",
+        "",
         "true: cluster facts not given come from EKS DescribeCluster; false: DescribeCluster "
         "is never called, the Kubernetes version comes from the API server and the endpoint "
         "and CA bundle from the kubeconfig unless given; unset: DescribeCluster for what is "
@@ -173,7 +173,7 @@ SETTINGS: tuple[KarpenterSetting, ...] = (
         "NodeClassCEL=false",
         "Joinery's CRDs carry their own validation; NodeClassCEL=true is not implemented",
         status=REFUSED,
-        chart="settings.awsFeatureGates.nodeClassCEL",
+        chart="settings.awsFeatureGates.*",
         accepts=lambda v: _false(v) or _is("NodeClassCEL=false")(v.replace(" ", "")),
     ),
     KarpenterSetting(
@@ -211,16 +211,17 @@ SETTINGS: tuple[KarpenterSetting, ...] = (
     ),
     KarpenterSetting(
         "KUBE_CLIENT_QPS",
-        "200",
-        "the sustained rate of Kubernetes API requests of one worker (token bucket); "
-        "Joinery's default is no limit",
+        "0",
+        "the sustained rate of Kubernetes API requests of one worker (a token bucket); 0 is "
+        "no limit, Joinery's default (Karpenter's is 200)",
         flag="--kube-client-qps",
         joinery_env="JOINERY_KUBE_CLIENT_QPS",
     ),
     KarpenterSetting(
         "KUBE_CLIENT_BURST",
-        "300",
-        "the requests one worker may make at once above KUBE_CLIENT_QPS (its default: the QPS)",
+        "0",
+        "the requests one worker may make at once above KUBE_CLIENT_QPS; 0 is the QPS "
+        "(Karpenter's default is 300)",
         flag="--kube-client-burst",
         joinery_env="JOINERY_KUBE_CLIENT_BURST",
     ),
@@ -243,27 +244,28 @@ SETTINGS: tuple[KarpenterSetting, ...] = (
     KarpenterSetting(
         "METRICS_PORT",
         "8080",
-        "Joinery serves /metrics on the health port: only that port is accepted",
+        "Joinery serves /metrics on the health port (HEALTH_PROBE_PORT): only that port is "
+        "accepted",
         status=REFUSED,
     ),
     KarpenterSetting(
         "FEATURE_GATES",
         "SpotToSpotConsolidation=false,NodeRepair=false,...",
-        "parsed with the scheduling policies (see the feature gates' rows)",
+        "SpotToSpotConsolidation and NodeRepair on or off (Name=bool,...)",
         status=MINVALUES,
         chart="settings.featureGates.*",
     ),
     KarpenterSetting(
         "MIN_VALUES_POLICY",
         "Strict",
-        "Strict or BestEffort (see the minValues rows)",
+        "Strict or BestEffort: whether a launch that can no longer meet minValues fails",
         status=MINVALUES,
         chart="settings.minValuesPolicy",
     ),
     KarpenterSetting(
         "PREFERENCE_POLICY",
         "Respect",
-        "Respect or Ignore (see the preferences rows)",
+        "Respect or Ignore: whether preferred affinities and ScheduleAnyway spreads shape plans",
         status=MINVALUES,
         chart="settings.preferencePolicy",
     ),

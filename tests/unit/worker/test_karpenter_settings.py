@@ -5,8 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from activities.kubernetes.rate_limit import TokenBucket
 from worker.cli import main, worker_command
@@ -217,3 +219,18 @@ def test_the_token_bucket_spends_the_burst_then_paces_at_the_rate() -> None:
     assert len(slept) == 2
     bucket.take()
     assert slept[-1] == pytest.approx(0.1)
+
+
+def test_the_chart_has_a_value_for_each_setting_with_a_chart_key() -> None:
+    values = yaml.safe_load((ROOT / "deploy" / "helm" / "joinery" / "values.yaml").read_text())
+    missing = []
+    for s in K.SETTINGS:
+        if not s.chart:
+            continue
+        node: Any = values
+        for part in s.chart.removesuffix(".*").split("."):
+            if not isinstance(node, dict) or part not in node:
+                missing.append(f"{s.env}: {s.chart}")
+                break
+            node = node[part]
+    assert not missing, f"values.yaml lacks {missing}"
