@@ -520,7 +520,10 @@ class DevStack:
 
     def worker_command(self) -> list[str]:
         """``joinery worker`` with this interpreter; the environment says the rest."""
-        run = "import sys; from worker.cli import main; sys.exit(main(['worker', *sys.argv[1:]]))"
+        run = (
+            "import sys; from worker.cli import main; from worker.cli.exiting import leave;"
+            " leave(main(['worker', *sys.argv[1:]]))"
+        )
         return [sys.executable, "-c", run, *self.options.worker_args]
 
     @property

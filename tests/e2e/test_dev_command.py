@@ -265,6 +265,7 @@ def test_operator_commands_work_in_another_terminal_with_no_flags(tmp_path: Path
         assert dev.interrupt() in (0, 130)
         output = "".join(dev.output)
         assert "Traceback" not in output, output[-3000:]
+        assert "Fatal Python error" not in output, output[-3000:]
         assert not dev.env_file.exists()  # removed with the stack
     finally:
         dev.kill()

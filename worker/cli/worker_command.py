@@ -8,7 +8,6 @@ import dataclasses
 import logging
 import os
 import signal
-import sys
 from typing import Any
 
 from worker.running import karpenter_settings
@@ -20,7 +19,7 @@ from worker.running.settings import (
     env_flag,
     temporal_from,
 )
-from worker.usage import UsageError, one_line
+from worker.usage import UsageError
 from workflows.disruption.state import VALIDATION_DELAY_SECONDS
 
 
@@ -162,14 +161,5 @@ def run(args: argparse.Namespace) -> int:
         level=logging.DEBUG if args.verbose else LOG_LEVELS[settings.log_level],
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    try:
-        asyncio.run(_main(settings))
-    except UsageError as exc:  # found at start (the namespace's search attributes)
-        if not getattr(args, "own_process", False):
-            raise
-        # The Temporal client's core threads outlive it: an interpreter finalizing around
-        # them can abort (PyGILState_Release). The line is the answer; leave without that.
-        print(one_line(f"joinery worker: {exc}"), file=sys.stderr, flush=True)
-        logging.shutdown()
-        os._exit(2)
+    asyncio.run(_main(settings))
     return 0
