@@ -33,6 +33,7 @@ from scheduling.disruption.round import RoundResult, run_round
 from scheduling.inputs import Document, InputError
 from worker.cli import explain as X
 from worker.plan_inputs import plan_catalogs
+from worker.running import karpenter_settings
 from worker.running.settings import add_temporal_args, temporal_from
 from worker.usage import UsageError, one_line
 from workflows.disruption.state import DisruptionStatus
@@ -110,9 +111,16 @@ def ec2_instance_types(
     if not args.region:
         raise UsageError("--region: no AWS region given (nor $AWS_REGION); or give --catalog")
     endpoint = args.aws_endpoint_url or None
+    # sized as the worker sizes them (its RESERVED_ENIS and VM_MEMORY_OVERHEAD_PERCENT)
+    vm_overhead, reserved_enis = karpenter_settings.catalog_values()
     try:
         provider = EC2Provider.create(
-            ProviderSettings(region=args.region, cluster=ClusterInfo(args.cluster)),
+            ProviderSettings(
+                region=args.region,
+                cluster=ClusterInfo(args.cluster),
+                vm_memory_overhead_percent=vm_overhead,
+                reserved_enis=reserved_enis,
+            ),
             AWSClients.create(args.region, endpoint),
             use_pricing_api=endpoint is None,
         )

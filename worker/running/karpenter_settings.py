@@ -595,6 +595,22 @@ def _log_level(text: str) -> str:
     return value
 
 
+def catalog_values(args: argparse.Namespace | None = None) -> tuple[float, int]:
+    """VM_MEMORY_OVERHEAD_PERCENT and RESERVED_ENIS, checked, for a command that builds a
+    catalog as the worker does: from its flags (``joinery catalog``), or with no ``args``
+    from the environment (``joinery explain``)."""
+    vm = (
+        args.vm_memory_overhead_percent
+        if args is not None
+        else lookup("VM_MEMORY_OVERHEAD_PERCENT", "0.075")
+    )
+    enis = args.reserved_enis if args is not None else lookup("RESERVED_ENIS", "0")
+    return (
+        _checked("--vm-memory-overhead-percent", vm, _fraction),
+        _checked("--reserved-enis", enis, _count),
+    )
+
+
 def worker_values(
     args: argparse.Namespace, environ: Mapping[str, str] | None = None
 ) -> WorkerValues:

@@ -234,3 +234,21 @@ def test_the_chart_has_a_value_for_each_setting_with_a_chart_key() -> None:
                 break
             node = node[part]
     assert not missing, f"values.yaml lacks {missing}"
+
+
+def test_joinery_catalog_builds_with_the_workers_memory_and_eni_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def values(*argv: str) -> tuple[float, int]:
+        args = build_parser(["catalog"]).parse_args(["catalog", "--region", "us-east-1", *argv])
+        return K.catalog_values(args)
+
+    assert values() == (0.075, 0)
+    monkeypatch.setenv("RESERVED_ENIS", "2")
+    monkeypatch.setenv("VM_MEMORY_OVERHEAD_PERCENT", "0.05")
+    assert values() == (0.05, 2)
+    assert values("--reserved-enis", "1") == (0.05, 1)
+    with pytest.raises(UsageError, match="--reserved-enis 'x'"):
+        values("--reserved-enis", "x")
+    # joinery explain has no flags for them: it sizes as the worker's environment says
+    assert K.catalog_values() == (0.05, 2)
