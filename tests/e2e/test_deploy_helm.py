@@ -284,22 +284,49 @@ def test_karpenters_settings_reach_the_worker_under_their_names(
     assert s.log_level == "debug"
 
 
-def test_a_karpenter_values_file_with_every_default_renders_no_refused_setting(
-    helm: Path,
+# Karpenter v1.14's chart defaults for its settings (read from its values.yaml), as a
+# migrating values file carries them.
+KARPENTER_DEFAULTS = {
+    "settings": {
+        "batchMaxDuration": "10s", "batchIdleDuration": "1s", "preferencePolicy": "Respect",
+        "minValuesPolicy": "Strict", "clusterCABundle": "", "clusterName": "prod-east",
+        "clusterEndpoint": "", "isolatedVPC": False, "eksControlPlane": False,
+        "vmMemoryOverheadPercent": 0.075, "interruptionQueue": "", "enableZonalShift": False,
+        "reservedENIs": "0", "ignoreDRARequests": True,
+        "disableClusterStateObservability": False, "disableDryRun": False,
+        "amiRefreshInterval": "1m", "subnetRefreshInterval": "1m",
+        "awsFeatureGates": {"nodeClassCEL": False},
+    },
+    "logLevel": "info",
+}  # fmt: skip
+
+
+def test_a_karpenter_values_file_with_every_default_starts_the_worker(
+    helm: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Karpenter's defaults for the settings Joinery refuses (zonal shift off, dry run on,
-    ...) are not passed, as Karpenter's chart does not pass a false value: the worker starts."""
-    docs = render(
-        helm,
-        *BASE,
-        "--set", "settings.enableZonalShift=false",
-        "--set", "settings.disableDryRun=false",
-        "--set", "settings.disableClusterStateObservability=false",
-        "--set", "settings.isolatedVPC=false",
-    )  # fmt: skip
-    env = worker_env(docs)
-    assert not K.refusals(env, health_port=int(env["JOINERY_HEALTH_PORT"]))
+    ...) are not passed, as Karpenter's chart does not pass a false value; the rest are
+    Joinery's defaults too: the worker's parser takes the rendered environment as it is."""
+    values = tmp_path / "karpenter-values.yaml"
+    values.write_text(yaml.safe_dump(KARPENTER_DEFAULTS))
+    env = worker_env(render(helm, "-f", str(values)))
     assert "ENABLE_ZONAL_SHIFT" not in env and "DISABLE_DRY_RUN" not in env
+    assert env["IGNORE_DRA_REQUESTS"] == "true"
+    assert env["AWS_FEATURE_GATES"] == "NodeClassCEL=false"
+    assert env["MIN_VALUES_POLICY"] == "Strict" and env["PREFERENCE_POLICY"] == "Respect"
+    for name in list(os.environ):
+        if name.startswith(("JOINERY_", "TEMPORAL_")) or name in K.BY_ENV:
+            monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    args = build_parser(["worker"]).parse_args(["worker"])
+    s = worker_command.settings_from(args)  # no refusal, no bad value
+    assert (s.reserved_enis, s.vm_memory_overhead_percent) == (0, 0.075)
+    assert (s.batch_idle_seconds, s.batch_max_seconds) == (1.0, 10.0)
+    assert s.eks_control_plane is None and s.isolated_vpc is False
+
+
+def test_a_refused_chart_setting_is_refused_by_the_worker(helm: Path) -> None:
     refused = worker_env(render(helm, *BASE, "--set", "settings.enableZonalShift=true"))
     assert K.refusals(refused) == [
         "setting ENABLE_ZONAL_SHIFT='true' is not supported by Joinery: "
