@@ -83,6 +83,8 @@ UPDATE_DISRUPT = "disrupt"
 SIGNAL_PODS_PENDING = "pods_pending"
 UPDATE_PAUSE = "pause"
 UPDATE_RESUME = "resume"
+# Provisioner: the batch window the starting worker was given (BATCH_*_DURATION).
+SIGNAL_BATCHING = "batching"
 # Disruption workflow
 SIGNAL_CLUSTER_CHANGED = "cluster_changed"
 # Provisioner, disruption and garbage collection: continue as new on the queue named

@@ -48,7 +48,7 @@ import yaml
 
 from activities.cache_root import cache_root
 from models import contract
-from sandbox import temporal_dynamic
+from sandbox import dev_env, temporal_dynamic
 from sandbox.processes import ChildProcess, free_ports, wait_for
 
 if TYPE_CHECKING:
@@ -314,6 +314,9 @@ class DevOptions:
     worker_args: tuple[str, ...] = ()
     # "dev": `temporal server start-dev` (SQLite, UI); "server": temporal-server on PostgreSQL
     temporal_kind: str = "dev"
+    # Where to leave the operator commands' environment (sandbox/dev_env.py); None: nowhere
+    # (tests and scripted scenarios must not change what another terminal's CLI reads).
+    env_file: Path | None = None
 
 
 @dataclass(eq=False)
@@ -365,6 +368,8 @@ class DevStack:
             stack._apply_defaults()
             if options.worker:
                 stack._start_worker()
+            if options.env_file is not None:
+                dev_env.write(stack.operator_env(), options.env_file)
         except BaseException:
             stack.stop()
             raise
@@ -506,9 +511,19 @@ class DevStack:
             "JOINERY_CATALOG_CACHE": str(self.workdir / "catalog.cache"),
         }
 
+    def operator_env(self) -> dict[str, str]:
+        """What ``joinery status``, ``explain``, ``pause`` and ``resume`` need in another
+        terminal: the stack's environment with the admin kubeconfig kubectl uses."""
+        assert self.cluster
+        kubeconfig = self.kubeconfig_copy or self.cluster.admin_kubeconfig_path
+        return {**self.stack_env(), "KUBECONFIG": str(kubeconfig)}
+
     def worker_command(self) -> list[str]:
         """``joinery worker`` with this interpreter; the environment says the rest."""
-        run = "import sys; from worker.cli import main; sys.exit(main(['worker', *sys.argv[1:]]))"
+        run = (
+            "import sys; from worker.cli import main; from worker.cli.exiting import leave;"
+            " leave(main(['worker', *sys.argv[1:]]))"
+        )
         return [sys.executable, "-c", run, *self.options.worker_args]
 
     @property
@@ -579,9 +594,17 @@ class DevStack:
             if self.temporal.workflows_url()
             else f"  temporal workflow list --address {self.temporal.address}"
             " --query 'NodePool=\"default\"'",
-            f"  {k} delete deployment inflate   # then delete the empty NodeClaims",
+            f"  {k} delete deployment inflate   # consolidation then removes the empty nodes",
             "",
         ]
+        if self.options.env_file is not None:
+            lines[-1:-1] = [
+                "  joinery status                # the provisioner, disruption rounds, pauses",
+                "  joinery explain NODE          # why a node stays or goes (a Node's name)",
+                "  joinery pause / joinery resume",
+                f"  (these read {self.options.env_file}, removed on exit; flags and the"
+                " environment override it)",
+            ]
         if not self.worker:
             env = self.stack_env()
             lines += [
@@ -616,6 +639,8 @@ class DevStack:
             steps.append(("EC2 emulator", self.moto.stop))
         if self.temporal:
             steps.append(("Temporal", self.temporal.stop))
+        if self.options.env_file is not None:
+            steps.insert(0, ("environment file", lambda: dev_env.remove(self.options.env_file)))
         for what, step in steps:
             try:
                 step()

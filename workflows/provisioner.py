@@ -1,9 +1,11 @@
 """``ProvisionerWorkflow``: one per cluster (id ``provisioner@<cluster>``), forever.
 
 The worker's pod watcher signals ``pods_pending`` whenever pods become unschedulable. Signals
-are batched like Karpenter's provisioner (a round starts once 1 s passes without a new signal,
-or 10 s after the first), then one planning activity reads the cluster and returns the
-NodeClaims to create; they are created and their workflows started.
+are batched like Karpenter's provisioner (a round starts once ``batch_idle_seconds``, 1 s by
+default, pass without a new signal, or ``batch_max_seconds``, 10 s, after the first: Karpenter's
+BATCH_IDLE_DURATION and BATCH_MAX_DURATION, which the worker passes in the input and, to a run
+already going, in the ``batching`` signal), then one planning activity reads the cluster and
+returns the NodeClaims to create; they are created and their workflows started.
 
 It is also the cluster's durable control state: ``pause`` / ``resume`` updates keep paused
 NodePools (or everything) out of provisioning across worker restarts and continue-as-new.
@@ -33,8 +35,8 @@ with workflow.unsafe.imports_passed_through():
     from models import contract
     from models.contract import ProvisioningActivity
 
-BATCH_IDLE = timedelta(seconds=1)
-BATCH_MAX = timedelta(seconds=10)
+BATCH_IDLE_SECONDS = 1.0
+BATCH_MAX_SECONDS = 10.0
 # How long a failed round waits before trying again (pods stay pending meanwhile).
 RETRY_ROUND = timedelta(seconds=30)
 # Creating a burst's claims and starting their workflows: hundreds of API calls in one try.
@@ -54,6 +56,16 @@ class ProvisionerInput:
     rounds: int = 0
     created: int = 0
     history_limit: int = 5_000
+    batch_idle_seconds: float = BATCH_IDLE_SECONDS
+    batch_max_seconds: float = BATCH_MAX_SECONDS
+
+
+@dataclass
+class Batching:
+    """The batch window a worker was configured with (``SIGNAL_BATCHING``)."""
+
+    idle_seconds: float = BATCH_IDLE_SECONDS
+    max_seconds: float = BATCH_MAX_SECONDS
 
 
 @dataclass
@@ -101,15 +113,18 @@ class ProvisionerWorkflow(history.QueueMove):
             await history.continue_if_long(self.inp.history_limit, self.inp, self.move_to)
 
     async def _batch(self) -> None:
-        """Return once signals went quiet for BATCH_IDLE, or BATCH_MAX after the first."""
+        """Return once signals went quiet for the idle window, or the max window after the
+        first (both from the input, so a replay waits exactly as the run did)."""
         first = workflow.now()
+        idle = timedelta(seconds=self.inp.batch_idle_seconds)
+        most = timedelta(seconds=self.inp.batch_max_seconds)
         while True:
             seen = self._signals
-            left = first + BATCH_MAX - workflow.now()
+            left = first + most - workflow.now()
             if left <= timedelta(0):
                 return
             try:
-                await workflow.wait_condition(self._since(seen), timeout=min(BATCH_IDLE, left))
+                await workflow.wait_condition(self._since(seen), timeout=min(idle, left))
             except TimeoutError:
                 return
 
@@ -236,6 +251,14 @@ class ProvisionerWorkflow(history.QueueMove):
     @workflow.signal(name=contract.SIGNAL_PODS_PENDING)
     def pods_pending(self, count: int = 1) -> None:
         self._trigger()
+
+    @workflow.signal(name=contract.SIGNAL_BATCHING)
+    def batching(self, batching: Batching) -> None:
+        """A worker's batch window, sent with every start so a setting changed between
+        restarts reaches the run already going; applies from the next round."""
+        if 0 < batching.idle_seconds <= batching.max_seconds:
+            self.inp.batch_idle_seconds = batching.idle_seconds
+            self.inp.batch_max_seconds = batching.max_seconds
 
     @workflow.update(name=contract.UPDATE_PAUSE)
     def pause(self, request: PauseRequest) -> str:

@@ -25,6 +25,16 @@ class ProviderOptions:
     cluster_ca_bundle: str = ""
     service_cidr: str = ""
     kubernetes_version: str = ""
+    # EKS_CONTROL_PLANE: None asks the cloud (EKS DescribeCluster) for the facts not given;
+    # False never does.
+    eks_control_plane: bool | None = None
+    # ISOLATED_VPC: no public price API (the offline table serves the prices).
+    isolated_vpc: bool = False
+    # VM_MEMORY_OVERHEAD_PERCENT and RESERVED_ENIS: what the catalog's capacity keeps back.
+    vm_memory_overhead_percent: float = 0.075
+    reserved_enis: int = 0
+    # AMI_/SUBNET_REFRESH_INTERVAL: how long a node class's resolution is reused (seconds).
+    nodeclass_refresh_seconds: float = 60.0
     # Karpenter's MIN_VALUES_POLICY (models.policies): Strict or BestEffort, at launch too.
     min_values_policy: str = "Strict"
     # Azure: the subscription whose resource SKUs and VMs are used.

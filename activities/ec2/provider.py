@@ -53,7 +53,9 @@ def cluster_info(opts: ProviderOptions) -> tuple[ClusterInfo, bool]:
         "kubernetes_version": opts.kubernetes_version,
     }
     info = ClusterInfo(opts.cluster, **{k: v for k, v in given.items() if v})
-    return info, not all(given.values())
+    # EKS_CONTROL_PLANE=false: never DescribeCluster (the worker filled what it could from
+    # the API server)
+    return info, opts.eks_control_plane is not False and not all(given.values())
 
 
 @dataclass
@@ -138,6 +140,10 @@ class EC2Provider:
             discover_cluster=discover,
             manage_instance_profiles=True,
             min_values_policy=opts.min_values_policy,
+            isolated_vpc=opts.isolated_vpc,
+            vm_memory_overhead_percent=opts.vm_memory_overhead_percent,
+            reserved_enis=opts.reserved_enis,
+            nodeclass_cache_ttl_seconds=opts.nodeclass_refresh_seconds,
         )
         return EC2Provider.create(settings, clients, use_pricing_api=not opts.endpoint_url)
 

@@ -24,6 +24,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 
 from activities.kubernetes.client import from_kubeconfig
 from activities.kubernetes.resources import EC2NODECLASS, NODEPOOL
+from sandbox import dev_env
 from sandbox.dev import SEARCH_ATTRIBUTES, joinery_command, tool
 
 REPO = Path(__file__).resolve().parents[2]
@@ -66,11 +67,13 @@ def test_unknown_scenario_is_rejected() -> None:
 class DevProcess:
     """A running ``joinery dev`` subprocess and what its banner said."""
 
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: Path, *, worker: bool = False) -> None:
+        # Never the user's own ~/.cache/joinery/dev.env: another terminal's CLI reads that.
+        self.env_file = state_dir.parent / "dev.env"
         self.popen = subprocess.Popen(
             joinery_command(
                 "dev",
-                "--no-worker",
+                *(() if worker else ("--no-worker",)),
                 "--temporal-port",
                 "0",
                 "--state-dir",
@@ -82,6 +85,7 @@ class DevProcess:
             stderr=subprocess.STDOUT,
             text=True,
             cwd=REPO,
+            env={**os.environ, dev_env.PATH_VARIABLE: str(self.env_file)},
         )
         self.output: list[str] = []
         deadline = time.monotonic() + 150
@@ -212,3 +216,56 @@ def test_stack_serves_until_ctrl_c_and_keeps_history(dev: DevProcess, state_dir:
         assert again.interrupt() in (0, 130)
     finally:
         again.kill()
+
+
+def operator_command(env_file: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """A command typed in another terminal: none of the stack's variables, no flags."""
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("AWS_", "JOINERY_", "TEMPORAL_", "KUBECONFIG"))
+    }
+    return subprocess.run(
+        joinery_command(*args),
+        capture_output=True,
+        text=True,
+        timeout=90,
+        cwd=REPO,
+        check=False,
+        env={**clean, "HOME": str(env_file.parent), dev_env.PATH_VARIABLE: str(env_file)},
+    )
+
+
+def test_operator_commands_work_in_another_terminal_with_no_flags(tmp_path: Path) -> None:
+    dev = DevProcess(tmp_path / "state", worker=True)
+    try:
+        banner = "".join(dev.output)
+        assert "joinery status" in banner and "joinery explain NODE" in banner
+        assert str(dev.env_file) in banner
+        assert "delete the empty NodeClaims" not in banner
+        written = dev_env.read(dev.env_file)
+        assert written["JOINERY_CLUSTER"] == "e2e" and written["TEMPORAL_ADDRESS"] == dev.address
+
+        status = operator_command(dev.env_file, "status")
+        assert status.returncode == 0, status.stderr
+        assert "e2e" in status.stdout and "no workflow" not in status.stdout
+        paused = operator_command(dev.env_file, "pause")
+        assert paused.returncode == 0, paused.stderr
+        resumed = operator_command(dev.env_file, "resume")
+        assert resumed.returncode == 0, resumed.stderr
+        # explain reaches the cluster, EC2's emulator and Temporal without --region, --cluster
+        # or an endpoint: an unknown node is the only thing wrong with this question
+        explain = operator_command(dev.env_file, "explain", "no-such-node")
+        assert explain.returncode == 2
+        assert "--region" not in explain.stderr and "no-such-node" in explain.stderr
+        # a flag still wins over the file
+        other = operator_command(dev.env_file, "status", "--cluster", "other")
+        assert "e2e" not in other.stdout
+
+        assert dev.interrupt() in (0, 130)
+        output = "".join(dev.output)
+        assert "Traceback" not in output, output[-3000:]
+        assert "Fatal Python error" not in output, output[-3000:]
+        assert not dev.env_file.exists()  # removed with the stack
+    finally:
+        dev.kill()

@@ -17,7 +17,7 @@ import pytest
 
 from models import contract
 from sandbox import dev as sandbox_dev
-from worker.running import metrics
+from worker.running import karpenter_settings, metrics
 from workflows import search
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -163,6 +163,8 @@ def test_every_karpenter_metric_the_docs_name_is_exported() -> None:
         ("manages no IAM", "activities/ec2/instance_profiles.py manages instance profiles"),
         ("same provisioning decisions", "docs/scheduling.md lists where the plans differ"),
         ("when they land", "consolidation and drift honour joinery pause already"),
+        ("delete the empty NodeClaims", "consolidation removes empty nodes by itself"),
+        ("batches (1 s idle / 10 s max)", "BATCH_IDLE_DURATION / BATCH_MAX_DURATION set them"),
     ],
 )
 def test_a_statement_the_code_outgrew_does_not_come_back(stale: str, where: str) -> None:
@@ -209,3 +211,51 @@ def test_every_make_target_performance_md_names_exists() -> None:
     named = set(re.findall(r"`make ([\w-]+)", PERFORMANCE.read_text(encoding="utf-8")))
     assert named, "no make target found in docs/performance.md"
     assert named <= targets, f"docs/performance.md names make targets {named - targets}"
+
+
+NUMBERS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10,
+}  # fmt: skip
+
+
+def test_every_count_of_the_search_attributes_is_right() -> None:
+    """ "the six search attributes" stayed in three docs when DisruptionReason made seven."""
+    words = "|".join(NUMBERS)
+    count = re.compile(rf"\b({words}|\d+) (?:custom )?search attributes\b", re.IGNORECASE)
+    expected = len(contract.SEARCH_ATTRIBUTES)
+    wrong = [
+        f"{rel(path)}: {m.group(0)!r}"
+        for path in [*DOCS, ROOT / "docker-compose.yml", *(ROOT / "deploy").rglob("*.yaml")]
+        for m in count.finditer(path.read_text(encoding="utf-8"))
+        if NUMBERS.get(m.group(1).lower(), 0) != expected and m.group(1) != str(expected)
+    ]
+    assert not wrong, f"there are {expected} search attributes: {wrong}"
+
+
+def settings_rows() -> dict[str, str]:
+    """docs/operations.md's Settings table: Karpenter's env name -> its row."""
+    text = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
+    section = text.split("\n## Settings\n", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `([A-Z_]+)` \|(.*)$", section, re.MULTILINE)
+    assert rows, "no settings table in docs/operations.md"
+    return dict(rows)
+
+
+def test_the_settings_table_has_one_row_per_karpenter_setting_as_the_code_has_it() -> None:
+    rows = settings_rows()
+    code = {s.env: s for s in karpenter_settings.SETTINGS}
+    assert set(rows) == set(code), (
+        f"rows without a setting {sorted(set(rows) - set(code))}, "
+        f"settings without a row {sorted(set(code) - set(rows))}"
+    )
+    wrong = []
+    for env, setting in code.items():
+        row = rows[env]
+        for fact in (setting.flag, setting.joinery_env, setting.chart):
+            if fact and f"`{fact}`" not in row:
+                wrong.append(f"{env}: the row does not give `{fact}`")
+        refused = "**refused**" in row
+        if refused != (setting.status == karpenter_settings.REFUSED):
+            wrong.append(f"{env}: the row says refused={refused}, the code {setting.status}")
+    assert not wrong, "\n".join(wrong)

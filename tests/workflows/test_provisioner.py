@@ -14,7 +14,12 @@ from temporalio.worker import Worker
 
 from models import contract
 from tests.support.provisioner_fakes import FakePlanner
-from workflows.provisioner import PauseRequest, ProvisionerInput, ProvisionerWorkflow
+from workflows.provisioner import (
+    Batching,
+    PauseRequest,
+    ProvisionerInput,
+    ProvisionerWorkflow,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -75,6 +80,45 @@ async def test_a_busy_stream_is_cut_at_ten_seconds(
     assert len(fake.plans) >= 2
     first = (fake.plans[0][1] - start).total_seconds()
     assert 9.5 <= first <= 11
+
+
+async def test_the_batch_window_comes_from_the_input(
+    time_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    """BATCH_IDLE_DURATION=3s, BATCH_MAX_DURATION=5s: signals 2 s apart never leave 3 s of
+    quiet, so the round starts when the 5 s window closes, not 1 s after the last signal."""
+    fake = FakePlanner()
+    async with provisioner(
+        time_env, fake, task_queue, batch_idle_seconds=3.0, batch_max_seconds=5.0
+    ) as handle:
+        start = await time_env.get_current_time()
+        for _ in range(4):
+            await handle.signal(ProvisionerWorkflow.pods_pending, 1)
+            await time_env.sleep(2)
+        for _ in range(10):
+            if fake.plans:
+                break
+            await time_env.sleep(1)
+    first = (fake.plans[0][1] - start).total_seconds()
+    assert 4.5 <= first <= 6
+
+
+async def test_a_running_provisioner_takes_a_new_batch_window_by_signal(
+    time_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    """A worker restarted with another BATCH_IDLE_DURATION signals it (``batching``) to the
+    run already going: the next round waits 4 s of quiet, where the input said 1 s."""
+    fake = FakePlanner()
+    async with provisioner(time_env, fake, task_queue) as handle:
+        await handle.signal(ProvisionerWorkflow.batching, Batching(4.0, 30.0))
+        start = await time_env.get_current_time()
+        await handle.signal(ProvisionerWorkflow.pods_pending, 1)
+        for _ in range(10):
+            if fake.plans:
+                break
+            await time_env.sleep(1)
+    waited = (fake.plans[0][1] - start).total_seconds()
+    assert 3.5 <= waited <= 5.5
 
 
 async def test_pause_and_resume(time_env: WorkflowEnvironment, task_queue: str) -> None:

@@ -23,6 +23,7 @@ from models.ec2nodeclass import EC2NodeClass
 from models.instancetype import InstanceType
 from models.resources import render
 from worker.cli.azure_args import add_azure_args, add_provider_arg
+from worker.running import karpenter_settings
 from worker.usage import UsageError
 
 
@@ -40,9 +41,30 @@ def register(subparsers: Any) -> None:
         help="EC2NodeClass (or AKSNodeClass) YAML: kubelet, disks and subnet zones apply",
     )
     p.add_argument("--kubernetes-version", default="1.31", help="for AMI alias resolution")
-    p.add_argument("--cluster-name", default="joinery")
-    p.add_argument("--vm-memory-overhead-percent", type=float, default=0.075, help="default 0.075")
-    p.add_argument("-o", "--output", choices=("yaml", "json", "table"), default="yaml")
+    p.add_argument(
+        "--cluster-name",
+        default="joinery",
+        help="cluster name the catalog's EC2NodeClass resolution uses (default joinery)",
+    )
+    p.add_argument(
+        "--vm-memory-overhead-percent",
+        default=karpenter_settings.lookup("VM_MEMORY_OVERHEAD_PERCENT", "0.075"),
+        help="fraction of memory the hypervisor keeps, as the worker's setting (default 0.075;"
+        " $JOINERY_VM_MEMORY_OVERHEAD_PERCENT, $VM_MEMORY_OVERHEAD_PERCENT)",
+    )
+    p.add_argument(
+        "--reserved-enis",
+        default=karpenter_settings.lookup("RESERVED_ENIS", "0"),
+        help="ENIs kept out of max pods, as the worker's setting (default 0;"
+        " $JOINERY_RESERVED_ENIS, $RESERVED_ENIS)",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        choices=("yaml", "json", "table"),
+        default="yaml",
+        help="output format (default yaml, the --catalog file format)",
+    )
     add_provider_arg(p)
     add_azure_args(p, memory_overhead=False)
     p.set_defaults(func=run)
@@ -113,10 +135,12 @@ def run(args: argparse.Namespace) -> int:
 
         return run_azure(args)
     nodeclass = _load_nodeclass(args.nodeclass) if args.nodeclass else None
+    vm_overhead, reserved_enis = karpenter_settings.catalog_values(args)
     settings = ProviderSettings(
         region=args.region,
-        cluster=ClusterInfo("joinery", kubernetes_version=args.kubernetes_version),
-        vm_memory_overhead_percent=args.vm_memory_overhead_percent,
+        cluster=ClusterInfo(args.cluster_name, kubernetes_version=args.kubernetes_version),
+        vm_memory_overhead_percent=vm_overhead,
+        reserved_enis=reserved_enis,
     )
     clients = AWSClients.create(args.region, args.endpoint_url)
     provider = EC2Provider.create(settings, clients)

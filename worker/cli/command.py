@@ -36,6 +36,11 @@ COMMANDS = {
 }
 
 
+# The commands an operator runs against a live cluster: after `joinery dev` they work with no
+# flags (sandbox/dev_env.py).
+OPERATOR_COMMANDS = frozenset({"status", "explain", "pause", "resume", "disrupt"})
+
+
 def _command_in(argv: Sequence[str]) -> str | None:
     """The sub-command named on the command line (the first word; the root takes no options)."""
     for arg in argv:
@@ -67,9 +72,22 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    own_process = argv is None  # the command line of this process, not a caller's list
-    if argv is None:
-        argv = sys.argv[1:]
+    """Run a command; given no ``argv`` (the console script), also end the process
+    (``worker.cli.exiting``)."""
+    if argv is not None:
+        return _main(argv, own_process=False)
+    from worker.cli.exiting import leave
+
+    leave(_main(sys.argv[1:], own_process=True))
+
+
+def _main(argv: Sequence[str], *, own_process: bool) -> int:
+    if own_process and _command_in(argv) in OPERATOR_COMMANDS:
+        # what `joinery dev` left for this terminal (sandbox/dev_env.py), below the
+        # environment and the flags
+        from sandbox import dev_env
+
+        dev_env.export_defaults(os.environ)
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     args.own_process = own_process

@@ -29,22 +29,24 @@ from workflows.provisioner import PauseRequest, ProvisionerStatus, ProvisionerWo
 def register(sub: Any) -> None:
     p = sub.add_parser("pause", help="stop creating NodeClaims (for one NodePool or all)")
     add_temporal_args(p)
-    p.add_argument("--nodepool", default=None)
+    p.add_argument("--nodepool", default=None, help="only this NodePool (default: all of them)")
     p.set_defaults(func=run_pause)
     p = sub.add_parser("resume", help="undo pause")
     add_temporal_args(p)
-    p.add_argument("--nodepool", default=None)
+    p.add_argument("--nodepool", default=None, help="only this NodePool (default: all of them)")
     p.set_defaults(func=run_resume)
     p = sub.add_parser("disrupt", help="drain and terminate one NodeClaim now")
     add_temporal_args(p)
-    p.add_argument("nodeclaim")
+    p.add_argument("nodeclaim", help="the NodeClaim to drain and replace")
     p.add_argument("--reason", default="Disrupted", help="DisruptionReason (one word)")
-    p.add_argument("--message", default="")
+    p.add_argument("--message", default="", help="why, for the NodeClaim's condition")
     p.set_defaults(func=run_disrupt)
     p = sub.add_parser("status", help="phase, conditions and timings (one NodeClaim or all)")
     add_temporal_args(p)
-    p.add_argument("nodeclaim", nargs="?")
-    p.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    p.add_argument(
+        "nodeclaim", nargs="?", help="one NodeClaim's workflow (default: the cluster's workflows)"
+    )
+    p.add_argument("-o", "--output", choices=("text", "json"), default="text", help="output format")
     p.set_defaults(func=run_status)
 
 

@@ -105,7 +105,7 @@ def _log(message: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     _validate(args)
-    from sandbox import scenarios
+    from sandbox import dev_env, scenarios
     from sandbox.dev import DevOptions, DevStack, PortInUse, state_home
 
     if args.state_dir:
@@ -124,6 +124,8 @@ def run(args: argparse.Namespace) -> int:
         state_dir=state_dir,
         follow_worker_log=not (args.quiet_worker or (args.scenario and args.exit)),
         temporal_kind=args.temporal,
+        # an interactive stack tells the operator commands of other terminals where it is
+        env_file=None if args.exit else dev_env.path(),
     )
     # Ctrl-C, SIGTERM (a test harness, systemd) and a closed terminal all unwind through the
     # finally below. SIGINT is set explicitly: a shell starting us in the background would

@@ -34,6 +34,7 @@ from scheduling.inputs import Document, InputError
 from worker.cli import azure_plan
 from worker.cli import explain as X
 from worker.plan_inputs import plan_catalogs
+from worker.running import karpenter_settings
 from worker.running.settings import add_temporal_args, temporal_from
 from worker.usage import UsageError, one_line
 from workflows.disruption.state import DisruptionStatus
@@ -58,14 +59,16 @@ def register(sub: Any) -> None:
         " default: read EC2's, for the NodePools' EC2NodeClasses, as the worker does",
     )
     p.add_argument(
-        "--region", default=os.environ.get("AWS_REGION", os.environ.get("AWS_DEFAULT_REGION", ""))
+        "--region",
+        default=os.environ.get("AWS_REGION", os.environ.get("AWS_DEFAULT_REGION", "")),
+        help="AWS region of the EC2 catalog (default $AWS_REGION)",
     )
     p.add_argument(
         "--aws-endpoint-url",
         default=os.environ.get("JOINERY_AWS_ENDPOINT_URL", ""),
         help="EC2-compatible endpoint (an emulator); prices then come from the offline table",
     )
-    p.add_argument("-o", "--output", choices=("text", "json"), default="text")
+    p.add_argument("-o", "--output", choices=("text", "json"), default="text", help="output format")
     add_temporal_args(p)
     p.set_defaults(func=run)
 
@@ -109,9 +112,16 @@ def ec2_instance_types(
     if not args.region:
         raise UsageError("--region: no AWS region given (nor $AWS_REGION); or give --catalog")
     endpoint = args.aws_endpoint_url or None
+    # sized as the worker sizes them (its RESERVED_ENIS and VM_MEMORY_OVERHEAD_PERCENT)
+    vm_overhead, reserved_enis = karpenter_settings.catalog_values()
     try:
         provider = EC2Provider.create(
-            ProviderSettings(region=args.region, cluster=ClusterInfo(args.cluster)),
+            ProviderSettings(
+                region=args.region,
+                cluster=ClusterInfo(args.cluster),
+                vm_memory_overhead_percent=vm_overhead,
+                reserved_enis=reserved_enis,
+            ),
             AWSClients.create(args.region, endpoint),
             use_pricing_api=endpoint is None,
         )

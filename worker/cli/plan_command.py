@@ -49,7 +49,13 @@ def register(sub: Any) -> None:
         "the node class of that name its own (as `joinery catalog --nodeclass` writes it); "
         "required unless --provider azure reads the region's",
     )
-    p.add_argument("-o", "--output", choices=("json", "yaml", "table"), default="json")
+    p.add_argument(
+        "-o",
+        "--output",
+        choices=("json", "yaml", "table"),
+        default="json",
+        help="output format (default json)",
+    )
     p.add_argument(
         "--disruption",
         action="store_true",

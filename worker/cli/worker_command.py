@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import logging
 import os
 import signal
 from typing import Any
 
+from worker.running import karpenter_settings
 from worker.running.app import refusal, run_worker
 from worker.running.settings import (
     Settings,
@@ -29,13 +31,35 @@ def register(sub: Any) -> None:
     add_temporal_args(p)
     add_provider_arg(p)
     env = os.environ.get
-    p.add_argument("--kubeconfig", default=env("KUBECONFIG", ""))
-    p.add_argument("--region", default=env("AWS_REGION", env("AWS_DEFAULT_REGION", "us-east-1")))
-    p.add_argument("--aws-endpoint-url", default=env("JOINERY_AWS_ENDPOINT_URL", ""))
-    p.add_argument("--interruption-queue", default=env("JOINERY_INTERRUPTION_QUEUE", ""))
+    p.add_argument(
+        "--kubeconfig",
+        default=env("KUBECONFIG", ""),
+        help="the cluster's kubeconfig (default $KUBECONFIG, else in-cluster, else ~/.kube/config)",
+    )
+    p.add_argument(
+        "--region",
+        default=env("AWS_REGION", env("AWS_DEFAULT_REGION", "us-east-1")),
+        help="AWS region (default $AWS_REGION, else us-east-1)",
+    )
+    p.add_argument(
+        "--aws-endpoint-url",
+        default=env("JOINERY_AWS_ENDPOINT_URL", ""),
+        help="EC2-compatible endpoint (an emulator) instead of AWS; prices then offline",
+    )
+    p.add_argument(
+        "--interruption-queue",
+        default=karpenter_settings.lookup("INTERRUPTION_QUEUE"),
+        help="SQS queue of EC2 interruption events, name or URL; off when empty"
+        " ($JOINERY_INTERRUPTION_QUEUE, $INTERRUPTION_QUEUE)",
+    )
     add_cluster_args(p)
     add_policy_args(p)
-    p.add_argument("--health-port", type=int, default=int(env("JOINERY_HEALTH_PORT", "8081")))
+    p.add_argument(
+        "--health-port",
+        type=int,
+        default=int(karpenter_settings.lookup("HEALTH_PROBE_PORT", "8081")),
+        help="port of /healthz, /readyz and /metrics ($JOINERY_HEALTH_PORT, $HEALTH_PROBE_PORT)",
+    )
     p.add_argument(
         "--health-host",
         default=env("JOINERY_HEALTH_HOST", "0.0.0.0"),
@@ -45,7 +69,15 @@ def register(sub: Any) -> None:
         "--search-attributes",
         action="store_true",
         default=env_flag("JOINERY_SEARCH_ATTRIBUTES"),
-        help="upsert NodePool/NodeClaim/InstanceType/CapacityType/Zone/Phase (register them first)",
+        help="upsert the search attributes (NodePool, NodeClaim, ...; docs/temporal.md): the"
+        " worker checks the namespace has them at start and exits naming any missing",
+    )
+    p.add_argument(
+        "--register-search-attributes",
+        action="store_true",
+        default=env_flag("JOINERY_REGISTER_SEARCH_ATTRIBUTES"),
+        help="with --search-attributes: register the ones the namespace lacks at start"
+        " (needs operator rights on the namespace)",
     )
     p.add_argument(
         "--otlp-endpoint",
@@ -65,7 +97,12 @@ def register(sub: Any) -> None:
         help="how long a disruption decision must still hold before it is carried out "
         "(default: Karpenter's 15; applies when the cluster's disruption workflow starts)",
     )
-    p.add_argument("--activity-threads", type=int, default=32)
+    p.add_argument(
+        "--activity-threads",
+        type=int,
+        default=32,
+        help="activities run at once on the lifecycles' queue (default 32)",
+    )
     p.add_argument(
         "--workflow-sandbox",
         action="store_true",
@@ -74,7 +111,8 @@ def register(sub: Any) -> None:
         " nothing nondeterministic (about a third more worker CPU per workflow task)",
     )
     p.add_argument("--no-watchers", action="store_true", help="only run workflows and activities")
-    p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument("-v", "--verbose", action="store_true", help="log at debug level")
+    karpenter_settings.add_worker_args(p)
     p.set_defaults(func=run)
 
 
@@ -88,6 +126,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
     refused = refusal(args.provider)
     if refused is not None:
         raise UsageError(refused)
+    karpenter = karpenter_settings.worker_values(args)
     return Settings(
         temporal=temporal_from(args),
         cluster=args.cluster,
@@ -103,6 +142,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         health_port=args.health_port,
         health_host=args.health_host,
         search_attributes=args.search_attributes,
+        register_search_attributes=args.register_search_attributes,
         otlp_endpoint=args.otlp_endpoint,
         activity_threads=args.activity_threads,
         workflow_sandbox=args.workflow_sandbox,
@@ -110,6 +150,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         catalog_cache=args.catalog_cache,
         disruption_validation_delay=args.disruption_validation_delay,
         policies=policies_from(args),
+        **dataclasses.asdict(karpenter),
     )
 
 
@@ -121,11 +162,14 @@ async def _main(settings: Settings) -> None:
     await run_worker(settings, stop=stop)
 
 
+LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "error": logging.WARNING}
+
+
 def run(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
     logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
+        level=logging.DEBUG if args.verbose else LOG_LEVELS[settings.log_level],
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    settings = settings_from(args)
     asyncio.run(_main(settings))
     return 0

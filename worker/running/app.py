@@ -32,6 +32,7 @@ from activities.cloud.provider import CloudProvider
 from activities.deps import Deps
 from activities.disruption.defs import DisruptionActivities
 from activities.garbage.defs import GarbageCollectionActivities
+from activities.kubernetes import rate_limit
 from activities.kubernetes.client import Kube, connect
 from activities.kubernetes.node_index import NodeIndex
 from activities.kubernetes.nodeclass_store import NodeClassStore
@@ -39,7 +40,15 @@ from activities.kubernetes.object_cache import WatchedObjects
 from activities.lifecycle.defs import NodeClaimActivities
 from activities.planning.defs import PlanningActivities
 from models import contract
-from worker.running import catalog_cache, connection, sdk_metrics, telemetry, tuning
+from worker.running import (
+    catalog_cache,
+    cluster_facts,
+    connection,
+    sdk_metrics,
+    search_attributes,
+    telemetry,
+    tuning,
+)
 from worker.running.health import HealthServer, TemporalProbe
 from worker.running.metrics import PrometheusCounters
 from worker.running.node_repair import NodeRepairLoop
@@ -51,7 +60,7 @@ from workflows.disruption.workflow import DisruptionWorkflow
 from workflows.garbage.state import GarbageCollectionInput
 from workflows.garbage.workflow import GarbageCollectionWorkflow
 from workflows.nodeclaim.workflow import NodeClaimWorkflow
-from workflows.provisioner import ProvisionerInput, ProvisionerWorkflow
+from workflows.provisioner import Batching, ProvisionerInput, ProvisionerWorkflow
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +97,11 @@ def provider_options(settings: Settings) -> ProviderOptions:
         service_cidr=settings.service_cidr,
         kubernetes_version=settings.kubernetes_version,
         min_values_policy=settings.policies.min_values,
+        eks_control_plane=settings.eks_control_plane,
+        isolated_vpc=settings.isolated_vpc,
+        vm_memory_overhead_percent=settings.vm_memory_overhead_percent,
+        reserved_enis=settings.reserved_enis,
+        nodeclass_refresh_seconds=settings.nodeclass_refresh_seconds,
     )
 
 
@@ -154,11 +168,18 @@ async def ensure_cluster_workflows(client: Client, settings: Settings) -> None:
     workflows."""
     cluster, sa = settings.cluster, settings.search_attributes
     wanted: list[tuple[Any, Any, str, str]] = []
+    # A provisioner already running takes the batch window of this worker's settings.
+    batching = Batching(settings.batch_idle_seconds, settings.batch_max_seconds)
     if settings.provisioner:
         wanted.append(
             (
                 ProvisionerWorkflow.run,
-                ProvisionerInput(cluster, sa),
+                ProvisionerInput(
+                    cluster,
+                    sa,
+                    batch_idle_seconds=settings.batch_idle_seconds,
+                    batch_max_seconds=settings.batch_max_seconds,
+                ),
                 contract.provisioner_id(cluster),
                 f"provisioner · cluster {cluster}",
             )
@@ -189,6 +210,11 @@ async def ensure_cluster_workflows(client: Client, settings: Settings) -> None:
         )
     queue = contract.cluster_workflows_queue(settings.temporal.task_queue)
     for run, inp, workflow_id, summary in wanted:
+        signal: dict[str, Any] = (
+            {"start_signal": contract.SIGNAL_BATCHING, "start_signal_args": [batching]}
+            if isinstance(inp, ProvisionerInput)
+            else {}
+        )
         handle = await client.start_workflow(
             run,
             inp,
@@ -196,6 +222,7 @@ async def ensure_cluster_workflows(client: Client, settings: Settings) -> None:
             task_queue=queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             static_summary=summary,
+            **signal,
         )
         # a run started before the cluster workflows had a queue of their own moves there
         if (await handle.describe()).task_queue != queue:
@@ -214,13 +241,21 @@ async def run_worker(
     refused = refusal(cloud.name if cloud is not None else settings.provider)
     if refused is not None:
         raise ValueError(refused)
-    kube = kube or connect(settings.kubeconfig or None)
+    if kube is None:
+        kube = connect(settings.kubeconfig or None)
+        rate_limit.limit(kube.api_client, settings.kube_client_qps, settings.kube_client_burst)
+    if settings.eks_control_plane is False:
+        settings = cluster_facts.from_api_server(settings, kube)
     cloud = cloud or cloud_provider(settings)
     if client is None:
         client = await connection.connect(
             settings.temporal,
             telemetry.plugins(settings.otlp_endpoint),
             runtime=sdk_metrics.runtime(),  # temporal_* series on /metrics
+        )
+    if settings.search_attributes:  # before any workflow could upsert one it lacks
+        await search_attributes.ensure(
+            client, settings.temporal.namespace, register=settings.register_search_attributes
         )
     # Replicas share what the cloud refused through a ConfigMap (EC2: shared_offerings.py).
     cloud.share_unavailable_offerings(kube.core)
@@ -279,6 +314,7 @@ async def run_worker(
                     nodeclass_store=deps.nodeclass_store,
                     node_index=deps.node_index,
                     watched=deps.watched,
+                    pods_pending_spacing=settings.batch_idle_seconds / 2,
                 ).start()
             if settings.watchers and settings.policies.gates.node_repair:
                 repair = NodeRepairLoop(kube, deps.counters, cloud=cloud).start()

@@ -10,7 +10,7 @@ from activities.cloud.options import AWS, PROVIDERS
 from activities.garbage.types import GRACE_SECONDS as GC_GRACE_SECONDS
 from models import contract
 from models.policies import Policies
-from worker.running import policy_settings
+from worker.running import karpenter_settings, policy_settings
 from workflows.disruption.state import VALIDATION_DELAY_SECONDS
 from workflows.garbage.state import PERIOD_SECONDS as GC_PERIOD_SECONDS
 
@@ -56,6 +56,8 @@ class Settings:
     health_port: int = 8081
     health_host: str = "0.0.0.0"  # probes reach a pod on its IP; the sandbox uses loopback
     search_attributes: bool = False
+    # Register the search attributes the namespace lacks at start (else it exits naming them).
+    register_search_attributes: bool = False
     otlp_endpoint: str = ""
     activity_threads: int = 32
     workflow_sandbox: bool = False  # worker/running/tuning.py: why workflow code runs unsandboxed
@@ -77,6 +79,18 @@ class Settings:
     # Karpenter's MIN_VALUES_POLICY, PREFERENCE_POLICY and FEATURE_GATES (see the section
     # "Karpenter's scheduling policies and feature gates" below).
     policies: Policies = field(default_factory=Policies)
+    # -- Karpenter's settings under their own names (worker/running/karpenter_settings.py) --
+    isolated_vpc: bool = False  # ISOLATED_VPC: prices from the offline table, no Pricing API
+    # EKS_CONTROL_PLANE: None asks DescribeCluster for what is not given; False never does.
+    eks_control_plane: bool | None = None
+    vm_memory_overhead_percent: float = 0.075  # VM_MEMORY_OVERHEAD_PERCENT
+    reserved_enis: int = 0  # RESERVED_ENIS
+    nodeclass_refresh_seconds: float = 60.0  # AMI_ / SUBNET_REFRESH_INTERVAL, the shorter
+    batch_idle_seconds: float = 1.0  # BATCH_IDLE_DURATION
+    batch_max_seconds: float = 10.0  # BATCH_MAX_DURATION
+    kube_client_qps: float = 0.0  # KUBE_CLIENT_QPS; 0 is no limit
+    kube_client_burst: int = 0  # KUBE_CLIENT_BURST; 0 is the QPS
+    log_level: str = "info"  # LOG_LEVEL
 
     def __post_init__(self) -> None:
         if not self.temporal.task_queue:
@@ -85,30 +99,64 @@ class Settings:
 
 def add_temporal_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("Temporal connection")
-    g.add_argument("--address", default=_env("TEMPORAL_ADDRESS", "localhost:7233"))
-    g.add_argument("--namespace", default=_env("TEMPORAL_NAMESPACE", "default"))
+    g.add_argument(
+        "--address",
+        default=_env("TEMPORAL_ADDRESS", "localhost:7233"),
+        help="Temporal frontend host:port ($TEMPORAL_ADDRESS, default localhost:7233)",
+    )
+    g.add_argument(
+        "--namespace",
+        default=_env("TEMPORAL_NAMESPACE", "default"),
+        help="Temporal namespace ($TEMPORAL_NAMESPACE, default default)",
+    )
     g.add_argument(
         "--task-queue",
         default=_env("JOINERY_TASK_QUEUE"),
         help="default: joinery@<cluster>",
     )
-    g.add_argument("--tls", action="store_true", default=env_flag("TEMPORAL_TLS"))
+    g.add_argument(
+        "--tls",
+        action="store_true",
+        default=env_flag("TEMPORAL_TLS"),
+        help="connect with TLS ($TEMPORAL_TLS; implied by a client cert or an API key)",
+    )
     g.add_argument("--tls-cert", default=_env("TEMPORAL_TLS_CERT"), help="client cert (PEM)")
     g.add_argument("--tls-key", default=_env("TEMPORAL_TLS_KEY"), help="client key (PEM)")
     g.add_argument("--tls-ca", default=_env("TEMPORAL_TLS_CA"), help="server CA (PEM)")
     g.add_argument(
         "--api-key", default=_env("TEMPORAL_API_KEY"), help="API key (or $TEMPORAL_API_KEY)"
     )
-    g.add_argument("--cluster", default=_env("JOINERY_CLUSTER", "joinery"))
+    g.add_argument(
+        "--cluster",
+        default=karpenter_settings.lookup("CLUSTER_NAME", "joinery"),
+        help="the cluster's name (default: $JOINERY_CLUSTER, then $CLUSTER_NAME, then joinery)",
+    )
 
 
 def add_cluster_args(p: argparse.ArgumentParser) -> None:
     """The EKS cluster facts; empty means "ask DescribeCluster" (see activities/ec2/cluster.py)."""
     g = p.add_argument_group("EKS cluster (discovered through DescribeCluster when empty)")
-    g.add_argument("--cluster-endpoint", default=_env("JOINERY_CLUSTER_ENDPOINT"))
-    g.add_argument("--cluster-ca-bundle", default=_env("JOINERY_CLUSTER_CA_BUNDLE"))
-    g.add_argument("--service-cidr", default=_env("JOINERY_SERVICE_CIDR"))
-    g.add_argument("--kubernetes-version", default=_env("JOINERY_KUBERNETES_VERSION"))
+    g.add_argument(
+        "--cluster-endpoint",
+        default=karpenter_settings.lookup("CLUSTER_ENDPOINT"),
+        help="API server address for node user data ($JOINERY_CLUSTER_ENDPOINT, $CLUSTER_ENDPOINT)",
+    )
+    g.add_argument(
+        "--cluster-ca-bundle",
+        default=karpenter_settings.lookup("CLUSTER_CA_BUNDLE"),
+        help="cluster CA, base64 PEM ($JOINERY_CLUSTER_CA_BUNDLE, $CLUSTER_CA_BUNDLE)",
+    )
+    g.add_argument(
+        "--service-cidr",
+        default=_env("JOINERY_SERVICE_CIDR"),
+        help="the cluster's service CIDR, for the nodes' DNS address ($JOINERY_SERVICE_CIDR)",
+    )
+    g.add_argument(
+        "--kubernetes-version",
+        default=_env("JOINERY_KUBERNETES_VERSION"),
+        help="the control plane's minor version, e.g. 1.31: selects AMIs"
+        " ($JOINERY_KUBERNETES_VERSION)",
+    )
 
 
 def add_provider_arg(p: argparse.ArgumentParser) -> None:

@@ -140,6 +140,10 @@ async def ignore_missing(coro: Coroutine[Any, Any, Any]) -> None:
 
 
 def _log_failure(future: Any) -> None:
+    # A call cancelled with the loop (Ctrl-C, shutdown) failed nothing; and exception() on a
+    # cancelled future raises CancelledError, a traceback at every Ctrl-C.
+    if future.cancelled():
+        return
     exc = future.exception()
     if exc is not None:
         log.warning("workflow call from a watcher failed: %s", exc)

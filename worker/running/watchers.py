@@ -70,16 +70,17 @@ from worker.running.watch import (
     ignore_missing,
     synced_to,
 )
-from workflows.provisioner import BATCH_IDLE
+from workflows.provisioner import BATCH_IDLE_SECONDS
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 DISRUPTION_COALESCE = 1.0
 # At most one pods_pending signal per this many seconds. Half the provisioner's batch idle
-# time, so a burst still reaches it as signals less than BATCH_IDLE apart and the round waits
-# for the burst to end, as one signal per pod did (a signal's round trip is milliseconds:
+# time, so a burst still reaches it as signals less than the idle time apart and the round
+# waits for the burst to end, as one signal per pod did (a signal's round trip is milliseconds:
 # without spacing a burst still sent about one per pod, 545 in its first minute at 1,000).
-PODS_PENDING_SPACING = BATCH_IDLE.total_seconds() / 2
+# The default's; a worker given BATCH_IDLE_DURATION spaces by half of that.
+PODS_PENDING_SPACING = BATCH_IDLE_SECONDS / 2
 
 
 def pod_healthy(pod: Obj) -> bool:
@@ -114,6 +115,7 @@ class Watchers:
     watched: WatchedObjects | None = None
     resync_seconds: float = 30.0
     adopt_delay: float = 5.0
+    pods_pending_spacing: float = PODS_PENDING_SPACING
     stop: threading.Event = field(default_factory=threading.Event)
     _claims_by_provider: dict[str, str] = field(default_factory=dict)
     _deleting: set[str] = field(default_factory=set)
@@ -269,7 +271,7 @@ class Watchers:
                 except Exception as exc:  # the resync lists pods and triggers again
                     log.warning("pods_pending signal failed: %s", exc)
                     self._pending_on_list = True
-                await asyncio.sleep(PODS_PENDING_SPACING)  # triggers meanwhile: one follow-up
+                await asyncio.sleep(self.pods_pending_spacing)  # triggers meanwhile: one more
                 with self._provisioning_lock:
                     if not self._provisioning_again:
                         self._provisioning_in_flight = False

@@ -43,3 +43,23 @@ app.kubernetes.io/part-of: joinery
 {{- printf "%s:%s" .Values.image.repository $tag }}
 {{- end }}
 {{- end }}
+
+{{/* The cluster's name: Karpenter's settings.clusterName, else cluster.name. */}}
+{{- define "joinery.clusterName" -}}
+{{- required "settings.clusterName or cluster.name is required (the EKS cluster's name)" (.Values.settings.clusterName | default .Values.cluster.name) }}
+{{- end }}
+
+{{/* The task queue: temporal.taskQueue, else the cluster's own (models.contract.task_queue). */}}
+{{- define "joinery.taskQueue" -}}
+{{- .Values.temporal.taskQueue | default (printf "joinery@%s" (include "joinery.clusterName" .)) }}
+{{- end }}
+
+{{/* Feature gates as Karpenter writes them: Name=bool,... (spotToSpotConsolidation ->
+SpotToSpotConsolidation), sorted by key. */}}
+{{- define "joinery.gates" -}}
+{{- $gates := list }}
+{{- range $key, $value := . }}
+{{- $gates = append $gates (printf "%s%s=%v" (upper (substr 0 1 $key)) (substr 1 -1 $key) $value) }}
+{{- end }}
+{{- join "," $gates }}
+{{- end }}
