@@ -127,12 +127,26 @@ def drain_pass(
     )
     if status.evicted:
         deps.counters.pods_evicted(len(status.evicted))
-    _report(deps, inp, status)
+    if status.blocked:
+        deps.counters.pods_evicted(len(status.blocked), code="429")
+    reported = _report(deps, inp, status)
+    if reported is not None and (status.evicted or status.done):
+        claim, changed = reported
+        labels = (claim.get("metadata") or {}).get("labels") or {}
+        why = cond.find(
+            (claim.get("status") or {}).get("conditions") or [], conditions.DISRUPTION_REASON
+        )
+        reason = str((why or {}).get("reason") or "deleted")
+        if status.evicted:
+            deps.counters.pods_drained(reason, len(status.evicted))
+        if status.done and changed:  # once: when Drained turns True
+            deps.counters.node_drained(str(labels.get(L.NODEPOOL) or ""))
     return status
 
 
-def _report(deps: Deps, inp: DrainInput, status: DrainStatus) -> None:
-    """Drained condition on the claim; an event when a PDB blocks."""
+def _report(deps: Deps, inp: DrainInput, status: DrainStatus) -> tuple[dict[str, Any], bool] | None:
+    """Drained condition on the claim; an event when a PDB blocks. Returns the claim as
+    read and whether the condition changed (None when the claim is gone)."""
     if status.done:
         c = cond.Condition(conditions.DRAINED, "True", conditions.DRAINED)
     elif status.blocked:
@@ -156,8 +170,12 @@ def _report(deps: Deps, inp: DrainInput, status: DrainStatus) -> None:
         left = len(status.evicted) + len(status.waiting) + len(status.deleted)
         c = cond.Condition(conditions.DRAINED, "False", "Draining", f"{left} pod(s) leaving")
 
+    read: dict[str, Any] = {}
+
     def write() -> bool:
         claim = nodeclaims.get(deps.kube, inp.nodeclaim)
+        read.clear()
+        read.update(claim)
         current = cond.find((claim.get("status") or {}).get("conditions") or [], conditions.DRAINED)
         if current is not None and (current.get("reason"), current.get("message")) == (
             c.reason,
@@ -170,7 +188,7 @@ def _report(deps: Deps, inp: DrainInput, status: DrainStatus) -> None:
     try:
         changed = retry_conflicts(write)
     except NotFound:
-        return
+        return None
     if changed and c.reason == PDB_VIOLATION:
         events.record(
             deps.kube,
@@ -180,3 +198,4 @@ def _report(deps: Deps, inp: DrainInput, status: DrainStatus) -> None:
             message=c.message,
             warning=True,
         )
+    return read, changed

@@ -4,7 +4,7 @@ instance, and let go of the Node and the NodeClaim (finalizers)."""
 from __future__ import annotations
 
 import contextlib
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from activities.deps import Deps
@@ -193,19 +193,25 @@ def terminate_instance(deps: Deps, inp: InstanceInput) -> bool:
 
 def finalize(deps: Deps, inp: FinalizeInput) -> bool:
     """Delete the Node and drop both finalizers; True when the claim was still there."""
+    node_meta: dict[str, Any] = {}
     if inp.node_name:
         nodes.delete(deps.kube, inp.node_name)
 
         def release_node() -> None:
-            nodes.remove_finalizer(deps.kube, nodes.get(deps.kube, inp.node_name or ""))
+            nonlocal node_meta
+            body = nodes.get(deps.kube, inp.node_name or "")
+            node_meta = dict(body.get("metadata") or {})
+            nodes.remove_finalizer(deps.kube, body)
 
         with contextlib.suppress(NotFound):
             retry_conflicts(release_node)
     labels: dict[str, str] = {}
+    claim_body: dict[str, Any] = {}
 
     def release_claim() -> bool:
-        nonlocal labels
+        nonlocal labels, claim_body
         claim = nodeclaims.get(deps.kube, inp.nodeclaim)
+        claim_body = claim
         labels = {str(k): str(v) for k, v in (claim["metadata"].get("labels") or {}).items()}
         nodeclaims.remove_finalizer(deps.kube, claim)
         return True
@@ -218,6 +224,30 @@ def finalize(deps: Deps, inp: FinalizeInput) -> bool:
     deps.counters.nodeclaim_terminated(
         pool, inp.reason or "Deleted", labels.get(L.CAPACITY_TYPE, ""), zone
     )
+    moment = utc_now()
+    claim_deleted = _seconds_since(claim_body.get("metadata", {}).get("deletionTimestamp"), moment)
+    if claim_deleted is not None:
+        terminating = cond.find(
+            (claim_body.get("status") or {}).get("conditions") or [],
+            conditions.INSTANCE_TERMINATING,
+        )
+        instance = _seconds_since((terminating or {}).get("lastTransitionTime"), moment)
+        deps.counters.nodeclaim_termination_duration(pool, claim_deleted, instance)
     if inp.node_name:
-        deps.counters.node_terminated(pool, zone)
+        deps.counters.node_terminated(
+            pool,
+            zone,
+            deleting_seconds=_seconds_since(node_meta.get("deletionTimestamp"), moment),
+            lifetime_seconds=_seconds_since(node_meta.get("creationTimestamp"), moment),
+        )
     return existed
+
+
+def _seconds_since(stamp: object, moment: datetime) -> float | None:
+    """Seconds from an RFC 3339 ``stamp`` to ``moment``; None when there is none."""
+    if not isinstance(stamp, str) or not stamp:
+        return None
+    try:
+        return max(0.0, (moment - parse_iso(stamp)).total_seconds())
+    except ValueError:
+        return None

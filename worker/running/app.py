@@ -41,8 +41,10 @@ from activities.lifecycle.defs import NodeClaimActivities
 from activities.planning.defs import PlanningActivities
 from models import contract
 from worker.running import catalog_cache, connection, sdk_metrics, telemetry, tuning
+from worker.running.cluster_metrics import VIEW as metrics_view
+from worker.running.cluster_metrics import watchers_ready
 from worker.running.health import HealthServer, TemporalProbe
-from worker.running.metrics import PrometheusCounters
+from worker.running.metrics import PrometheusCounters, observe_provider
 from worker.running.settings import Settings
 from worker.running.status_reporter import StatusReporter
 from worker.running.watchers import Watchers
@@ -231,6 +233,7 @@ async def run_worker(
         watched=WatchedObjects() if settings.watchers else None,
     )
     ec2.observe = deps.counters.cloudprovider_call  # karpenter_cloudprovider_*
+    observe_provider(ec2, deps.counters)
     sandboxed = settings.workflow_sandbox
     worker = build_worker(client, deps, queue, settings.activity_threads, sandboxed=sandboxed)
     cluster_worker = build_cluster_worker(client, deps, queue, sandboxed=sandboxed)
@@ -273,6 +276,7 @@ async def run_worker(
                     node_index=deps.node_index,
                     watched=deps.watched,
                 ).start()
+                metrics_view.synced = watchers_ready(watchers)  # karpenter_cluster_state_*
             log.info(
                 "worker up: task queues %s and %s, namespace %s",
                 queue,

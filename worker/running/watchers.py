@@ -61,7 +61,7 @@ from models import contract
 from models import labels as L
 from worker.running import metrics
 from worker.running.heartbeats import essentials
-from worker.running.metrics import PROVISIONING_SIGNALS, NodeStates, PodStates, PoolStates
+from worker.running.metrics import PROVISIONING_SIGNALS
 from worker.running.status_reporter import StatusReporter
 from worker.running.watch import (
     LoopCalls,
@@ -71,6 +71,7 @@ from worker.running.watch import (
     ignore_missing,
     synced_to,
 )
+from worker.running.watch_metrics import NodeStates, PodStates, PoolStates
 from workflows.provisioner import BATCH_IDLE
 
 log = logging.getLogger(__name__)
@@ -355,6 +356,8 @@ class Watchers:
             self.trigger_disruption()
         self._healthy[key] = healthy
         self._pods.update(pod)
+        if unschedulable(pod):
+            self._pods.acked(ns, name)
         if unschedulable(pod) and kind != raw.LISTED:
             self.trigger_provisioning()
         elif unschedulable(pod):

@@ -13,7 +13,8 @@ from activities.disruption.types import MarkInput
 from activities.kubernetes.events import Dedupe
 from activities.metrics import snake
 from worker.running import metrics
-from worker.running.metrics import NodeStates, PodStates, PoolStates, PrometheusCounters
+from worker.running.metrics import PrometheusCounters
+from worker.running.watch_metrics import NodeStates, PodStates, PoolStates
 
 
 @pytest.fixture
@@ -36,14 +37,16 @@ def test_nodeclaim_and_node_lifecycle_counters(url: str, scrape: Any) -> None:
     c.nodeclaim_disrupted(pool, "Drifted", "spot")
     c.nodeclaim_terminated(pool, "Expired", "spot", "us-east-1a")
     c.node_terminated(pool, "us-east-1a")
-    before = scrape(url).value("karpenter_nodes_eviction_requests_total", code="200")
+    before = scrape(url).value("karpenter_pods_eviction_requests_total", code="200")
     c.pods_evicted(3)
     m = scrape(url)
     created = "karpenter_nodeclaims_created_total"
     assert m.value(created, nodepool=pool, reason="provisioned", min_values_relaxed="false") == 1
     assert m.value(created, nodepool=pool, reason="underutilized") == 1
-    for step in ("launched", "registered", "initialized"):
-        assert m.value(f"karpenter_nodeclaims_{step}_total", nodepool=pool) == 1
+    transitions = "operator_nodeclaim_status_condition_transitions_total"
+    for step in ("Launched", "Registered", "Initialized"):
+        labels = {"type": step, "status": "True", "reason": step, "karpenter_sh_nodepool": pool}
+        assert m.value(transitions, **labels) == 1
     assert m.value("karpenter_nodes_created_total", nodepool=pool, zone="us-east-1a") == 1
     assert (
         m.value(
@@ -58,14 +61,13 @@ def test_nodeclaim_and_node_lifecycle_counters(url: str, scrape: Any) -> None:
         m.value(
             "karpenter_nodeclaims_terminated_total",
             nodepool=pool,
-            reason="expired",
             capacity_type="spot",
             zone="us-east-1a",
         )
         == 1
     )
     assert m.value("karpenter_nodes_terminated_total", nodepool=pool, zone="us-east-1a") == 1
-    assert m.value("karpenter_nodes_eviction_requests_total", code="200") == before + 3
+    assert m.value("karpenter_pods_eviction_requests_total", code="200") == before + 3
 
 
 def test_scheduling_simulation(url: str, scrape: Any) -> None:
@@ -233,9 +235,7 @@ def test_the_karpenter_names_users_look_for_are_exported() -> None:
         "karpenter_scheduler_scheduling_duration_seconds_bucket",
         "karpenter_scheduler_queue_depth",
         "karpenter_nodeclaims_created_total",
-        "karpenter_nodeclaims_launched_total",
-        "karpenter_nodeclaims_registered_total",
-        "karpenter_nodeclaims_initialized_total",
+        "operator_nodeclaim_status_condition_transitions_total",
         "karpenter_nodeclaims_terminated_total",
         "karpenter_nodes_allocatable",
         "karpenter_nodepools_usage",
