@@ -24,6 +24,7 @@ from activities.kubernetes import conditions as cond
 from activities.kubernetes import events, eviction, nodeclaims, nodes, pods
 from activities.kubernetes.errors import EvictionBlocked, NotFound
 from activities.kubernetes.retries import retry_conflicts
+from activities.lifecycle import events as lifecycle_events
 from activities.lifecycle.types import BlockedPod, DrainInput, DrainStatus
 from activities.timestamps import parse_iso, utc_now
 from models import conditions
@@ -102,6 +103,9 @@ def drain_pass(
                     uid=meta.get("uid"),
                 ):
                     status.deleted.append(k)
+                    lifecycle_events.disrupted(
+                        deps.kube, pod, max(0, int(left)), inp.grace_deadline or ""
+                    )
                 continue
         if meta.get("deletionTimestamp") or k in resumed:
             status.waiting.append(k)
@@ -111,6 +115,7 @@ def drain_pass(
             continue
         groups[group_of(pod)].append(pod)
     evicting = next((i for i, g in enumerate(groups) if g), None)
+    evicted: list[dict[str, Any]] = []
     for i, group in enumerate(groups):
         if i != evicting:
             status.waiting.extend(key(p) for p in group)
@@ -119,6 +124,7 @@ def drain_pass(
             try:
                 if eviction.evict(deps.kube, pod):
                     status.evicted.append(key(pod))
+                    evicted.append(pod)
                     heartbeat([*resumed, *status.evicted])
             except EvictionBlocked as exc:
                 status.blocked.append(BlockedPod(exc.pod, list(exc.pdbs)))
@@ -136,9 +142,10 @@ def drain_pass(
         why = cond.find(
             (claim.get("status") or {}).get("conditions") or [], conditions.DISRUPTION_REASON
         )
-        reason = str((why or {}).get("reason") or "deleted")
+        reason = str((why or {}).get("reason") or "Deleted")
         if status.evicted:
             deps.counters.pods_drained(reason, len(status.evicted))
+            lifecycle_events.evicted(deps.kube, evicted, reason)
         if status.done and changed:  # once: when Drained turns True
             deps.counters.node_drained(str(labels.get(L.NODEPOOL) or ""))
     return status

@@ -13,6 +13,7 @@ from activities.kubernetes import conditions as cond
 from activities.kubernetes import events, nodeclaims, nodes, volumes
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.retries import retry_conflicts
+from activities.lifecycle import events as lifecycle_events
 from activities.lifecycle.types import (
     BeginTerminationInput,
     FinalizeInput,
@@ -119,6 +120,10 @@ def begin(deps: Deps, inp: BeginTerminationInput) -> TerminationStart:
         except NotFound:
             node_name = None
     pid = str((claim.get("status") or {}).get("providerID") or inp.provider_id or "")
+    if deadline is not None:
+        lifecycle_events.grace_expiring(
+            deps.kube, node_name, inp.name, str(meta.get("uid") or ""), deadline
+        )
     return TerminationStart(
         node_name=node_name,
         deletion_time=deleted_at,
@@ -129,7 +134,11 @@ def begin(deps: Deps, inp: BeginTerminationInput) -> TerminationStart:
 
 def volumes_attached(deps: Deps, inp: VolumesInput) -> int:
     """VolumeAttachments still bound to the node; sets VolumesDetached accordingly."""
-    count = len(volumes.attachments(deps.kube, inp.node_name))
+    attached = volumes.attachments(deps.kube, inp.node_name)
+    count = len(attached)
+    if count:
+        names = sorted(str((a.get("metadata") or {}).get("name")) for a in attached)
+        lifecycle_events.awaiting_volumes(deps.kube, inp.node_name, names)
     c = (
         cond.Condition(conditions.VOLUMES_DETACHED, "True", conditions.VOLUMES_DETACHED)
         if count == 0
@@ -159,18 +168,22 @@ def terminate_instance(deps: Deps, inp: InstanceInput) -> bool:
     recorded (the worker died between CreateFleet and the status write) is still cleaned up.
     """
     provider = deps.provider()
-    ids: set[str] = set()
+    ids: dict[str, str] = {}  # instance id -> zone
     if inp.provider_id:
-        ids.add(parse_provider_id(inp.provider_id)[1])
+        zone, instance_id = parse_provider_id(inp.provider_id)
+        ids[instance_id] = zone
     found = provider.instances.find_by_nodeclaim(inp.nodeclaim)
     if found is not None:
-        ids.add(found.id)
+        ids[found.id] = found.zone
     gone = True
-    for instance_id in sorted(ids):
+    for instance_id, zone in sorted(ids.items()):
         try:
             gone = provider.delete(instance_id) and gone
         except InstanceNotFound:
             continue
+        except Exception:  # the activity retries; karpenter_*_termination_failures_total
+            deps.counters.termination_failed(zone)
+            raise
     if not gone:
 
         def mark() -> None:

@@ -298,9 +298,22 @@ def plan_state(
     ]
     told = [*result.unschedulable, *state.invalid_pods]
     in_flight = {n.name for n in parsed.problem.nodes if n.in_flight}
+    nominated = {
+        f"{p.namespace}/{p.name}": f"nodeclaim/{claim.name}"
+        for claim, planned in zip(claims, result.claims, strict=True)
+        for p in planned.pods
+    }
+    for node, pods in result.existing.items():
+        target = f"nodeclaim/{node}" if node in in_flight else f"node/{node}"
+        nominated.update((f"{p.namespace}/{p.name}", target) for p in pods)
+    uids = {f"{p.namespace}/{p.name}": p.uid for p in parsed.problem.pending}
     onto_in_flight = sum(len(pods) for n, pods in result.existing.items() if n in in_flight)
     return PlanOutcome(
-        pod_uids={pod: state.uids[pod] for pod in told if pod in state.uids},
+        pod_uids={
+            **{pod: uids.get(pod, "") for pod in nominated},
+            **{pod: state.uids[pod] for pod in told if pod in state.uids},
+        },
+        nominated=nominated,
         claims=claims,
         pending_pods=state.pending,
         unschedulable=dict(result.unschedulable),

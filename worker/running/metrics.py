@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -536,6 +537,18 @@ def interruption_received(message_type: str, queued_seconds: float | None = None
     INTERRUPTION_RECEIVED.labels(snake(message_type)).inc()
     if queued_seconds is not None:
         INTERRUPTION_LATENCY.observe(max(0.0, queued_seconds))
+
+
+def interruption_latency(sent: str) -> None:
+    """``karpenter_interruption_message_queue_duration_seconds``: the event's time (RFC 3339,
+    as EventBridge writes it) until now; nothing when it has none."""
+    try:
+        at = datetime.fromisoformat(sent.replace("Z", "+00:00"))
+    except ValueError:
+        return
+    if at.tzinfo is None:
+        return
+    INTERRUPTION_LATENCY.observe(max(0.0, (datetime.now(UTC) - at).total_seconds()))
 
 
 def interruption_deleted() -> None:
