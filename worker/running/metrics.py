@@ -444,13 +444,13 @@ class PrometheusCounters(Counters):
         zones: Mapping[str, int] | None = None,
     ) -> None:
         now = time.monotonic()
-        with VIEW.lock:
-            for key in (*placed, *undecided):
+        with VIEW.lock:  # only pods the watchers hold: they forget them when they go
+            for key in (k for k in (*placed, *undecided) if k in VIEW.pods):
                 if key not in VIEW.decided:
                     VIEW.decided[key] = now
                     if key in VIEW.acked:
                         PODS_SCHEDULING_DECISION.observe(max(0.0, now - VIEW.acked[key]))
-            for key in placed:
+            for key in (k for k in placed if k in VIEW.pods):
                 VIEW.placed.setdefault(key, now)
         IGNORED_PODS.set(ignored)
         PENDING_BY_ZONE.clear()

@@ -4,6 +4,7 @@ values worked out by hand from the objects given."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -223,3 +224,33 @@ def test_a_summary_exports_quantiles_over_its_window() -> None:
     s = _samples(registry)
     assert _value(s, "x_seconds", quantile="0", pool="a") == 7  # older ones left the window
     assert _value(s, "x_seconds_count", pool="a") == 6
+
+
+def test_a_round_decision_times_the_pod_from_seen_to_decided_to_ready() -> None:
+    """Seen unschedulable (acked), placed by a round, then Ready: the decision and the
+    provisioning startup are observed once, and the pod's times are forgotten."""
+    from worker.running import metrics as M
+    from worker.running.cluster_metrics import VIEW
+
+    registry = CollectorRegistry()
+    registry.register(ClusterCollector(VIEW))
+    pods, name = PodStates(), f"p-{uuid.uuid4().hex[:6]}"
+    decisions = _count(M.PODS_SCHEDULING_DECISION, "_count")
+    startups = _count(M.PODS_PROVISIONING_STARTUP, "_count")
+    pods.update(_pod(name))
+    pods.acked("ns", name)
+    undecided = "karpenter_pods_provisioning_scheduling_undecided_time_seconds"
+    assert _value(_samples(registry), undecided, name=name) >= 0
+    M.PrometheusCounters().pods_decided([("ns", name), ("ns", "never-seen")], [])
+    M.PrometheusCounters().pods_decided([("ns", name)], [])  # a later round: no new decision
+    assert _count(M.PODS_SCHEDULING_DECISION, "_count") == decisions + 1
+    s = _samples(registry)
+    assert _value(s, "karpenter_pods_provisioning_unstarted_time_seconds", name=name) >= 0
+    assert not [ls for n, ls, _ in s if n == undecided and ls["name"] == name]
+    assert ("ns", "never-seen") not in VIEW.decided  # only pods the watchers hold
+    ready = {"type": "Ready", "status": "True", "lastTransitionTime": "2099-01-01T00:00:00Z"}
+    pods.update(_pod(name, "a", conditions=[ready]))
+    assert _count(M.PODS_PROVISIONING_STARTUP, "_count") == startups + 1
+    assert ("ns", name) not in VIEW.decided and ("ns", name) not in VIEW.placed
+    pods.delete("ns", name)
+    assert ("ns", name) not in VIEW.pods
