@@ -364,17 +364,17 @@ class PrometheusCounters(Counters):
     def nodeclaim_created(self, nodepool: str, reason: str = "provisioned") -> None:
         NODECLAIMS_CREATED.labels(snake(reason), nodepool, "false").inc()
 
-    def _transition(self, kind: str, nodepool: str) -> None:
-        CONDITION_TRANSITIONS.labels(kind, "True", kind, "", nodepool).inc()
+    def _transition(self, kind: str, nodepool: str, nodeclass: str) -> None:
+        CONDITION_TRANSITIONS.labels(kind, "True", kind, nodeclass, nodepool).inc()
 
-    def nodeclaim_launched(self, nodepool: str) -> None:
-        self._transition("Launched", nodepool)
+    def nodeclaim_launched(self, nodepool: str, nodeclass: str = "") -> None:
+        self._transition("Launched", nodepool, nodeclass)
 
-    def nodeclaim_registered(self, nodepool: str) -> None:
-        self._transition("Registered", nodepool)
+    def nodeclaim_registered(self, nodepool: str, nodeclass: str = "") -> None:
+        self._transition("Registered", nodepool, nodeclass)
 
-    def nodeclaim_initialized(self, nodepool: str) -> None:
-        self._transition("Initialized", nodepool)
+    def nodeclaim_initialized(self, nodepool: str, nodeclass: str = "") -> None:
+        self._transition("Initialized", nodepool, nodeclass)
 
     def nodeclaim_terminated(
         self, nodepool: str, reason: str, capacity_type: str = "", zone: str = ""

@@ -30,9 +30,9 @@ def test_nodeclaim_and_node_lifecycle_counters(url: str, scrape: Any) -> None:
     pool, c = _pool(), PrometheusCounters()
     c.nodeclaim_created(pool)
     c.nodeclaim_created(pool, "Underutilized")
-    c.nodeclaim_launched(pool)
-    c.nodeclaim_registered(pool)
-    c.nodeclaim_initialized(pool)
+    c.nodeclaim_launched(pool, "default")
+    c.nodeclaim_registered(pool, "default")
+    c.nodeclaim_initialized(pool, "default")
     c.node_created(pool, "us-east-1a")
     c.nodeclaim_disrupted(pool, "Drifted", "spot")
     c.nodeclaim_terminated(pool, "Expired", "spot", "us-east-1a")
@@ -46,7 +46,7 @@ def test_nodeclaim_and_node_lifecycle_counters(url: str, scrape: Any) -> None:
     transitions = "operator_nodeclaim_status_condition_transitions_total"
     for step in ("Launched", "Registered", "Initialized"):
         labels = {"type": step, "status": "True", "reason": step, "karpenter_sh_nodepool": pool}
-        assert m.value(transitions, **labels) == 1
+        assert m.value(transitions, karpenter_k8s_aws_ec2nodeclass="default", **labels) == 1
     assert m.value("karpenter_nodes_created_total", nodepool=pool, zone="us-east-1a") == 1
     assert (
         m.value(
