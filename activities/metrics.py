@@ -126,3 +126,6 @@ class Counters:
 
     def batch(self, batcher: str, seconds: float, size: int) -> None:
         """A batch of cloud calls was sent after staying open ``seconds``."""
+
+    def instance_status_unhealthy(self, category: str) -> None:
+        """An instance status check (``DescribeInstanceStatus``) came back unhealthy."""

@@ -119,6 +119,20 @@ async def test_karpenters_dashboards_render_from_a_sandbox_run(
     after = scrape(worker_metrics)
     store = Store(parse_scrape(before.text, JOB), parse_scrape(after.text, JOB), seconds=5)
 
+    # the series Karpenter's dashboards do not chart carry the run's real values too
+    m = after
+    assert m.value("karpenter_nodes_total_pod_requests", nodepool=pool, resource_type="pods") >= 3
+    assert m.value("karpenter_nodepools_cost_total", nodepool=pool) > 0
+    assert m.has("karpenter_cloudprovider_instance_type_offering_price_estimate")
+    assert m.value("karpenter_cloudprovider_batcher_batch_size_count", batcher="create_fleet") >= 1
+    assert m.value("karpenter_nodeclaims_termination_duration_seconds_count", nodepool=pool) == 1
+    assert m.value("karpenter_nodes_lifetime_duration_seconds_count", nodepool=pool) == 1
+    assert m.value("karpenter_nodes_termination_duration_seconds_count", nodepool=pool) == 1
+    assert m.value("karpenter_nodes_drained_total", nodepool=pool) == 1
+    assert m.value("karpenter_pods_bound_duration_seconds_count") >= 3
+    assert m.value("karpenter_cluster_state_synced") == 1
+    assert 0 < m.value("karpenter_cluster_utilization_percent", resource_type="cpu") <= 100
+
     empty_panels: list[str] = []
     for board_name in BOARDS:
         board = json.loads((GRAFANA / board_name).read_text())

@@ -503,6 +503,9 @@ class PrometheusCounters(Counters):
         BATCH_TIME.labels(batcher).observe(seconds)
         BATCH_SIZE.labels(batcher).observe(size)
 
+    def instance_status_unhealthy(self, category: str) -> None:
+        INSTANCE_STATUS_UNHEALTHY.labels(category).inc()
+
 
 def observe_provider(ec2: EC2Provider, counters: Counters) -> None:
     """Wire what the EC2 provider tells (refused offerings, batches) and what it knows (the
@@ -557,10 +560,6 @@ def interruption_deleted() -> None:
 
 def interruption_action(action_type: str) -> None:
     INTERRUPTION_ACTIONS.labels(action_type).inc()
-
-
-def instance_status_unhealthy(category: str) -> None:
-    INSTANCE_STATUS_UNHEALTHY.labels(category).inc()
 
 
 SUFFIXES = {

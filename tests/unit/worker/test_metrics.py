@@ -275,3 +275,43 @@ def test_an_event_told_again_within_its_window_is_dropped() -> None:
     now[0] = 121
     assert recent.first(("Node", "a", "DisruptionBlocked"), 120)  # the window passed
     assert not recent.first(("Node", "a", "Unconsolidatable"), 900)  # kept when pruning
+
+
+def test_the_v1_14_hooks_feed_their_series(url: str, scrape: Any) -> None:
+    pool, c = _pool(), PrometheusCounters()
+    before = scrape(url)
+    c.nodeclaim_unhealthy_disrupted("Ready", pool, "spot", "ami-1")
+    c.instance_status_unhealthy("InstanceStatus")
+    c.launch_failed("us-east-1a", "", "spot", "InsufficientInstanceCapacity")
+    c.termination_failed("us-east-1a")
+    c.batch("create_fleet", 0.3, 7)
+    c.node_drained(pool)
+    c.pods_drained("Underutilized", 4)
+    c.pods_evicted(2, code="429")
+    c.nodeclaim_termination_duration(pool, 30.0, instance_seconds=10.0)
+    c.node_terminated(pool, "us-east-1a", deleting_seconds=5.0, lifetime_seconds=7200.0)
+    c.disruption_validation_failed("multi")
+    c.disruption_evaluated(0.1, {}, {}, {(pool, "Drifted"): 2})
+    metrics.interruption_latency("2000-01-01T00:00:00Z")
+    metrics.interruption_latency("not a time")  # nothing
+    m = scrape(url)
+
+    def grew(name: str, by: float = 1, **labels: str) -> None:
+        assert m.value(name, **labels) == before.value(name, **labels) + by, name
+
+    grew("karpenter_nodeclaims_unhealthy_disrupted_total", condition="Ready", nodepool=pool)
+    grew("karpenter_interruption_instance_status_unhealthy_total", category="InstanceStatus")
+    grew("karpenter_cloudprovider_instance_launch_failures_total", capacity_type="spot")
+    grew("karpenter_cloudprovider_instance_termination_failures_total", zone="us-east-1a")
+    grew("karpenter_cloudprovider_batcher_batch_size_sum", 7, batcher="create_fleet")
+    grew("karpenter_nodes_drained_total", nodepool=pool)
+    grew("karpenter_pods_drained_total", 4, reason="underutilized")
+    grew("karpenter_pods_eviction_requests_total", 2, code="429")
+    grew("karpenter_nodeclaims_termination_duration_seconds_bucket", nodepool=pool, le="32.0")
+    grew("karpenter_nodeclaims_instance_termination_duration_seconds_sum", 10, nodepool=pool)
+    grew("karpenter_nodes_termination_duration_seconds", 5, nodepool=pool, quantile="0.5")
+    grew("karpenter_nodes_lifetime_duration_seconds_bucket", nodepool=pool, le="7200.0")
+    grew("karpenter_voluntary_disruption_failed_validations_total", consolidation_type="multi")
+    grew("karpenter_interruption_message_queue_duration_seconds_count")
+    budgets = "karpenter_nodepools_nodes_consuming_budgets"
+    assert m.value(budgets, nodepool=pool, reason="drifted") == 2
