@@ -9,7 +9,7 @@ until then those calls raise ``NotImplementedOnProvider`` naming it, and the wor
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, NoReturn
@@ -82,6 +82,17 @@ class AzureProvider:
 
     def instance_id(self, provider_id: str) -> str:
         return vm_id(provider_id)
+
+    def zone_of(self, provider_id: str) -> str:
+        return ""  # an Azure VM's id names no zone
+
+    def watch_launches(
+        self, launch_failed: Callable[..., None], batch: Callable[..., None]
+    ) -> None:
+        return None  # no launches on Azure yet (issue 32)
+
+    def loaded_instance_types(self) -> list[InstanceType]:
+        return []
 
     # -- catalog and prices ---------------------------------------------------------------
     def _region_skus(self) -> list[Sku]:

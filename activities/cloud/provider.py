@@ -63,6 +63,10 @@ class CloudProvider(Protocol):
         """The instance a provider id names, or "" when it is not this provider's."""
         ...
 
+    def zone_of(self, provider_id: str) -> str:
+        """The zone a provider id names ("" when it names none): metrics' ``zone`` label."""
+        ...
+
     # -- catalog, offerings and prices ----------------------------------------------------
     def instance_types(self, nodeclass: NodeClass | None = None) -> list[InstanceType]:
         """The catalog with its offerings (zone, capacity type, price, availability); with a
@@ -141,6 +145,17 @@ class CloudProvider(Protocol):
     def unhealthy_instances(self, now: datetime) -> list[Unhealthy]:
         """The cluster's instances the cloud's own health checks find failing, or due a
         scheduled event (node repair's signal beside the node conditions)."""
+        ...
+
+    def watch_launches(
+        self, launch_failed: Callable[..., None], batch: Callable[..., None]
+    ) -> None:
+        """Tell ``launch_failed`` of each refused launch and ``batch`` of each launch batch
+        (karpenter_cloudprovider_* and the batcher's metrics)."""
+        ...
+
+    def loaded_instance_types(self) -> list[InstanceType]:
+        """The catalog as loaded now, empty until it is (a metrics scrape never waits)."""
         ...
 
     def describe_cluster(self) -> str:

@@ -44,7 +44,7 @@ def compute(deps: Deps, inp: ComputeInput, now: datetime | None = None) -> Decis
     docs = [*state.documents, *cluster_state.nodeclass_documents(state.nodeclasses)]
     result = run_round(docs, types, at, own, deps.policies)
     deps.counters.disruption_evaluated(
-        time.perf_counter() - started, eligible(result), allowed(result)
+        time.perf_counter() - started, eligible(result), allowed(result), consuming(result)
     )
     tell(deps, result, state.documents)
     claim_conditions.sync(deps, result.inputs.cluster, state.documents, at)
@@ -77,7 +77,24 @@ def compute(deps: Deps, inp: ComputeInput, now: datetime | None = None) -> Decis
         for v in verdicts[: max(0, room)]:
             into[v.node] = clip(v.reason)
         room -= len(verdicts)
+    kept = {c.key() for c in out.commands} | {
+        (c.reason, tuple(sorted(c.nodes))) for c in result.decision.commands
+    }
+    for proposed in inp.validating:
+        if proposed and (proposed[0], tuple(proposed[1:])) not in kept:
+            deps.counters.disruption_validation_failed(
+                consolidation_type(proposed[0], len(proposed) - 1)
+            )
     return out
+
+
+def consolidation_type(reason: str, nodes: int) -> str:
+    """Karpenter's consolidation_type label: empty, single, multi, or none for drift."""
+    if reason == "Empty":
+        return "empty"
+    if reason == "Underutilized":
+        return "single" if nodes == 1 else "multi"
+    return ""
 
 
 def _spec(
@@ -114,6 +131,12 @@ def allowed(result: RoundResult) -> dict[tuple[str, str], int]:
     """What each pool's budgets allow per reason now (before this round's commands)."""
     ledger = result.inputs.budgets.pools
     return {(pool, r): state.allowed[r] for pool, state in ledger.items() for r in REASONS}
+
+
+def consuming(result: RoundResult) -> dict[tuple[str, str], int]:
+    """Nodes using up each pool's budgets now (deleting or NotReady), for every reason."""
+    ledger = result.inputs.budgets.pools
+    return {(pool, r): state.disrupting for pool, state in ledger.items() for r in REASONS}
 
 
 def tell(deps: Deps, result: RoundResult, documents: list[Document]) -> None:

@@ -55,6 +55,9 @@ class Decision:
 class ComputeInput:
     paused_all: bool = False
     paused_pools: list[str] = field(default_factory=list)
+    # The validation's second decision: the first's commands as [reason, *nodes], so the
+    # activity can count those that failed validation.
+    validating: list[list[str]] = field(default_factory=list)
 
 
 @dataclass

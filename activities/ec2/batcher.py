@@ -51,7 +51,11 @@ class Batcher(Generic[K, I, R]):
         max_wait: float,
         max_items: int,
         clock: Callable[[], float] = time.monotonic,
+        name: str = "",
     ) -> None:
+        self.name = name
+        # told (name, seconds the batch stayed open, items) as each batch is sent
+        self.observe: Callable[[str, float, int], None] | None = None
         self._run = run
         self._idle = idle
         self._max_wait = max_wait
@@ -100,6 +104,8 @@ class Batcher(Generic[K, I, R]):
             if self._open.get(key) is batch:
                 del self._open[key]
             items = list(batch.items)
+        if self.observe is not None:
+            self.observe(self.name, self._clock() - batch.opened, len(items))
         try:
             answers = list(self._run(key, items))
             if len(answers) != len(items):

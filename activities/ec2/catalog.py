@@ -242,6 +242,11 @@ class InstanceTypeProvider:
             self._generation += 1
             self._built.clear()
 
+    @property
+    def loaded(self) -> bool:
+        """Whether a catalog is at hand (a reader that must not wait for EC2 asks first)."""
+        return self._raw is not None
+
     def raw(self) -> RawCatalog:
         """The catalog; an expired one is still served while a background fetch replaces it
         (a burst of pods after a quiet spell must not wait for DescribeInstanceTypes)."""

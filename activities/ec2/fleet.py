@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -209,14 +209,26 @@ class Launcher:
         # In a burst every claim of a round has the same shape: match the catalog once.
         self._compatible = CompatibleTypes()
         self._lookups: Batcher[None, str, Instance | None] = Batcher(
-            self._lookup_batch, idle=BATCH_IDLE, max_wait=BATCH_MAX_WAIT, max_items=LOOKUP_CHUNK
+            self._lookup_batch,
+            idle=BATCH_IDLE,
+            max_wait=BATCH_MAX_WAIT,
+            max_items=LOOKUP_CHUNK,
+            name="describe_instances",
         )
         self._fleets: Batcher[FleetKey, Member, Launched] = Batcher(
             self._fleet_batch,
             idle=BATCH_IDLE,
             max_wait=BATCH_MAX_WAIT,
             max_items=member_capacity(0),
+            name="create_fleet",
         )
+        # told (zone, zone id, capacity type, error code) for each offering EC2 refused
+        self.launch_failed: Callable[[str, str, str, str], None] | None = None
+
+    def observe_batches(self, observe: Callable[[str, float, int], None]) -> None:
+        """``karpenter_cloudprovider_batcher_*``: each batch as it is sent."""
+        self._lookups.observe = observe
+        self._fleets.observe = observe
 
     def launch(self, request: LaunchRequest, nodeclass: EC2NodeClass) -> LaunchResult:
         existing = self._lookups.submit(None, request.nodeclaim_name)
@@ -526,13 +538,15 @@ class Launcher:
             if code not in UNFULFILLABLE_CAPACITY_CODES:
                 continue
             ct = e.get("Lifecycle") or capacity_type
-            if code in CAPACITY_TYPE_WIDE_CODES:
-                self._unavailable.mark_capacity_type_unavailable(ct)
-                continue
             override = e.get("LaunchTemplateAndOverrides", {}).get("Overrides", {})
             zone = override.get("AvailabilityZone") or zone_of_subnet.get(
                 override.get("SubnetId", ""), ""
             )
+            if self.launch_failed is not None:
+                self.launch_failed(zone, "", ct, code)
+            if code in CAPACITY_TYPE_WIDE_CODES:
+                self._unavailable.mark_capacity_type_unavailable(ct)
+                continue
             pool = Pool(ct, override.get("InstanceType", ""), zone)
             self._unavailable.mark_unavailable(pool.capacity_type, pool.instance_type, pool.zone)
             pools.append(pool)

@@ -162,6 +162,21 @@ class EC2Provider:
     def instance_id(self, provider_id: str) -> str:
         return aws_ids.instance_id(provider_id)
 
+    def zone_of(self, provider_id: str) -> str:
+        try:
+            return aws_ids.parse_provider_id(provider_id)[0]
+        except ValueError:
+            return ""
+
+    def watch_launches(
+        self, launch_failed: Callable[..., None], batch: Callable[..., None]
+    ) -> None:
+        self.launcher.launch_failed = launch_failed
+        self.launcher.observe_batches(batch)
+
+    def loaded_instance_types(self) -> list[InstanceType]:
+        return self.catalog.list() if self.catalog.loaded else []
+
     def load_catalog(self) -> None:
         self.catalog.raw()
 

@@ -24,6 +24,7 @@ from activities.kubernetes import conditions as cond
 from activities.kubernetes import events, eviction, nodeclaims, nodes, pods
 from activities.kubernetes.errors import EvictionBlocked, NotFound
 from activities.kubernetes.retries import retry_conflicts
+from activities.lifecycle import events as lifecycle_events
 from activities.lifecycle.types import BlockedPod, DrainInput, DrainStatus
 from activities.timestamps import parse_iso, utc_now
 from models import conditions
@@ -102,6 +103,9 @@ def drain_pass(
                     uid=meta.get("uid"),
                 ):
                     status.deleted.append(k)
+                    lifecycle_events.disrupted(
+                        deps.kube, pod, max(0, int(left)), inp.grace_deadline or ""
+                    )
                 continue
         if meta.get("deletionTimestamp") or k in resumed:
             status.waiting.append(k)
@@ -111,6 +115,7 @@ def drain_pass(
             continue
         groups[group_of(pod)].append(pod)
     evicting = next((i for i, g in enumerate(groups) if g), None)
+    evicted: list[dict[str, Any]] = []
     for i, group in enumerate(groups):
         if i != evicting:
             status.waiting.extend(key(p) for p in group)
@@ -119,6 +124,7 @@ def drain_pass(
             try:
                 if eviction.evict(deps.kube, pod):
                     status.evicted.append(key(pod))
+                    evicted.append(pod)
                     heartbeat([*resumed, *status.evicted])
             except EvictionBlocked as exc:
                 status.blocked.append(BlockedPod(exc.pod, list(exc.pdbs)))
@@ -127,12 +133,27 @@ def drain_pass(
     )
     if status.evicted:
         deps.counters.pods_evicted(len(status.evicted))
-    _report(deps, inp, status)
+    if status.blocked:
+        deps.counters.pods_evicted(len(status.blocked), code="429")
+    reported = _report(deps, inp, status)
+    if reported is not None and (status.evicted or status.done):
+        claim, changed = reported
+        labels = (claim.get("metadata") or {}).get("labels") or {}
+        why = cond.find(
+            (claim.get("status") or {}).get("conditions") or [], conditions.DISRUPTION_REASON
+        )
+        reason = str((why or {}).get("reason") or "Deleted")
+        if status.evicted:
+            deps.counters.pods_drained(reason, len(status.evicted))
+            lifecycle_events.evicted(deps.kube, evicted, reason)
+        if status.done and changed:  # once: when Drained turns True
+            deps.counters.node_drained(str(labels.get(L.NODEPOOL) or ""))
     return status
 
 
-def _report(deps: Deps, inp: DrainInput, status: DrainStatus) -> None:
-    """Drained condition on the claim; an event when a PDB blocks."""
+def _report(deps: Deps, inp: DrainInput, status: DrainStatus) -> tuple[dict[str, Any], bool] | None:
+    """Drained condition on the claim; an event when a PDB blocks. Returns the claim as
+    read and whether the condition changed (None when the claim is gone)."""
     if status.done:
         c = cond.Condition(conditions.DRAINED, "True", conditions.DRAINED)
     elif status.blocked:
@@ -156,8 +177,12 @@ def _report(deps: Deps, inp: DrainInput, status: DrainStatus) -> None:
         left = len(status.evicted) + len(status.waiting) + len(status.deleted)
         c = cond.Condition(conditions.DRAINED, "False", "Draining", f"{left} pod(s) leaving")
 
+    read: dict[str, Any] = {}
+
     def write() -> bool:
         claim = nodeclaims.get(deps.kube, inp.nodeclaim)
+        read.clear()
+        read.update(claim)
         current = cond.find((claim.get("status") or {}).get("conditions") or [], conditions.DRAINED)
         if current is not None and (current.get("reason"), current.get("message")) == (
             c.reason,
@@ -170,7 +195,7 @@ def _report(deps: Deps, inp: DrainInput, status: DrainStatus) -> None:
     try:
         changed = retry_conflicts(write)
     except NotFound:
-        return
+        return None
     if changed and c.reason == PDB_VIOLATION:
         events.record(
             deps.kube,
@@ -180,3 +205,4 @@ def _report(deps: Deps, inp: DrainInput, status: DrainStatus) -> None:
             message=c.message,
             warning=True,
         )
+    return read, changed

@@ -101,7 +101,7 @@ def initialize(deps: Deps, inp: InitializeInput) -> InitializeOutcome:
         ):
             reads.claim_written(deps, nodeclaims.set_conditions(deps.kube, current_claim, [c]))
             if c.status == "True":
-                deps.counters.nodeclaim_initialized(inp.claim.nodepool)
+                deps.counters.nodeclaim_initialized(inp.claim.nodepool, inp.claim.nodeclass)
 
     try:
         if reason:

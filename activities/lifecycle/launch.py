@@ -128,7 +128,7 @@ def record(
 
     reads.claim_written(deps, retry_conflicts(write_status))
     if first:  # a retried launch finds its instance again: count the claim once
-        deps.counters.nodeclaim_launched(claim.nodepool)
+        deps.counters.nodeclaim_launched(claim.nodepool, claim.nodeclass)
 
 
 def _warn_pool(deps: Deps, nodepool: str, warning: PoolWarning) -> None:

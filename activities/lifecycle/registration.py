@@ -274,10 +274,10 @@ def _register(deps: Deps, inp: RegisterInput) -> tuple[str | None, bool]:
     if first_time:
         zone = str((node["metadata"].get("labels") or {}).get(L.ZONE) or "")
         deps.counters.node_created(pool, zone)
-        deps.counters.nodeclaim_registered(pool)
+        deps.counters.nodeclaim_registered(pool, inp.claim.nodeclass)
         # A registration is a success for the pool's NodeRegistrationHealthy (best effort:
         # recorded in memory, written by the status reporter).
         registration_health.outcome(box.get("claim_read") or {}, True)
     if box.get("initialized"):
-        deps.counters.nodeclaim_initialized(pool)
+        deps.counters.nodeclaim_initialized(pool, inp.claim.nodeclass)
     return name, bool(box.get("initialized") or box.get("claim_initialized"))

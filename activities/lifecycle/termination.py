@@ -4,7 +4,7 @@ instance, and let go of the Node and the NodeClaim (finalizers)."""
 from __future__ import annotations
 
 import contextlib
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from activities.cloud.errors import InstanceNotFound
@@ -13,6 +13,7 @@ from activities.kubernetes import conditions as cond
 from activities.kubernetes import events, nodeclaims, nodes, volumes
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.retries import retry_conflicts
+from activities.lifecycle import events as lifecycle_events
 from activities.lifecycle.types import (
     BeginTerminationInput,
     FinalizeInput,
@@ -132,6 +133,10 @@ def begin(deps: Deps, inp: BeginTerminationInput) -> TerminationStart:
         except NotFound:
             node_name = None
     pid = str((claim.get("status") or {}).get("providerID") or inp.provider_id or "")
+    if deadline is not None:
+        lifecycle_events.grace_expiring(
+            deps.kube, node_name, inp.name, str(meta.get("uid") or ""), deadline
+        )
     return TerminationStart(
         node_name=node_name,
         deletion_time=deleted_at,
@@ -142,7 +147,11 @@ def begin(deps: Deps, inp: BeginTerminationInput) -> TerminationStart:
 
 def volumes_attached(deps: Deps, inp: VolumesInput) -> int:
     """VolumeAttachments still bound to the node; sets VolumesDetached accordingly."""
-    count = len(volumes.attachments(deps.kube, inp.node_name))
+    attached = volumes.attachments(deps.kube, inp.node_name)
+    count = len(attached)
+    if count:
+        names = sorted(str((a.get("metadata") or {}).get("name")) for a in attached)
+        lifecycle_events.awaiting_volumes(deps.kube, inp.node_name, names)
     c = (
         cond.Condition(conditions.VOLUMES_DETACHED, "True", conditions.VOLUMES_DETACHED)
         if count == 0
@@ -174,21 +183,24 @@ def terminate_instance(deps: Deps, inp: InstanceInput) -> bool:
     cleaned up.
     """
     provider = deps.provider()
-    ids: set[str] = set()
+    ids: dict[str, str] = {}  # instance id -> zone
     if inp.provider_id:
         instance = provider.instance_id(inp.provider_id)
         if not instance:
             raise ValueError(f"not an {provider.name} provider id: {inp.provider_id!r}")
-        ids.add(instance)
+        ids[instance] = provider.zone_of(inp.provider_id)
     found = provider.find_by_nodeclaim(inp.nodeclaim)
     if found is not None:
-        ids.add(found.id)
+        ids[found.id] = found.zone
     gone = True
-    for instance_id in sorted(ids):
+    for instance_id, zone in sorted(ids.items()):
         try:
             gone = provider.delete(instance_id) and gone
         except InstanceNotFound:
             continue
+        except Exception:  # the activity retries; karpenter_*_termination_failures_total
+            deps.counters.termination_failed(zone)
+            raise
     if not gone:
 
         def mark() -> None:
@@ -211,19 +223,25 @@ def terminate_instance(deps: Deps, inp: InstanceInput) -> bool:
 
 def finalize(deps: Deps, inp: FinalizeInput) -> bool:
     """Delete the Node and drop both finalizers; True when the claim was still there."""
+    node_meta: dict[str, Any] = {}
     if inp.node_name:
         nodes.delete(deps.kube, inp.node_name)
 
         def release_node() -> None:
-            nodes.remove_finalizer(deps.kube, nodes.get(deps.kube, inp.node_name or ""))
+            nonlocal node_meta
+            body = nodes.get(deps.kube, inp.node_name or "")
+            node_meta = dict(body.get("metadata") or {})
+            nodes.remove_finalizer(deps.kube, body)
 
         with contextlib.suppress(NotFound):
             retry_conflicts(release_node)
     labels: dict[str, str] = {}
+    claim_body: dict[str, Any] = {}
 
     def release_claim() -> bool:
-        nonlocal labels
+        nonlocal labels, claim_body
         claim = nodeclaims.get(deps.kube, inp.nodeclaim)
+        claim_body = claim
         labels = {str(k): str(v) for k, v in (claim["metadata"].get("labels") or {}).items()}
         nodeclaims.remove_finalizer(deps.kube, claim)
         return True
@@ -236,6 +254,30 @@ def finalize(deps: Deps, inp: FinalizeInput) -> bool:
     deps.counters.nodeclaim_terminated(
         pool, inp.reason or "Deleted", labels.get(L.CAPACITY_TYPE, ""), zone
     )
+    moment = utc_now()
+    claim_deleted = _seconds_since(claim_body.get("metadata", {}).get("deletionTimestamp"), moment)
+    if claim_deleted is not None:
+        terminating = cond.find(
+            (claim_body.get("status") or {}).get("conditions") or [],
+            conditions.INSTANCE_TERMINATING,
+        )
+        instance = _seconds_since((terminating or {}).get("lastTransitionTime"), moment)
+        deps.counters.nodeclaim_termination_duration(pool, claim_deleted, instance)
     if inp.node_name:
-        deps.counters.node_terminated(pool, zone)
+        deps.counters.node_terminated(
+            pool,
+            zone,
+            deleting_seconds=_seconds_since(node_meta.get("deletionTimestamp"), moment),
+            lifetime_seconds=_seconds_since(node_meta.get("creationTimestamp"), moment),
+        )
     return existed
+
+
+def _seconds_since(stamp: object, moment: datetime) -> float | None:
+    """Seconds from an RFC 3339 ``stamp`` to ``moment``; None when there is none."""
+    if not isinstance(stamp, str) or not stamp:
+        return None
+    try:
+        return max(0.0, (moment - parse_iso(stamp)).total_seconds())
+    except ValueError:
+        return None

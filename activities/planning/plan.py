@@ -24,8 +24,10 @@ from models.instancetype import InstanceType
 from models.nodepool import NodePool
 from models.nodepool_hash import hash_annotations
 from models.policies import MIN_VALUES_RELAXED_ANNOTATION, Policies
+from models.requirements import Requirements
 from models.resources import render
 from scheduling.inputs import InputError, build_problem
+from scheduling.problem import Problem
 from scheduling.solver import PlannedClaim, Solver
 from scheduling.solving.kept import KeptCatalog
 
@@ -190,6 +192,34 @@ def planned_nodeclaim(
     )
 
 
+def _key(pod: str) -> tuple[str, str]:
+    namespace, _, name = pod.partition("/")
+    return namespace, name
+
+
+def effective_zones(problem: Problem) -> dict[str, int]:
+    """Pending pods by the zone their own constraints leave (node selector, required
+    affinity, volumes) among the catalog's zones: a zone, ``flexible`` or ``none``, as
+    ``karpenter_scheduler_pending_pods_by_effective_zone_count`` counts them."""
+    zones = {o.zone for t in problem.instance_types for o in t.offerings}
+    out: dict[str, int] = {}
+    for pod in problem.pending:
+        allowed = {z for z in zones if _zone_ok(pod.node_selector, z)}
+        if pod.required_terms:
+            allowed = {z for z in allowed if any(_zone_ok(t, z) for t in pod.required_terms)}
+        volume = problem.volume_requirements.get(f"{pod.namespace}/{pod.name}")
+        if volume is not None:
+            allowed = {z for z in allowed if _zone_ok(volume, z)}
+        label = next(iter(allowed)) if len(allowed) == 1 else ("flexible" if allowed else "none")
+        out[label] = out.get(label, 0) + 1
+    return out
+
+
+def _zone_ok(requirements: Requirements, zone: str) -> bool:
+    req = requirements.get(L.ZONE)
+    return req is None or bool(req.has(zone))
+
+
 def plan(
     kube: Kube,
     cloud: CloudProvider,
@@ -239,17 +269,32 @@ def plan_state(
             pod_uids=dict(state.uids),
         )
     started = time.perf_counter()
-    if kept is None:
-        result = Solver(parsed.problem).solve()
-    else:
-        with kept.solving(parsed.problem) as catalog:
-            result = Solver(parsed.problem, catalog=catalog).solve()
+    scheduling_id = secrets.token_hex(4)
+    if counters is not None:
+        counters.scheduling_started("provisioner", scheduling_id)
+    try:
+        if kept is None:
+            result = Solver(parsed.problem).solve()
+        else:
+            with kept.solving(parsed.problem) as catalog:
+                result = Solver(parsed.problem, catalog=catalog).solve()
+    finally:
+        if counters is not None:
+            counters.scheduling_finished("provisioner", scheduling_id)
     if counters is not None:
         counters.scheduling(
             "provisioner",
             time.perf_counter() - started,
             len(parsed.problem.pending),
             len(result.unschedulable),
+        )
+        placed = [p for c in result.claims for p in c.pods]
+        placed += [p for pods in result.existing.values() for p in pods]
+        counters.pods_decided(
+            [(p.namespace, p.name) for p in placed],
+            [_key(p) for p in result.unschedulable],
+            ignored=len(state.invalid_pods),
+            zones=effective_zones(parsed.problem),
         )
     pools = {p.name: p for p in state.nodepools}
     claims = [
@@ -258,9 +303,22 @@ def plan_state(
     ]
     told = [*result.unschedulable, *state.invalid_pods]
     in_flight = {n.name for n in parsed.problem.nodes if n.in_flight}
+    nominated = {
+        f"{p.namespace}/{p.name}": f"nodeclaim/{claim.name}"
+        for claim, planned in zip(claims, result.claims, strict=True)
+        for p in planned.pods
+    }
+    for node, pods in result.existing.items():
+        target = f"nodeclaim/{node}" if node in in_flight else f"node/{node}"
+        nominated.update((f"{p.namespace}/{p.name}", target) for p in pods)
+    uids = {f"{p.namespace}/{p.name}": p.uid for p in parsed.problem.pending}
     onto_in_flight = sum(len(pods) for n, pods in result.existing.items() if n in in_flight)
     return PlanOutcome(
-        pod_uids={pod: state.uids[pod] for pod in told if pod in state.uids},
+        pod_uids={
+            **{pod: uids.get(pod, "") for pod in nominated},
+            **{pod: state.uids[pod] for pod in told if pod in state.uids},
+        },
+        nominated=nominated,
         claims=claims,
         pending_pods=state.pending,
         unschedulable=dict(result.unschedulable),

@@ -1,4 +1,5 @@
-"""Tell a pod's owner why Joinery made no node for it: a Warning event on the Pod.
+"""Tell a pod's owner why Joinery made no node for it (a Warning ``FailedScheduling`` event on
+the Pod), or where it should schedule (``Nominated``, as Karpenter tells it).
 
 Unschedulable pods get the solver's one-line reason (the constraint that failed), invalid
 pods the field that is wrong. Names are aggregated (activities.kubernetes.events), so a pod
@@ -15,7 +16,11 @@ from activities.kubernetes.client import Kube
 from activities.planning.types import PlanOutcome
 
 REASON = "FailedScheduling"
+NOMINATED = "Nominated"
 LIMIT = 100
+# Karpenter tells a pod where it should schedule at most once per this many seconds.
+NOMINATED_WINDOW = 120.0
+RECENT = events.Dedupe()
 
 
 def publish(kube: Kube, outcome: PlanOutcome) -> int:
@@ -36,6 +41,30 @@ def publish(kube: Kube, outcome: PlanOutcome) -> int:
             reason=REASON,
             message=message,
             warning=True,
+            api_version="v1",
+        )
+        count += 1
+    return count + nominate(kube, outcome)
+
+
+def nominate(kube: Kube, outcome: PlanOutcome, recent: events.Dedupe = RECENT) -> int:
+    """``Nominated`` on each pod a round placed (at most ``LIMIT`` a round, each pod at most
+    once per ``NOMINATED_WINDOW``), with Karpenter's wording."""
+    count = 0
+    for pod, target in outcome.nominated.items():
+        if count >= LIMIT:
+            break
+        if not recent.first((pod, target), NOMINATED_WINDOW):
+            continue
+        namespace, _, name = pod.partition("/")
+        events.record(
+            kube,
+            kind="Pod",
+            name=name,
+            namespace=namespace,
+            uid=outcome.pod_uids.get(pod, ""),
+            reason=NOMINATED,
+            message=f"Pod should schedule on: {target}",
             api_version="v1",
         )
         count += 1

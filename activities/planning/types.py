@@ -41,6 +41,9 @@ class PlanOutcome:
     # accounted for what is in flight.
     onto_in_flight: int = 0
     onto_nodes: int = 0
+    # Where each placed pod should schedule ("ns/name" -> "nodeclaim/x" or "node/y"), for
+    # Karpenter's Nominated events; never recorded in a history.
+    nominated: dict[str, str] = field(default_factory=dict)
 
     def for_history(self, keep: int = 20) -> PlanOutcome:
         """The outcome as the workflow records it: the claims, counts and a few examples.

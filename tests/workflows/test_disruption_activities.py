@@ -223,8 +223,10 @@ def test_a_command_tells_terminating_and_counts_decision_and_disruption(
     by_pool = "karpenter_voluntary_disruption_decisions_by_nodepool_total"
     assert m.value(by_pool, nodepool=pool, **labels) == 1
     assert m.value("karpenter_nodeclaims_disrupted_total", nodepool=pool, reason="empty") == 1
-    for step in ("launched", "registered", "initialized"):
-        assert m.value(f"karpenter_nodeclaims_{step}_total", nodepool=pool) == 1
+    transitions = "operator_nodeclaim_status_condition_transitions_total"
+    for step in ("Launched", "Registered", "Initialized"):
+        done = {"type": step, "status": "True", "karpenter_sh_nodepool": pool}
+        assert m.value(transitions, **done) == 1
     assert m.value("karpenter_nodes_created_total", nodepool=pool) == 1
     # undoing a command counts a queue failure
     failures = "karpenter_voluntary_disruption_queue_failures_total"

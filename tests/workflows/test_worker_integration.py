@@ -169,8 +169,10 @@ async def test_unschedulable_pods_get_a_node(
     assert m.value("karpenter_nodepools_usage", nodepool=pool, resource_type="nodes") == 1
     created = "karpenter_nodeclaims_created_total"
     assert m.value(created, nodepool=pool, reason="provisioned") == 1
-    for step in ("launched", "registered", "initialized"):
-        assert m.value(f"karpenter_nodeclaims_{step}_total", nodepool=pool) == 1
+    transitions = "operator_nodeclaim_status_condition_transitions_total"
+    for step in ("Launched", "Registered", "Initialized"):
+        done = {"type": step, "status": "True", "karpenter_sh_nodepool": pool}
+        assert m.value(transitions, **done) == 1
     assert m.value("karpenter_nodes_created_total", nodepool=pool) == 1
     allocatable = "karpenter_nodes_allocatable"
     node = nodeclaims.get(admin, name)["status"]["nodeName"]
@@ -200,7 +202,7 @@ async def test_unschedulable_pods_get_a_node(
     assert m.value(disrupted, nodepool=pool, reason="maintenance") == 1
     assert m.value("karpenter_nodeclaims_terminated_total", nodepool=pool) == 1
     assert m.value("karpenter_nodes_terminated_total", nodepool=pool) == 1
-    assert m.value("karpenter_nodes_eviction_requests_total", code="200") >= 3
+    assert m.value("karpenter_pods_eviction_requests_total", code="200") >= 3
 
 
 async def test_an_invalid_nodepool_is_reported_and_left_out(

@@ -49,8 +49,10 @@ from worker.running import (
     telemetry,
     tuning,
 )
+from worker.running.cluster_metrics import VIEW as metrics_view
+from worker.running.cluster_metrics import watchers_ready
 from worker.running.health import HealthServer, TemporalProbe
-from worker.running.metrics import PrometheusCounters
+from worker.running.metrics import PrometheusCounters, observe_provider
 from worker.running.node_repair import NodeRepairLoop
 from worker.running.settings import Settings
 from worker.running.status_reporter import StatusReporter
@@ -272,6 +274,7 @@ async def run_worker(
         policies=settings.policies,
     )
     cloud.observe = deps.counters.cloudprovider_call  # karpenter_cloudprovider_*
+    observe_provider(cloud, deps.counters)
     sandboxed = settings.workflow_sandbox
     worker = build_worker(client, deps, queue, settings.activity_threads, sandboxed=sandboxed)
     cluster_worker = build_cluster_worker(client, deps, queue, sandboxed=sandboxed)
@@ -316,6 +319,7 @@ async def run_worker(
                     watched=deps.watched,
                     pods_pending_spacing=settings.batch_idle_seconds / 2,
                 ).start()
+                metrics_view.synced = watchers_ready(watchers)  # karpenter_cluster_state_*
             if settings.watchers and settings.policies.gates.node_repair:
                 repair = NodeRepairLoop(kube, deps.counters, cloud=cloud).start()
             log.info(

@@ -31,6 +31,7 @@ RELIED_ON = frozenset(
         "temporal_workflow_task_execution_latency_bucket",
         "temporal_activity_schedule_to_start_latency_bucket",
         "temporal_activity_execution_latency_bucket",
+        "temporal_activity_execution_latency_count",
         "temporal_worker_task_slots_available",
         "temporal_num_pollers",
         "temporal_sticky_cache_size",

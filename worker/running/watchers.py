@@ -52,6 +52,7 @@ from activities.kubernetes.node_index import NodeIndex
 from activities.kubernetes.nodeclass_store import NodeClassStore
 from activities.kubernetes.object_cache import WatchedObjects
 from activities.kubernetes.resources import NODECLAIM, NODEPOOL
+from activities.lifecycle import interruption_events
 from activities.lifecycle.start import start_lifecycle
 from activities.planning.cluster_state import unschedulable
 from activities.planning.summary import summary_of_claim
@@ -60,7 +61,7 @@ from models import contract
 from models import labels as L
 from worker.running import metrics
 from worker.running.heartbeats import essentials
-from worker.running.metrics import PROVISIONING_SIGNALS, NodeStates, PodStates, PoolStates
+from worker.running.metrics import PROVISIONING_SIGNALS
 from worker.running.status_reporter import StatusReporter
 from worker.running.watch import (
     LoopCalls,
@@ -70,6 +71,7 @@ from worker.running.watch import (
     ignore_missing,
     synced_to,
 )
+from worker.running.watch_metrics import NodeStates, PodStates, PoolStates
 from workflows.provisioner import BATCH_IDLE_SECONDS
 
 log = logging.getLogger(__name__)
@@ -352,6 +354,8 @@ class Watchers:
             self.trigger_disruption()
         self._healthy[key] = healthy
         self._pods.update(pod)
+        if unschedulable(pod):
+            self._pods.acked(ns, name)
         if unschedulable(pod) and kind != raw.LISTED:
             self.trigger_provisioning()
         elif unschedulable(pod):
@@ -532,25 +536,38 @@ class Watchers:
 
     def on_interruption(self, event: InterruptionEvent) -> bool:
         """False while an instance has no known NodeClaim: the queue keeps the message."""
+        metrics.interruption_latency(event.time)
         # Like Karpenter, a rebalance recommendation is news, not a reason to drain.
-        if event.kind not in DRAINING_EVENTS:
+        draining = event.kind in DRAINING_EVENTS
+        if not draining:
             metrics.interruption_action("NoAction")
-            return True
         known = True
         for instance_id in event.instance_ids:
             claim = next(
                 (c for p, c in self._claims_by_provider.items() if p.endswith("/" + instance_id)),
                 None,
             )
-            if claim is not None:
+            if claim is None:
+                known = known and not draining
+                continue
+            self._tell_interruption(event, claim, draining)
+            if draining:
                 metrics.interruption_action("CordonAndDrain")
                 if self.cloud is not None:  # Karpenter: the interrupted spot pool goes unused
                     offering = self._claim_offering.get(claim, ("", ""))
                     self.cloud.offering_interrupted(event, *offering)
                 self.signal_claim(claim, contract.SIGNAL_INTERRUPTED, event.kind)
-            else:
-                known = False
         return known
+
+    def _tell_interruption(self, event: InterruptionEvent, claim: str, draining: bool) -> None:
+        """Karpenter's interruption events on the claim and its Node (off this thread)."""
+        node = next((n for n, c in self._claim_by_node.items() if c == claim), None)
+        self._writer.write(
+            f"interruption events of {claim}",
+            lambda: interruption_events.tell(
+                self.kube, event.kind, event.detail, node, claim, draining
+            ),
+        )
 
     def _resync(self) -> None:
         """Pods that stay unschedulable (e.g. after a claim hit insufficient capacity) are

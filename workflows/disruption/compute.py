@@ -5,6 +5,7 @@ still fits; the second decision's replacements are the ones launched)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from datetime import timedelta
 
@@ -17,10 +18,15 @@ with workflow.unsafe.imports_passed_through():
     from models.contract import DisruptionActivity
 
 
-async def decide(cluster: str, summary: str) -> Decision:
+async def decide(
+    cluster: str, summary: str, validating: list[CommandSpec] | None = None
+) -> Decision:
     pause = await calls.call(
         DisruptionActivity.PAUSE_STATE, cluster, ComputeInput, summary="is disruption paused?"
     )
+    if validating:
+        keys = [[c.reason, *sorted(c.nodes)] for c in validating]
+        pause = dataclasses.replace(pause, validating=keys)
     return await calls.call(
         DisruptionActivity.COMPUTE,
         pause,
@@ -55,5 +61,7 @@ async def validated(
         delay,
         summary=clip(f"round {round_no}: validation delay: {proposed}"),
     )
-    second = await decide(cluster, f"round {round_no}: validate: read cluster, decide again")
+    second = await decide(
+        cluster, f"round {round_no}: validate: read cluster, decide again", first.commands
+    )
     return first, second, still_valid(first, second)

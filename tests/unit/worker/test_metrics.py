@@ -13,7 +13,8 @@ from activities.disruption.types import MarkInput
 from activities.kubernetes.events import Dedupe
 from activities.metrics import snake
 from worker.running import metrics
-from worker.running.metrics import NodeStates, PodStates, PoolStates, PrometheusCounters
+from worker.running.metrics import PrometheusCounters
+from worker.running.watch_metrics import NodeStates, PodStates, PoolStates
 
 
 @pytest.fixture
@@ -30,22 +31,24 @@ def test_nodeclaim_and_node_lifecycle_counters(url: str, scrape: Any) -> None:
     c.nodeclaim_created(pool)
     c.nodeclaim_created(pool, "Underutilized")
     c.nodeclaim_created(pool, min_values_relaxed=True)  # MIN_VALUES_POLICY=BestEffort
-    c.nodeclaim_launched(pool)
-    c.nodeclaim_registered(pool)
-    c.nodeclaim_initialized(pool)
+    c.nodeclaim_launched(pool, "default")
+    c.nodeclaim_registered(pool, "default")
+    c.nodeclaim_initialized(pool, "default")
     c.node_created(pool, "us-east-1a")
     c.nodeclaim_disrupted(pool, "Drifted", "spot")
     c.nodeclaim_terminated(pool, "Expired", "spot", "us-east-1a")
     c.node_terminated(pool, "us-east-1a")
-    before = scrape(url).value("karpenter_nodes_eviction_requests_total", code="200")
+    before = scrape(url).value("karpenter_pods_eviction_requests_total", code="200")
     c.pods_evicted(3)
     m = scrape(url)
     created = "karpenter_nodeclaims_created_total"
     assert m.value(created, nodepool=pool, reason="provisioned", min_values_relaxed="false") == 1
     assert m.value(created, nodepool=pool, reason="underutilized") == 1
     assert m.value(created, nodepool=pool, reason="provisioned", min_values_relaxed="true") == 1
-    for step in ("launched", "registered", "initialized"):
-        assert m.value(f"karpenter_nodeclaims_{step}_total", nodepool=pool) == 1
+    transitions = "operator_nodeclaim_status_condition_transitions_total"
+    for step in ("Launched", "Registered", "Initialized"):
+        labels = {"type": step, "status": "True", "reason": step, "karpenter_sh_nodepool": pool}
+        assert m.value(transitions, karpenter_k8s_aws_ec2nodeclass="default", **labels) == 1
     assert m.value("karpenter_nodes_created_total", nodepool=pool, zone="us-east-1a") == 1
     assert (
         m.value(
@@ -60,14 +63,13 @@ def test_nodeclaim_and_node_lifecycle_counters(url: str, scrape: Any) -> None:
         m.value(
             "karpenter_nodeclaims_terminated_total",
             nodepool=pool,
-            reason="expired",
             capacity_type="spot",
             zone="us-east-1a",
         )
         == 1
     )
     assert m.value("karpenter_nodes_terminated_total", nodepool=pool, zone="us-east-1a") == 1
-    assert m.value("karpenter_nodes_eviction_requests_total", code="200") == before + 3
+    assert m.value("karpenter_pods_eviction_requests_total", code="200") == before + 3
 
 
 def test_scheduling_simulation(url: str, scrape: Any) -> None:
@@ -235,9 +237,7 @@ def test_the_karpenter_names_users_look_for_are_exported() -> None:
         "karpenter_scheduler_scheduling_duration_seconds_bucket",
         "karpenter_scheduler_queue_depth",
         "karpenter_nodeclaims_created_total",
-        "karpenter_nodeclaims_launched_total",
-        "karpenter_nodeclaims_registered_total",
-        "karpenter_nodeclaims_initialized_total",
+        "operator_nodeclaim_status_condition_transitions_total",
         "karpenter_nodeclaims_terminated_total",
         "karpenter_nodes_allocatable",
         "karpenter_nodepools_usage",
@@ -277,3 +277,43 @@ def test_an_event_told_again_within_its_window_is_dropped() -> None:
     now[0] = 121
     assert recent.first(("Node", "a", "DisruptionBlocked"), 120)  # the window passed
     assert not recent.first(("Node", "a", "Unconsolidatable"), 900)  # kept when pruning
+
+
+def test_the_v1_14_hooks_feed_their_series(url: str, scrape: Any) -> None:
+    pool, c = _pool(), PrometheusCounters()
+    before = scrape(url)
+    c.nodeclaim_unhealthy_disrupted("Ready", pool, "spot", "ami-1")
+    c.instance_status_unhealthy("InstanceStatus")
+    c.launch_failed("us-east-1a", "", "spot", "InsufficientInstanceCapacity")
+    c.termination_failed("us-east-1a")
+    c.batch("create_fleet", 0.3, 7)
+    c.node_drained(pool)
+    c.pods_drained("Underutilized", 4)
+    c.pods_evicted(2, code="429")
+    c.nodeclaim_termination_duration(pool, 30.0, instance_seconds=10.0)
+    c.node_terminated(pool, "us-east-1a", deleting_seconds=5.0, lifetime_seconds=7200.0)
+    c.disruption_validation_failed("multi")
+    c.disruption_evaluated(0.1, {}, {}, {(pool, "Drifted"): 2})
+    metrics.interruption_latency("2000-01-01T00:00:00Z")
+    metrics.interruption_latency("not a time")  # nothing
+    m = scrape(url)
+
+    def grew(name: str, by: float = 1, **labels: str) -> None:
+        assert m.value(name, **labels) == before.value(name, **labels) + by, name
+
+    grew("karpenter_nodeclaims_unhealthy_disrupted_total", condition="Ready", nodepool=pool)
+    grew("karpenter_interruption_instance_status_unhealthy_total", category="InstanceStatus")
+    grew("karpenter_cloudprovider_instance_launch_failures_total", capacity_type="spot")
+    grew("karpenter_cloudprovider_instance_termination_failures_total", zone="us-east-1a")
+    grew("karpenter_cloudprovider_batcher_batch_size_sum", 7, batcher="create_fleet")
+    grew("karpenter_nodes_drained_total", nodepool=pool)
+    grew("karpenter_pods_drained_total", 4, reason="underutilized")
+    grew("karpenter_pods_eviction_requests_total", 2, code="429")
+    grew("karpenter_nodeclaims_termination_duration_seconds_bucket", nodepool=pool, le="32.0")
+    grew("karpenter_nodeclaims_instance_termination_duration_seconds_sum", 10, nodepool=pool)
+    grew("karpenter_nodes_termination_duration_seconds", 5, nodepool=pool, quantile="0.5")
+    grew("karpenter_nodes_lifetime_duration_seconds_bucket", nodepool=pool, le="7200.0")
+    grew("karpenter_voluntary_disruption_failed_validations_total", consolidation_type="multi")
+    grew("karpenter_interruption_message_queue_duration_seconds_count")
+    budgets = "karpenter_nodepools_nodes_consuming_budgets"
+    assert m.value(budgets, nodepool=pool, reason="drifted") == 2
