@@ -286,6 +286,11 @@ def _adoption(
     new = set(live) - set(current)
     if len(new) != 1:
         raise ScenarioFailed(f"adoption launched {sorted(new)}, expected one replacement")
+    # The current claims' instances all run, and one more (the stale one's replacement; the
+    # stale instance itself may still be terminating).
+    running = _pool_instances(sandbox)
+    if not instances - {_instance(staged[stale])} <= running or len(running - instances) != 1:
+        raise ScenarioFailed(f"after adoption the pool runs instances {sorted(running)}")
     summary.extra.update(
         adopted=CURRENT,
         restamped=CURRENT,
