@@ -2,8 +2,10 @@
 
 Joinery stamps every NodeClaim it creates with the hash of its pool's template and the hash
 *version* that produced it, in the annotations Karpenter uses. Drift compares the two only when
-the claim's version is Joinery's own: a claim stamped by Karpenter (``v3``) or by an older
-Joinery is re-stamped, never treated as drifted, so migrating a fleet never rolls it.
+the claim's version is Joinery's own: a claim stamped by an older Joinery is re-stamped, never
+treated as drifted; one stamped by Karpenter (``v3``) is re-stamped when Karpenter's own hash
+of the pool (``models.karpenter_hash``) still matches it, so migrating a fleet never rolls it,
+and read as drifted when it does not (``activities.status.claims``).
 
 What is hashed, as Karpenter v1 hashes ``spec.template``: the template's labels, annotations,
 taints, startup taints, node class reference, ``expireAfter`` and ``terminationGracePeriod``

@@ -551,6 +551,21 @@ class DevStack:
         self._timed("worker", began)
         self.log(f"worker up (pid {self.worker.popen.pid}, log {log_path})")
 
+    def stop_worker(self) -> None:
+        """Stop the worker (the ``migration`` scenario stages a cluster as another tool left
+        it before Joinery starts); ``start_worker`` starts a new one."""
+        if self.worker is not None:
+            if self._follower is not None:
+                self._follower.stop()
+                self._follower = None
+            self.worker.stop()
+            self.worker = None
+
+    def start_worker(self) -> None:
+        """Start the worker and wait until it is ready (after ``stop_worker``)."""
+        if self.worker is None:
+            self._start_worker()
+
     def worker_ready(self) -> bool:
         try:
             with urllib.request.urlopen(f"{self.health_url}/readyz", timeout=2) as response:

@@ -33,10 +33,15 @@ ShapeKey = tuple[frozenset[Requirement], frozenset[tuple[str, int]]]
 def compatible_types(
     types: list[InstanceType], reqs: Requirements, requests: Mapping[str, int]
 ) -> list[InstanceType]:
-    """Types whose labels meet the requirements and whose allocatable holds the requests."""
+    """Types whose labels meet the requirements and whose allocatable holds the requests.
+
+    The claim's requirements are checked against the type's, as Karpenter's launch filter
+    does (``claim.IsCompatible(type)``): a custom key the type does not define (a NodePool
+    template label such as ``team``, which the claim carries as a requirement) constrains
+    the node's labels, not the instance type, so it does not rule the type out."""
     out = []
     for it in types:
-        if it.requirements.compatible(reqs) is not None:
+        if reqs.compatible(it.requirements) is not None:
             continue
         if not fits(requests, it.allocatable):
             continue

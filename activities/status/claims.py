@@ -2,11 +2,15 @@
 annotations on claims stamped by someone else, and ``status.lastPodEventTime``.
 
 - A claim whose ``karpenter.sh/nodepool-hash-version`` is not Joinery's (made by Karpenter,
-  or by another Joinery hash version) is re-stamped with its pool's current hash: it is
-  never treated as drifted, so adopting a fleet or upgrading Joinery rolls nothing. A claim
-  carrying Joinery's version keeps its hash: a difference from the pool's is drift. One
+  or by another Joinery hash version) is re-stamped with its pool's current hash, so
+  adopting a fleet or upgrading Joinery rolls nothing. Two exceptions, as Karpenter itself
+  would judge them: a claim carrying Karpenter's current version (``v3``) whose hash is not
+  Karpenter's hash of the pool's template now (``models.karpenter_hash``) was launched from
+  a template that has changed since; it is stamped with a hash no template has
+  (``KARPENTER_DRIFTED``), which the drift check reads as ``NodePoolDrifted``. And one
   stamped by an older Joinery that is already ``Drifted`` gets the new version but keeps its
   old hash, so it stays drifted, as Karpenter's hash controller treats its own version bumps.
+  A claim carrying Joinery's version keeps its hash: a difference from the pool's is drift.
 - The same for ``karpenter.k8s.aws/ec2nodeclass-hash-version`` and its EC2NodeClass's hash
   (``models.ec2nodeclass_hash``), for a claim that carries a foreign version, or none once
   launched (an older Joinery launched it). A claim not launched yet is left alone: its launch
@@ -28,6 +32,7 @@ from activities.kubernetes import custom_objects, nodeclaims
 from activities.kubernetes.client import Kube
 from activities.kubernetes.resources import NODECLAIM
 from models import ec2nodeclass_hash as nodeclass_hash
+from models import karpenter_hash
 from models.conditions import DRIFTED
 from models.ec2nodeclass import EC2NodeClass
 from models.nodepool import NodePool
@@ -40,6 +45,9 @@ from models.nodepool_hash import (
 )
 
 POD_EVENT_DEDUPE = 10.0  # seconds
+# The pool hash a claim gets when Karpenter's own hash says its template changed since
+# launch: never equal to a Joinery hash (16 hex digits), so the claim reads as drifted.
+KARPENTER_DRIFTED = "karpenter-v3-drifted"
 
 Obj = dict[str, Any]
 
@@ -71,6 +79,22 @@ def needs_nodeclass_stamp(claim: Obj) -> bool:
     return version is not None or bool((claim.get("status") or {}).get("providerID"))
 
 
+def karpenter_drifted(claim: Obj, pool: Obj) -> bool:
+    """``claim`` carries Karpenter's current hash version and a hash other than Karpenter's
+    hash of ``pool``'s template now (a template Joinery cannot read is no evidence)."""
+    annotations = _annotations(claim)
+    if annotations.get(HASH_VERSION_ANNOTATION) != karpenter_hash.HASH_VERSION:
+        return False
+    stamped = annotations.get(HASH_ANNOTATION)
+    template = (pool.get("spec") or {}).get("template")
+    if not stamped or not isinstance(template, dict):
+        return False
+    try:
+        return stamped != karpenter_hash.nodepool_hash(template)
+    except (ValueError, TypeError, AttributeError):
+        return False
+
+
 def needs_stamp(claim: Obj) -> bool:
     return needs_pool_stamp(claim) or needs_nodeclass_stamp(claim)
 
@@ -84,7 +108,9 @@ def restamp(kube: Kube, claim: Obj, pool: Obj, nodeclass: Obj | None = None) -> 
     wanted: dict[str, str | None] = {}
     if needs_pool_stamp(claim):
         wanted.update(hash_annotations(NodePool.model_validate(pool)))
-        if _keeps_pool_hash(claim):
+        if karpenter_drifted(claim, pool):
+            wanted[HASH_ANNOTATION] = KARPENTER_DRIFTED
+        elif _keeps_pool_hash(claim):
             del wanted[HASH_ANNOTATION]
     if nodeclass is not None and needs_nodeclass_stamp(claim):
         try:

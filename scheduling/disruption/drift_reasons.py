@@ -6,7 +6,8 @@ Three checks, as Karpenter's Drifted condition reasons:
 - ``NodePoolDrifted``: the pool's template changed since the claim was launched. The claim's
   ``karpenter.sh/nodepool-hash`` is compared with the pool's current hash only when the claim
   carries Joinery's own hash version; a hash written by Karpenter or another Joinery version
-  is never read as drift (the worker re-stamps it), so adopting a fleet never rolls it.
+  is re-stamped by the worker, so adopting a fleet never rolls it, except a Karpenter ``v3``
+  hash that Karpenter itself would read as drift (``activities.status.claims``).
 - ``RequirementsDrifted``: the pool's requirements no longer admit the node's labels.
 - ``InstanceTypeNotFound``: the node's instance type, or its zone and capacity type, is no
   longer offered in the catalog; checked only for claims older than an hour, as Karpenter

@@ -37,6 +37,7 @@ DISRUPTION_TIMEOUT = 420
 TIMEOUTS = {
     "consolidation": DISRUPTION_TIMEOUT,
     "drift": DISRUPTION_TIMEOUT,
+    "migration": DISRUPTION_TIMEOUT,
     "smoke": SCENARIO_TIMEOUT,
     "interruption": SCENARIO_TIMEOUT,
 }
@@ -165,3 +166,23 @@ def test_drift_rolls_every_node_within_the_budget(scenarios: dict[str, ScenarioR
     assert summary["minPodsRunning"] >= summary["pdbMinAvailable"] == 2
     assert summary["validationDelays"] >= 1
     assert summary["samples"] >= 20
+
+
+@pytest.mark.timeout(DISRUPTION_TIMEOUT + 150)
+def test_migration_adopts_karpenters_fleet_then_drifts_and_consolidates(
+    scenarios: dict[str, ScenarioRun],
+) -> None:
+    """A fleet staged as Karpenter v1.14 leaves it: Joinery adopts the current claims without
+    a roll or a leak (through a GC round), replaces the one Karpenter's own hash calls
+    drifted, then rolls every node on a template change and consolidates the empty ones."""
+    code, summary, stderr = scenarios["migration"].result()
+    assert summary["ok"] is True, f"{summary}\n{stderr[-4000:]}"
+    assert code == 0
+    assert summary["adopted"] == summary["restamped"] == 3
+    assert summary["rolledOnAdoption"] == 0
+    assert summary["instancesTerminatedOnAdoption"] == 0
+    assert summary["staleReplaced"] == 1
+    assert summary["gcRoundsDuringAdoption"] >= 1
+    assert summary["driftRolled"] == 4
+    assert summary["nodesAfterConsolidation"] == 1
+    assert summary["instancesLeftRunning"] == 0

@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "worker.cli.dev_command",
     "worker.cli.doctor_command",
     "worker.cli.explain_command",
+    "worker.cli.convert_command",
 )
 
 # Which module registers each sub-command, so a run imports only the module it uses (the
@@ -33,6 +34,7 @@ COMMANDS = {
     "status": "worker.cli.control_commands",
     "dev": "worker.cli.dev_command",
     "explain": "worker.cli.explain_command",
+    "convert": "worker.cli.convert_command",
 }
 
 

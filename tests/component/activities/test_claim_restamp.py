@@ -13,13 +13,15 @@ from activities.kubernetes.client import Kube
 from activities.kubernetes.resources import NODECLAIM, NODEPOOL
 from activities.status import claims as claim_status
 from models import ec2nodeclass_hash as class_hash
+from models import karpenter_hash
 from models import nodepool_hash as pool_hash
 from models.ec2nodeclass import EC2NodeClass
 from models.nodepool import NodePool
 from tests.support.kube_objects import ensure_nodeclass, ensure_nodepool, nodeclaim
 
+# The pool hash is filled in with Karpenter's hash of the claim's pool (``_claim``).
 KARPENTER = {
-    pool_hash.HASH_ANNOTATION: "123",
+    pool_hash.HASH_ANNOTATION: "",
     pool_hash.HASH_VERSION_ANNOTATION: "v3",
     class_hash.HASH_ANNOTATION: "456",
     class_hash.HASH_VERSION_ANNOTATION: "v6",
@@ -31,9 +33,15 @@ def _claim(admin: Kube, annotations: dict[str, str]) -> tuple[dict[str, Any], di
     ensure_nodeclass(admin)
     pool = f"stamp-{uuid.uuid4().hex[:6]}"
     ensure_nodepool(admin, pool)
+    stored = custom_objects.get(admin, NODEPOOL, pool)
     body = nodeclaim(f"{pool}-a", pool)
     body["metadata"]["annotations"] = dict(annotations)
-    return custom_objects.create(admin, NODECLAIM, body), custom_objects.get(admin, NODEPOOL, pool)
+    if annotations.get(pool_hash.HASH_ANNOTATION) == "":
+        template = stored["spec"]["template"]
+        body["metadata"]["annotations"][pool_hash.HASH_ANNOTATION] = karpenter_hash.nodepool_hash(
+            template
+        )
+    return custom_objects.create(admin, NODECLAIM, body), stored
 
 
 def _annotations(admin: Kube, claim: dict[str, Any]) -> dict[str, str]:
@@ -112,3 +120,22 @@ def test_an_older_joinery_hash_is_restamped_unless_the_claim_is_already_drifted(
     got = _annotations(admin, claim)
     assert got[pool_hash.HASH_ANNOTATION] == "old"
     assert got[pool_hash.HASH_VERSION_ANNOTATION] == pool_hash.HASH_VERSION
+
+
+def test_a_claim_karpenter_launched_from_an_older_template_is_stamped_as_drifted(
+    admin: Kube,
+) -> None:
+    """Karpenter's v3 hash no longer matches the pool (its template changed while Karpenter
+    was gone): Karpenter would call it drifted, and so does Joinery's stamp."""
+    claim, pool = _claim(admin, {**KARPENTER, pool_hash.HASH_ANNOTATION: "1234567890"})
+    assert claim_status.karpenter_drifted(claim, pool)
+    assert claim_status.restamp(admin, claim, pool, nodeclasses.get(admin, "default"))
+    got = _annotations(admin, claim)
+    assert got[pool_hash.HASH_VERSION_ANNOTATION] == pool_hash.HASH_VERSION
+    assert got[pool_hash.HASH_ANNOTATION] == claim_status.KARPENTER_DRIFTED
+    assert got[pool_hash.HASH_ANNOTATION] != pool_hash.template_hash(NodePool.model_validate(pool))
+
+
+def test_an_older_karpenter_hash_version_is_never_read_as_drift(admin: Kube) -> None:
+    claim, pool = _claim(admin, {**KARPENTER, pool_hash.HASH_VERSION_ANNOTATION: "v2"})
+    assert not claim_status.karpenter_drifted(claim, pool)

@@ -60,3 +60,17 @@ def test_a_new_catalog_list_is_matched_afresh_and_the_memo_stays_bounded() -> No
     memo(catalog(), family("m5"), {})
     assert len(memo._by_catalog) == 2
     assert all(len(shapes) <= 2 for _, shapes in memo._by_catalog.values())
+
+
+def test_a_template_label_on_the_claim_does_not_rule_types_out() -> None:
+    """A NodePool template label (``team: a``) is one of its claims' requirements; no
+    instance type defines it, and Karpenter's launch filter (the claim's requirements checked
+    against the type's) keeps every type: the label is the node's, not the type's. A custom
+    key a claim requires with NotIn is no obstacle either; a well-known one still filters."""
+    labelled = Requirements.from_selector_terms(
+        [
+            {"key": "team", "operator": "In", "values": ["a"]},
+            {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["m5"]},
+        ]
+    )
+    assert names(compatible_types(catalog(), labelled, {})) == ["m5.large", "m5.xlarge"]
