@@ -48,15 +48,16 @@ CALLS: dict[str, tuple[str, ...]] = {
     "sqs:ChangeMessageVisibility": ("sqs:ChangeMessageVisibility",),
 }
 
-# Where an action can be narrowed to resources, the ARN pattern (placeholders in <>).
+# Where an action can be narrowed to resources, the ARN pattern (placeholders in <>; the
+# partition is aws, aws-cn or aws-us-gov: activities/ec2/partitions.py).
 _SCOPED: dict[str, str] = {
-    "eks:": "arn:aws:eks:<region>:<account>:cluster/<cluster>",
-    "sqs:": "arn:aws:sqs:<region>:<account>:<queue>",
-    "iam:PassRole": "arn:aws:iam::<account>:role/<node-role>",
-    "iam:GetRole": "arn:aws:iam::<account>:role/<node-role>",
-    "iam:": "arn:aws:iam::<account>:instance-profile/karpenter/<region>/<cluster>/*",
-    "ec2:TerminateInstances": "arn:aws:ec2:<region>:<account>:instance/*",
-    "ec2:DeleteLaunchTemplate": "arn:aws:ec2:<region>:<account>:launch-template/*",
+    "eks:": "arn:<partition>:eks:<region>:<account>:cluster/<cluster>",
+    "sqs:": "arn:<partition>:sqs:<region>:<account>:<queue>",
+    "iam:PassRole": "arn:<partition>:iam::<account>:role/<node-role>",
+    "iam:GetRole": "arn:<partition>:iam::<account>:role/<node-role>",
+    "iam:": "arn:<partition>:iam::<account>:instance-profile/karpenter/<region>/<cluster>/*",
+    "ec2:TerminateInstances": "arn:<partition>:ec2:<region>:<account>:instance/*",
+    "ec2:DeleteLaunchTemplate": "arn:<partition>:ec2:<region>:<account>:launch-template/*",
 }
 # Joinery deletes only what it tagged as its own at creation.
 _CONDITIONS: dict[str, dict[str, Any]] = {
@@ -84,12 +85,16 @@ def _resource(action: str) -> str:
     return "*"
 
 
-def policy() -> dict[str, Any]:
-    """The worker role's policy: one statement per resource scope, deletions tag-conditioned."""
+def policy(partition: str = "<partition>") -> dict[str, Any]:
+    """The worker role's policy: one statement per resource scope, deletions tag-conditioned.
+
+    ``partition`` fills the ARNs' partition (``aws``, ``aws-cn``, ``aws-us-gov``); the docs
+    print it as a placeholder."""
     grouped: dict[tuple[str, str], list[str]] = {}
     for action in actions():
         key = action if action in _CONDITIONS else ""
-        grouped.setdefault((_resource(action), key), []).append(action)
+        resource = _resource(action).replace("<partition>", partition)
+        grouped.setdefault((resource, key), []).append(action)
     statements = []
     for (resource, conditioned), acts in sorted(grouped.items()):
         statement: dict[str, Any] = {"Effect": "Allow", "Action": acts, "Resource": resource}

@@ -23,6 +23,8 @@ from moto.ec2.models.amis import Ami
 from moto.ec2.utils import random_ami_id
 from moto.ssm.models import Parameter, ssm_backends
 
+from activities.ec2.partitions import arn
+
 DISCOVERY_TAG = "karpenter.sh/discovery"
 EKS_OWNER = "602401143452"
 WINDOWS_OWNER = "801119661308"
@@ -227,7 +229,13 @@ def seed_eks_cluster(
         eks.create_cluster(
             name=cluster_name,
             version=kubernetes_version,
-            roleArn=f"arn:aws:iam::{DEFAULT_ACCOUNT_ID}:role/{cluster_name}-cluster",
+            roleArn=arn(
+                ec2.meta.region_name,
+                "iam",
+                DEFAULT_ACCOUNT_ID,
+                f"role/{cluster_name}-cluster",
+                regional=False,
+            ),
             resourcesVpcConfig={"subnetIds": subnet_ids or []},
             kubernetesNetworkConfig={"serviceIpv4Cidr": service_cidr, "ipFamily": "ipv4"},
         )

@@ -226,11 +226,13 @@ def check_permissions(region: str, endpoint: str | None, iam: Any) -> Iterable[F
 
 
 def principal_arn(caller: str) -> str:
-    """An assumed-role session ARN → the role's ARN (what the policy simulator takes)."""
+    """An assumed-role session ARN → the role's ARN (what the policy simulator takes), in
+    the caller's own partition (``arn:aws-cn:…`` in China, ``arn:aws-us-gov:…`` in GovCloud)."""
     if ":assumed-role/" in caller:
-        account = caller.split(":")[4]
+        fields = caller.split(":")
+        partition, account = fields[1], fields[4]
         role = caller.split(":assumed-role/", 1)[1].split("/", 1)[0]
-        return f"arn:aws:iam::{account}:role/{role}"
+        return f"arn:{partition}:iam::{account}:role/{role}"
     return caller
 
 
