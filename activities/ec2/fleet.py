@@ -62,7 +62,7 @@ from activities.ec2.launch_templates import LaunchTemplateInput, LaunchTemplateP
 from activities.ec2.launch_types import LaunchRequest, LaunchResult, provider_id
 from activities.ec2.nodeclass import ResolvedNodeClass
 from activities.ec2.nodeclass_cache import ResolvedNodeClasses
-from activities.ec2.settings import ProviderSettings
+from activities.ec2.settings import IPV6, ProviderSettings
 from activities.ec2.subnets import best_subnet_per_zone
 from activities.ec2.type_match import CompatibleTypes
 from activities.ec2.userdata import Bootstrap
@@ -354,6 +354,7 @@ class Launcher:
                 render_user_data(family.name, bootstrap),
                 [g.id for g in resolved.security_groups],
                 resolved.instance_profile,
+                ipv6=cluster.ip_family == IPV6,
             )
             name = self._templates.ensure(spec)
             images[name] = image_id

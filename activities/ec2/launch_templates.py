@@ -85,6 +85,9 @@ class LaunchTemplateInput:
     instance_profile: str | None = None
     detailed_monitoring: bool = False
     associate_public_ip: bool | None = None
+    # An IPv6 cluster's nodes get their primary interface's IPv6 address from the template,
+    # whatever the subnet's own auto-assign setting says (as Karpenter's templates do).
+    ipv6: bool = False
 
     @staticmethod
     def build(
@@ -94,6 +97,7 @@ class LaunchTemplateInput:
         user_data: str,
         security_group_ids: list[str],
         instance_profile: str | None,
+        ipv6: bool = False,
     ) -> LaunchTemplateInput:
         spec = nodeclass.spec
         mo = spec.metadata_options
@@ -118,10 +122,14 @@ class LaunchTemplateInput:
             instance_profile=instance_profile,
             detailed_monitoring=bool(spec.detailed_monitoring),
             associate_public_ip=spec.associate_public_ip_address,
+            ipv6=ipv6,
         )
 
     def name(self) -> str:
-        digest = hashlib.sha256(json.dumps(self.__dict__, sort_keys=True).encode()).hexdigest()
+        fields = dict(self.__dict__)
+        if not fields["ipv6"]:
+            del fields["ipv6"]  # an IPv4 cluster's templates keep the names they had
+        digest = hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
         return NAME_PREFIX + digest[:32]
 
     def data(self) -> dict[str, Any]:
@@ -134,14 +142,18 @@ class LaunchTemplateInput:
         devices = json.loads(self.block_device_mappings)
         if devices:  # none: the AMI's own mappings apply (Custom)
             out["BlockDeviceMappings"] = devices
-        if self.associate_public_ip is not None:
-            out["NetworkInterfaces"] = [
-                {
-                    "DeviceIndex": 0,
-                    "AssociatePublicIpAddress": self.associate_public_ip,
-                    "Groups": list(self.security_group_ids),
-                }
-            ]
+        if self.associate_public_ip is not None or self.ipv6:
+            # Security groups then go on the interface: EC2 refuses them in both places.
+            interface: dict[str, Any] = {
+                "DeviceIndex": 0,
+                "Groups": list(self.security_group_ids),
+            }
+            if self.associate_public_ip is not None:
+                interface["AssociatePublicIpAddress"] = self.associate_public_ip
+            if self.ipv6:
+                interface["PrimaryIpv6"] = True
+                interface["Ipv6AddressCount"] = 1
+            out["NetworkInterfaces"] = [interface]
         else:
             out["SecurityGroupIds"] = list(self.security_group_ids)
         if self.instance_profile:

@@ -11,7 +11,7 @@ import base64
 import re
 import shlex
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from email import message_from_string
 from typing import Any
 
@@ -399,3 +399,46 @@ def test_discovery_follows_an_upgrade_and_survives_an_outage(
     eks.delete_cluster(name=CLUSTER)  # DescribeCluster now fails: ResourceNotFound
     env.clock.advance(301)
     assert source.current().kubernetes_version == "1.31"
+
+
+def test_ipv6_cluster_templates_give_the_primary_interface_an_ipv6_address(
+    env: Env, session_catalog: SessionCatalog, discovered: Discovered, make_nodeclass: Any
+) -> None:
+    """Real subnets often leave IPv6 auto-assign off; an IPv6 cluster's node without an IPv6
+    address never becomes Ready, so the template asks for one (moto assigns none either way)."""
+    ipv6 = ClusterInfo(
+        CLUSTER,
+        endpoint="https://10.0.0.1:6443",
+        certificate_authority="Q0E=",
+        service_cidr="fd5e:3a1c:9e2b::/108",
+        kubernetes_version=VERSION,
+        ip_family="ipv6",
+    )
+    settings = ProviderSettings(region=REGION, cluster=ipv6, discover_cluster=False)
+    clients = AWSClients.create(REGION, env.server.endpoint_url, env.server.session())
+    provider = EC2Provider.create(settings, clients, clock=env.clock)
+    provider.catalog.use_raw(session_catalog.raw)
+    provider.pricing.load(session_catalog.on_demand, session_catalog.spot, session_catalog.source)
+    _launch(replace(discovered, provider=provider), env, make_nodeclass, "al2023@latest")
+    (template,) = env.clients.ec2.describe_launch_templates()["LaunchTemplates"]
+    data = env.clients.ec2.describe_launch_template_versions(
+        LaunchTemplateName=template["LaunchTemplateName"]
+    )["LaunchTemplateVersions"][0]["LaunchTemplateData"]
+    (interface,) = data["NetworkInterfaces"]
+    assert interface["DeviceIndex"] == 0
+    assert interface["PrimaryIpv6"] is True and interface["Ipv6AddressCount"] == 1
+    assert interface["Groups"] and all(g.startswith("sg-") for g in interface["Groups"])
+    assert "SecurityGroupIds" not in data  # EC2 refuses groups both here and on an interface
+    config = yaml.safe_load(_mime_parts(_user_data(env))[0][1])
+    assert config["spec"]["cluster"]["cidr"] == "fd5e:3a1c:9e2b::/108"
+
+
+def test_ipv4_cluster_templates_leave_the_interface_to_the_subnet(
+    env: Env, discovered: Discovered, make_nodeclass: Any
+) -> None:
+    _launch(discovered, env, make_nodeclass, "al2023@latest")
+    (template,) = env.clients.ec2.describe_launch_templates()["LaunchTemplates"]
+    data = env.clients.ec2.describe_launch_template_versions(
+        LaunchTemplateName=template["LaunchTemplateName"]
+    )["LaunchTemplateVersions"][0]["LaunchTemplateData"]
+    assert "NetworkInterfaces" not in data and data["SecurityGroupIds"]
