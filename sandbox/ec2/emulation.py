@@ -32,7 +32,8 @@ to a ThreadedMotoServer) so that:
 * :attr:`Emulation.metadata_tags_default` set to ``"enabled"`` is an account whose instance
   metadata defaults expose tags in IMDS: EC2 then refuses a launch whose template leaves
   ``InstanceMetadataTags`` unset while an instance tag key holds a ``/`` (IMDS tag keys may
-  not), as real accounts with that default do;
+  not), as real accounts with that default do; GetInstanceMetadataDefaults (which moto lacks)
+  reports it as the account-level setting, and nothing when it is EC2's own default;
 * launched instances carry ``aws:ec2launchtemplate:id`` / ``:version`` tags, as EC2 adds,
   and the launch template's security groups (DescribeInstances ``SecurityGroups``), as EC2
   applies them;
@@ -436,6 +437,14 @@ class Emulation:
             )
         return ActionResult({"SpotPriceHistory": history})
 
+    # -- GetInstanceMetadataDefaults ----------------------------------------------------------
+    def get_instance_metadata_defaults(self, response: Any) -> ActionResult:
+        """The account's IMDS defaults: only what the account set (an unset one is absent)."""
+        level = {}
+        if self.metadata_tags_default == "enabled":
+            level["InstanceMetadataTags"] = "enabled"
+        return ActionResult({"AccountLevel": level})
+
     # -- DescribeLaunchTemplates -------------------------------------------------------------
     def describe_launch_templates(self, response: Any) -> ActionResult:
         templates = response.ec2_backend.describe_launch_templates(
@@ -591,6 +600,13 @@ def install(emulation: Emulation | None = None) -> Emulation:
         _originals["describe_launch_templates"] = EC2Response.__dict__.get(
             "describe_launch_templates"
         )
+        _originals["get_instance_metadata_defaults"] = EC2Response.__dict__.get(
+            "get_instance_metadata_defaults"
+        )
+
+        def get_instance_metadata_defaults(self: Any) -> ActionResult:
+            assert _installed is not None
+            return _installed.get_instance_metadata_defaults(self)
 
         def create_fleet(self: Any) -> ActionResult:
             assert _installed is not None
@@ -619,6 +635,7 @@ def install(emulation: Emulation | None = None) -> Emulation:
         EC2Response.create_fleet = create_fleet  # type: ignore[method-assign]
         EC2Response.create_tags = create_tags  # type: ignore[method-assign]
         EC2Response.describe_launch_templates = describe_launch_templates  # type: ignore[method-assign]
+        EC2Response.get_instance_metadata_defaults = get_instance_metadata_defaults  # type: ignore[attr-defined]
         EC2Response.describe_spot_price_history = describe_spot_price_history  # type: ignore[method-assign]
         _originals["iam:remove_role_from_instance_profile"] = (
             IAMBackend.remove_role_from_instance_profile

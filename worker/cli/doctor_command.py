@@ -3,7 +3,8 @@
 It reads, never writes: the EKS cluster (DescribeCluster), each EC2NodeClass (from files, or
 from the cluster with a kubeconfig) resolved as the worker would (subnets, security groups,
 AMIs for the cluster's Kubernetes version, the role or instance profile), the interruption
-queue, and the caller's IAM permissions against the policy in activities/ec2/permissions.py
+queue, the Spot service-linked role, the account's instance metadata defaults, and the
+caller's IAM permissions against the policy in activities/ec2/permissions.py
 (``iam:SimulatePrincipalPolicy``). Lines start with ``ok``, ``missing`` or ``unchecked``;
 the exit code is 1 when anything is missing, 0 otherwise, 2 on bad input.
 """
@@ -86,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
     for nc in nodeclasses:
         findings.extend(check_nodeclass(provider, profiles, nc))
     findings.extend(check_queue(clients, args.interruption_queue))
+    findings.extend(check_spot_service_role(clients.iam))
+    findings.extend(check_metadata_defaults(clients.ec2))
     findings.extend(check_permissions(args.region, args.aws_endpoint_url or None, clients.iam))
     for f in findings:
         print(f.line())
@@ -223,6 +226,49 @@ def check_permissions(region: str, endpoint: str | None, iam: Any) -> Iterable[F
         yield Finding(MISSING, subject, f"{arn} is not allowed {', '.join(sorted(denied))}")
     else:
         yield Finding(OK, subject, f"{arn} has all {len(wanted)} actions")
+
+
+SPOT_SERVICE_ROLE = "AWSServiceRoleForEC2Spot"
+
+
+def check_spot_service_role(iam: Any) -> Iterable[Finding]:
+    """Spot launches need EC2's Spot service-linked role; an account that never used Spot
+    lacks it, and Joinery's policy may not create it (docs/deploy.md says how, once)."""
+    subject = "Spot service-linked role"
+    try:
+        iam.get_role(RoleName=SPOT_SERVICE_ROLE)
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") == "NoSuchEntity":
+            yield Finding(
+                MISSING,
+                subject,
+                f"{SPOT_SERVICE_ROLE} does not exist: every spot launch will fail until it does"
+                " (on-demand pools do not need it); create it with `aws iam"
+                " create-service-linked-role --aws-service-name spot.amazonaws.com`",
+            )
+        else:
+            yield Finding(UNCHECKED, subject, f"cannot read {SPOT_SERVICE_ROLE} ({_aws(exc)})")
+        return
+    yield Finding(OK, subject, f"{SPOT_SERVICE_ROLE} exists")
+
+
+def check_metadata_defaults(ec2: Any) -> Iterable[Finding]:
+    """The account's IMDS defaults: said, since they apply wherever a template is silent
+    (Joinery's templates set every field, InstanceMetadataTags included)."""
+    subject = "instance metadata defaults"
+    try:
+        level = ec2.get_instance_metadata_defaults().get("AccountLevel") or {}
+    except ClientError as exc:
+        yield Finding(UNCHECKED, subject, f"cannot read them ({_aws(exc)})")
+        return
+    set_ = ", ".join(f"{k}={v}" for k, v in sorted(level.items())) or "none set (EC2's own)"
+    note = ""
+    if level.get("InstanceMetadataTags") == "enabled":
+        note = (
+            "; tags in IMDS would refuse Joinery's tag keys, so its launch templates set"
+            " InstanceMetadataTags=disabled explicitly"
+        )
+    yield Finding(OK, subject, f"account defaults: {set_}{note}")
 
 
 def principal_arn(caller: str) -> str:
