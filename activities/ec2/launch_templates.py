@@ -88,6 +88,8 @@ class LaunchTemplateInput:
     # An IPv6 cluster's nodes get their primary interface's IPv6 address from the template,
     # whatever the subnet's own auto-assign setting says (as Karpenter's templates do).
     ipv6: bool = False
+    # EFA interfaces, one per network card (a claim whose pods request vpc.amazonaws.com/efa)
+    efa_interfaces: int = 0
 
     @staticmethod
     def build(
@@ -98,6 +100,7 @@ class LaunchTemplateInput:
         security_group_ids: list[str],
         instance_profile: str | None,
         ipv6: bool = False,
+        efa_interfaces: int = 0,
     ) -> LaunchTemplateInput:
         spec = nodeclass.spec
         mo = spec.metadata_options
@@ -123,12 +126,14 @@ class LaunchTemplateInput:
             detailed_monitoring=bool(spec.detailed_monitoring),
             associate_public_ip=spec.associate_public_ip_address,
             ipv6=ipv6,
+            efa_interfaces=efa_interfaces,
         )
 
     def name(self) -> str:
         fields = dict(self.__dict__)
-        if not fields["ipv6"]:
-            del fields["ipv6"]  # an IPv4 cluster's templates keep the names they had
+        for added in ("ipv6", "efa_interfaces"):
+            if not fields[added]:
+                del fields[added]  # templates without them keep the names they had
         digest = hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
         return NAME_PREFIX + digest[:32]
 
@@ -142,23 +147,33 @@ class LaunchTemplateInput:
         devices = json.loads(self.block_device_mappings)
         if devices:  # none: the AMI's own mappings apply (Custom)
             out["BlockDeviceMappings"] = devices
-        if self.associate_public_ip is not None or self.ipv6:
-            # Security groups then go on the interface: EC2 refuses them in both places.
-            interface: dict[str, Any] = {
-                "DeviceIndex": 0,
-                "Groups": list(self.security_group_ids),
-            }
-            if self.associate_public_ip is not None:
-                interface["AssociatePublicIpAddress"] = self.associate_public_ip
-            if self.ipv6:
-                interface["PrimaryIpv6"] = True
-                interface["Ipv6AddressCount"] = 1
-            out["NetworkInterfaces"] = [interface]
+        if self.associate_public_ip is not None or self.ipv6 or self.efa_interfaces:
+            # Security groups then go on the interfaces: EC2 refuses them in both places.
+            out["NetworkInterfaces"] = [
+                self._interface(card) for card in range(max(self.efa_interfaces, 1))
+            ]
         else:
             out["SecurityGroupIds"] = list(self.security_group_ids)
         if self.instance_profile:
             out["IamInstanceProfile"] = {"Name": self.instance_profile}
         return out
+
+    def _interface(self, card: int) -> dict[str, Any]:
+        """The interface on network card ``card``: the first card's is the primary (device
+        0); each further EFA interface is device 1 of its own card."""
+        interface: dict[str, Any] = {
+            "DeviceIndex": 0 if card == 0 else 1,
+            "Groups": list(self.security_group_ids),
+        }
+        if self.efa_interfaces:
+            interface["NetworkCardIndex"] = card
+            interface["InterfaceType"] = "efa"
+        if self.associate_public_ip is not None:
+            interface["AssociatePublicIpAddress"] = self.associate_public_ip
+        if self.ipv6:
+            interface["PrimaryIpv6"] = True
+            interface["Ipv6AddressCount"] = 1
+        return interface
 
 
 class LaunchTemplateProvider:

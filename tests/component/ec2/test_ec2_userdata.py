@@ -442,3 +442,58 @@ def test_ipv4_cluster_templates_leave_the_interface_to_the_subnet(
         LaunchTemplateName=template["LaunchTemplateName"]
     )["LaunchTemplateVersions"][0]["LaunchTemplateData"]
     assert "NetworkInterfaces" not in data and data["SecurityGroupIds"]
+
+
+def _template_data(env: Env) -> dict[str, Any]:
+    (template,) = env.clients.ec2.describe_launch_templates()["LaunchTemplates"]
+    versions = env.clients.ec2.describe_launch_template_versions(
+        LaunchTemplateName=template["LaunchTemplateName"]
+    )
+    data: dict[str, Any] = versions["LaunchTemplateVersions"][0]["LaunchTemplateData"]
+    return data
+
+
+@pytest.mark.parametrize(("instance_type", "cards"), [("c5n.18xlarge", 1), ("c6in.32xlarge", 2)])
+def test_a_claim_requesting_efa_gets_every_efa_interface_of_its_type(
+    env: Env, discovered: Discovered, make_nodeclass: Any, instance_type: str, cards: int
+) -> None:
+    """Karpenter's rule: pods that request vpc.amazonaws.com/efa get a node whose template has
+    one EFA interface per network card the type supports (DescribeInstanceTypes'
+    MaximumEfaInterfaces), else the device plugin would advertise none."""
+    request = discovered.make_request.build(
+        "claim-efa",
+        requirements=[
+            {
+                "key": "node.kubernetes.io/instance-type",
+                "operator": "In",
+                "values": [instance_type],
+            },
+            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+        ],
+        resources={"cpu": "1", "vpc.amazonaws.com/efa": "1"},
+    )
+    result = discovered.provider.launch(request, make_nodeclass.build())
+    assert result.instance_type == instance_type
+    interfaces = _template_data(env)["NetworkInterfaces"]
+    assert [i["NetworkCardIndex"] for i in interfaces] == list(range(cards))
+    assert [i["DeviceIndex"] for i in interfaces] == [0] + [1] * (cards - 1)
+    assert {i["InterfaceType"] for i in interfaces} == {"efa"}
+    assert all(i["Groups"] for i in interfaces)
+
+
+def test_a_claim_without_efa_gets_no_efa_interface_on_an_efa_type(
+    env: Env, discovered: Discovered, make_nodeclass: Any
+) -> None:
+    request = discovered.make_request.build(
+        "claim-plain",
+        requirements=[
+            {
+                "key": "node.kubernetes.io/instance-type",
+                "operator": "In",
+                "values": ["c5n.18xlarge"],
+            },
+            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+        ],
+    )
+    discovered.provider.launch(request, make_nodeclass.build())
+    assert "NetworkInterfaces" not in _template_data(env)
