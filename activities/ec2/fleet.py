@@ -42,7 +42,7 @@ from activities.ec2.errors import (
     aws_errors,
     classify,
 )
-from activities.ec2.families import family_of
+from activities.ec2.families import CUSTOM, family_of
 from activities.ec2.instances import (
     LOOKUP_CHUNK,
     TAG_EKS_CLUSTER,
@@ -338,6 +338,9 @@ class Launcher:
             L.NODEPOOL: request.nodepool_name,
             L.CAPACITY_TYPE: capacity_type,
         }
+        if family.name != CUSTOM:
+            # the kubelet registers the taints itself: registration must not re-add them
+            labels[L.DO_NOT_SYNC_TAINTS] = "true"
         taints = (*request.taints, *request.startup_taints, UNREGISTERED_TAINT)
         configs: list[dict[str, Any]] = []
         images: dict[str, str] = {}

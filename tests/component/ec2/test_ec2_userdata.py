@@ -497,3 +497,14 @@ def test_a_claim_without_efa_gets_no_efa_interface_on_an_efa_type(
     )
     discovered.provider.launch(request, make_nodeclass.build())
     assert "NetworkInterfaces" not in _template_data(env)
+
+
+def test_the_kubelet_is_told_to_keep_its_own_taints(
+    env: Env, discovered: Discovered, make_nodeclass: Any
+) -> None:
+    """Every family but Custom labels the node karpenter.sh/do-not-sync-taints=true (the
+    kubelet registers the taints itself), so registration leaves its taints alone."""
+    _launch(discovered, env, make_nodeclass, "al2023@latest")
+    config = yaml.safe_load(_mime_parts(_user_data(env))[0][1])
+    labels = config["spec"]["kubelet"]["flags"][0].removeprefix("--node-labels=").split(",")
+    assert "karpenter.sh/do-not-sync-taints=true" in labels
