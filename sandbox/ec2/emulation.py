@@ -35,8 +35,8 @@ to a ThreadedMotoServer) so that:
   not), as real accounts with that default do; GetInstanceMetadataDefaults (which moto lacks)
   reports it as the account-level setting, and nothing when it is EC2's own default;
 * launched instances carry ``aws:ec2launchtemplate:id`` / ``:version`` tags, as EC2 adds,
-  and the launch template's security groups (DescribeInstances ``SecurityGroups``), as EC2
-  applies them;
+  and the launch template's security groups (DescribeInstances ``SecurityGroups``) and
+  instance profile (``IamInstanceProfile``), as EC2 applies them;
 * DescribeSpotPriceHistory returns a per-(type, zone) price (a stable fraction of on-demand);
 * IAM RemoveRoleFromInstanceProfile of a role the profile lacks answers NoSuchEntity, as IAM
   does (moto fails with an internal error);
@@ -482,19 +482,27 @@ def _parameters_digest(querystring: Mapping[str, Any]) -> str:
 
 
 def _tag_with_template(backend: Any, spec: Mapping[str, Any], launched: list[Any]) -> None:
-    """EC2 tags every instance with the template it came from, and puts it in the template's
-    security groups; moto's CreateFleet does neither."""
+    """EC2 tags every instance with the template it came from, puts it in the template's
+    security groups and gives it the template's instance profile; moto's CreateFleet does
+    none of these."""
     version = backend._get_template_from_args(dict(spec))
     tags = {
         "aws:ec2launchtemplate:id": version.template.id,
         "aws:ec2launchtemplate:version": str(version.number),
     }
     groups = list(version.data.get("SecurityGroupIds") or [])
+    profile = dict(version.data.get("IamInstanceProfile") or {})
     for entry in launched:
         for instance_id in entry.get("InstanceIds", []):
             backend.get_instance(instance_id).add_tags(tags)
             if groups:
                 backend.modify_instance_security_groups(instance_id, groups)
+            if profile.get("Name") or profile.get("Arn"):
+                backend.associate_iam_instance_profile(
+                    instance_id,
+                    iam_instance_profile_name=profile.get("Name"),
+                    iam_instance_profile_arn=profile.get("Arn"),
+                )
 
 
 def _clean_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
