@@ -25,7 +25,7 @@ from activities.kubernetes.errors import NotFound
 from activities.kubernetes.retries import retry_conflicts
 from activities.lifecycle import reads
 from activities.lifecycle.types import ClaimSpec, LaunchOutcome
-from models import conditions, contract
+from models import conditions, contract, unimplemented
 from models import labels as L
 from models.ec2nodeclass import EC2NodeClass
 from models.ec2nodeclass_hash import hash_annotations
@@ -59,6 +59,15 @@ def _nodeclass(deps: Deps, name: str) -> EC2NodeClass:
             type=contract.ERR_NODECLASS_NOT_FOUND,
             non_retryable=False,
         ) from None
+    if refused := unimplemented.nodeclass_fields(body):
+        # Launching without the field would make a node the user did not ask for (no EFA,
+        # no placement group); like a NodeClass that is not ready, retried until it is fixed
+        # or the launch times out.
+        raise ApplicationError(
+            f"EC2NodeClass {name}: {unimplemented.message(refused)}",
+            type=unimplemented.REASON,
+            non_retryable=False,
+        )
     return EC2NodeClass.model_validate(body)
 
 

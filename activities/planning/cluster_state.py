@@ -2,8 +2,9 @@
 in-flight NodeClaims, DaemonSets, PVCs / PVs / StorageClasses and CSINodes (volume attach
 limits), as ``Document``s.
 
-Objects the solver would reject one at a time (a malformed Pod, an invalid NodePool) are
-left out and named in ``skipped`` so one bad object never stops provisioning for the rest.
+Objects the solver would reject one at a time (a malformed Pod, an invalid NodePool, one
+asking for what Joinery does not implement, ``models.unimplemented``) are left out and named
+in ``skipped`` so one bad object never stops provisioning for the rest.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from activities.kubernetes.object_cache import ObjectCache, WatchedObjects
 from activities.kubernetes.resources import EC2NODECLASS
 from activities.planning.claim_nodes import ClaimNodes, linked
 from models import labels as L
+from models import unimplemented
 from models.errors import field_error
 from models.nodepool import NodePool
 from scheduling.inputs import Document, parsed_pod
@@ -125,6 +127,9 @@ def read(
             pool = NodePool.model_validate(body)
         except ValidationError as exc:
             state.skipped.append(f"NodePool {name}: {field_error(exc)}")
+            continue
+        if refused := unimplemented.nodepool_fields(body):
+            state.skipped.append(f"NodePool {name}: {unimplemented.message(refused)}")
             continue
         state.nodepools.append(pool)
         docs.append(Document(body, f"NodePool {name}"))

@@ -18,17 +18,20 @@ from pydantic import ValidationError
 
 from activities.ec2.provider import EC2Provider
 from activities.planning.cluster_state import ClusterState
+from models import unimplemented
 from models.ec2nodeclass import EC2NodeClass
 from models.errors import field_error
 
 
 def not_ready(ec2: EC2Provider, nodeclass: Mapping[str, Any]) -> str | None:
-    """Why the EC2NodeClass is not Ready (its resolution's message, or the field that is
-    invalid), or None when it is."""
+    """Why the EC2NodeClass is not Ready (its resolution's message, the field that is
+    invalid, or the fields Joinery does not implement), or None when it is."""
     try:
         parsed = EC2NodeClass.model_validate(nodeclass)
     except ValidationError as exc:
         return field_error(exc)
+    if refused := unimplemented.nodeclass_fields(nodeclass):
+        return unimplemented.message(refused)
     return ec2.nodeclass_not_ready(parsed)
 
 

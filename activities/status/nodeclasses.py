@@ -1,7 +1,8 @@
 """An EC2NodeClass's status: what its selectors resolved to, and whether it can be used.
 
 ``subnets``, ``securityGroups`` and ``amis`` list what the selector terms matched (as
-Karpenter publishes them); one condition per selector, ``ValidationSucceeded`` for the spec,
+Karpenter publishes them); one condition per selector, ``ValidationSucceeded`` for the spec
+(False naming any field Joinery does not implement yet, ``models.unimplemented``),
 ``InstanceProfileReady`` and ``Ready`` over all of them. A condition turning False records a
 Warning event, and NodePools referring to the class report ``NodeClassReady=False``.
 Resolution calls EC2 and SSM, so it runs on changes and on a slow resync, not per launch.
@@ -21,7 +22,7 @@ from activities.kubernetes.client import Kube
 from activities.kubernetes.resources import EC2NODECLASS
 from activities.kubernetes.retries import retry_conflicts
 from activities.status import reporting
-from models import conditions
+from models import conditions, unimplemented
 from models.ec2nodeclass import EC2NodeClass
 from models.errors import field_error
 
@@ -45,9 +46,7 @@ def desired(
         for c in resolved.conditions
         if c.type != conditions.READY
     ]
-    out.append(
-        cond.Condition(conditions.VALIDATION_SUCCEEDED, "True", conditions.VALIDATION_SUCCEEDED)
-    )
+    out.append(reporting.refusal(unimplemented.nodeclass_fields(body)))
     status = resolved.status()
     fields: dict[str, Any] = {
         "subnets": status.subnets,

@@ -1,7 +1,8 @@
 """A NodePool's status, as ``kubectl get nodepools`` shows it in Karpenter.
 
 Conditions: ``ValidationSucceeded`` (the spec passes the checks the CRD cannot express, e.g. a
-requirement on a restricted label domain), ``NodeClassReady`` (the referenced EC2NodeClass
+requirement on a restricted label domain, and asks for nothing Joinery does not implement,
+e.g. ``replicas``), ``NodeClassReady`` (the referenced EC2NodeClass
 exists and is Ready) and ``Ready`` (both). ``nodes`` and ``resources`` sum the pool's
 NodeClaims (what its ``limits`` are checked against). A condition turning False records a
 Warning event naming the field, so bad input is visible where users look, and the planner
@@ -24,7 +25,7 @@ from activities.kubernetes.object_cache import ObjectCache
 from activities.kubernetes.resources import EC2NODECLASS
 from activities.kubernetes.retries import retry_conflicts
 from activities.status import reporting
-from models import conditions, contract
+from models import conditions, contract, unimplemented
 from models import labels as L
 from models.errors import field_error
 from models.nodepool import NodePool
@@ -51,7 +52,7 @@ def validation(body: Mapping[str, Any]) -> cond.Condition:
         NodePool.model_validate(body)
     except ValidationError as exc:
         return cond.Condition(conditions.VALIDATION_SUCCEEDED, "False", "Invalid", field_error(exc))
-    return cond.Condition(conditions.VALIDATION_SUCCEEDED, "True", conditions.VALIDATION_SUCCEEDED)
+    return reporting.refusal(unimplemented.nodepool_fields(body))
 
 
 def nodeclass_readiness(

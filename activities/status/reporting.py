@@ -1,5 +1,6 @@
 """What the status reports share: deciding whether conditions need a write, which of them
-newly turned False, and telling users about those with a Warning event."""
+newly turned False, telling users about those with a Warning event, and refusing fields
+Joinery does not implement."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from activities.kubernetes import conditions as cond
 from activities.kubernetes import events
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
-from models import conditions
+from models import conditions, unimplemented
 
 Obj = dict[str, Any]
 
@@ -59,3 +60,16 @@ def warn(
             warning=True,
             api_version=api_version,
         )
+
+
+def refusal(found: Sequence[unimplemented.Unimplemented]) -> cond.Condition:
+    """``ValidationSucceeded`` for a spec that parses: False naming each field Joinery does
+    not implement (``models.unimplemented``), so the object is not Ready and never half-used."""
+    if found:
+        return cond.Condition(
+            conditions.VALIDATION_SUCCEEDED,
+            "False",
+            unimplemented.REASON,
+            unimplemented.message(found),
+        )
+    return cond.Condition(conditions.VALIDATION_SUCCEEDED, "True", conditions.VALIDATION_SUCCEEDED)

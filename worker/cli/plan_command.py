@@ -23,7 +23,13 @@ from scheduling.lowerbound import lower_bound
 from scheduling.report import plan_to_dict, plan_to_table
 from scheduling.solver import Solver
 from worker.cli.plan_json import dumps_indented
-from worker.plan_inputs import catalog_file_cache, manifest_sections, manifest_yaml, plan_catalogs
+from worker.plan_inputs import (
+    catalog_file_cache,
+    manifest_sections,
+    manifest_yaml,
+    plan_catalogs,
+    refused,
+)
 from worker.usage import UsageError, one_line
 
 
@@ -169,16 +175,27 @@ def _catalogs(
     files: plan_catalogs.CatalogFiles,
     instance_types: list[InstanceType],
     documents: list[Document],
+    disruption: bool = False,
 ) -> tuple[list[Document], list[Document], dict[str, list[InstanceType]]]:
     """The documents for the planner, the EC2NodeClasses among the inputs, and each pool's
-    own catalog from them (``worker.plan_inputs.plan_catalogs``)."""
+    own catalog from them (``worker.plan_inputs.plan_catalogs``); the objects Joinery
+    refuses are handled as the worker does, said on stderr (``worker.plan_inputs.refused``)."""
     documents, classes = plan_catalogs.split_nodeclasses(documents)
+    refusals = refused.apply(documents, classes)
+    for w in refusals.warnings:
+        print(one_line(f"warning: {w}"), file=sys.stderr)
+    documents = refusals.documents
     per_class = {}
     for name, path in files.per_class.items():
         if name not in classes:
             raise UsageError(f"--catalog {name}={path}: no EC2NodeClass {name} in the inputs")
         per_class[name] = load_instance_types(path)
     own = plan_catalogs.pool_catalogs(documents, classes, instance_types, per_class)
+    if not disruption:
+        # As the worker's provisioning: a pool of a refused EC2NodeClass launches nothing.
+        # The worker's disruption round still prices such a pool's nodes from a catalog
+        # (they are not taken for drifted for want of one); its launches are refused.
+        own.update({pool: [] for pool in refusals.no_launch})
     return documents, list(classes.values()), own
 
 
@@ -188,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
     files = plan_catalogs.catalog_files(args.catalog, os.path.isfile)
     with collection_paused(freeze=args.own_process):
         instance_types = load_instance_types(files.default)
-        documents, classes, own = _catalogs(files, instance_types, _inputs(args))
+        documents, classes, own = _catalogs(files, instance_types, _inputs(args), args.disruption)
     if args.disruption:
         from worker.cli.disruption_plan import run_disruption
 
