@@ -43,6 +43,7 @@ def _ebs(mapping: BlockDeviceMapping) -> dict[str, Any]:
         ("kms_key_id", "KmsKeyId"),
         ("delete_on_termination", "DeleteOnTermination"),
         ("snapshot_id", "SnapshotId"),
+        ("volume_initialization_rate", "VolumeInitializationRate"),
     ):
         value = getattr(ebs, field_name)
         if value is not None:
@@ -90,6 +91,11 @@ class LaunchTemplateInput:
     ipv6: bool = False
     # EFA interfaces, one per network card (a claim whose pods request vpc.amazonaws.com/efa)
     efa_interfaces: int = 0
+    # The NodeClass's ipPrefixCount: prefixes (IPv4, or IPv6 in an IPv6 cluster) per interface
+    ip_prefix_count: int = 0
+    # canonical JSON of the LT's CpuOptions and of each interface's connection tracking, or ""
+    cpu_options: str = ""
+    connection_tracking: str = ""
 
     @staticmethod
     def build(
@@ -103,6 +109,19 @@ class LaunchTemplateInput:
         efa_interfaces: int = 0,
     ) -> LaunchTemplateInput:
         spec = nodeclass.spec
+        cpu = {}
+        if spec.cpu_options is not None and spec.cpu_options.nested_virtualization:
+            cpu["NestedVirtualization"] = spec.cpu_options.nested_virtualization
+        tracking = {}
+        if spec.connection_tracking is not None:
+            ct = spec.connection_tracking
+            for value, key in (
+                (ct.tcp_established_timeout, "TcpEstablishedTimeout"),
+                (ct.udp_stream_timeout, "UdpStreamTimeout"),
+                (ct.udp_timeout, "UdpTimeout"),
+            ):
+                if value is not None:
+                    tracking[key] = value
         mo = spec.metadata_options
         metadata = {
             "HttpEndpoint": mo.http_endpoint,
@@ -127,11 +146,20 @@ class LaunchTemplateInput:
             associate_public_ip=spec.associate_public_ip_address,
             ipv6=ipv6,
             efa_interfaces=efa_interfaces,
+            ip_prefix_count=spec.ip_prefix_count or 0,
+            cpu_options=json.dumps(cpu, sort_keys=True) if cpu else "",
+            connection_tracking=json.dumps(tracking, sort_keys=True) if tracking else "",
         )
 
     def name(self) -> str:
         fields = dict(self.__dict__)
-        for added in ("ipv6", "efa_interfaces"):
+        for added in (
+            "ipv6",
+            "efa_interfaces",
+            "ip_prefix_count",
+            "cpu_options",
+            "connection_tracking",
+        ):
             if not fields[added]:
                 del fields[added]  # templates without them keep the names they had
         digest = hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
@@ -147,7 +175,15 @@ class LaunchTemplateInput:
         devices = json.loads(self.block_device_mappings)
         if devices:  # none: the AMI's own mappings apply (Custom)
             out["BlockDeviceMappings"] = devices
-        if self.associate_public_ip is not None or self.ipv6 or self.efa_interfaces:
+        if self.cpu_options:
+            out["CpuOptions"] = json.loads(self.cpu_options)
+        if (
+            self.associate_public_ip is not None
+            or self.ipv6
+            or self.efa_interfaces
+            or self.ip_prefix_count
+            or self.connection_tracking
+        ):
             # Security groups then go on the interfaces: EC2 refuses them in both places.
             out["NetworkInterfaces"] = [
                 self._interface(card) for card in range(max(self.efa_interfaces, 1))
@@ -173,6 +209,11 @@ class LaunchTemplateInput:
         if self.ipv6:
             interface["PrimaryIpv6"] = True
             interface["Ipv6AddressCount"] = 1
+        if self.ip_prefix_count:
+            key = "Ipv6PrefixCount" if self.ipv6 else "Ipv4PrefixCount"
+            interface[key] = self.ip_prefix_count
+        if self.connection_tracking:
+            interface["ConnectionTrackingSpecification"] = json.loads(self.connection_tracking)
         return interface
 
 

@@ -222,3 +222,44 @@ def test_one_fetch_at_a_time_and_stale_while_refreshing(
         time.sleep(0.05)
     provider.raw()
     assert len(fetches) == 2  # fresh again
+
+
+def test_types_that_cannot_serve_the_nodeclass_are_left_out(env: Any, make_nodeclass: Any) -> None:
+    """Karpenter's compatibility checks, judged against DescribeInstanceTypes' own answer:
+    nested virtualization needs the processor feature, connection-tracking timeouts a Nitro
+    type, and AL2023 has no a1 (first Graviton) image."""
+    infos = {str(i["InstanceType"]): i for i in env.provider.catalog.raw().infos}
+    plain = set(by_name(env.provider.instance_types()))
+    assert not any(n.startswith("a1.") for n in plain)  # AL2023, the default
+    al2 = set(
+        by_name(
+            env.provider.instance_types(
+                make_nodeclass.build(amiSelectorTerms=[{"alias": "al2@latest"}])
+            )
+        )
+    )
+    assert any(n.startswith("a1.") for n in al2)
+    nested = set(
+        by_name(
+            env.provider.instance_types(
+                make_nodeclass.build(cpuOptions={"nestedVirtualization": "enabled"})
+            )
+        )
+    )
+    offers = {
+        n
+        for n in plain
+        if "nested-virtualization" in infos[n]["ProcessorInfo"].get("SupportedFeatures", [])
+    }
+    assert nested == offers and nested
+    disabled = make_nodeclass.build(cpuOptions={"nestedVirtualization": "disabled"})
+    assert set(by_name(env.provider.instance_types(disabled))) == plain
+    tracked = set(
+        by_name(
+            env.provider.instance_types(
+                make_nodeclass.build(connectionTracking={"tcpEstablishedTimeout": 3600})
+            )
+        )
+    )
+    assert tracked == {n for n in plain if infos[n].get("Hypervisor") == "nitro"}
+    assert tracked != plain  # the xen types are gone

@@ -508,3 +508,48 @@ def test_the_kubelet_is_told_to_keep_its_own_taints(
     config = yaml.safe_load(_mime_parts(_user_data(env))[0][1])
     labels = config["spec"]["kubelet"]["flags"][0].removeprefix("--node-labels=").split(",")
     assert "karpenter.sh/do-not-sync-taints=true" in labels
+
+
+def test_cpu_options_prefixes_connection_tracking_and_volume_initialization(
+    env: Env, discovered: Discovered, make_nodeclass: Any
+) -> None:
+    """Each field goes to the launch template where EC2 reads it (the interfaces carry the
+    prefixes and the timeouts, the template the CPU options, the EBS mapping the rate)."""
+    request = discovered.make_request.build(
+        "claim-options",
+        requirements=[
+            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["c7i.large"]},
+            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+        ],
+    )
+    nodeclass = make_nodeclass.build(
+        cpuOptions={"nestedVirtualization": "enabled"},
+        ipPrefixCount=2,
+        connectionTracking={
+            "tcpEstablishedTimeout": 3600,
+            "udpStreamTimeout": 120,
+            "udpTimeout": 30,
+        },
+        blockDeviceMappings=[
+            {
+                "deviceName": "/dev/xvda",
+                "rootVolume": True,
+                "ebs": {
+                    "volumeSize": "40Gi",
+                    "snapshotID": "snap-0abc",
+                    "volumeInitializationRate": 200,
+                },
+            }
+        ],
+    )
+    discovered.provider.launch(request, nodeclass)
+    data = _template_data(env)
+    assert data["CpuOptions"] == {"NestedVirtualization": "enabled"}
+    (interface,) = data["NetworkInterfaces"]
+    assert interface["Ipv4PrefixCount"] == 2
+    assert interface["ConnectionTrackingSpecification"] == {
+        "TcpEstablishedTimeout": 3600,
+        "UdpStreamTimeout": 120,
+        "UdpTimeout": 30,
+    }
+    assert data["BlockDeviceMappings"][0]["Ebs"]["VolumeInitializationRate"] == 200
