@@ -122,7 +122,11 @@ def test_govcloud_uses_the_offline_table_without_a_pricing_client() -> None:
 
 @pytest.mark.parametrize("part", ["aws", "aws-cn", "aws-us-gov"])
 def test_policy_arns_carry_the_partition(part: str) -> None:
-    resources = [s["Resource"] for s in policy(part)["Statement"] if s["Resource"] != "*"]
+    listed = [s["Resource"] for s in policy(part)["Statement"]]
+    every = [r for r in listed if isinstance(r, str)] + [
+        r for rs in listed if isinstance(rs, list) for r in rs
+    ]
+    resources = [r for r in every if r != "*"]
     assert resources
     assert all(r.startswith(f"arn:{part}:") for r in resources), resources
 
