@@ -65,7 +65,9 @@ def actions() -> list[str]:
 PLACEHOLDERS = ("<partition>", "<region>", "<account>", "<cluster>", "<queue>", "<node-role>")
 
 _EC2 = "arn:<partition>:ec2:<region>"
-_PROFILES = "arn:<partition>:iam::<account>:instance-profile/karpenter/<region>/<cluster>/*"
+# Any path, as Karpenter's: IAM authorizes a profile by its path, which a call naming a profile
+# that does not exist yet cannot know; the tag conditions are what scope the profile actions.
+_PROFILES = "arn:<partition>:iam::<account>:instance-profile/*"
 _NODE_ROLE = "arn:<partition>:iam::<account>:role/<node-role>"
 CLUSTER_OWNED = "aws:ResourceTag/kubernetes.io/cluster/<cluster>"
 # Tags every instance, volume and fleet carries from its CreateFleet (activities/ec2/fleet.py).
