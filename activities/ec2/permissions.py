@@ -308,3 +308,46 @@ def filled(
         text = text.replace(key, value)
     result: dict[str, Any] = json.loads(text)
     return result
+
+
+def simulations(document: dict[str, Any], account: str) -> list[dict[str, Any]]:
+    """For each statement of a filled policy, a request Joinery makes under it, as
+    ``iam:SimulatePrincipalPolicy`` takes it: the actions, one resource ARN of the kind the
+    statement names, and the context keys with the values Joinery sends (a ``StringLike``
+    pattern gets a sample value). ``joinery doctor`` simulates these against the worker's
+    role, so a tag-conditioned statement is checked with the tags, not reported missing for
+    want of them. Statements still holding a placeholder are left out."""
+    out = []
+    for statement in document["Statement"]:
+        if any(p in json.dumps(statement) for p in PLACEHOLDERS):
+            continue
+        resources = statement["Resource"]
+        resource = resources[0] if isinstance(resources, list) else resources
+        if resource != "*":
+            resource = resource.replace(":*:", f":{account}:").replace("*", "joinery-doctor")
+        context = []
+        for operator, keys in statement.get("Condition", {}).items():
+            for key, value in keys.items():
+                values = value if isinstance(value, list) else [value]
+                if operator.startswith("ForAllValues:"):
+                    context.append(
+                        {
+                            "ContextKeyName": key,
+                            "ContextKeyValues": values,
+                            "ContextKeyType": "stringList",
+                        }
+                    )
+                    continue
+                sample = "joinery-doctor" if operator.startswith("StringLike") else values[0]
+                context.append(
+                    {
+                        "ContextKeyName": key,
+                        "ContextKeyValues": [sample],
+                        "ContextKeyType": "string",
+                    }
+                )
+        simulation: dict[str, Any] = {"ActionNames": statement["Action"], "ContextEntries": context}
+        if resource != "*":
+            simulation["ResourceArns"] = [resource]
+        out.append(simulation)
+    return out

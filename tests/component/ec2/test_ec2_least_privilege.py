@@ -30,9 +30,11 @@ from activities.ec2.clients import AWSClients
 from activities.ec2.errors import EC2Error, LaunchFailed
 from activities.ec2.provider import EC2Provider
 from activities.ec2.settings import ProviderSettings
-from sandbox.ec2.authorization import enforced
+from sandbox.ec2.authorization import Authorization, allowed, enforced
+from sandbox.ec2.server import MotoServer
 from tests.component.ec2.conftest import CLUSTER, REGION, Env, RequestFactory, SessionCatalog
 from tests.component.ec2.conftest import nodeclass as build_nodeclass
+from worker.cli.doctor_command import MISSING, OK, check_permissions
 
 ACCOUNT = "123456789012"  # moto's default account
 NODE_ROLE = f"KarpenterNodeRole-{CLUSTER}"  # seeded by sandbox.ec2.seed
@@ -195,3 +197,56 @@ def test_calls_outside_the_policy_are_denied(enforced_env: Enforced) -> None:
     with pytest.raises(iam.exceptions.ClientError) as deleted:
         iam.delete_role(RoleName=NODE_ROLE)
     assert deleted.value.response["Error"]["Code"] == "AccessDenied"
+
+
+class PolicySimulator:
+    """``iam:SimulatePrincipalPolicy`` (which moto lacks) answered by the sandbox's IAM
+    evaluation of one policy: an oracle independent of the doctor's code."""
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        self.document = document
+
+    def simulate_principal_policy(
+        self,
+        PolicySourceArn: str,  # boto3 names the parameters so
+        ActionNames: list[str],
+        ContextEntries: list[dict[str, Any]],
+        ResourceArns: list[str] | None = None,
+    ) -> dict[str, Any]:
+        context = {e["ContextKeyName"].lower(): e["ContextKeyValues"] for e in ContextEntries}
+        resource = (ResourceArns or ["*"])[0]
+        return {
+            "EvaluationResults": [
+                {
+                    "EvalActionName": action,
+                    "EvalDecision": "allowed"
+                    if allowed([self.document], Authorization(action, resource, context))
+                    else "implicitDeny",
+                }
+                for action in ActionNames
+            ]
+        }
+
+
+def test_doctor_simulates_the_scoped_policy(moto_server: MotoServer) -> None:
+    document = permissions.filled("aws", REGION, ACCOUNT, CLUSTER, QUEUE, NODE_ROLE)
+    args = (REGION, moto_server.endpoint_url, PolicySimulator(document), CLUSTER, QUEUE)
+    [ok] = check_permissions(*args, [NODE_ROLE])
+    assert ok.status == OK, ok.line()
+    assert f"all {len(permissions.actions())} actions" in ok.line()
+    # without the scoped deletion, the role cannot terminate its instances: said so
+    trimmed = {
+        **document,
+        "Statement": [s for s in document["Statement"] if s["Sid"] != "AllowScopedDeletion"],
+    }
+    [missing] = check_permissions(
+        REGION, moto_server.endpoint_url, PolicySimulator(trimmed), CLUSTER, QUEUE, [NODE_ROLE]
+    )
+    assert missing.status == MISSING and "ec2:TerminateInstances" in missing.line()
+    # without a node role, the PassRole statement cannot be simulated: said so, not passed
+    [partial] = check_permissions(*args)
+    assert (
+        partial.status == OK
+        and "iam:PassRole" in partial.line()
+        and "not checked" in partial.line()
+    )
