@@ -2,7 +2,8 @@
 
 A user is given docs/deploy.md's policy (activities/ec2/permissions.py, placeholders filled
 for this cluster) and the provider runs with that user's keys: discovery, NodeClass
-resolution with a managed instance profile, a launch, a drifted NodeClass's second launch,
+resolution with a managed instance profile, a launch, a spot launch, interruption messages
+(received, kept for later, deleted), a drifted NodeClass's second launch,
 an orphan's termination, garbage collection of launch templates and instance profiles, and
 a termination. Then calls outside the policy are shown to be denied.
 
@@ -28,12 +29,14 @@ import pytest
 from activities.ec2 import permissions
 from activities.ec2.clients import AWSClients
 from activities.ec2.errors import EC2Error, LaunchFailed
+from activities.ec2.interruption import InterruptionQueue
 from activities.ec2.provider import EC2Provider
 from activities.ec2.settings import ProviderSettings
 from sandbox.ec2.authorization import Authorization, allowed, enforced
 from sandbox.ec2.server import MotoServer
 from tests.component.ec2.conftest import CLUSTER, REGION, Env, RequestFactory, SessionCatalog
 from tests.component.ec2.conftest import nodeclass as build_nodeclass
+from tests.support.ec2_launches import event
 from worker.cli.doctor_command import MISSING, OK, check_permissions
 
 ACCOUNT = "123456789012"  # moto's default account
@@ -97,6 +100,10 @@ def _instance(clients: AWSClients, instance_id: str) -> dict[str, Any]:
     return instance
 
 
+def _tags(clients: AWSClients, instance_id: str) -> dict[str, str]:
+    return {t["Key"]: t["Value"] for t in _instance(clients, instance_id)["Tags"]}
+
+
 def _state(clients: AWSClients, instance_id: str) -> str:
     return str(_instance(clients, instance_id)["State"]["Name"])
 
@@ -104,9 +111,6 @@ def _state(clients: AWSClients, instance_id: str) -> str:
 def test_the_whole_path_runs_under_the_documented_policy(enforced_env: Enforced) -> None:
     provider, admin = enforced_env.provider, enforced_env.admin
     assert permissions.unassigned() == []
-    queue = provider.interruption_queue()
-    assert queue is not None and queue.receive() == []  # sqs under the queue's ARN
-
     # resolution: discovery (eks), selectors, the AMI alias (ssm), a managed profile (iam)
     nodeclass = build_nodeclass(role=NODE_ROLE)
     resolved = provider.resolve_nodeclass(nodeclass)
@@ -115,16 +119,40 @@ def test_the_whole_path_runs_under_the_documented_policy(enforced_env: Enforced)
 
     # a launch: launch template, CreateFleet with its tags, then the claim's tags
     first = provider.launch(RequestFactory.build("claim-a"), nodeclass)
-    tags = {t["Key"]: t["Value"] for t in _instance(admin, first.instance_id)["Tags"]}
+    tags = _tags(admin, first.instance_id)
     assert tags["karpenter.sh/nodeclaim"] == "claim-a"
     assert tags[f"kubernetes.io/cluster/{CLUSTER}"] == "owned"
+
+    # a spot launch (EC2 also creates a spot request, which Joinery does not tag)
+    spot = RequestFactory.build(
+        "claim-spot",
+        requirements=[
+            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]},
+            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]},
+        ],
+    )
+    spot_launch = provider.launch(spot, nodeclass)
+    assert spot_launch.capacity_type == "spot"
+
+    # the interruption queue: a warning for our spot instance is handled and deleted; one for
+    # an instance not known yet, but this cluster's, is kept for a later delivery
+    url = admin.sqs.get_queue_url(QueueName=QUEUE)["QueueUrl"]
+    for instance_id in (spot_launch.instance_id, first.instance_id):
+        detail = {"instance-id": instance_id, "instance-action": "terminate"}
+        body = event("aws.ec2", "EC2 Spot Instance Interruption Warning", detail)
+        admin.sqs.send_message(QueueUrl=url, MessageBody=body)
+    queue = InterruptionQueue(
+        provider.clients.sqs, QUEUE, wait_seconds=0, owned=provider.instances.any_owned
+    )
+    assert queue.poll_once(lambda e: spot_launch.instance_id in e.instance_ids) == 1
+    assert provider.delete(spot_launch.instance_id) is False
 
     # drift: the NodeClass changed, its replacement comes from a second launch template
     drifted = build_nodeclass(role=NODE_ROLE, detailedMonitoring=True)
     provider.resolve_nodeclass(drifted)
     second = provider.launch(RequestFactory.build("claim-b"), drifted)
     templates = admin.ec2.describe_launch_templates()["LaunchTemplates"]
-    assert len(templates) == 2
+    assert len(templates) == 3  # first, spot, drifted
 
     # the drifted node is terminated; an orphan (its claim is gone) is collected
     assert provider.delete(first.instance_id) is False  # termination started
@@ -141,10 +169,14 @@ def test_the_whole_path_runs_under_the_documented_policy(enforced_env: Enforced)
     # once its last instance ends
     later = datetime.now(UTC) + timedelta(minutes=10)
     deleted = provider.garbage_collect(["default"], now=later)
-    assert len(deleted["launchTemplates"]) == 1
+    in_use = _tags(admin, second.instance_id)["aws:ec2launchtemplate:id"]
+    name_of = {t["LaunchTemplateId"]: t["LaunchTemplateName"] for t in templates}
+    assert sorted(deleted["launchTemplates"]) == sorted(
+        name for lt_id, name in name_of.items() if lt_id != in_use
+    )
     provider.delete(second.instance_id)
     deleted = provider.garbage_collect([], now=later)
-    assert len(deleted["launchTemplates"]) == 1
+    assert deleted["launchTemplates"] == [name_of[in_use]]
     assert deleted["instanceProfiles"] == [resolved.instance_profile]
     assert admin.ec2.describe_launch_templates()["LaunchTemplates"] == []
     assert admin.iam.list_instance_profiles()["InstanceProfiles"] == []
