@@ -92,6 +92,40 @@ class BlockDevice(KubeModel):
     kms_key_id: str | None = Field(default=None, alias="kmsKeyID")
     delete_on_termination: bool | None = None
     snapshot_id: str | None = Field(default=None, alias="snapshotID")
+    # MiB/s at which EBS fills the volume from its snapshot (needs snapshotID)
+    volume_initialization_rate: int | None = Field(default=None, ge=100, le=300)
+
+    @model_validator(mode="after")
+    def _rate_needs_snapshot(self) -> BlockDevice:
+        if self.volume_initialization_rate is not None and not self.snapshot_id:
+            raise ValueError("snapshotID must be set when volumeInitializationRate is set")
+        return self
+
+
+class CPUOptions(KubeModel):
+    """The instance's CPU options; Karpenter's v1.14 field carries nested virtualization."""
+
+    nested_virtualization: Literal["enabled", "disabled"] | None = None
+
+
+class ConnectionTracking(KubeModel):
+    """Idle connection-tracking timeouts (seconds) of the interfaces the template defines."""
+
+    tcp_established_timeout: int | None = Field(default=None, ge=60, le=432_000)
+    udp_stream_timeout: int | None = Field(default=None, ge=60, le=180)
+    udp_timeout: int | None = Field(default=None, ge=30, le=60)
+
+    @model_validator(mode="after")
+    def _one_set(self) -> ConnectionTracking:
+        if (
+            self.tcp_established_timeout is None
+            and self.udp_stream_timeout is None
+            and self.udp_timeout is None
+        ):
+            raise ValueError(
+                "at least one of tcpEstablishedTimeout, udpStreamTimeout, or udpTimeout must be set"
+            )
+        return self
 
 
 class BlockDeviceMapping(KubeModel):
@@ -116,6 +150,9 @@ class EC2NodeClassSpec(KubeModel):
     detailed_monitoring: bool | None = None
     instance_store_policy: Literal["RAID0"] | None = None
     context: str | None = None
+    cpu_options: CPUOptions | None = Field(default=None, alias="cpuOptions")
+    connection_tracking: ConnectionTracking | None = None
+    ip_prefix_count: int | None = Field(default=None, ge=0, alias="ipPrefixCount")
 
     @model_validator(mode="after")
     def _role_or_profile(self) -> EC2NodeClassSpec:

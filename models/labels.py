@@ -21,6 +21,10 @@ DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"
 # When a deleted NodeClaim's drain stops waiting and deletes its pods (Karpenter sets it to
 # now for a node repaired as unhealthy; otherwise the deletion plus terminationGracePeriod).
 NODECLAIM_TERMINATION_TIMESTAMP = "karpenter.sh/nodeclaim-termination-timestamp"
+# On a Node, set by the kubelet from the launch's labels: its taints are the launch's to
+# manage, so registration does not re-add the claim's (a DaemonSet may already have lifted a
+# startup taint); Karpenter's provider sets it for every AMI family but Custom.
+DO_NOT_SYNC_TAINTS = "karpenter.sh/do-not-sync-taints"
 TERMINATION_FINALIZER = "karpenter.sh/termination"
 # Joinery's own: on a NodeClaim, the provisioning round that created it, so a retried round
 # finds the claims its earlier attempt made instead of making them again.

@@ -24,7 +24,7 @@ REASON = "UnsupportedField"
 class Unimplemented:
     """One field of one object that Joinery refuses, with why in a few words."""
 
-    path: str  # e.g. "spec.blockDeviceMappings[0].ebs.volumeInitializationRate"
+    path: str  # e.g. "spec.placementGroupSelector"
     why: str
 
     def line(self) -> str:
@@ -38,12 +38,7 @@ NODECLASS_FIELDS: Mapping[str, str] = {
     "capacityReservationSelectorTerms": f"capacity reservations are {_LATER}",
     "networkInterfaces": f"network interfaces (EFA) are {_LATER}",
     "placementGroupSelector": f"placement groups are {_LATER}",
-    "cpuOptions": f"CPU options are {_LATER}",
-    "connectionTracking": f"connection-tracking timeouts are {_LATER}",
-    "ipPrefixCount": f"IPv4 prefix delegation is {_LATER}",
 }
-VOLUME_INITIALIZATION_RATE = "volumeInitializationRate"
-_VOLUME_INITIALIZATION = f"EBS volume initialization rates are {_LATER}"
 
 # NodePool ``spec`` fields.
 NODEPOOL_FIELDS: Mapping[str, str] = {
@@ -66,18 +61,11 @@ def _spec(body: Mapping[str, Any]) -> Mapping[str, Any]:
 def nodeclass_fields(body: Mapping[str, Any]) -> list[Unimplemented]:
     """The fields of an EC2NodeClass (as read) that Joinery refuses, in CRD order."""
     spec = _spec(body)
-    out = [
+    return [
         Unimplemented(f"spec.{name}", why)
         for name, why in NODECLASS_FIELDS.items()
         if _set(spec.get(name))
     ]
-    mappings = spec.get("blockDeviceMappings")
-    for i, m in enumerate(mappings if isinstance(mappings, Sequence) else []):
-        ebs = m.get("ebs") if isinstance(m, Mapping) else None
-        if isinstance(ebs, Mapping) and _set(ebs.get(VOLUME_INITIALIZATION_RATE)):
-            path = f"spec.blockDeviceMappings[{i}].ebs.{VOLUME_INITIALIZATION_RATE}"
-            out.append(Unimplemented(path, _VOLUME_INITIALIZATION))
-    return out
 
 
 def nodepool_fields(body: Mapping[str, Any]) -> list[Unimplemented]:

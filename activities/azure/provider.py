@@ -9,7 +9,7 @@ until then those calls raise ``NotImplementedOnProvider`` naming it, and the wor
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, NoReturn
@@ -155,7 +155,10 @@ class AzureProvider:
         self._vms("delete")
 
     def garbage_collect(
-        self, live_nodeclasses: list[str] | None = None, now: datetime | None = None
+        self,
+        live_nodeclasses: list[str] | None = None,
+        now: datetime | None = None,
+        roles: Mapping[str, str] | None = None,
     ) -> dict[str, list[str]]:
         self._vms("garbage collection")
 

@@ -12,7 +12,7 @@ once, in its adapter.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -120,10 +120,14 @@ class CloudProvider(Protocol):
         ...
 
     def garbage_collect(
-        self, live_nodeclasses: list[str] | None = None, now: datetime | None = None
+        self,
+        live_nodeclasses: list[str] | None = None,
+        now: datetime | None = None,
+        roles: Mapping[str, str] | None = None,
     ) -> dict[str, list[str]]:
         """Delete what the provider made for launches and nothing uses any more (EC2: launch
-        templates, instance profiles of deleted classes); what was deleted, by kind."""
+        templates, instance profiles of deleted classes or of roles their class, in
+        ``roles``, no longer names); what was deleted, by kind."""
         ...
 
     # -- the worker -----------------------------------------------------------------------

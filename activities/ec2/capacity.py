@@ -6,8 +6,11 @@ resources in milli-units (models.resources), so the catalog is testable without 
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
+from functools import cache
+from importlib import resources
 from typing import Any
 
 from activities.ec2.families import AMIFamily
@@ -20,8 +23,13 @@ GIB = 2**30
 NVIDIA_GPU = "nvidia.com/gpu"
 AMD_GPU = "amd.com/gpu"
 AWS_NEURON = "aws.amazon.com/neuron"
+AWS_NEURON_CORE = "aws.amazon.com/neuroncore"
 HABANA_GAUDI = "habana.ai/gaudi"
 EFA = "vpc.amazonaws.com/efa"
+# What the VPC resource controller advertises: branch interfaces for security groups for pods,
+# and (on Windows nodes) the secondary IPv4 addresses Windows pods take.
+POD_ENI = "vpc.amazonaws.com/pod-eni"
+PRIVATE_IPV4_ADDRESS = "vpc.amazonaws.com/PrivateIPv4Address"
 MEMORY_AVAILABLE = "memory.available"
 NODEFS_AVAILABLE = "nodefs.available"
 DEFAULT_PODS = 110
@@ -124,17 +132,46 @@ def neuron_count(info: Mapping[str, Any]) -> int:
     return sum(int(a.get("Count", 0)) for a in accel if a.get("Manufacturer") == "AWS")
 
 
+def neuron_core_count(info: Mapping[str, Any]) -> int:
+    """Neuron cores: the devices times the cores of each (the first device's, as Karpenter)."""
+    devices = (info.get("NeuronInfo") or {}).get("NeuronDevices") or []
+    if not devices:
+        return 0
+    first = devices[0]
+    per_device = int((first.get("CoreInfo") or {}).get("Count", 0))
+    return int(first.get("Count", 0)) * per_device
+
+
+@cache
+def branch_interfaces() -> dict[str, int]:
+    """Instance type → branch interfaces (pod-eni); DescribeInstanceTypes does not say them,
+    so they come from the package data (activities/ec2/data/vpc-branch-interfaces.json)."""
+    text = resources.files("activities.ec2").joinpath("data/vpc-branch-interfaces.json")
+    raw = json.loads(text.read_text())
+    return {str(k): int(v) for k, v in raw["branch_interfaces"].items()}
+
+
 def extended_resources(info: Mapping[str, Any]) -> Resources:
-    """GPUs, Neuron devices and EFA interfaces as device plugins advertise them (non-zero)."""
+    """GPUs, Neuron devices and cores, EFA and branch interfaces as device plugins and the
+    VPC resource controller advertise them (non-zero)."""
     efa = (info.get("NetworkInfo", {}).get("EfaInfo") or {}).get("MaximumEfaInterfaces", 0)
     counts = {
         NVIDIA_GPU: _gpu_count(info, "NVIDIA"),
         AMD_GPU: _gpu_count(info, "AMD"),
         HABANA_GAUDI: _gpu_count(info, "Habana"),
         AWS_NEURON: neuron_count(info),
+        AWS_NEURON_CORE: neuron_core_count(info),
         EFA: int(efa or 0),
+        POD_ENI: branch_interfaces().get(str(info["InstanceType"]), 0),
     }
     return {k: v * 1000 for k, v in counts.items() if v > 0}
+
+
+def private_ipv4_addresses(info: Mapping[str, Any]) -> int:
+    """The secondary IPv4 addresses of the primary interface: what a Windows node offers its
+    pods (the VPC resource controller's count, one address kept for the node)."""
+    per_interface = int((info.get("NetworkInfo") or {}).get("Ipv4AddressesPerInterface", 0) or 0)
+    return max(per_interface - 1, 0)
 
 
 def kube_reserved(cpu_milli: int, pods: int, kubelet: KubeletConfiguration | None) -> Resources:
@@ -212,6 +249,8 @@ def capacity_and_overhead(
     pods = max_pods(info, family, kubelet, reserved_enis)
     capacity: Resources = {CPU: cpu, MEMORY: memory, EPHEMERAL_STORAGE: storage, PODS: pods * 1000}
     capacity.update(extended_resources(info))
+    if family.windows_build:
+        capacity[PRIVATE_IPV4_ADDRESS] = private_ipv4_addresses(info) * 1000
     reserved_pods = (
         eni_limited_pods(info, reserved_enis) if family.eni_limited_memory_overhead else pods
     )

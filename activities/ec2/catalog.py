@@ -19,7 +19,7 @@ from typing import Any
 from activities.ec2.capacity import capacity_and_overhead
 from activities.ec2.capacity_cache import UnavailableOfferings
 from activities.ec2.errors import aws_errors
-from activities.ec2.families import AMIFamily, family_of
+from activities.ec2.families import AL2023, AMIFamily, family_of
 from activities.ec2.pricing import PricingProvider
 from activities.ec2.settings import ProviderSettings
 from activities.ec2.type_labels import requirements_for
@@ -93,6 +93,9 @@ class CatalogOptions:
     subnet_zones: frozenset[str] | None = None
     vm_memory_overhead_percent: float = 0.075
     reserved_enis: int = 0
+    # What the NodeClass asks of the hardware: types that cannot give it are left out.
+    nested_virtualization: bool = False
+    connection_tracking: bool = False
 
     @staticmethod
     def for_nodeclass(
@@ -110,6 +113,12 @@ class CatalogOptions:
             subnet_zones=frozenset(subnet_zones) if subnet_zones is not None else None,
             vm_memory_overhead_percent=settings.vm_memory_overhead_percent,
             reserved_enis=settings.reserved_enis,
+            nested_virtualization=bool(
+                spec
+                and spec.cpu_options is not None
+                and spec.cpu_options.nested_virtualization == "enabled"
+            ),
+            connection_tracking=bool(spec and spec.connection_tracking is not None),
         )
 
     def cache_key(self) -> str:
@@ -122,6 +131,8 @@ class CatalogOptions:
             "zones": sorted(self.subnet_zones) if self.subnet_zones is not None else None,
             "vm": self.vm_memory_overhead_percent,
             "enis": self.reserved_enis,
+            "nested": self.nested_virtualization,
+            "conntrack": self.connection_tracking,
         }
         return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
@@ -179,6 +190,20 @@ def static_parts(info: dict[str, Any], opts: CatalogOptions) -> StaticParts:
     return StaticParts(capacity, overhead, requirements_for(info, opts.region, os, build))
 
 
+def compatible(info: dict[str, Any], opts: CatalogOptions) -> bool:
+    """Whether the type can be launched as the NodeClass asks (Karpenter's checks): nested
+    virtualization needs a processor that offers it, connection-tracking timeouts need a
+    Nitro type, and AL2023 does not boot on the first Graviton (a1)."""
+    name = str(info["InstanceType"])
+    if opts.family.name == AL2023 and name.startswith("a1."):
+        return False
+    if opts.nested_virtualization:
+        features = (info.get("ProcessorInfo") or {}).get("SupportedFeatures") or []
+        if "nested-virtualization" not in features:
+            return False
+    return not (opts.connection_tracking and info.get("Hypervisor") != "nitro")
+
+
 def build_catalog(
     raw: RawCatalog,
     pricing: PricingProvider,
@@ -190,6 +215,8 @@ def build_catalog(
     out: list[InstanceType] = []
     for info in raw.infos:
         name = str(info["InstanceType"])
+        if not compatible(info, opts):
+            continue
         offerings = offerings_for(
             info, raw.zones.get(name, ()), pricing, unavailable, opts.subnet_zones
         )

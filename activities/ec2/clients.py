@@ -10,9 +10,7 @@ import boto3
 from botocore.config import Config
 from botocore.utils import parse_timestamp as botocore_parse_timestamp
 
-# The Pricing API lives in a few regions only; us-east-1 serves every commercial region.
-PRICING_REGION = "us-east-1"
-IAM_REGION = "us-east-1"
+from activities.ec2.partitions import pricing_region
 
 # Standard retry mode retries throttling, 5xx, timeouts and connection resets with exponential
 # backoff and full jitter; we classify what is left (errors.py). Every call Joinery makes is
@@ -86,13 +84,17 @@ class AWSClients:
                 service, region_name=region_name, endpoint_url=endpoint_url, config=config
             )
 
+        # The Pricing API answers in a few regions of a partition, and in none of some
+        # (activities/ec2/partitions.py); without one the offline table serves the prices.
+        prices_from = pricing_region(region)
         return AWSClients(
             ec2=client("ec2"),
             ssm=client("ssm"),
-            pricing=client("pricing", PRICING_REGION, _PRICING_CONFIG),
+            pricing=client("pricing", prices_from, _PRICING_CONFIG) if prices_from else None,
             sqs=client("sqs"),
             region=region,
             eks=client("eks"),
-            # IAM is global: one endpoint whatever the region (us-east-1 signs for it).
-            iam=client("iam", IAM_REGION),
+            # IAM is global within a partition: built with the cluster's region, botocore
+            # picks that partition's endpoint (iam.amazonaws.com.cn in China, and so on).
+            iam=client("iam"),
         )

@@ -23,6 +23,7 @@ from botocore.exceptions import ClientError
 
 from activities.ec2.amis import ResolvedAMI
 from activities.ec2.batcher import Batcher
+from activities.ec2.capacity import EFA
 from activities.ec2.capacity_cache import UnavailableOfferings
 from activities.ec2.catalog import InstanceTypeProvider
 from activities.ec2.cluster import ClusterSource
@@ -41,7 +42,7 @@ from activities.ec2.errors import (
     aws_errors,
     classify,
 )
-from activities.ec2.families import family_of
+from activities.ec2.families import CUSTOM, family_of
 from activities.ec2.instances import (
     LOOKUP_CHUNK,
     TAG_EKS_CLUSTER,
@@ -62,7 +63,7 @@ from activities.ec2.launch_templates import LaunchTemplateInput, LaunchTemplateP
 from activities.ec2.launch_types import LaunchRequest, LaunchResult, provider_id
 from activities.ec2.nodeclass import ResolvedNodeClass
 from activities.ec2.nodeclass_cache import ResolvedNodeClasses
-from activities.ec2.settings import ProviderSettings
+from activities.ec2.settings import IPV6, ProviderSettings
 from activities.ec2.subnets import best_subnet_per_zone
 from activities.ec2.type_match import CompatibleTypes
 from activities.ec2.userdata import Bootstrap
@@ -349,7 +350,9 @@ class Launcher:
         candidates: list[Candidate],
         capacity_type: str,
     ) -> tuple[list[dict[str, Any]], dict[str, str]]:
-        """One config per (AMI, max pods) with overrides = its types x zones (best subnet)."""
+        """One config per (AMI, max pods, EFA interfaces) with overrides = its types x zones
+        (best subnet). A claim that requests EFA gets every EFA interface its type has, one
+        per network card, as Karpenter's templates do; the others get none."""
         family = family_of(nodeclass)
         kubelet = (
             KubeletConfiguration.model_validate(request.kubelet)
@@ -358,23 +361,28 @@ class Launcher:
         )
         kubelet_wire = kubelet.to_wire() if kubelet else {}
         subnets = best_subnet_per_zone(resolved.subnets)
-        groups: dict[tuple[str, int], list[Candidate]] = {}
+        groups: dict[tuple[str, int, int], list[Candidate]] = {}
+        wants_efa = EFA in request.resources
         for cand in candidates:
             ami = pick_ami(resolved.amis, cand.instance_type)
             if ami is None:
                 continue
             pods = cand.instance_type.capacity.get("pods", 0) // 1000
-            groups.setdefault((ami.id, pods), []).append(cand)
+            efa = cand.instance_type.capacity.get(EFA, 0) // 1000 if wants_efa else 0
+            groups.setdefault((ami.id, pods, efa), []).append(cand)
         labels = {
             **request.labels,
             L.NODEPOOL: request.nodepool_name,
             L.CAPACITY_TYPE: capacity_type,
         }
+        if family.name != CUSTOM:
+            # the kubelet registers the taints itself: registration must not re-add them
+            labels[L.DO_NOT_SYNC_TAINTS] = "true"
         taints = (*request.taints, *request.startup_taints, UNREGISTERED_TAINT)
         configs: list[dict[str, Any]] = []
         images: dict[str, str] = {}
         cluster = self._cluster.current()
-        for (image_id, pods), cands in groups.items():
+        for (image_id, pods, efa), cands in groups.items():
             bootstrap = Bootstrap(
                 cluster=cluster,
                 labels=labels,
@@ -391,6 +399,8 @@ class Launcher:
                 render_user_data(family.name, bootstrap),
                 [g.id for g in resolved.security_groups],
                 resolved.instance_profile,
+                ipv6=cluster.ip_family == IPV6,
+                efa_interfaces=efa,
             )
             name = self._templates.ensure(spec)
             images[name] = image_id

@@ -1,12 +1,16 @@
 """Instance profiles for ``EC2NodeClass.spec.role``: created, tagged, kept right, collected.
 
-As Karpenter does: one profile per NodeClass, named from the cluster and a hash of region and
-NodeClass name (so every worker and every retry computes the same name), under the path
-``/karpenter/<region>/<cluster>/<nodeclass>/`` so the cluster's profiles can be listed, with
-the role attached and nothing else. The role is checked first: a role that does not exist
-makes ``InstanceProfileReady`` False with that reason, and no profile is created for it.
-A NodeClass with ``spec.instanceProfile`` uses that profile as given (it must exist).
-Profiles whose NodeClass is gone are deleted by :meth:`InstanceProfiles.garbage_collect`.
+As Karpenter does: a profile per NodeClass and role, named from the cluster and a hash of
+region, NodeClass name and (for any role after the first) the role, so every worker and
+every retry computes the same name, under the path ``/karpenter/<region>/<cluster>/<nodeclass>/``
+so the cluster's profiles can be listed, with one role attached. A role change makes a new
+profile rather than swapping the role inside the one running nodes use (they would lose
+their credentials mid-swap); the old one is collected once no instance uses it. The role is
+checked first: a role that does not exist makes ``InstanceProfileReady`` False with that
+reason, and no profile is created for it. A NodeClass with ``spec.instanceProfile`` uses
+that profile as given (it must exist). Profiles whose NodeClass is gone, or whose role the
+NodeClass no longer names, are deleted by :meth:`InstanceProfiles.garbage_collect` when no
+instance uses them.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import hashlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -42,10 +46,16 @@ class ProfileState:
     message: str = ""
 
 
-def profile_name(cluster: str, region: str, nodeclass: str) -> str:
-    """Stable and within IAM's 128 characters whatever the cluster name's length."""
-    digest = hashlib.sha256(f"{region}/{nodeclass}".encode()).hexdigest()[:20]
+def profile_name(cluster: str, region: str, nodeclass: str, role: str = "") -> str:
+    """Stable and within IAM's 128 characters whatever the cluster name's length; a NodeClass's
+    first profile has no role in its name (so existing profiles keep theirs), later ones do."""
+    key = f"{region}/{nodeclass}" + (f"/{role}" if role else "")
+    digest = hashlib.sha256(key.encode()).hexdigest()[:20]
     return f"{cluster[:100]}_{digest}"
+
+
+def _roles(profile: dict[str, Any]) -> list[str]:
+    return [str(r["RoleName"]) for r in profile.get("Roles", [])]
 
 
 class InstanceProfiles:
@@ -104,7 +114,7 @@ class InstanceProfiles:
             return ProfileState(
                 None, False, "RoleNotFound", f"role {role_name!r} does not exist in IAM"
             )
-        name = profile_name(self._cluster, self._region, nodeclass.name)
+        name = self._name_for(nodeclass.name, role_name)
         return ProfileState(name, True, message=f"role {role_name} (instance profile {name})")
 
     def forget(self, nodeclass_name: str) -> None:
@@ -130,13 +140,9 @@ class InstanceProfiles:
             return ProfileState(
                 None, False, "RoleNotFound", f"role {role_name!r} does not exist in IAM"
             )
-        name = profile_name(self._cluster, self._region, nodeclass.name)
+        name = self._name_for(nodeclass.name, role_name)
         profile = self._get(name) or self._create(name, nodeclass)
-        attached = [r["RoleName"] for r in profile.get("Roles", [])]
-        for other in attached:
-            if other != role_name:
-                self._remove_role(name, other)
-        if role_name not in attached:
+        if role_name not in _roles(profile):
             self._call(
                 "AddRoleToInstanceProfile",
                 lambda: self._iam.add_role_to_instance_profile(
@@ -146,6 +152,19 @@ class InstanceProfiles:
                 ignore=("LimitExceeded",),
             )
         return ProfileState(name, True)
+
+    def _name_for(self, nodeclass: str, role: str) -> str:
+        """The NodeClass's profile that holds ``role``; else its first profile's name while that
+        one holds no role; else a new name for this role (never a swap in a profile in use)."""
+        first = profile_name(self._cluster, self._region, nodeclass)
+        mine = self.list_managed(f"{self.path_prefix}{nodeclass}/")
+        holding = sorted(p["InstanceProfileName"] for p in mine if role in _roles(p))
+        if holding:
+            return first if first in holding else holding[0]
+        first_profile = next((p for p in mine if p["InstanceProfileName"] == first), None)
+        if first_profile is None or not _roles(first_profile):
+            return first
+        return profile_name(self._cluster, self._region, nodeclass, role)
 
     def _create(self, name: str, nodeclass: EC2NodeClass) -> dict[str, Any]:
         tags = {
@@ -214,17 +233,17 @@ class InstanceProfiles:
                 raise
 
     # -- garbage collection --------------------------------------------------------------------
-    def list_managed(self) -> list[dict[str, Any]]:
+    def list_managed(self, prefix: str = "") -> list[dict[str, Any]]:
+        """The cluster's profiles (or those under ``prefix``, a path inside the cluster's)."""
+        prefix = prefix or self.path_prefix
         out: list[dict[str, Any]] = []
         with aws_errors("ListInstanceProfiles"):
-            pages = self._iam.get_paginator("list_instance_profiles").paginate(
-                PathPrefix=self.path_prefix
-            )
+            pages = self._iam.get_paginator("list_instance_profiles").paginate(PathPrefix=prefix)
             for page in pages:
                 out.extend(page.get("InstanceProfiles", []))
         # Filtered again here: deleting is irreversible, and an endpoint that ignored the
         # prefix (moto does) must never make us touch a profile outside our path.
-        return [p for p in out if str(p.get("Path", "")).startswith(self.path_prefix)]
+        return [p for p in out if str(p.get("Path", "")).startswith(prefix)]
 
     def delete(self, name: str) -> None:
         """Detach the role and delete the profile; a profile already gone is done."""
@@ -240,23 +259,38 @@ class InstanceProfiles:
         )
 
     def garbage_collect(
-        self, live_nodeclasses: Iterable[str], now: datetime | None = None
+        self,
+        live_nodeclasses: Iterable[str],
+        now: datetime | None = None,
+        roles: Mapping[str, str] | None = None,
+        in_use: Iterable[str] = (),
     ) -> list[str]:
-        """Delete this cluster's managed profiles whose NodeClass no longer exists.
+        """Delete this cluster's managed profiles whose NodeClass no longer exists, and, given
+        ``roles`` (each live NodeClass's role), those holding a role their NodeClass no longer
+        names, unless an instance uses them (``in_use``: profile names).
 
         A profile younger than ``GC_GRACE`` is kept: its NodeClass may have been created after
         the caller listed them.
         """
         live = set(live_nodeclasses)
+        used = set(in_use)
         cutoff = (now or datetime.now(UTC)) - GC_GRACE
         deleted = []
         for profile in self.list_managed():
+            name = profile["InstanceProfileName"]
             owner = profile["Path"].removeprefix(self.path_prefix).strip("/")
             created = profile.get("CreateDate")
-            if owner in live or (isinstance(created, datetime) and created > cutoff):
+            if isinstance(created, datetime) and created > cutoff:
                 continue
-            self.delete(profile["InstanceProfileName"])
+            if owner in live:
+                wanted = (roles or {}).get(owner, "").rsplit("/", 1)[-1]
+                if not wanted or wanted in _roles(profile) or name in used:
+                    continue
+                why = f"its EC2NodeClass {owner} now names role {wanted}"
+            else:
+                why = f"EC2NodeClass {owner} is gone"
+            self.delete(name)
             self.forget(owner)
-            deleted.append(profile["InstanceProfileName"])
-            log.info("deleted instance profile %s (EC2NodeClass %s is gone)", deleted[-1], owner)
+            deleted.append(name)
+            log.info("deleted instance profile %s (%s)", name, why)
         return deleted

@@ -52,6 +52,7 @@ class Instance:
     tags: dict[str, str] = field(default_factory=dict)
     subnet_id: str = ""
     security_group_ids: tuple[str, ...] = ()
+    instance_profile: str = ""  # its name (the ARN's last part), "" without one
 
     @property
     def provider_id(self) -> str:
@@ -78,6 +79,9 @@ class Instance:
             security_group_ids=tuple(
                 sorted(g["GroupId"] for g in raw.get("SecurityGroups") or [] if g.get("GroupId"))
             ),
+            instance_profile=str((raw.get("IamInstanceProfile") or {}).get("Arn", "")).rsplit(
+                "/", 1
+            )[-1],
         )
 
 

@@ -43,6 +43,7 @@ def _ebs(mapping: BlockDeviceMapping) -> dict[str, Any]:
         ("kms_key_id", "KmsKeyId"),
         ("delete_on_termination", "DeleteOnTermination"),
         ("snapshot_id", "SnapshotId"),
+        ("volume_initialization_rate", "VolumeInitializationRate"),
     ):
         value = getattr(ebs, field_name)
         if value is not None:
@@ -85,6 +86,16 @@ class LaunchTemplateInput:
     instance_profile: str | None = None
     detailed_monitoring: bool = False
     associate_public_ip: bool | None = None
+    # An IPv6 cluster's nodes get their primary interface's IPv6 address from the template,
+    # whatever the subnet's own auto-assign setting says (as Karpenter's templates do).
+    ipv6: bool = False
+    # EFA interfaces, one per network card (a claim whose pods request vpc.amazonaws.com/efa)
+    efa_interfaces: int = 0
+    # The NodeClass's ipPrefixCount: prefixes (IPv4, or IPv6 in an IPv6 cluster) per interface
+    ip_prefix_count: int = 0
+    # canonical JSON of the LT's CpuOptions and of each interface's connection tracking, or ""
+    cpu_options: str = ""
+    connection_tracking: str = ""
 
     @staticmethod
     def build(
@@ -94,8 +105,23 @@ class LaunchTemplateInput:
         user_data: str,
         security_group_ids: list[str],
         instance_profile: str | None,
+        ipv6: bool = False,
+        efa_interfaces: int = 0,
     ) -> LaunchTemplateInput:
         spec = nodeclass.spec
+        cpu = {}
+        if spec.cpu_options is not None and spec.cpu_options.nested_virtualization:
+            cpu["NestedVirtualization"] = spec.cpu_options.nested_virtualization
+        tracking = {}
+        if spec.connection_tracking is not None:
+            ct = spec.connection_tracking
+            for value, key in (
+                (ct.tcp_established_timeout, "TcpEstablishedTimeout"),
+                (ct.udp_stream_timeout, "UdpStreamTimeout"),
+                (ct.udp_timeout, "UdpTimeout"),
+            ):
+                if value is not None:
+                    tracking[key] = value
         mo = spec.metadata_options
         metadata = {
             "HttpEndpoint": mo.http_endpoint,
@@ -118,10 +144,25 @@ class LaunchTemplateInput:
             instance_profile=instance_profile,
             detailed_monitoring=bool(spec.detailed_monitoring),
             associate_public_ip=spec.associate_public_ip_address,
+            ipv6=ipv6,
+            efa_interfaces=efa_interfaces,
+            ip_prefix_count=spec.ip_prefix_count or 0,
+            cpu_options=json.dumps(cpu, sort_keys=True) if cpu else "",
+            connection_tracking=json.dumps(tracking, sort_keys=True) if tracking else "",
         )
 
     def name(self) -> str:
-        digest = hashlib.sha256(json.dumps(self.__dict__, sort_keys=True).encode()).hexdigest()
+        fields = dict(self.__dict__)
+        for added in (
+            "ipv6",
+            "efa_interfaces",
+            "ip_prefix_count",
+            "cpu_options",
+            "connection_tracking",
+        ):
+            if not fields[added]:
+                del fields[added]  # templates without them keep the names they had
+        digest = hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
         return NAME_PREFIX + digest[:32]
 
     def data(self) -> dict[str, Any]:
@@ -134,19 +175,46 @@ class LaunchTemplateInput:
         devices = json.loads(self.block_device_mappings)
         if devices:  # none: the AMI's own mappings apply (Custom)
             out["BlockDeviceMappings"] = devices
-        if self.associate_public_ip is not None:
+        if self.cpu_options:
+            out["CpuOptions"] = json.loads(self.cpu_options)
+        if (
+            self.associate_public_ip is not None
+            or self.ipv6
+            or self.efa_interfaces
+            or self.ip_prefix_count
+            or self.connection_tracking
+        ):
+            # Security groups then go on the interfaces: EC2 refuses them in both places.
             out["NetworkInterfaces"] = [
-                {
-                    "DeviceIndex": 0,
-                    "AssociatePublicIpAddress": self.associate_public_ip,
-                    "Groups": list(self.security_group_ids),
-                }
+                self._interface(card) for card in range(max(self.efa_interfaces, 1))
             ]
         else:
             out["SecurityGroupIds"] = list(self.security_group_ids)
         if self.instance_profile:
             out["IamInstanceProfile"] = {"Name": self.instance_profile}
         return out
+
+    def _interface(self, card: int) -> dict[str, Any]:
+        """The interface on network card ``card``: the first card's is the primary (device
+        0); each further EFA interface is device 1 of its own card."""
+        interface: dict[str, Any] = {
+            "DeviceIndex": 0 if card == 0 else 1,
+            "Groups": list(self.security_group_ids),
+        }
+        if self.efa_interfaces:
+            interface["NetworkCardIndex"] = card
+            interface["InterfaceType"] = "efa"
+        if self.associate_public_ip is not None:
+            interface["AssociatePublicIpAddress"] = self.associate_public_ip
+        if self.ipv6:
+            interface["PrimaryIpv6"] = True
+            interface["Ipv6AddressCount"] = 1
+        if self.ip_prefix_count:
+            key = "Ipv6PrefixCount" if self.ipv6 else "Ipv4PrefixCount"
+            interface[key] = self.ip_prefix_count
+        if self.connection_tracking:
+            interface["ConnectionTrackingSpecification"] = json.loads(self.connection_tracking)
+        return interface
 
 
 class LaunchTemplateProvider:

@@ -19,6 +19,7 @@ from importlib import resources
 from typing import Any
 
 from activities.ec2.errors import aws_errors
+from activities.ec2.partitions import currency
 
 log = logging.getLogger(__name__)
 
@@ -41,15 +42,16 @@ def offline_table() -> dict[str, dict[str, float]]:
     }
 
 
-def _parse_price_list_item(item: str) -> tuple[str, float] | None:
-    """One GetProducts PriceList entry (a JSON string) → (instance type, USD/hour)."""
+def _parse_price_list_item(item: str, currency: str = "USD") -> tuple[str, float] | None:
+    """One GetProducts PriceList entry (a JSON string) → (instance type, price per hour in
+    ``currency``: the Pricing API quotes China's regions in CNY only)."""
     doc = json.loads(item)
     name = doc.get("product", {}).get("attributes", {}).get("instanceType")
     for term in doc.get("terms", {}).get("OnDemand", {}).values():
         for dim in term.get("priceDimensions", {}).values():
-            usd = dim.get("pricePerUnit", {}).get("USD")
-            if name and usd is not None and float(usd) > 0:
-                return str(name), float(usd)
+            price = dim.get("pricePerUnit", {}).get(currency)
+            if name and price is not None and float(price) > 0:
+                return str(name), float(price)
     return None
 
 
@@ -154,11 +156,12 @@ class PricingProvider:
             )
         ]
         out: dict[str, float] = {}
+        quoted_in = currency(self.region)
         paginator = self._pricing.get_paginator("get_products")
         with aws_errors("GetProducts"):
             for page in paginator.paginate(ServiceCode="AmazonEC2", Filters=filters):
                 for item in page.get("PriceList", []):
-                    parsed = _parse_price_list_item(item)
+                    parsed = _parse_price_list_item(item, quoted_in)
                     if parsed:
                         out[parsed[0]] = parsed[1]
         return out

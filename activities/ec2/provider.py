@@ -8,7 +8,7 @@ are for this package, its tests and the AWS-only CLI commands.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -299,10 +299,14 @@ class EC2Provider:
         )
 
     def garbage_collect(
-        self, live_nodeclasses: list[str] | None = None, now: datetime | None = None
+        self,
+        live_nodeclasses: list[str] | None = None,
+        now: datetime | None = None,
+        roles: Mapping[str, str] | None = None,
     ) -> dict[str, list[str]]:
         """Delete launch templates no live instance uses and, given the NodeClasses that
-        exist, the instance profiles of the others once none of their instances runs.
+        exist, the instance profiles of the others once none of their instances runs; given
+        their ``roles``, also the profiles of roles they no longer name, once unused.
         Returns what was deleted, by kind."""
         owned = self.instances.list_owned()
         in_use = {i.tags[LT_ID_TAG] for i in owned if LT_ID_TAG in i.tags}
@@ -311,5 +315,10 @@ class EC2Provider:
             # A deleted NodeClass's profile stays while its instances run: they use its role.
             running = {i.tags[TAG_NODECLASS] for i in owned if TAG_NODECLASS in i.tags}
             keep = [*live_nodeclasses, *running]
-            out["instanceProfiles"] = self.profiles.garbage_collect(keep, now=now)
+            out["instanceProfiles"] = self.profiles.garbage_collect(
+                keep,
+                now=now,
+                roles=roles,
+                in_use={i.instance_profile for i in owned if i.instance_profile},
+            )
         return out

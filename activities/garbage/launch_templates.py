@@ -1,7 +1,7 @@
 """What the provider made for launches and nothing uses any more, deleted: on EC2, launch
 templates no live instance was launched from and the instance profiles of EC2NodeClasses
-that are gone (the provider's ``garbage_collect`` decides, with its own 5-minute grace for
-templates and profiles a launch may be about to use)."""
+that are gone or of roles they no longer name (the provider's ``garbage_collect`` decides,
+with its own 5-minute grace for templates and profiles a launch may be about to use)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,13 @@ from activities.kubernetes import nodeclasses
 
 def collect(deps: Deps, inp: CollectInput, now: datetime) -> Collected:
     del inp
-    live = [n["metadata"]["name"] for n in nodeclasses.list_(deps.kube)[0]]
-    deleted = deps.provider().garbage_collect(live, now=now)
+    items = nodeclasses.list_(deps.kube)[0]
+    live = [n["metadata"]["name"] for n in items]
+    # each NodeClass's role: the profiles of roles it no longer names go once unused
+    roles = {
+        n["metadata"]["name"]: str((n.get("spec") or {}).get("role") or "")
+        for n in items
+        if (n.get("spec") or {}).get("role")
+    }
+    deleted = deps.provider().garbage_collect(live, now=now, roles=roles)
     return Collected(removed=[name for names in deleted.values() for name in names])

@@ -94,7 +94,10 @@ def node_patch(
         patch_meta["ownerReferences"] = owners
     taints = list((node.get("spec") or {}).get("taints") or [])
     new_taints = [t for t in taints if t.get("key") != L.UNREGISTERED_TAINT_KEY]
-    if not registered:
+    # The claim's taints go onto the Node once, at registration, unless the Node says its
+    # launch registered them already (the kubelet's own taints; re-adding a startup taint a
+    # DaemonSet lifted in between would leave the node uninitialized for good).
+    if not registered and labels.get(L.DO_NOT_SYNC_TAINTS) != "true":
         for t in [*(claim_spec.get("taints") or []), *(claim_spec.get("startupTaints") or [])]:
             if not any(_same(t, existing) for existing in new_taints):
                 new_taints.append(dict(t))

@@ -32,10 +32,11 @@ to a ThreadedMotoServer) so that:
 * :attr:`Emulation.metadata_tags_default` set to ``"enabled"`` is an account whose instance
   metadata defaults expose tags in IMDS: EC2 then refuses a launch whose template leaves
   ``InstanceMetadataTags`` unset while an instance tag key holds a ``/`` (IMDS tag keys may
-  not), as real accounts with that default do;
+  not), as real accounts with that default do; GetInstanceMetadataDefaults (which moto lacks)
+  reports it as the account-level setting, and nothing when it is EC2's own default;
 * launched instances carry ``aws:ec2launchtemplate:id`` / ``:version`` tags, as EC2 adds,
-  and the launch template's security groups (DescribeInstances ``SecurityGroups``), as EC2
-  applies them;
+  and the launch template's security groups (DescribeInstances ``SecurityGroups``) and
+  instance profile (``IamInstanceProfile``), as EC2 applies them;
 * DescribeSpotPriceHistory returns a per-(type, zone) price (a stable fraction of on-demand);
 * IAM RemoveRoleFromInstanceProfile of a role the profile lacks answers NoSuchEntity, as IAM
   does (moto fails with an internal error);
@@ -436,6 +437,14 @@ class Emulation:
             )
         return ActionResult({"SpotPriceHistory": history})
 
+    # -- GetInstanceMetadataDefaults ----------------------------------------------------------
+    def get_instance_metadata_defaults(self, response: Any) -> ActionResult:
+        """The account's IMDS defaults: only what the account set (an unset one is absent)."""
+        level = {}
+        if self.metadata_tags_default == "enabled":
+            level["InstanceMetadataTags"] = "enabled"
+        return ActionResult({"AccountLevel": level})
+
     # -- DescribeLaunchTemplates -------------------------------------------------------------
     def describe_launch_templates(self, response: Any) -> ActionResult:
         templates = response.ec2_backend.describe_launch_templates(
@@ -473,19 +482,27 @@ def _parameters_digest(querystring: Mapping[str, Any]) -> str:
 
 
 def _tag_with_template(backend: Any, spec: Mapping[str, Any], launched: list[Any]) -> None:
-    """EC2 tags every instance with the template it came from, and puts it in the template's
-    security groups; moto's CreateFleet does neither."""
+    """EC2 tags every instance with the template it came from, puts it in the template's
+    security groups and gives it the template's instance profile; moto's CreateFleet does
+    none of these."""
     version = backend._get_template_from_args(dict(spec))
     tags = {
         "aws:ec2launchtemplate:id": version.template.id,
         "aws:ec2launchtemplate:version": str(version.number),
     }
     groups = list(version.data.get("SecurityGroupIds") or [])
+    profile = dict(version.data.get("IamInstanceProfile") or {})
     for entry in launched:
         for instance_id in entry.get("InstanceIds", []):
             backend.get_instance(instance_id).add_tags(tags)
             if groups:
                 backend.modify_instance_security_groups(instance_id, groups)
+            if profile.get("Name") or profile.get("Arn"):
+                backend.associate_iam_instance_profile(
+                    instance_id,
+                    iam_instance_profile_name=profile.get("Name"),
+                    iam_instance_profile_arn=profile.get("Arn"),
+                )
 
 
 def _clean_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -591,6 +608,13 @@ def install(emulation: Emulation | None = None) -> Emulation:
         _originals["describe_launch_templates"] = EC2Response.__dict__.get(
             "describe_launch_templates"
         )
+        _originals["get_instance_metadata_defaults"] = EC2Response.__dict__.get(
+            "get_instance_metadata_defaults"
+        )
+
+        def get_instance_metadata_defaults(self: Any) -> ActionResult:
+            assert _installed is not None
+            return _installed.get_instance_metadata_defaults(self)
 
         def create_fleet(self: Any) -> ActionResult:
             assert _installed is not None
@@ -619,6 +643,7 @@ def install(emulation: Emulation | None = None) -> Emulation:
         EC2Response.create_fleet = create_fleet  # type: ignore[method-assign]
         EC2Response.create_tags = create_tags  # type: ignore[method-assign]
         EC2Response.describe_launch_templates = describe_launch_templates  # type: ignore[method-assign]
+        EC2Response.get_instance_metadata_defaults = get_instance_metadata_defaults  # type: ignore[attr-defined]
         EC2Response.describe_spot_price_history = describe_spot_price_history  # type: ignore[method-assign]
         _originals["iam:remove_role_from_instance_profile"] = (
             IAMBackend.remove_role_from_instance_profile

@@ -23,6 +23,8 @@ from moto.ec2.models.amis import Ami
 from moto.ec2.utils import random_ami_id
 from moto.ssm.models import Parameter, ssm_backends
 
+from activities.ec2.partitions import arn
+
 DISCOVERY_TAG = "karpenter.sh/discovery"
 EKS_OWNER = "602401143452"
 WINDOWS_OWNER = "801119661308"
@@ -227,7 +229,13 @@ def seed_eks_cluster(
         eks.create_cluster(
             name=cluster_name,
             version=kubernetes_version,
-            roleArn=f"arn:aws:iam::{DEFAULT_ACCOUNT_ID}:role/{cluster_name}-cluster",
+            roleArn=arn(
+                ec2.meta.region_name,
+                "iam",
+                DEFAULT_ACCOUNT_ID,
+                f"role/{cluster_name}-cluster",
+                regional=False,
+            ),
             resourcesVpcConfig={"subnetIds": subnet_ids or []},
             kubernetesNetworkConfig={"serviceIpv4Cidr": service_cidr, "ipFamily": "ipv4"},
         )
@@ -254,7 +262,35 @@ def seed_region(
         ec2, cluster_name, kubernetes_version, subnet_ids=list(network.subnets.values())
     )
     seed_node_role(ec2, f"KarpenterNodeRole-{cluster_name}")
+    seed_spot_service_role(ec2)
     return SeededRegion(region, network, amis, cluster)
+
+
+SPOT_SERVICE_ROLE = "AWSServiceRoleForEC2Spot"
+
+
+def seed_spot_service_role(ec2: Any) -> None:
+    """The Spot service-linked role an account has once it used Spot (EC2 makes it on the
+    first spot request, when the caller may); its path and trust are EC2's."""
+    iam = boto3.session.Session(
+        aws_access_key_id="testing", aws_secret_access_key="testing"
+    ).client("iam", region_name="us-east-1", endpoint_url=ec2.meta.endpoint_url)
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "spot.amazonaws.com"},
+                "Action": "sts:AssumeRole",
+            }
+        ],
+    }
+    with contextlib.suppress(iam.exceptions.EntityAlreadyExistsException):
+        iam.create_role(
+            RoleName=SPOT_SERVICE_ROLE,
+            Path="/aws-service-role/spot.amazonaws.com/",
+            AssumeRolePolicyDocument=json.dumps(trust),
+        )
 
 
 def seed_node_role(ec2: Any, role: str) -> None:

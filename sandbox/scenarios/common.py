@@ -21,6 +21,7 @@ from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
 from activities.ec2.instances import Instance, InstanceProvider
+from activities.ec2.partitions import partition
 from activities.kubernetes.resources import NODECLAIM, CustomResource
 from sandbox.dev import DevStack
 
@@ -297,7 +298,7 @@ class Sandbox:
             "account": "123456789012",
             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "region": self.region,
-            "resources": [f"arn:aws:ec2:{zone}:instance/{instance_id}"],
+            "resources": [f"arn:{partition(self.region)}:ec2:{zone}:instance/{instance_id}"],
             "detail": {"instance-id": instance_id, "instance-action": "terminate"},
         }
         self.sqs.send_message(

@@ -3,7 +3,8 @@
 It reads, never writes: the EKS cluster (DescribeCluster), each EC2NodeClass (from files, or
 from the cluster with a kubeconfig) resolved as the worker would (subnets, security groups,
 AMIs for the cluster's Kubernetes version, the role or instance profile), the interruption
-queue, and the caller's IAM permissions against the policy in activities/ec2/permissions.py
+queue, the Spot service-linked role, the account's instance metadata defaults, and the
+caller's IAM permissions against the policy in activities/ec2/permissions.py
 (``iam:SimulatePrincipalPolicy``). Lines start with ``ok``, ``missing`` or ``unchecked``;
 the exit code is 1 when anything is missing, 0 otherwise, 2 on bad input.
 """
@@ -119,7 +120,19 @@ def run(args: argparse.Namespace) -> int:
     for nc in nodeclasses:
         findings.extend(check_nodeclass(provider, profiles, nc))
     findings.extend(check_queue(clients, args.interruption_queue))
-    findings.extend(check_permissions(args.region, args.aws_endpoint_url or None, clients.iam))
+    findings.extend(check_spot_service_role(clients.iam))
+    findings.extend(check_metadata_defaults(clients.ec2))
+    roles = [nc.spec.role for nc in nodeclasses if nc.spec.role]
+    findings.extend(
+        check_permissions(
+            args.region,
+            args.aws_endpoint_url or None,
+            clients.iam,
+            args.cluster,
+            args.interruption_queue,
+            roles,
+        )
+    )
     for f in findings:
         print(f.line())
     return 1 if any(f.status == MISSING for f in findings) else 0
@@ -229,22 +242,42 @@ def check_queue(clients: AWSClients, queue: str) -> Iterable[Finding]:
     yield Finding(OK, f"interruption queue {queue}", attrs["Attributes"]["QueueArn"])
 
 
-def check_permissions(region: str, endpoint: str | None, iam: Any) -> Iterable[Finding]:
+def check_permissions(
+    region: str,
+    endpoint: str | None,
+    iam: Any,
+    cluster: str = "",
+    queue: str = "",
+    node_roles: Iterable[str] = (),
+) -> Iterable[Finding]:
+    """Simulate the documented policy's requests (activities/ec2/permissions.py, filled for
+    this cluster) against the caller's role: each statement's actions on a resource of its
+    kind with the tags Joinery sends, so tag-conditioned grants are checked as they apply."""
     subject = "IAM permissions"
     try:
         sts = boto3.session.Session().client("sts", region_name=region, endpoint_url=endpoint)
         arn = principal_arn(sts.get_caller_identity()["Arn"])
-        denied = []
-        wanted = permissions.actions()
-        for i in range(0, len(wanted), 50):
-            resp = iam.simulate_principal_policy(
-                PolicySourceArn=arn, ActionNames=wanted[i : i + 50]
+        fields = arn.split(":")
+        partition, account = fields[1], fields[4]
+        requests = []
+        for role in sorted(set(node_roles)) or [""]:
+            document = permissions.filled(
+                partition,
+                region,
+                account,
+                cluster or "<cluster>",
+                queue or "<queue>",
+                role or "<node-role>",
             )
-            denied += [
+            requests += [r for r in permissions.simulations(document, account) if r not in requests]
+        denied: set[str] = set()
+        for request in requests:
+            resp = iam.simulate_principal_policy(PolicySourceArn=arn, **request)
+            denied |= {
                 r["EvalActionName"]
                 for r in resp["EvaluationResults"]
                 if r["EvalDecision"] != "allowed"
-            ]
+            }
     except ClientError as exc:
         yield Finding(UNCHECKED, subject, f"cannot simulate the policy ({_aws(exc)})")
         return
@@ -252,18 +285,68 @@ def check_permissions(region: str, endpoint: str | None, iam: Any) -> Iterable[F
         why = _first_line(exc)[:120]
         yield Finding(UNCHECKED, subject, f"no policy simulator at this endpoint ({why})")
         return
+    checked = {a for r in requests for a in r["ActionNames"]}
+    unchecked = sorted(set(permissions.actions()) - checked)
+    note = (
+        f" ({', '.join(unchecked)} not checked: no queue or node role given)" if unchecked else ""
+    )
     if denied:
-        yield Finding(MISSING, subject, f"{arn} is not allowed {', '.join(sorted(denied))}")
+        yield Finding(MISSING, subject, f"{arn} is not allowed {', '.join(sorted(denied))}{note}")
     else:
-        yield Finding(OK, subject, f"{arn} has all {len(wanted)} actions")
+        yield Finding(OK, subject, f"{arn} has all {len(checked)} actions, as scoped{note}")
+
+
+SPOT_SERVICE_ROLE = "AWSServiceRoleForEC2Spot"
+
+
+def check_spot_service_role(iam: Any) -> Iterable[Finding]:
+    """Spot launches need EC2's Spot service-linked role; an account that never used Spot
+    lacks it, and Joinery's policy may not create it (docs/deploy.md says how, once)."""
+    subject = "Spot service-linked role"
+    try:
+        iam.get_role(RoleName=SPOT_SERVICE_ROLE)
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") == "NoSuchEntity":
+            yield Finding(
+                MISSING,
+                subject,
+                f"{SPOT_SERVICE_ROLE} does not exist: every spot launch will fail until it does"
+                " (on-demand pools do not need it); create it with `aws iam"
+                " create-service-linked-role --aws-service-name spot.amazonaws.com`",
+            )
+        else:
+            yield Finding(UNCHECKED, subject, f"cannot read {SPOT_SERVICE_ROLE} ({_aws(exc)})")
+        return
+    yield Finding(OK, subject, f"{SPOT_SERVICE_ROLE} exists")
+
+
+def check_metadata_defaults(ec2: Any) -> Iterable[Finding]:
+    """The account's IMDS defaults: said, since they apply wherever a template is silent
+    (Joinery's templates set every field, InstanceMetadataTags included)."""
+    subject = "instance metadata defaults"
+    try:
+        level = ec2.get_instance_metadata_defaults().get("AccountLevel") or {}
+    except ClientError as exc:
+        yield Finding(UNCHECKED, subject, f"cannot read them ({_aws(exc)})")
+        return
+    set_ = ", ".join(f"{k}={v}" for k, v in sorted(level.items())) or "none set (EC2's own)"
+    note = ""
+    if level.get("InstanceMetadataTags") == "enabled":
+        note = (
+            "; tags in IMDS would refuse Joinery's tag keys, so its launch templates set"
+            " InstanceMetadataTags=disabled explicitly"
+        )
+    yield Finding(OK, subject, f"account defaults: {set_}{note}")
 
 
 def principal_arn(caller: str) -> str:
-    """An assumed-role session ARN → the role's ARN (what the policy simulator takes)."""
+    """An assumed-role session ARN → the role's ARN (what the policy simulator takes), in
+    the caller's own partition (``arn:aws-cn:…`` in China, ``arn:aws-us-gov:…`` in GovCloud)."""
     if ":assumed-role/" in caller:
-        account = caller.split(":")[4]
+        fields = caller.split(":")
+        partition, account = fields[1], fields[4]
         role = caller.split(":assumed-role/", 1)[1].split("/", 1)[0]
-        return f"arn:aws:iam::{account}:role/{role}"
+        return f"arn:{partition}:iam::{account}:role/{role}"
     return caller
 
 

@@ -50,6 +50,8 @@ def test_m5_large_by_hand(env: Any) -> None:
         "memory": "7577Mi",
         "pods": "29",
         "ephemeral-storage": "20Gi",
+        # EKS's security-groups-for-pods table: m5.large has 9 branch network interfaces
+        "vpc.amazonaws.com/pod-eni": "9",
     }
     # kube-reserved cpu 6% of 1000m + 1% of 1000m = 70m; memory 11 x 29 + 255 = 574Mi,
     # plus the 100Mi eviction threshold; disk 1Gi reserved + 10% of 20Gi = 2Gi eviction.
@@ -79,10 +81,30 @@ def test_graviton_gpu_and_big_types(env: Any) -> None:
     assert g4.capacity["nvidia.com/gpu"] == 1000
     assert g4.requirements.labels()["karpenter.k8s.aws/instance-gpu-name"] == "t4"
     assert g4.requirements.labels()["karpenter.k8s.aws/instance-gpu-manufacturer"] == "nvidia"
+    inf2 = types["inf2.xlarge"]  # one Inferentia2 device of two cores
+    assert inf2.capacity["aws.amazon.com/neuron"] == 1000
+    assert inf2.capacity["aws.amazon.com/neuroncore"] == 2000
     m5_4x = types["m5.4xlarge"]
     # 60 + 10 + 2000 x 0.5% + 12000 x 0.25% = 110m
     assert render(m5_4x.overhead)["cpu"] == "110m"
     assert kube_reserved(96_000, 737, None)["cpu"] == 60 + 10 + 10 + 230
+
+
+def test_vpc_resource_controller_resources(env: Any, make_nodeclass: Any) -> None:
+    """pod-eni where EKS's security-groups-for-pods table lists branch interfaces (none on
+    t3.micro, which it lists as unsupported); PrivateIPv4Address on Windows nodes only: the
+    primary interface's IPv4 addresses less the node's own (m5.large: 10 - 1)."""
+    linux = by_name(env.provider.instance_types())
+    assert linux["c5.xlarge"].capacity["vpc.amazonaws.com/pod-eni"] == 18_000
+    assert "vpc.amazonaws.com/pod-eni" not in linux["t3.micro"].capacity
+    assert "vpc.amazonaws.com/PrivateIPv4Address" not in linux["m5.large"].capacity
+    windows = by_name(
+        env.provider.instance_types(
+            make_nodeclass.build(amiSelectorTerms=[{"alias": "windows2022@latest"}])
+        )
+    )
+    assert windows["m5.large"].capacity["vpc.amazonaws.com/PrivateIPv4Address"] == 9_000
+    assert windows["c5.xlarge"].capacity["vpc.amazonaws.com/PrivateIPv4Address"] == 14_000
 
 
 def test_kubelet_settings_change_pods_and_overhead(env: Any, make_nodeclass: Any) -> None:
@@ -200,3 +222,44 @@ def test_one_fetch_at_a_time_and_stale_while_refreshing(
         time.sleep(0.05)
     provider.raw()
     assert len(fetches) == 2  # fresh again
+
+
+def test_types_that_cannot_serve_the_nodeclass_are_left_out(env: Any, make_nodeclass: Any) -> None:
+    """Karpenter's compatibility checks, judged against DescribeInstanceTypes' own answer:
+    nested virtualization needs the processor feature, connection-tracking timeouts a Nitro
+    type, and AL2023 has no a1 (first Graviton) image."""
+    infos = {str(i["InstanceType"]): i for i in env.provider.catalog.raw().infos}
+    plain = set(by_name(env.provider.instance_types()))
+    assert not any(n.startswith("a1.") for n in plain)  # AL2023, the default
+    al2 = set(
+        by_name(
+            env.provider.instance_types(
+                make_nodeclass.build(amiSelectorTerms=[{"alias": "al2@latest"}])
+            )
+        )
+    )
+    assert any(n.startswith("a1.") for n in al2)
+    nested = set(
+        by_name(
+            env.provider.instance_types(
+                make_nodeclass.build(cpuOptions={"nestedVirtualization": "enabled"})
+            )
+        )
+    )
+    offers = {
+        n
+        for n in plain
+        if "nested-virtualization" in infos[n]["ProcessorInfo"].get("SupportedFeatures", [])
+    }
+    assert nested == offers and nested
+    disabled = make_nodeclass.build(cpuOptions={"nestedVirtualization": "disabled"})
+    assert set(by_name(env.provider.instance_types(disabled))) == plain
+    tracked = set(
+        by_name(
+            env.provider.instance_types(
+                make_nodeclass.build(connectionTracking={"tcpEstablishedTimeout": 3600})
+            )
+        )
+    )
+    assert tracked == {n for n in plain if infos[n].get("Hypervisor") == "nitro"}
+    assert tracked != plain  # the xen types are gone

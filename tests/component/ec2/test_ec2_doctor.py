@@ -113,3 +113,27 @@ def test_each_broken_setup_is_one_line(
     assert code == 1
     [line] = missing(lines)
     assert expected in line, lines
+
+
+def test_an_account_without_the_spot_service_role(
+    env: Any, queue: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env.clients.iam.delete_role(RoleName="AWSServiceRoleForEC2Spot")
+    code, lines = doctor(env, tmp_path, capsys)
+    assert code == 1
+    (line,) = missing(lines)
+    assert "AWSServiceRoleForEC2Spot" in line
+    assert "create-service-linked-role --aws-service-name spot.amazonaws.com" in line
+
+
+def test_an_account_whose_imds_defaults_expose_tags(
+    env: Any, queue: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, lines = doctor(env, tmp_path, capsys)
+    assert any(ln.startswith("ok") and "none set" in ln for ln in lines), lines
+    env.emulation.metadata_tags_default = "enabled"
+    code, lines = doctor(env, tmp_path, capsys)
+    assert code == 0, lines  # said, not missing: the templates turn the tags off themselves
+    (imds,) = [ln for ln in lines if "instance metadata defaults" in ln]
+    assert imds.startswith("ok") and "InstanceMetadataTags=enabled" in imds
+    assert "InstanceMetadataTags=disabled explicitly" in imds

@@ -72,7 +72,9 @@ def test_role_gets_a_tagged_profile_that_launches_use(
         ],
         resources={"cpu": "1"},
     )
-    managed.launch(request, nc)
+    launched = managed.launch(request, nc)
+    # the emulation gives the instance its template's profile, as EC2 does (moto does not)
+    assert managed.instances.get(launched.instance_id).instance_profile == name
     [lt] = env.clients.ec2.describe_launch_templates()["LaunchTemplates"]
     data = env.clients.ec2.describe_launch_template_versions(
         LaunchTemplateName=lt["LaunchTemplateName"]
@@ -81,21 +83,57 @@ def test_role_gets_a_tagged_profile_that_launches_use(
     assert base64.b64decode(data["UserData"])  # a real template, not an empty one
 
 
-def test_role_change_is_reconciled_and_creation_is_idempotent(
+def _launch(managed: EC2Provider, nc: Any, claim: str) -> str:
+    request = LaunchRequest(
+        nodeclaim_name=claim,
+        nodeclaim_uid=f"uid-{claim}",
+        nodepool_name="default",
+        nodeclass_name=nc.name,
+        requirements=[
+            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m5.large"]}
+        ],
+        resources={"cpu": "1"},
+    )
+    return managed.launch(request, nc).instance_id
+
+
+def test_a_role_change_makes_a_new_profile_and_keeps_the_old_while_used(
     env: Any, managed: EC2Provider, make_nodeclass: Any
 ) -> None:
-    managed.resolve_nodeclass(make_nodeclass.build(role=ROLE))
+    """Swapping the role inside the profile running nodes use would take their credentials
+    away mid-swap; as Karpenter, a new role gets a new profile, and the old one goes only
+    once no instance uses it."""
+    first = profile_name(CLUSTER, REGION, "default")
+    old_node = _launch(managed, make_nodeclass.build(role=ROLE), "claim-old")
     create_role(env, "OtherNodeRole")
-    resolved = managed.resolve_nodeclass(make_nodeclass.build(role="OtherNodeRole"))
+    changed = make_nodeclass.build(role="OtherNodeRole")
+    resolved = managed.resolve_nodeclass(changed)
     assert cond(resolved, "InstanceProfileReady").status == "True"
-    name = profile_name(CLUSTER, REGION, "default")
-    profile = env.clients.iam.get_instance_profile(InstanceProfileName=name)["InstanceProfile"]
-    assert [r["RoleName"] for r in profile["Roles"]] == ["OtherNodeRole"]
+    second = resolved.instance_profile
+    assert second == profile_name(CLUSTER, REGION, "default", "OtherNodeRole") != first
+    roles = {
+        p["InstanceProfileName"]: [r["RoleName"] for r in p["Roles"]]
+        for p in env.clients.iam.list_instance_profiles(PathPrefix=PREFIX)["InstanceProfiles"]
+    }
+    assert roles == {first: [ROLE], second: ["OtherNodeRole"]}  # the old one untouched
     # a second worker (no cache) reaches the same profile, and makes no twin
     other = InstanceProfiles(env.clients.iam, CLUSTER, REGION)
-    assert other.ensure(make_nodeclass.build(role="OtherNodeRole")).name == name
+    assert other.ensure(changed).name == second
+    assert len(env.clients.iam.list_instance_profiles(PathPrefix=PREFIX)["InstanceProfiles"]) == 2
+    # and back: the profile that holds the role is found again, not a third one made
+    assert other.ensure(make_nodeclass.build(role=ROLE)).name == first
+    later = datetime.now(UTC) + timedelta(minutes=10)
+    now_roles = {"default": "OtherNodeRole"}
+    # the old profile stays while the instance launched with it runs
+    assert (
+        managed.garbage_collect(["default"], now=later, roles=now_roles)["instanceProfiles"] == []
+    )
+    managed.delete(old_node)
+    assert managed.garbage_collect(["default"], now=later, roles=now_roles)["instanceProfiles"] == [
+        first
+    ]
     listed = env.clients.iam.list_instance_profiles(PathPrefix=PREFIX)["InstanceProfiles"]
-    assert [p["InstanceProfileName"] for p in listed] == [name]
+    assert [p["InstanceProfileName"] for p in listed] == [second]
 
 
 def test_missing_role_is_reported_and_creates_nothing(

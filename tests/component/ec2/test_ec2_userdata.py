@@ -11,7 +11,7 @@ import base64
 import re
 import shlex
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from email import message_from_string
 from typing import Any
 
@@ -399,3 +399,157 @@ def test_discovery_follows_an_upgrade_and_survives_an_outage(
     eks.delete_cluster(name=CLUSTER)  # DescribeCluster now fails: ResourceNotFound
     env.clock.advance(301)
     assert source.current().kubernetes_version == "1.31"
+
+
+def test_ipv6_cluster_templates_give_the_primary_interface_an_ipv6_address(
+    env: Env, session_catalog: SessionCatalog, discovered: Discovered, make_nodeclass: Any
+) -> None:
+    """Real subnets often leave IPv6 auto-assign off; an IPv6 cluster's node without an IPv6
+    address never becomes Ready, so the template asks for one (moto assigns none either way)."""
+    ipv6 = ClusterInfo(
+        CLUSTER,
+        endpoint="https://10.0.0.1:6443",
+        certificate_authority="Q0E=",
+        service_cidr="fd5e:3a1c:9e2b::/108",
+        kubernetes_version=VERSION,
+        ip_family="ipv6",
+    )
+    settings = ProviderSettings(region=REGION, cluster=ipv6, discover_cluster=False)
+    clients = AWSClients.create(REGION, env.server.endpoint_url, env.server.session())
+    provider = EC2Provider.create(settings, clients, clock=env.clock)
+    provider.catalog.use_raw(session_catalog.raw)
+    provider.pricing.load(session_catalog.on_demand, session_catalog.spot, session_catalog.source)
+    _launch(replace(discovered, provider=provider), env, make_nodeclass, "al2023@latest")
+    (template,) = env.clients.ec2.describe_launch_templates()["LaunchTemplates"]
+    data = env.clients.ec2.describe_launch_template_versions(
+        LaunchTemplateName=template["LaunchTemplateName"]
+    )["LaunchTemplateVersions"][0]["LaunchTemplateData"]
+    (interface,) = data["NetworkInterfaces"]
+    assert interface["DeviceIndex"] == 0
+    assert interface["PrimaryIpv6"] is True and interface["Ipv6AddressCount"] == 1
+    assert interface["Groups"] and all(g.startswith("sg-") for g in interface["Groups"])
+    assert "SecurityGroupIds" not in data  # EC2 refuses groups both here and on an interface
+    config = yaml.safe_load(_mime_parts(_user_data(env))[0][1])
+    assert config["spec"]["cluster"]["cidr"] == "fd5e:3a1c:9e2b::/108"
+
+
+def test_ipv4_cluster_templates_leave_the_interface_to_the_subnet(
+    env: Env, discovered: Discovered, make_nodeclass: Any
+) -> None:
+    _launch(discovered, env, make_nodeclass, "al2023@latest")
+    (template,) = env.clients.ec2.describe_launch_templates()["LaunchTemplates"]
+    data = env.clients.ec2.describe_launch_template_versions(
+        LaunchTemplateName=template["LaunchTemplateName"]
+    )["LaunchTemplateVersions"][0]["LaunchTemplateData"]
+    assert "NetworkInterfaces" not in data and data["SecurityGroupIds"]
+
+
+def _template_data(env: Env) -> dict[str, Any]:
+    (template,) = env.clients.ec2.describe_launch_templates()["LaunchTemplates"]
+    versions = env.clients.ec2.describe_launch_template_versions(
+        LaunchTemplateName=template["LaunchTemplateName"]
+    )
+    data: dict[str, Any] = versions["LaunchTemplateVersions"][0]["LaunchTemplateData"]
+    return data
+
+
+@pytest.mark.parametrize(("instance_type", "cards"), [("c5n.18xlarge", 1), ("c6in.32xlarge", 2)])
+def test_a_claim_requesting_efa_gets_every_efa_interface_of_its_type(
+    env: Env, discovered: Discovered, make_nodeclass: Any, instance_type: str, cards: int
+) -> None:
+    """Karpenter's rule: pods that request vpc.amazonaws.com/efa get a node whose template has
+    one EFA interface per network card the type supports (DescribeInstanceTypes'
+    MaximumEfaInterfaces), else the device plugin would advertise none."""
+    request = discovered.make_request.build(
+        "claim-efa",
+        requirements=[
+            {
+                "key": "node.kubernetes.io/instance-type",
+                "operator": "In",
+                "values": [instance_type],
+            },
+            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+        ],
+        resources={"cpu": "1", "vpc.amazonaws.com/efa": "1"},
+    )
+    result = discovered.provider.launch(request, make_nodeclass.build())
+    assert result.instance_type == instance_type
+    interfaces = _template_data(env)["NetworkInterfaces"]
+    assert [i["NetworkCardIndex"] for i in interfaces] == list(range(cards))
+    assert [i["DeviceIndex"] for i in interfaces] == [0] + [1] * (cards - 1)
+    assert {i["InterfaceType"] for i in interfaces} == {"efa"}
+    assert all(i["Groups"] for i in interfaces)
+
+
+def test_a_claim_without_efa_gets_no_efa_interface_on_an_efa_type(
+    env: Env, discovered: Discovered, make_nodeclass: Any
+) -> None:
+    request = discovered.make_request.build(
+        "claim-plain",
+        requirements=[
+            {
+                "key": "node.kubernetes.io/instance-type",
+                "operator": "In",
+                "values": ["c5n.18xlarge"],
+            },
+            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+        ],
+    )
+    discovered.provider.launch(request, make_nodeclass.build())
+    assert "NetworkInterfaces" not in _template_data(env)
+
+
+def test_the_kubelet_is_told_to_keep_its_own_taints(
+    env: Env, discovered: Discovered, make_nodeclass: Any
+) -> None:
+    """Every family but Custom labels the node karpenter.sh/do-not-sync-taints=true (the
+    kubelet registers the taints itself), so registration leaves its taints alone."""
+    _launch(discovered, env, make_nodeclass, "al2023@latest")
+    config = yaml.safe_load(_mime_parts(_user_data(env))[0][1])
+    labels = config["spec"]["kubelet"]["flags"][0].removeprefix("--node-labels=").split(",")
+    assert "karpenter.sh/do-not-sync-taints=true" in labels
+
+
+def test_cpu_options_prefixes_connection_tracking_and_volume_initialization(
+    env: Env, discovered: Discovered, make_nodeclass: Any
+) -> None:
+    """Each field goes to the launch template where EC2 reads it (the interfaces carry the
+    prefixes and the timeouts, the template the CPU options, the EBS mapping the rate)."""
+    request = discovered.make_request.build(
+        "claim-options",
+        requirements=[
+            {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["c7i.large"]},
+            {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+        ],
+    )
+    nodeclass = make_nodeclass.build(
+        cpuOptions={"nestedVirtualization": "enabled"},
+        ipPrefixCount=2,
+        connectionTracking={
+            "tcpEstablishedTimeout": 3600,
+            "udpStreamTimeout": 120,
+            "udpTimeout": 30,
+        },
+        blockDeviceMappings=[
+            {
+                "deviceName": "/dev/xvda",
+                "rootVolume": True,
+                "ebs": {
+                    "volumeSize": "40Gi",
+                    "snapshotID": "snap-0abc",
+                    "volumeInitializationRate": 200,
+                },
+            }
+        ],
+    )
+    discovered.provider.launch(request, nodeclass)
+    data = _template_data(env)
+    assert data["CpuOptions"] == {"NestedVirtualization": "enabled"}
+    (interface,) = data["NetworkInterfaces"]
+    assert interface["Ipv4PrefixCount"] == 2
+    assert interface["ConnectionTrackingSpecification"] == {
+        "TcpEstablishedTimeout": 3600,
+        "UdpStreamTimeout": 120,
+        "UdpTimeout": 30,
+    }
+    assert data["BlockDeviceMappings"][0]["Ebs"]["VolumeInitializationRate"] == 200

@@ -96,7 +96,7 @@ def test_disruption_does_not_take_a_refused_classes_nodes_for_drifted(tmp_path: 
     """As the worker's round: the nodes of a pool whose EC2NodeClass is refused are priced
     from a catalog, so they are not drifted (InstanceTypeNotFound) for want of one."""
     refused_class = nodeclass("prefixes", [ZA])
-    refused_class["spec"]["ipPrefixCount"] = 2
+    refused_class["spec"]["placementGroupSelector"] = {"name": "training"}
     docs = [
         refused_class,
         on_class(pool("dense", requirements=OD_AMD, budgets=ALL), "prefixes"),
@@ -105,7 +105,7 @@ def test_disruption_does_not_take_a_refused_classes_nodes_for_drifted(tmp_path: 
     ]
     code, out, err = run(tmp_path, docs, "--disruption", "--now", NOW.isoformat())
     assert code == 0, err
-    assert any("(EC2NodeClass prefixes): spec.ipPrefixCount" in w for w in _warnings(err))
+    assert any("(EC2NodeClass prefixes): spec.placementGroupSelector" in w for w in _warnings(err))
     d = out["disruption"]
     assert d["commands"] == []
     assert "InstanceTypeNotFound" not in str(d)
