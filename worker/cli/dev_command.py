@@ -21,7 +21,7 @@ from typing import Any
 from worker.usage import UsageError
 
 # sandbox.scenarios.SCENARIOS, import-free
-SCENARIO_NAMES = ("burst", "consolidation", "drift", "interruption", "scale", "smoke")
+SCENARIO_NAMES = ("burst", "consolidation", "drift", "efa", "interruption", "scale", "smoke")
 
 
 def register(subparsers: Any) -> None:
