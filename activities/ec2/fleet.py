@@ -65,6 +65,7 @@ from activities.ec2.nodeclass import ResolvedNodeClass
 from activities.ec2.nodeclass_cache import ResolvedNodeClasses
 from activities.ec2.settings import IPV6, ProviderSettings
 from activities.ec2.subnets import best_subnet_per_zone
+from activities.ec2.type_labels import NODECLASS, TENANCY, ZONE_ID
 from activities.ec2.type_match import CompatibleTypes
 from activities.ec2.userdata import Bootstrap
 from activities.ec2.userdata import render as render_user_data
@@ -271,6 +272,9 @@ class Launcher:
         # The override it came from names its subnet; every template names the same groups.
         result.subnet_id = launched.subnet_id
         result.security_group_ids = sorted({g.id for g in resolved.security_groups})
+        zone_id = next((s.zone_id for s in resolved.subnets if s.zone == launched.zone), "")
+        if zone_id:
+            result.labels[ZONE_ID] = zone_id
         return result
 
     def _adopt_earlier(
@@ -539,9 +543,18 @@ class Launcher:
         if it is not None:
             labels.update(it.requirements.labels())
         labels.update({L.INSTANCE_TYPE: itype, L.ZONE: zone, L.CAPACITY_TYPE: capacity_type})
+        labels[TENANCY] = "default"  # Joinery launches shared tenancy only
         if request is not None:
             labels.update(request.labels)
             labels[L.NODEPOOL] = request.nodepool_name
+            labels[NODECLASS] = request.nodeclass_name
+        capacity = dict(it.capacity) if it else {}
+        allocatable = dict(it.allocatable) if it else {}
+        if request is None or EFA not in request.resources:
+            # launched without EFA interfaces (only a claim asking for EFA gets them), so
+            # the node will not advertise the type's EFA: neither does the claim
+            capacity.pop(EFA, None)
+            allocatable.pop(EFA, None)
         return LaunchResult(
             instance_id=instance_id,
             provider_id=provider_id(zone, instance_id),
@@ -549,8 +562,8 @@ class Launcher:
             zone=zone,
             capacity_type=capacity_type,
             image_id=image_id,
-            capacity=render(it.capacity) if it else {},
-            allocatable=render(it.allocatable) if it else {},
+            capacity=render(capacity),
+            allocatable=render(allocatable),
             labels=labels,
             reused=reused,
         )
@@ -571,6 +584,7 @@ class Launcher:
         result.security_group_ids = list(inst.security_group_ids)
         if inst.tags.get(TAG_NODEPOOL):
             result.labels[L.NODEPOOL] = inst.tags[TAG_NODEPOOL]
+        result.labels[NODECLASS] = nodeclass.name
         return result
 
 
