@@ -65,7 +65,7 @@ from activities.ec2.nodeclass import ResolvedNodeClass
 from activities.ec2.nodeclass_cache import ResolvedNodeClasses
 from activities.ec2.settings import IPV6, ProviderSettings
 from activities.ec2.subnets import best_subnet_per_zone
-from activities.ec2.type_labels import NODECLASS, TENANCY, ZONE_ID
+from activities.ec2.type_labels import NODECLASS, PLACEMENT_GROUP_ID, TENANCY, ZONE_ID
 from activities.ec2.type_match import CompatibleTypes
 from activities.ec2.userdata import Bootstrap
 from activities.ec2.userdata import render as render_user_data
@@ -213,7 +213,8 @@ class Launcher:
         resolved.require_ready()
         self._unavailable.sync()  # other replicas' refusals, before choosing pools
         zones = {s.zone for s in resolved.subnets}
-        types = self._catalog.list(nodeclass, zones)
+        group = resolved.placement_group
+        types = self._catalog.list(nodeclass, zones, group.strategy if group else "")
         reqs = request.requirement_set()
         requests = parse_resources(request.resources)
         compatible = self._compatible(types, reqs, requests)
@@ -275,6 +276,8 @@ class Launcher:
         zone_id = next((s.zone_id for s in resolved.subnets if s.zone == launched.zone), "")
         if zone_id:
             result.labels[ZONE_ID] = zone_id
+        if resolved.placement_group is not None:
+            result.labels[PLACEMENT_GROUP_ID] = resolved.placement_group.id
         return result
 
     def _adopt_earlier(
@@ -368,6 +371,7 @@ class Launcher:
                 resolved.instance_profile,
                 ipv6=cluster.ip_family == IPV6,
                 efa_interfaces=efa,
+                placement_group_id=resolved.placement_group.id if resolved.placement_group else "",
             )
             name = self._templates.ensure(spec)
             images[name] = image_id

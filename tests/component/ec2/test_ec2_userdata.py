@@ -594,3 +594,39 @@ def test_only_a_claim_asking_for_efa_advertises_it(
         make_nodeclass.build(),
     )
     assert asked.capacity["vpc.amazonaws.com/efa"] == "1"
+
+
+def test_a_placement_group_is_resolved_launched_into_and_labelled(
+    env: Env, discovered: Discovered, make_nodeclass: Any
+) -> None:
+    """Karpenter's placementGroupSelector: the group found by name (or id) goes into the
+    template's Placement and onto the claim's label; types whose PlacementGroupInfo lacks
+    the group's strategy are not offered; a name EC2 does not know leaves the class not
+    Ready (PlacementGroupReady False) rather than launching outside the group."""
+    env.clients.ec2.create_placement_group(GroupName="training", Strategy="cluster")
+    (group,) = env.clients.ec2.describe_placement_groups(GroupNames=["training"])["PlacementGroups"]
+    nodeclass = make_nodeclass.build(placementGroupSelector={"name": "training"})
+    resolved = discovered.provider.resolve_nodeclass(nodeclass)
+    assert cond(resolved, "PlacementGroupReady").status == "True"
+    types = {t.name for t in discovered.provider.instance_types(nodeclass)}
+    infos = {str(i["InstanceType"]): i for i in env.provider.catalog.raw().infos}
+    assert types and all(
+        "cluster" in infos[n]["PlacementGroupInfo"]["SupportedStrategies"] for n in types
+    )
+    assert "t3.micro" not in types  # partition and spread only
+    result = discovered.provider.launch(discovered.make_request.build("claim-pg"), nodeclass)
+    assert _template_data(env)["Placement"] == {"GroupId": group["GroupId"]}
+    assert result.labels["karpenter.k8s.aws/placement-group-id"] == group["GroupId"]
+    by_id = make_nodeclass.build(placementGroupSelector={"id": group["GroupId"]})
+    found = discovered.provider.resolve_nodeclass(by_id).placement_group
+    assert found is not None and (found.name, found.strategy) == ("training", "cluster")
+
+    missing = make_nodeclass.build(placementGroupSelector={"name": "no-such-group"})
+    resolved = discovered.provider.resolve_nodeclass(missing)
+    c = cond(resolved, "PlacementGroupReady")
+    assert (c.status, c.reason) == ("False", "PlacementGroupNotFound")
+    assert not resolved.ready and "no-such-group" in c.message
+
+
+def cond(resolved: Any, type_: str) -> Any:
+    return next(c for c in resolved.conditions if c.type == type_)
