@@ -128,6 +128,21 @@ class ConnectionTracking(KubeModel):
         return self
 
 
+class PlacementGroupSelector(KubeModel):
+    """A placement group by name or by id (one of them)."""
+
+    name: str | None = None
+    id: str | None = None
+
+    @model_validator(mode="after")
+    def _name_or_id(self) -> PlacementGroupSelector:
+        if not self.name and not self.id:
+            raise ValueError("expected name or id")
+        if self.name and self.id:
+            raise ValueError("name and id are mutually exclusive")
+        return self
+
+
 class BlockDeviceMapping(KubeModel):
     device_name: str
     ebs: BlockDevice | None = None
@@ -153,6 +168,7 @@ class EC2NodeClassSpec(KubeModel):
     cpu_options: CPUOptions | None = Field(default=None, alias="cpuOptions")
     connection_tracking: ConnectionTracking | None = None
     ip_prefix_count: int | None = Field(default=None, ge=0, alias="ipPrefixCount")
+    placement_group_selector: PlacementGroupSelector | None = None
 
     @model_validator(mode="after")
     def _role_or_profile(self) -> EC2NodeClassSpec:

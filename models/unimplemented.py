@@ -24,7 +24,7 @@ REASON = "UnsupportedField"
 class Unimplemented:
     """One field of one object that Joinery refuses, with why in a few words."""
 
-    path: str  # e.g. "spec.placementGroupSelector"
+    path: str  # e.g. "spec.networkInterfaces"
     why: str
 
     def line(self) -> str:
@@ -37,7 +37,6 @@ _LATER = "not implemented in Joinery yet (remove it, or keep this object on Karp
 NODECLASS_FIELDS: Mapping[str, str] = {
     "capacityReservationSelectorTerms": f"capacity reservations are {_LATER}",
     "networkInterfaces": f"network interfaces (EFA) are {_LATER}",
-    "placementGroupSelector": f"placement groups are {_LATER}",
 }
 
 # NodePool ``spec`` fields.

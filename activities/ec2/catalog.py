@@ -96,12 +96,14 @@ class CatalogOptions:
     # What the NodeClass asks of the hardware: types that cannot give it are left out.
     nested_virtualization: bool = False
     connection_tracking: bool = False
+    placement_strategy: str = ""  # the resolved placement group's, "" without one
 
     @staticmethod
     def for_nodeclass(
         settings: ProviderSettings,
         nodeclass: EC2NodeClass | None,
         subnet_zones: Iterable[str] | None = None,
+        placement_strategy: str = "",
     ) -> CatalogOptions:
         spec = nodeclass.spec if nodeclass else None
         return CatalogOptions(
@@ -119,6 +121,7 @@ class CatalogOptions:
                 and spec.cpu_options.nested_virtualization == "enabled"
             ),
             connection_tracking=bool(spec and spec.connection_tracking is not None),
+            placement_strategy=placement_strategy,
         )
 
     def cache_key(self) -> str:
@@ -133,6 +136,7 @@ class CatalogOptions:
             "enis": self.reserved_enis,
             "nested": self.nested_virtualization,
             "conntrack": self.connection_tracking,
+            "placement": self.placement_strategy,
         }
         return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
@@ -193,13 +197,18 @@ def static_parts(info: dict[str, Any], opts: CatalogOptions) -> StaticParts:
 def compatible(info: dict[str, Any], opts: CatalogOptions) -> bool:
     """Whether the type can be launched as the NodeClass asks (Karpenter's checks): nested
     virtualization needs a processor that offers it, connection-tracking timeouts need a
-    Nitro type, and AL2023 does not boot on the first Graviton (a1)."""
+    Nitro type, a placement group a type that supports its strategy, and AL2023 does not
+    boot on the first Graviton (a1)."""
     name = str(info["InstanceType"])
     if opts.family.name == AL2023 and name.startswith("a1."):
         return False
     if opts.nested_virtualization:
         features = (info.get("ProcessorInfo") or {}).get("SupportedFeatures") or []
         if "nested-virtualization" not in features:
+            return False
+    if opts.placement_strategy:
+        strategies = (info.get("PlacementGroupInfo") or {}).get("SupportedStrategies") or []
+        if opts.placement_strategy not in strategies:
             return False
     return not (opts.connection_tracking and info.get("Hypervisor") != "nitro")
 
@@ -302,10 +311,15 @@ class InstanceTypeProvider:
         threading.Thread(target=run, name="catalog-refresh", daemon=True).start()
 
     def list(
-        self, nodeclass: EC2NodeClass | None = None, subnet_zones: Iterable[str] | None = None
+        self,
+        nodeclass: EC2NodeClass | None = None,
+        subnet_zones: Iterable[str] | None = None,
+        placement_strategy: str = "",
     ) -> list[InstanceType]:
         raw = self.raw()
-        opts = CatalogOptions.for_nodeclass(self.settings, nodeclass, subnet_zones)
+        opts = CatalogOptions.for_nodeclass(
+            self.settings, nodeclass, subnet_zones, placement_strategy
+        )
         key = (opts.cache_key(), self.unavailable.seq_num, self._generation)
         with self._lock:
             cached = self._built.get(key)

@@ -65,6 +65,7 @@ from activities.ec2.nodeclass import ResolvedNodeClass
 from activities.ec2.nodeclass_cache import ResolvedNodeClasses
 from activities.ec2.settings import IPV6, ProviderSettings
 from activities.ec2.subnets import best_subnet_per_zone
+from activities.ec2.type_labels import NODECLASS, PLACEMENT_GROUP_ID, TENANCY, ZONE_ID
 from activities.ec2.type_match import CompatibleTypes
 from activities.ec2.userdata import Bootstrap
 from activities.ec2.userdata import render as render_user_data
@@ -241,7 +242,8 @@ class Launcher:
         resolved.require_ready()
         self._unavailable.sync()  # other replicas' refusals, before choosing pools
         zones = {s.zone for s in resolved.subnets}
-        types = self._catalog.list(nodeclass, zones)
+        group = resolved.placement_group
+        types = self._catalog.list(nodeclass, zones, group.strategy if group else "")
         reqs = request.requirement_set()
         requests = parse_resources(request.resources)
         compatible = self._compatible(types, reqs, requests)
@@ -308,6 +310,11 @@ class Launcher:
         # The override it came from names its subnet; every template names the same groups.
         result.subnet_id = launched.subnet_id
         result.security_group_ids = sorted({g.id for g in resolved.security_groups})
+        zone_id = next((s.zone_id for s in resolved.subnets if s.zone == launched.zone), "")
+        if zone_id:
+            result.labels[ZONE_ID] = zone_id
+        if resolved.placement_group is not None:
+            result.labels[PLACEMENT_GROUP_ID] = resolved.placement_group.id
         return result
 
     def _adopt_earlier(
@@ -401,6 +408,7 @@ class Launcher:
                 resolved.instance_profile,
                 ipv6=cluster.ip_family == IPV6,
                 efa_interfaces=efa,
+                placement_group_id=resolved.placement_group.id if resolved.placement_group else "",
             )
             name = self._templates.ensure(spec)
             images[name] = image_id
@@ -578,9 +586,18 @@ class Launcher:
         if it is not None:
             labels.update(it.requirements.labels())
         labels.update({L.INSTANCE_TYPE: itype, L.ZONE: zone, L.CAPACITY_TYPE: capacity_type})
+        labels[TENANCY] = "default"  # Joinery launches shared tenancy only
         if request is not None:
             labels.update(request.labels)
             labels[L.NODEPOOL] = request.nodepool_name
+            labels[NODECLASS] = request.nodeclass_name
+        capacity = dict(it.capacity) if it else {}
+        allocatable = dict(it.allocatable) if it else {}
+        if request is None or EFA not in request.resources:
+            # launched without EFA interfaces (only a claim asking for EFA gets them), so
+            # the node will not advertise the type's EFA: neither does the claim
+            capacity.pop(EFA, None)
+            allocatable.pop(EFA, None)
         return LaunchResult(
             instance_id=instance_id,
             provider_id=provider_id(zone, instance_id),
@@ -588,8 +605,8 @@ class Launcher:
             zone=zone,
             capacity_type=capacity_type,
             image_id=image_id,
-            capacity=render(it.capacity) if it else {},
-            allocatable=render(it.allocatable) if it else {},
+            capacity=render(capacity),
+            allocatable=render(allocatable),
             labels=labels,
             reused=reused,
         )
@@ -610,6 +627,7 @@ class Launcher:
         result.security_group_ids = list(inst.security_group_ids)
         if inst.tags.get(TAG_NODEPOOL):
             result.labels[L.NODEPOOL] = inst.tags[TAG_NODEPOOL]
+        result.labels[NODECLASS] = nodeclass.name
         return result
 
 

@@ -96,6 +96,7 @@ class LaunchTemplateInput:
     # canonical JSON of the LT's CpuOptions and of each interface's connection tracking, or ""
     cpu_options: str = ""
     connection_tracking: str = ""
+    placement_group_id: str = ""  # the NodeClass's resolved placement group, "" without one
 
     @staticmethod
     def build(
@@ -107,6 +108,7 @@ class LaunchTemplateInput:
         instance_profile: str | None,
         ipv6: bool = False,
         efa_interfaces: int = 0,
+        placement_group_id: str = "",
     ) -> LaunchTemplateInput:
         spec = nodeclass.spec
         cpu = {}
@@ -149,6 +151,7 @@ class LaunchTemplateInput:
             ip_prefix_count=spec.ip_prefix_count or 0,
             cpu_options=json.dumps(cpu, sort_keys=True) if cpu else "",
             connection_tracking=json.dumps(tracking, sort_keys=True) if tracking else "",
+            placement_group_id=placement_group_id,
         )
 
     def name(self) -> str:
@@ -159,6 +162,7 @@ class LaunchTemplateInput:
             "ip_prefix_count",
             "cpu_options",
             "connection_tracking",
+            "placement_group_id",
         ):
             if not fields[added]:
                 del fields[added]  # templates without them keep the names they had
@@ -177,6 +181,8 @@ class LaunchTemplateInput:
             out["BlockDeviceMappings"] = devices
         if self.cpu_options:
             out["CpuOptions"] = json.loads(self.cpu_options)
+        if self.placement_group_id:
+            out["Placement"] = {"GroupId": self.placement_group_id}
         if (
             self.associate_public_ip is not None
             or self.ipv6

@@ -15,6 +15,7 @@ from typing import Any
 from activities.ec2.amis import AMIResolver, ResolvedAMI
 from activities.ec2.errors import EC2Error, NodeClassNotReady
 from activities.ec2.instance_profiles import InstanceProfiles
+from activities.ec2.placement_groups import PlacementGroup, describe, resolve_placement_group
 from activities.ec2.securitygroups import SecurityGroup, resolve_security_groups
 from activities.ec2.selectors import describe_term
 from activities.ec2.subnets import Subnet, resolve_subnets
@@ -25,6 +26,7 @@ SUBNETS_READY = "SubnetsReady"
 SECURITY_GROUPS_READY = "SecurityGroupsReady"
 AMIS_READY = "AMIsReady"
 INSTANCE_PROFILE_READY = "InstanceProfileReady"
+PLACEMENT_GROUP_READY = "PlacementGroupReady"
 READY = "Ready"
 
 
@@ -36,6 +38,7 @@ class ResolvedNodeClass:
     amis: list[ResolvedAMI] = field(default_factory=list)
     instance_profile: str | None = None
     conditions: list[Condition] = field(default_factory=list)
+    placement_group: PlacementGroup | None = None
 
     @property
     def ready(self) -> bool:
@@ -140,6 +143,7 @@ class NodeClassResolver:
             ),
             (AMIS_READY, not ami_problem, "AMINotFound", ami_problem),
             self._instance_profile(nodeclass, out),
+            self._placement_group(nodeclass, out),
         ]
         out.conditions = [_condition(t, ok, r, m, now) for t, ok, r, m in checks]
         failed = [c for c in out.conditions if c.status != "True"]
@@ -148,6 +152,25 @@ class NodeClassResolver:
             _condition(READY, not failed, failed[0].reason if failed else "", ready_message, now)
         )
         return out
+
+    def _placement_group(
+        self, nodeclass: EC2NodeClass, out: ResolvedNodeClass
+    ) -> tuple[str, bool, str, str]:
+        """True without a selector, as Karpenter reports it; False when none is found."""
+        selector = nodeclass.spec.placement_group_selector
+        if selector is None:
+            return (PLACEMENT_GROUP_READY, True, "", "")
+        try:
+            out.placement_group = resolve_placement_group(self._ec2, selector)
+        except EC2Error as exc:
+            if exc.retryable:
+                raise
+            why = f"placementGroupSelector: {exc}"
+            return (PLACEMENT_GROUP_READY, False, "PlacementGroupResolutionFailed", why)
+        if out.placement_group is None:
+            why = f"Placement group {describe(selector)!r} not found"
+            return (PLACEMENT_GROUP_READY, False, "PlacementGroupNotFound", why)
+        return (PLACEMENT_GROUP_READY, True, "", "")
 
     def _instance_profile(
         self, nodeclass: EC2NodeClass, out: ResolvedNodeClass

@@ -33,6 +33,7 @@ CALLS: dict[str, tuple[str, ...]] = {
     "ec2:DescribeSecurityGroups": ("ec2:DescribeSecurityGroups",),
     "ec2:DescribeImages": ("ec2:DescribeImages",),
     "ssm:GetParameters": ("ssm:GetParameters",),
+    "ec2:DescribePlacementGroups": ("ec2:DescribePlacementGroups",),
     # instance profiles
     "iam:GetRole": ("iam:GetRole",),
     "iam:GetInstanceProfile": ("iam:GetInstanceProfile",),

@@ -267,9 +267,13 @@ class EC2Provider:
 
         def listed() -> list[InstanceType]:
             zones = None
+            strategy = ""
             if nodeclass is not None:
-                zones = {s.zone for s in self.nodeclasses.get(nodeclass).subnets}
-            return self.catalog.list(nodeclass, zones)
+                resolved = self.nodeclasses.get(nodeclass)
+                zones = {s.zone for s in resolved.subnets}
+                if resolved.placement_group is not None:
+                    strategy = resolved.placement_group.strategy
+            return self.catalog.list(nodeclass, zones, strategy)
 
         return self._timed("GetInstanceTypes", listed)
 

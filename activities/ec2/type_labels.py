@@ -15,6 +15,11 @@ from models import labels as L
 from models.requirements import DOES_NOT_EXIST, IN, Requirement
 
 P = L.AWS_LABEL_PREFIX
+# Labels a launched node gets from where it was launched, not from its type (Karpenter's).
+ZONE_ID = "topology.k8s.aws/zone-id"
+NODECLASS = P + "ec2nodeclass"
+TENANCY = P + "instance-tenancy"
+PLACEMENT_GROUP_ID = P + "placement-group-id"
 CATEGORY, FAMILY, GENERATION, SIZE = (
     P + "instance-category",
     P + "instance-family",

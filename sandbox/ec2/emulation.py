@@ -34,6 +34,10 @@ to a ThreadedMotoServer) so that:
   ``InstanceMetadataTags`` unset while an instance tag key holds a ``/`` (IMDS tag keys may
   not), as real accounts with that default do; GetInstanceMetadataDefaults (which moto lacks)
   reports it as the account-level setting, and nothing when it is EC2's own default;
+* placement groups, which moto does not implement at all: CreatePlacementGroup and
+  DescribePlacementGroups (by name or id, a ``state`` filter, an unknown name or id answered
+  ``InvalidPlacementGroup.Unknown`` as EC2 does) over groups the emulation keeps per region;
+  a launch into one is not placed any differently (there are no racks here);
 * launched instances carry ``aws:ec2launchtemplate:id`` / ``:version`` tags, as EC2 adds,
   and the launch template's security groups (DescribeInstances ``SecurityGroups``) and
   instance profile (``IamInstanceProfile``), as EC2 applies them;
@@ -135,6 +139,8 @@ class Emulation:
     refusals: dict[str, tuple[str, str]] = field(default_factory=dict)
     # the account's instance metadata default for tags ("disabled", EC2's own default)
     metadata_tags_default: str = "disabled"
+    # region -> group name -> DescribePlacementGroups entry
+    placement_groups: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def reset(self) -> None:
         """Back to defaults (the public price table, no injected failures, no tokens)."""
@@ -151,6 +157,7 @@ class Emulation:
             self.untaggable.clear()
             self.refusals.clear()
             self.metadata_tags_default = "disabled"
+            self.placement_groups.clear()
 
     # -- knobs for tests and scenarios ---------------------------------------------------
     def inject_insufficient_capacity(
@@ -437,6 +444,52 @@ class Emulation:
             )
         return ActionResult({"SpotPriceHistory": history})
 
+    # -- placement groups ---------------------------------------------------------------------
+    def create_placement_group(self, response: Any) -> ActionResult:
+        name = str(response._get_param("GroupName"))
+        strategy = str(response._get_param("Strategy", "cluster"))
+        group: dict[str, Any] = {
+            "GroupName": name,
+            "GroupId": "pg-"
+            + hashlib.sha256(f"{response.region}/{name}".encode()).hexdigest()[:17],
+            "State": "available",
+            "Strategy": strategy,
+            "GroupArn": "",
+        }
+        if strategy == "partition":
+            group["PartitionCount"] = int(response._get_param("PartitionCount", 2))
+        if strategy == "spread":
+            group["SpreadLevel"] = str(response._get_param("SpreadLevel", "rack"))
+        with self._lock:
+            mine = self.placement_groups.setdefault(response.region, {})
+            if name in mine:
+                raise EC2ClientError(
+                    "InvalidPlacementGroup.Duplicate",
+                    f"The Placement Group '{name}' already exists.",
+                )
+            mine[name] = group
+        return ActionResult({"PlacementGroup": dict(group)})
+
+    def describe_placement_groups(self, response: Any) -> ActionResult:
+        names = list(response._get_param("GroupNames", []))
+        ids = list(response._get_param("GroupIds", []))
+        filters = response._filters_from_querystring()
+        with self._lock:
+            groups = list(self.placement_groups.get(response.region, {}).values())
+        for wanted, key in ((names, "GroupName"), (ids, "GroupId")):
+            unknown = [w for w in wanted if w not in {g[key] for g in groups}]
+            if unknown:
+                raise EC2ClientError(
+                    "InvalidPlacementGroup.Unknown",
+                    f"The Placement Group '{unknown[0]}' is unknown.",
+                )
+            if wanted:
+                groups = [g for g in groups if g[key] in wanted]
+        states = (filters or {}).get("state")
+        if states:
+            groups = [g for g in groups if g["State"] in states]
+        return ActionResult({"PlacementGroups": [dict(g) for g in groups]})
+
     # -- GetInstanceMetadataDefaults ----------------------------------------------------------
     def get_instance_metadata_defaults(self, response: Any) -> ActionResult:
         """The account's IMDS defaults: only what the account set (an unset one is absent)."""
@@ -616,6 +669,17 @@ def install(emulation: Emulation | None = None) -> Emulation:
             assert _installed is not None
             return _installed.get_instance_metadata_defaults(self)
 
+        for action in ("create_placement_group", "describe_placement_groups"):
+            _originals[action] = EC2Response.__dict__.get(action)
+
+        def create_placement_group(self: Any) -> ActionResult:
+            assert _installed is not None
+            return _installed.create_placement_group(self)
+
+        def describe_placement_groups(self: Any) -> ActionResult:
+            assert _installed is not None
+            return _installed.describe_placement_groups(self)
+
         def create_fleet(self: Any) -> ActionResult:
             assert _installed is not None
             return _installed.create_fleet(self)
@@ -644,6 +708,8 @@ def install(emulation: Emulation | None = None) -> Emulation:
         EC2Response.create_tags = create_tags  # type: ignore[method-assign]
         EC2Response.describe_launch_templates = describe_launch_templates  # type: ignore[method-assign]
         EC2Response.get_instance_metadata_defaults = get_instance_metadata_defaults  # type: ignore[attr-defined]
+        EC2Response.create_placement_group = create_placement_group  # type: ignore[attr-defined]
+        EC2Response.describe_placement_groups = describe_placement_groups  # type: ignore[attr-defined]
         EC2Response.describe_spot_price_history = describe_spot_price_history  # type: ignore[method-assign]
         _originals["iam:remove_role_from_instance_profile"] = (
             IAMBackend.remove_role_from_instance_profile

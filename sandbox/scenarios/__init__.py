@@ -23,6 +23,7 @@ SCENARIOS: dict[str, str] = {
     "drift": "sandbox.scenarios.drift",
     "scale": "sandbox.scenarios.scale",
     "migration": "sandbox.scenarios.migration",
+    "efa": "sandbox.scenarios.efa",
 }
 
 

@@ -382,8 +382,11 @@ def deployment(
     one_per_node: bool = False,
     extra_labels: Mapping[str, str] | None = None,
     node_selector: Mapping[str, str] | None = None,
+    extra_requests: Mapping[str, str] | None = None,
 ) -> Obj:
-    """A pause-container Deployment with requests and, optionally, spread constraints."""
+    """A pause-container Deployment with requests (``extra_requests``: extended resources,
+    requested as limits too, as Kubernetes requires of them) and, optionally, spread
+    constraints."""
     labels = {"app": name, SCENARIO_LABEL: scenario, **(extra_labels or {})}
     spec: Obj = {
         "terminationGracePeriodSeconds": 0,
@@ -395,6 +398,10 @@ def deployment(
             }
         ],
     }
+    if extra_requests:
+        resources = spec["containers"][0]["resources"]
+        resources["requests"].update(extra_requests)
+        resources["limits"] = dict(extra_requests)
     if node_selector:
         spec["nodeSelector"] = dict(node_selector)
     if zonal_spread:
@@ -467,6 +474,8 @@ def start_workloads(
     *,
     deadline: float,
     zonal_spread: bool = False,
+    one_per_node: bool = False,
+    extra_requests: Mapping[str, str] | None = None,
 ) -> Started:
     """Create every Deployment at once in a new namespace, then wait until all pods Run.
 
@@ -489,6 +498,8 @@ def start_workloads(
                 cpu=cpu,
                 memory=memory,
                 zonal_spread=zonal_spread,
+                one_per_node=one_per_node,
+                extra_requests=extra_requests,
             ),
         )
     sandbox.log(f"created {expected} pods in {namespace}; waiting for Joinery to launch nodes")

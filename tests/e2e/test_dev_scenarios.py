@@ -40,6 +40,7 @@ TIMEOUTS = {
     "migration": DISRUPTION_TIMEOUT,
     "smoke": SCENARIO_TIMEOUT,
     "interruption": SCENARIO_TIMEOUT,
+    "efa": SCENARIO_TIMEOUT,
 }
 STAGGER_SECONDS = 8
 
@@ -106,7 +107,7 @@ def scenarios(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Sc
 
 
 @pytest.mark.timeout(SCENARIO_TIMEOUT + 150)
-@pytest.mark.parametrize("name", ["smoke", "interruption"])
+@pytest.mark.parametrize("name", ["smoke", "interruption", "efa"])
 def test_scenario_holds(name: str, scenarios: dict[str, ScenarioRun]) -> None:
     code, summary, stderr = scenarios[name].result()
     assert set(summary) >= KEYS, summary
@@ -119,6 +120,9 @@ def test_scenario_holds(name: str, scenarios: dict[str, ScenarioRun]) -> None:
     assert summary["secondsToAllRunning"] is not None
     if name == "smoke":
         assert summary["pods"] == 20
+    elif name == "efa":
+        # one node per pod, each launched with its type's EFA interfaces (checked inside)
+        assert summary["pods"] == summary["nodes"] == summary["efaInstancesChecked"] == 2
     else:
         # One per node, plus at least the replacement of the interrupted one.
         assert summary["nodes"] >= summary["pods"] + 1

@@ -25,6 +25,7 @@ SCENARIO_NAMES = (
     "burst",
     "consolidation",
     "drift",
+    "efa",
     "interruption",
     "migration",
     "scale",

@@ -32,7 +32,6 @@ FIELDS: dict[str, Any] = {
         {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
         {"networkCardIndex": 0, "deviceIndex": 1, "interfaceType": "efa-only"},
     ],
-    "placementGroupSelector": {"name": "training"},
 }
 
 
@@ -95,7 +94,7 @@ def test_a_nodeclass_with_unimplemented_fields_is_not_ready_and_says_each(
         "NodeClassNotReady",
     )
     why = ready_pools.not_ready(cloud.provider, body)
-    assert why is not None and "spec.placementGroupSelector" in why
+    assert why is not None and "spec.networkInterfaces" in why
 
     # Fixed by the user: Ready again.
     body["spec"] = _nodeclass(name)["spec"]

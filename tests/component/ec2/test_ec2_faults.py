@@ -169,6 +169,10 @@ def every_call(env: Any, provider: EC2Provider, make_nodeclass: Any, make_reques
     assert _live_instances(env)["claim-a"] == 1
     env.clients.iam.create_role(RoleName="OtherRole", AssumeRolePolicyDocument="{}")
     assert provider.resolve_nodeclass(make_nodeclass.build(role="OtherRole")).ready
+    env.clients.ec2.create_placement_group(GroupName="faults-pg", Strategy="spread")
+    placed = make_nodeclass.build(role=ROLE, placementGroupSelector={"name": "faults-pg"})
+    group = provider.resolve_nodeclass(placed).placement_group  # DescribePlacementGroups
+    assert group is not None and group.strategy == "spread"
     assert provider.interruption_queue() is not None
     # as the provider's queue (found by name: GetQueueUrl), a kept message back after 1 s, not 10
     queue = InterruptionQueue(

@@ -553,3 +553,80 @@ def test_cpu_options_prefixes_connection_tracking_and_volume_initialization(
         "UdpTimeout": 30,
     }
     assert data["BlockDeviceMappings"][0]["Ebs"]["VolumeInitializationRate"] == 200
+
+
+def test_a_launched_claim_carries_karpenters_placement_labels(
+    env: Env, discovered: Discovered, make_nodeclass: Any
+) -> None:
+    """The zone id of the subnet it launched in (as EC2 names it: DescribeSubnets'
+    AvailabilityZoneId), its EC2NodeClass and its tenancy, as Karpenter's claims carry."""
+    nodeclass = make_nodeclass.build()
+    request = discovered.make_request.build("claim-labels")
+    result = discovered.provider.launch(request, nodeclass)
+    (subnet,) = env.clients.ec2.describe_subnets(SubnetIds=[result.subnet_id])["Subnets"]
+    assert subnet["AvailabilityZone"] == result.zone
+    assert result.labels["topology.k8s.aws/zone-id"] == subnet["AvailabilityZoneId"]
+    assert result.labels["karpenter.k8s.aws/ec2nodeclass"] == nodeclass.name
+    assert result.labels["karpenter.k8s.aws/instance-tenancy"] == "default"
+
+
+def test_only_a_claim_asking_for_efa_advertises_it(
+    env: Env, discovered: Discovered, make_nodeclass: Any
+) -> None:
+    """An EFA type launched for pods that did not ask gets no EFA interface, so its node
+    will advertise none: the claim must not promise it (Karpenter filters it the same way)."""
+    on_c5n = [
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["c5n.18xlarge"]},
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+    ]
+    plain = discovered.provider.launch(
+        discovered.make_request.build("claim-no-efa", requirements=on_c5n),
+        make_nodeclass.build(),
+    )
+    assert "vpc.amazonaws.com/efa" not in plain.capacity
+    assert "vpc.amazonaws.com/efa" not in plain.allocatable
+    asked = discovered.provider.launch(
+        discovered.make_request.build(
+            "claim-efa-yes",
+            requirements=on_c5n,
+            resources={"cpu": "1", "vpc.amazonaws.com/efa": "1"},
+        ),
+        make_nodeclass.build(),
+    )
+    assert asked.capacity["vpc.amazonaws.com/efa"] == "1"
+
+
+def test_a_placement_group_is_resolved_launched_into_and_labelled(
+    env: Env, discovered: Discovered, make_nodeclass: Any
+) -> None:
+    """Karpenter's placementGroupSelector: the group found by name (or id) goes into the
+    template's Placement and onto the claim's label; types whose PlacementGroupInfo lacks
+    the group's strategy are not offered; a name EC2 does not know leaves the class not
+    Ready (PlacementGroupReady False) rather than launching outside the group."""
+    env.clients.ec2.create_placement_group(GroupName="training", Strategy="cluster")
+    (group,) = env.clients.ec2.describe_placement_groups(GroupNames=["training"])["PlacementGroups"]
+    nodeclass = make_nodeclass.build(placementGroupSelector={"name": "training"})
+    resolved = discovered.provider.resolve_nodeclass(nodeclass)
+    assert cond(resolved, "PlacementGroupReady").status == "True"
+    types = {t.name for t in discovered.provider.instance_types(nodeclass)}
+    infos = {str(i["InstanceType"]): i for i in env.provider.catalog.raw().infos}
+    assert types and all(
+        "cluster" in infos[n]["PlacementGroupInfo"]["SupportedStrategies"] for n in types
+    )
+    assert "t3.micro" not in types  # partition and spread only
+    result = discovered.provider.launch(discovered.make_request.build("claim-pg"), nodeclass)
+    assert _template_data(env)["Placement"] == {"GroupId": group["GroupId"]}
+    assert result.labels["karpenter.k8s.aws/placement-group-id"] == group["GroupId"]
+    by_id = make_nodeclass.build(placementGroupSelector={"id": group["GroupId"]})
+    found = discovered.provider.resolve_nodeclass(by_id).placement_group
+    assert found is not None and (found.name, found.strategy) == ("training", "cluster")
+
+    missing = make_nodeclass.build(placementGroupSelector={"name": "no-such-group"})
+    resolved = discovered.provider.resolve_nodeclass(missing)
+    c = cond(resolved, "PlacementGroupReady")
+    assert (c.status, c.reason) == ("False", "PlacementGroupNotFound")
+    assert not resolved.ready and "no-such-group" in c.message
+
+
+def cond(resolved: Any, type_: str) -> Any:
+    return next(c for c in resolved.conditions if c.type == type_)

@@ -47,7 +47,7 @@ def test_plan_names_each_refused_nodeclass_field_and_launches_nothing_there(
         {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
         {"networkCardIndex": 0, "deviceIndex": 1, "interfaceType": "efa-only"},
     ]
-    efa["spec"]["placementGroupSelector"] = {"name": "training"}
+    efa["spec"]["capacityReservationSelectorTerms"] = [{"id": "cr-0123456789abcdef0"}]
     docs = [
         efa,
         nodeclass("plain", [ZA]),
@@ -60,8 +60,8 @@ def test_plan_names_each_refused_nodeclass_field_and_launches_nothing_there(
     assert code == 0, err
     lines = _warnings(err)
     assert len(lines) == 2, err  # one per field
-    assert "(EC2NodeClass efa): spec.networkInterfaces: " in lines[0]
-    assert "(EC2NodeClass efa): spec.placementGroupSelector: " in lines[1]
+    assert "(EC2NodeClass efa): spec.capacityReservationSelectorTerms: " in lines[0]
+    assert "(EC2NodeClass efa): spec.networkInterfaces: " in lines[1]
     assert all(line.endswith("NodePools that can launch nothing: gpu") for line in lines)
     # The heavier pool cannot launch, so the plain pod goes to the other; the pod that
     # only the refused pool admits is unschedulable.
@@ -96,7 +96,9 @@ def test_disruption_does_not_take_a_refused_classes_nodes_for_drifted(tmp_path: 
     """As the worker's round: the nodes of a pool whose EC2NodeClass is refused are priced
     from a catalog, so they are not drifted (InstanceTypeNotFound) for want of one."""
     refused_class = nodeclass("prefixes", [ZA])
-    refused_class["spec"]["placementGroupSelector"] = {"name": "training"}
+    refused_class["spec"]["networkInterfaces"] = [
+        {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}
+    ]
     docs = [
         refused_class,
         on_class(pool("dense", requirements=OD_AMD, budgets=ALL), "prefixes"),

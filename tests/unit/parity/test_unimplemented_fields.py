@@ -57,14 +57,10 @@ def test_network_interfaces_are_refused() -> None:
     _assert_refused(_class_with(networkInterfaces=efa), "spec.networkInterfaces")
 
 
-def test_placement_group_selector_is_refused() -> None:
-    body = _class_with(placementGroupSelector={"id": "pg-0123abcd"})
-    _assert_refused(body, "spec.placementGroupSelector")
-
-
 @pytest.mark.parametrize(
     "spec",
     [
+        {"placementGroupSelector": {"id": "pg-0123abcd"}},
         {"cpuOptions": {"nestedVirtualization": "enabled"}},
         {"connectionTracking": {"udpTimeout": 30}},
         {"ipPrefixCount": 1},
@@ -86,15 +82,15 @@ def test_fields_joinery_acts_on_are_not_refused(spec: dict[str, Any]) -> None:
 
 def test_every_refused_field_is_named_in_one_condition() -> None:
     body = _class_with(
-        placementGroupSelector={"name": "training"},
-        ipPrefixCount=4,
         networkInterfaces=[{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"}],
+        ipPrefixCount=4,
+        capacityReservationSelectorTerms=[{"id": "cr-0123456789abcdef0"}],
     )
     found = unimplemented.nodeclass_fields(body)
     # In the CRD's order, whatever order the manifest has.
     assert [f.path for f in found] == [
+        "spec.capacityReservationSelectorTerms",
         "spec.networkInterfaces",
-        "spec.placementGroupSelector",
     ]
     message = _condition(found)[2]
     assert message.count("; ") == 1 and all(f.path in message for f in found)
