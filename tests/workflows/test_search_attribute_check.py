@@ -151,3 +151,23 @@ async def test_the_worker_command_exits_2_in_one_line(
     assert "Traceback" not in done.stderr
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith(f"joinery worker: Temporal namespace {namespace} lacks the search")
+
+
+async def test_doctor_names_the_missing_ones_and_passes_a_complete_namespace(
+    dev_env: WorkflowEnvironment,
+) -> None:
+    """``joinery doctor --temporal-address``: the same check, read only, one line each."""
+    from worker.cli.doctor_command import MISSING, OK, check_search_attributes
+
+    address = dev_env.client.service_client.config.target_host
+    namespace = await fresh_namespace(dev_env.client)
+    (finding,) = await asyncio.to_thread(lambda: list(check_search_attributes(address, namespace)))
+    assert finding.status == MISSING
+    assert all(name in finding.message for name in contract.SEARCH_ATTRIBUTES)
+    assert "--register-search-attributes" in finding.message
+    (finding,) = await asyncio.to_thread(lambda: list(check_search_attributes(address, "default")))
+    assert finding.status == OK
+    (finding,) = await asyncio.to_thread(
+        lambda: list(check_search_attributes("127.0.0.1:1", "default"))
+    )
+    assert finding.status == "unchecked" and "127.0.0.1:1" in finding.message

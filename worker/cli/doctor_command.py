@@ -12,6 +12,7 @@ the exit code is 1 when anything is missing, 0 otherwise, 2 on bad input.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -76,6 +77,17 @@ def register(sub: Any) -> None:
         help="EC2NodeClass YAML (repeatable; AKSNodeClass with --provider azure)",
     )
     p.add_argument("--kubeconfig", default="", help="read the EC2NodeClasses from this cluster")
+    p.add_argument(
+        "--temporal-address",
+        default=env("TEMPORAL_ADDRESS", ""),
+        help="check this Temporal frontend's namespace for Joinery's search attributes"
+        " (default $TEMPORAL_ADDRESS; none: not checked)",
+    )
+    p.add_argument(
+        "--namespace",
+        default=env("TEMPORAL_NAMESPACE", "default"),
+        help="the Temporal namespace the workers use (default $TEMPORAL_NAMESPACE, else default)",
+    )
     add_cluster_args(p)
     _register_azure(p)
     p.set_defaults(func=run)
@@ -122,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
     findings.extend(check_queue(clients, args.interruption_queue))
     findings.extend(check_spot_service_role(clients.iam))
     findings.extend(check_metadata_defaults(clients.ec2))
+    if args.temporal_address:
+        findings.extend(check_search_attributes(args.temporal_address, args.namespace))
     roles = [nc.spec.role for nc in nodeclasses if nc.spec.role]
     findings.extend(
         check_permissions(
@@ -318,6 +332,47 @@ def check_spot_service_role(iam: Any) -> Iterable[Finding]:
             yield Finding(UNCHECKED, subject, f"cannot read {SPOT_SERVICE_ROLE} ({_aws(exc)})")
         return
     yield Finding(OK, subject, f"{SPOT_SERVICE_ROLE} exists")
+
+
+def check_search_attributes(address: str, namespace: str) -> Iterable[Finding]:
+    """The namespace has every search attribute Joinery's workflows upsert, as Keyword: a
+    missing one fails the disruption workflow's first acting round (BadSearchAttributes)."""
+    from temporalio.client import Client
+    from temporalio.service import RPCError
+
+    from models import contract
+    from worker.running import search_attributes
+
+    subject = f"Temporal namespace {namespace}"
+
+    async def read() -> tuple[list[str], list[str]]:
+        client = await Client.connect(address, namespace=namespace)
+        return await search_attributes.problems(client, namespace)
+
+    try:
+        missing, wrong = asyncio.run(asyncio.wait_for(read(), timeout=20))
+    except RPCError as exc:
+        yield Finding(UNCHECKED, subject, f"cannot list its search attributes ({exc.message})")
+        return
+    except Exception as exc:  # unreachable, TLS, timeout: said, not raised
+        yield Finding(UNCHECKED, subject, f"cannot reach {address} ({_first_line(exc)[:120]})")
+        return
+    if missing or wrong:
+        parts = []
+        if missing:
+            parts.append(f"lacks search attributes {', '.join(missing)}")
+        if wrong:
+            parts.append(f"has {', '.join(wrong)} of a type other than Keyword")
+        fix = " ".join(f"--name {n} --type Keyword" for n in (*missing, *wrong))
+        yield Finding(
+            MISSING,
+            subject,
+            "; ".join(parts)
+            + f" (register them: temporal operator search-attribute create --namespace"
+            f" {namespace} {fix}, or start the worker with --register-search-attributes)",
+        )
+        return
+    yield Finding(OK, subject, f"has all {len(contract.SEARCH_ATTRIBUTES)} search attributes")
 
 
 def check_metadata_defaults(ec2: Any) -> Iterable[Finding]:

@@ -52,6 +52,12 @@ def _problems(registered: dict[str, int]) -> tuple[list[str], list[str]]:
     return missing, wrong
 
 
+async def problems(client: Client, namespace: str) -> tuple[list[str], list[str]]:
+    """The search attributes ``namespace`` lacks, and those of a type other than Keyword
+    (``joinery doctor``'s check; raises the RPCError of a server that will not list them)."""
+    return _problems(await _registered(client, namespace))
+
+
 async def ensure(client: Client, namespace: str, *, register: bool = False) -> list[str]:
     """Check (and with ``register``, add) the namespace's search attributes; returns the
     names registered. Raises ``SearchAttributesMissing`` naming what is missing or of the
