@@ -24,6 +24,14 @@ def worker_settings(endpoint: str, *argv: str) -> Settings:
     return worker_command.settings_from(args)
 
 
+def clean(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No Karpenter or JOINERY_ setting from the environment running the tests."""
+    for setting in K.SETTINGS:
+        for var in (setting.env, setting.joinery_env):
+            if var:
+                monkeypatch.delenv(var, raising=False)
+
+
 def m5_large(settings: Settings, session_catalog: SessionCatalog) -> Any:
     provider = EC2Provider.from_options(app.provider_options(settings))
     provider.catalog.use_raw(session_catalog.raw)
@@ -34,10 +42,7 @@ def m5_large(settings: Settings, session_catalog: SessionCatalog) -> Any:
 def test_reserved_enis_and_vm_overhead_change_the_workers_catalog(
     env: Any, session_catalog: SessionCatalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for setting in K.SETTINGS:
-        for var in (setting.env, setting.joinery_env):
-            if var:
-                monkeypatch.delenv(var, raising=False)
+    clean(monkeypatch)
     endpoint = env.server.endpoint_url
     plain = m5_large(worker_settings(endpoint), session_catalog)
     # m5.large: 3 ENIs x (10 IPs - 1) + 2 = 29 pods; 8192 MiB less 7.5% = 7577 MiB
@@ -67,3 +72,43 @@ def test_isolated_vpc_never_asks_the_pricing_api(monkeypatch: pytest.MonkeyPatch
 
     assert pricing_client("false") is not None
     assert pricing_client("true") is None
+
+
+def test_the_shorter_refresh_interval_is_how_long_a_resolved_nodeclass_serves(
+    env: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """AMI_REFRESH_INTERVAL and SUBNET_REFRESH_INTERVAL reach the provider's cache of resolved
+    EC2NodeClasses (whose expiry test_ec2_nodeclass_cache.py shows) as the shorter of the two."""
+    clean(monkeypatch)
+
+    def ttl() -> float:
+        provider = EC2Provider.from_options(
+            app.provider_options(worker_settings(env.server.endpoint_url))
+        )
+        return float(provider.nodeclasses._ttl)
+
+    assert ttl() == 60.0  # Karpenter's 1m
+    monkeypatch.setenv("AMI_REFRESH_INTERVAL", "10m")
+    monkeypatch.setenv("SUBNET_REFRESH_INTERVAL", "3m")
+    assert ttl() == 180.0
+    monkeypatch.setenv("SUBNET_REFRESH_INTERVAL", "1h")
+    assert ttl() == 600.0
+
+
+def test_interruption_handling_follows_the_interruption_queue_setting(
+    env: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No INTERRUPTION_QUEUE: the worker's provider has no queue to poll. Given one, the queue
+    it polls is that SQS queue, found by name."""
+    clean(monkeypatch)
+    endpoint = env.server.endpoint_url
+
+    def queue() -> Any:
+        provider = EC2Provider.from_options(app.provider_options(worker_settings(endpoint)))
+        return provider.interruption_queue()
+
+    assert queue() is None
+    url = env.clients.sqs.create_queue(QueueName="prod-east")["QueueUrl"]
+    monkeypatch.setenv("INTERRUPTION_QUEUE", "prod-east")
+    polled = queue()
+    assert polled is not None and polled.url == url

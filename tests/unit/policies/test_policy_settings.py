@@ -49,6 +49,8 @@ def test_feature_gates_take_karpenters_syntax() -> None:
         ("NodeRepair", "expected Name=true|false"),
         ("NodeRepair=maybe", "invalid value 'maybe' for feature gate NodeRepair"),
         ("NodeOverlay=true", "NodeOverlay is not implemented"),
+        ("StaticCapacity=true", "StaticCapacity is not implemented"),
+        ("CapacityBuffer=true", "CapacityBuffer is not implemented"),
     ],
 )
 def test_bad_gates_are_one_line(raw: str, says: str) -> None:

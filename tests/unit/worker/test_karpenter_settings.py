@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from kubernetes import client
 
+from activities.kubernetes import rate_limit
 from activities.kubernetes.rate_limit import TokenBucket
 from worker.cli import main, worker_command
 from worker.cli.command import build_parser
@@ -156,20 +160,37 @@ def test_a_bad_value_is_one_usage_line(
     assert "\n" not in str(raised.value)
 
 
-@pytest.mark.parametrize(
-    ("env", "refused", "accepted"),
-    [
-        ("ENABLE_ZONAL_SHIFT", "true", "false"),
-        ("DISABLE_DRY_RUN", "false", "true"),
-        ("DISABLE_LEADER_ELECTION", "false", "true"),
-        ("IGNORE_DRA_REQUESTS", "false", "true"),
-        ("MEMORY_LIMIT", "1073741824", "-1"),
-        ("SCHEDULER_CONFIG", "profiles: []", ""),
-        ("AWS_FEATURE_GATES", "NodeClassCEL=true", "NodeClassCEL=false"),
-        ("LOG_OUTPUT_PATHS", "/var/log/karpenter.log", "stderr"),
-        ("METRICS_PORT", "8080", "8081"),  # the health port, which serves /metrics
-    ],
-)
+# Each refused setting: a value that asks for what Joinery does not do, and one that asks for
+# what it does anyway.
+REFUSAL_CASES = [
+    ("ENABLE_ZONAL_SHIFT", "true", "false"),
+    ("DISABLE_DRY_RUN", "false", "true"),
+    ("AWS_FEATURE_GATES", "NodeClassCEL=true", "NodeClassCEL=false"),
+    ("ASSUME_ROLE_ARN", "arn:aws:iam::111122223333:role/karpenter", ""),
+    ("ASSUME_ROLE_DURATION", "1h", "15m"),
+    ("METRICS_PORT", "8080", "8081"),  # the health port, which serves /metrics
+    ("LOG_OUTPUT_PATHS", "/var/log/karpenter.log", "stderr"),
+    ("LOG_ERROR_OUTPUT_PATHS", "/var/log/karpenter-errors.log", "stderr"),
+    ("DISABLE_LEADER_ELECTION", "false", "true"),
+    ("LEADER_ELECTION_NAME", "karpenter-leader-election", ""),
+    ("LEADER_ELECTION_NAMESPACE", "kube-system", ""),
+    ("DISABLE_CONTROLLER_WARMUP", "true", "false"),
+    ("DISABLE_CLUSTER_STATE_OBSERVABILITY", "true", "false"),
+    ("ENABLE_PROFILING", "true", "false"),
+    ("MEMORY_LIMIT", "1073741824", "-1"),
+    ("CPU_REQUESTS", "1000", ""),
+    ("IGNORE_DRA_REQUESTS", "false", "true"),
+    ("SCHEDULER_CONFIG", "profiles: []", ""),
+    ("KARPENTER_SERVICE", "karpenter", ""),
+]
+
+
+def test_every_refused_setting_has_a_refusal_case() -> None:
+    refused = {s.env for s in K.SETTINGS if s.status == K.REFUSED}
+    assert {env for env, _, _ in REFUSAL_CASES} == refused
+
+
+@pytest.mark.parametrize(("env", "refused", "accepted"), REFUSAL_CASES)
 def test_a_refused_setting_stops_the_worker_unless_it_asks_for_what_joinery_does(
     monkeypatch: pytest.MonkeyPatch, env: str, refused: str, accepted: str
 ) -> None:
@@ -219,6 +240,58 @@ def test_the_token_bucket_spends_the_burst_then_paces_at_the_rate() -> None:
     assert len(slept) == 2
     bucket.take()
     assert slept[-1] == pytest.approx(0.1)
+
+
+def test_kube_client_qps_and_burst_throttle_every_api_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The worker's settings wrap its ApiClient (worker/running/app.py): n requests take at
+    least (n - burst) / qps seconds, as a token bucket allows; QPS 0 leaves it unwrapped."""
+    calls: list[tuple[Any, ...]] = []
+
+    def api_client() -> client.ApiClient:
+        api = client.ApiClient()
+        api.request = lambda *args, **kwargs: calls.append(args)
+        return api
+
+    plain = api_client()
+    unlimited = settings()
+    assert rate_limit.limit(plain, unlimited.kube_client_qps, unlimited.kube_client_burst) is None
+    monkeypatch.setenv("KUBE_CLIENT_QPS", "20")
+    monkeypatch.setenv("KUBE_CLIENT_BURST", "2")
+    s = settings()
+    api = api_client()
+    started = time.monotonic()
+    bucket = rate_limit.limit(api, s.kube_client_qps, s.kube_client_burst)
+    assert bucket is not None and (bucket.rate, bucket.burst) == (20.0, 2)
+    for n in range(4):
+        api.request("GET", f"/api/v1/nodes/{n}")
+    assert time.monotonic() - started >= (4 - 2) / 20 - 0.005
+    assert calls == [("GET", f"/api/v1/nodes/{n}") for n in range(4)]
+    monkeypatch.delenv("KUBE_CLIENT_BURST")
+    s = settings()  # no burst given: the QPS
+    bucket = rate_limit.limit(api_client(), s.kube_client_qps, s.kube_client_burst)
+    assert bucket is not None and bucket.burst == 20
+
+
+@pytest.mark.parametrize(
+    ("value", "level"),
+    [("debug", logging.DEBUG), ("info", logging.INFO), ("error", logging.WARNING)],
+)
+def test_log_level_sets_the_workers_logging_level(
+    monkeypatch: pytest.MonkeyPatch, value: str, level: int
+) -> None:
+    """``joinery worker`` configures logging at LOG_LEVEL (error keeps warnings) before it
+    starts; the run itself is replaced, so nothing connects."""
+    configured: list[int] = []
+    monkeypatch.setattr(
+        worker_command.logging, "basicConfig", lambda **kw: configured.append(kw["level"])
+    )
+    monkeypatch.setattr(worker_command.asyncio, "run", lambda coro: coro.close())
+    monkeypatch.setenv("LOG_LEVEL", value.upper())
+    args = build_parser(["worker"]).parse_args(["worker"])
+    assert worker_command.run(args) == 0
+    assert configured == [level]
 
 
 def test_the_chart_has_a_value_for_each_setting_with_a_chart_key() -> None:
