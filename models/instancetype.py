@@ -18,6 +18,8 @@ class Offering:
     capacity_type: str
     price: float
     available: bool = True
+    # A reserved offering's capacity reservation (empty for on-demand and spot)
+    reservation_id: str = ""
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -27,6 +29,8 @@ class Offering:
         }
         if not self.available:
             out["available"] = False
+        if self.reservation_id:
+            out["reservationID"] = self.reservation_id
         return out
 
 

@@ -90,6 +90,10 @@ class LaunchTemplateInput:
     ipv6: bool = False
     # EFA interfaces, one per network card (a claim whose pods request vpc.amazonaws.com/efa)
     efa_interfaces: int = 0
+    # A reserved launch's template targets its capacity reservation (capacity blocks are
+    # bought on their own market type), as Karpenter's reserved launch templates do.
+    capacity_reservation_id: str = ""
+    capacity_reservation_type: str = ""
 
     @staticmethod
     def build(
@@ -131,7 +135,12 @@ class LaunchTemplateInput:
 
     def name(self) -> str:
         fields = dict(self.__dict__)
-        for added in ("ipv6", "efa_interfaces"):
+        for added in (
+            "ipv6",
+            "efa_interfaces",
+            "capacity_reservation_id",
+            "capacity_reservation_type",
+        ):
             if not fields[added]:
                 del fields[added]  # templates without them keep the names they had
         digest = hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
@@ -156,6 +165,15 @@ class LaunchTemplateInput:
             out["SecurityGroupIds"] = list(self.security_group_ids)
         if self.instance_profile:
             out["IamInstanceProfile"] = {"Name": self.instance_profile}
+        if self.capacity_reservation_id:
+            out["CapacityReservationSpecification"] = {
+                "CapacityReservationPreference": "capacity-reservations-only",
+                "CapacityReservationTarget": {
+                    "CapacityReservationId": self.capacity_reservation_id
+                },
+            }
+            if self.capacity_reservation_type == "capacity-block":
+                out["InstanceMarketOptions"] = {"MarketType": "capacity-block"}
         return out
 
     def _interface(self, card: int) -> dict[str, Any]:

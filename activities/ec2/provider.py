@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import TypeVar
 
 from activities.ec2.capacity_cache import UnavailableOfferings
+from activities.ec2.capacity_reservations import ReservationAvailability
 from activities.ec2.catalog import InstanceTypeProvider
 from activities.ec2.clients import AWSClients
 from activities.ec2.cluster import ClusterSource
@@ -21,6 +22,7 @@ from activities.ec2.launch_types import LaunchRequest, LaunchResult
 from activities.ec2.nodeclass import NodeClassResolver, ResolvedNodeClass
 from activities.ec2.nodeclass_cache import ResolvedNodeClasses
 from activities.ec2.pricing import PricingProvider
+from activities.ec2.reserved_offerings import with_reserved_offerings
 from activities.ec2.settings import ProviderSettings
 from models.ec2nodeclass import EC2NodeClass
 from models.instancetype import InstanceType
@@ -76,7 +78,10 @@ class EC2Provider:
         def kubernetes_version() -> str:
             return cluster.current().kubernetes_version
 
-        resolver = NodeClassResolver(clients.ec2, clients.ssm, kubernetes_version, profiles)
+        reservations = ReservationAvailability()
+        resolver = NodeClassResolver(
+            clients.ec2, clients.ssm, kubernetes_version, profiles, reservations
+        )
         nodeclasses = ResolvedNodeClasses(
             resolver.resolve, kubernetes_version, settings.nodeclass_cache_ttl_seconds, clock
         )
@@ -85,6 +90,7 @@ class EC2Provider:
         launcher = Launcher(
             clients.ec2, settings, catalog, nodeclasses, templates, instances, unavailable, cluster
         )
+        launcher.reservations = reservations
         return EC2Provider(
             settings,
             clients,
@@ -123,10 +129,16 @@ class EC2Provider:
         """The catalog; with a NodeClass, offerings in zones without its subnets are unavailable."""
 
         def listed() -> list[InstanceType]:
-            zones = None
-            if nodeclass is not None:
-                zones = {s.zone for s in self.nodeclasses.get(nodeclass).subnets}
-            return self.catalog.list(nodeclass, zones)
+            if nodeclass is None:
+                return self.catalog.list(None, None)
+            resolved = self.nodeclasses.get(nodeclass)
+            zones = {s.zone for s in resolved.subnets}
+            return with_reserved_offerings(
+                self.catalog.list(nodeclass, zones),
+                resolved.capacity_reservations,
+                self.launcher.reservations,
+                zones,
+            )
 
         return self._timed("GetInstanceTypes", listed)
 
