@@ -20,6 +20,8 @@ class Offering:
     available: bool = True
     # A reserved offering's capacity reservation (empty for on-demand and spot)
     reservation_id: str = ""
+    # how many more instances the reservation holds (reserved offerings only)
+    reservation_capacity: int = 0
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -31,6 +33,7 @@ class Offering:
             out["available"] = False
         if self.reservation_id:
             out["reservationID"] = self.reservation_id
+            out["reservationCapacity"] = self.reservation_capacity
         return out
 
 
