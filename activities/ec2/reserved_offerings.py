@@ -58,6 +58,7 @@ def with_reserved_offerings(
                 and r.state != EXPIRING
                 and (zones is None or r.zone in zones),
                 reservation_id=r.id,
+                reservation_capacity=availability.count(r.id),
             )
             for r in mine
         ]
