@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TypeVar
 
@@ -47,6 +47,11 @@ class EC2Provider:
     cluster: ClusterSource
     profiles: InstanceProfiles | None
     observe: CallObserver | None = None
+    # NodeClass -> (its catalog list, its reservations' facts, the list with reserved
+    # offerings): the same list handed out while neither changes (the solver keeps per list)
+    _reserved_views: dict[str, tuple[object, object, list[InstanceType]]] = field(
+        default_factory=dict, repr=False
+    )
 
     @staticmethod
     def create(
@@ -133,12 +138,20 @@ class EC2Provider:
                 return self.catalog.list(None, None)
             resolved = self.nodeclasses.get(nodeclass)
             zones = {s.zone for s in resolved.subnets}
-            return with_reserved_offerings(
-                self.catalog.list(nodeclass, zones),
-                resolved.capacity_reservations,
-                self.launcher.reservations,
-                zones,
+            base = self.catalog.list(nodeclass, zones)
+            if not resolved.capacity_reservations:
+                return base
+            facts = tuple(
+                (r, self.launcher.reservations.count(r.id)) for r in resolved.capacity_reservations
             )
+            seen = self._reserved_views.get(nodeclass.name)
+            if seen is not None and seen[0] is base and seen[1] == facts:
+                return seen[2]
+            view = with_reserved_offerings(
+                base, resolved.capacity_reservations, self.launcher.reservations, zones
+            )
+            self._reserved_views[nodeclass.name] = (base, facts, view)
+            return view
 
         return self._timed("GetInstanceTypes", listed)
 

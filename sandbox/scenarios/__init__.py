@@ -22,6 +22,7 @@ SCENARIOS: dict[str, str] = {
     "consolidation": "sandbox.scenarios.consolidation",
     "drift": "sandbox.scenarios.drift",
     "scale": "sandbox.scenarios.scale",
+    "reserved": "sandbox.scenarios.reserved",
 }
 
 

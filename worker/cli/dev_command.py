@@ -21,7 +21,15 @@ from typing import Any
 from worker.usage import UsageError
 
 # sandbox.scenarios.SCENARIOS, import-free
-SCENARIO_NAMES = ("burst", "consolidation", "drift", "interruption", "scale", "smoke")
+SCENARIO_NAMES = (
+    "burst",
+    "consolidation",
+    "drift",
+    "interruption",
+    "reserved",
+    "scale",
+    "smoke",
+)
 
 
 def register(subparsers: Any) -> None:
