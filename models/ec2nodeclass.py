@@ -154,7 +154,8 @@ class EC2NodeClassStatus(KubeModel):
     subnets: list[dict[str, Any]] = Field(default_factory=list)
     security_groups: list[dict[str, Any]] = Field(default_factory=list)
     amis: list[dict[str, Any]] = Field(default_factory=list)
-    capacity_reservations: list[dict[str, Any]] = Field(default_factory=list)
+    # omitted when empty, as Karpenter's omitempty does
+    capacity_reservations: list[dict[str, Any]] | None = None
     instance_profile: str | None = None
     conditions: list[Condition] = Field(default_factory=list)
 

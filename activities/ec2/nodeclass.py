@@ -61,7 +61,7 @@ class ResolvedNodeClass:
             subnets=[s.to_status() for s in self.subnets],
             security_groups=[g.to_status() for g in self.security_groups],
             amis=[a.to_status() for a in self.amis],
-            capacity_reservations=[r.to_status() for r in self.capacity_reservations],
+            capacity_reservations=[r.to_status() for r in self.capacity_reservations] or None,
             instance_profile=self.instance_profile,
             conditions=self.conditions,
         )

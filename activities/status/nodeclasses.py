@@ -56,6 +56,9 @@ def desired(
     }
     if status.instance_profile:
         fields["instanceProfile"] = status.instance_profile
+    if nodeclass.spec.capacity_reservation_selector_terms:
+        # drift reads it (CapacityReservationDrift): written even when empty
+        fields["capacityReservations"] = status.capacity_reservations or []
     return out, fields
 
 

@@ -255,3 +255,44 @@ def test_full_reservation_falls_back_to_on_demand_where_the_claim_allows(
     # the on-demand pool was not marked unavailable by the reservation's refusal
     assert not env.provider.unavailable.is_unavailable("on-demand", "m5.large", ZONE)
     assert len(instances(env)) == 2
+
+
+def test_the_status_controller_writes_the_reservations_drift_reads(
+    env: Any, make_nodeclass: Any
+) -> None:
+    from activities.status.nodeclasses import desired
+
+    rid = _odcr(env)
+    with_terms = make_nodeclass.build(capacityReservationSelectorTerms=[{"id": rid}])
+    _, fields = desired(with_terms.model_dump(by_alias=True, exclude_none=True), env.provider)
+    assert [r["id"] for r in fields["capacityReservations"]] == [rid]
+    gone = make_nodeclass.build(capacityReservationSelectorTerms=[{"tags": {"team": "x"}}])
+    _, fields = desired(gone.model_dump(by_alias=True, exclude_none=True), env.provider)
+    assert fields["capacityReservations"] == []  # written empty: the old list must go
+    _, fields = desired(
+        make_nodeclass.build().model_dump(by_alias=True, exclude_none=True), env.provider
+    )
+    assert "capacityReservations" not in fields
+
+
+def test_emulated_capacity_block_end_reclaims_its_instances(
+    env: Any, make_nodeclass: Any, make_request: Any
+) -> None:
+    rid = env.emulation.reservations.add(
+        "m5.large",
+        ZONE,
+        1,
+        reservation_type="capacity-block",
+        end=datetime.now(UTC) + timedelta(hours=1),
+    )
+    nc = make_nodeclass.build(capacityReservationSelectorTerms=[{"id": rid}])
+    launched = env.provider.launch(_claim(make_request, "cb-1", RESERVED), nc)
+    from moto.ec2.models import ec2_backends
+
+    backend = ec2_backends["123456789012"]["us-east-1"]
+    assert env.emulation.reservations.end(rid, backend) == [launched.instance_id]
+    assert instances(env) == []
+    found = env.clients.ec2.describe_capacity_reservations(
+        Filters=[{"Name": "state", "Values": ["active"]}]
+    )["CapacityReservations"]
+    assert rid not in {r["CapacityReservationId"] for r in found}
