@@ -656,6 +656,10 @@ class Launcher:
         )
         result.subnet_id = inst.subnet_id
         result.security_group_ids = list(inst.security_group_ids)
+        if inst.capacity_reservation_id:
+            result.labels[L.CAPACITY_RESERVATION_ID] = inst.capacity_reservation_id
+            result.labels[L.CAPACITY_RESERVATION_TYPE] = inst.capacity_reservation_type
+            result.labels[L.CAPACITY_RESERVATION_INTERRUPTIBLE] = "false"
         if inst.tags.get(TAG_NODEPOOL):
             result.labels[L.NODEPOOL] = inst.tags[TAG_NODEPOOL]
         return result
