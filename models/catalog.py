@@ -19,6 +19,9 @@ class CatalogOffering(BaseModel):
     capacity_type: str = Field(alias="capacityType", min_length=1)
     price: float = Field(ge=0)
     available: bool = True
+    # capacityType reserved: the capacity reservation and how many instances it has left
+    reservation_id: str = Field(default="", alias="reservationID")
+    reservation_capacity: int = Field(default=0, alias="reservationCapacity", ge=0)
 
 
 class CatalogInstanceType(BaseModel):
@@ -46,7 +49,12 @@ def instance_type_from_entry(entry: CatalogInstanceType) -> InstanceType:
     except ValueError as exc:
         raise ValueError(f"overhead.{exc}") from None
     reqs = Requirements.from_selector_terms(r.to_wire() for r in entry.requirements)
-    offerings = [Offering(o.zone, o.capacity_type, o.price, o.available) for o in entry.offerings]
+    offerings = [
+        Offering(
+            o.zone, o.capacity_type, o.price, o.available, o.reservation_id, o.reservation_capacity
+        )
+        for o in entry.offerings
+    ]
     return InstanceType.build(entry.name, capacity, offerings, overhead, reqs.values())
 
 

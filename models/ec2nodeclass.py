@@ -55,6 +55,26 @@ class AMISelectorTerm(KubeModel):
         return self
 
 
+class CapacityReservationSelectorTerm(KubeModel):
+    """Selects capacity reservations: an id, or tags (``*`` = any value) with an optional
+    owner account and match criteria, as Karpenter's term does."""
+
+    tags: dict[str, str] | None = None
+    id: str | None = Field(default=None, pattern=r"^cr-[0-9a-z]+$")
+    owner_id: str | None = Field(default=None, alias="ownerID", pattern=r"^[0-9]{12}$")
+    instance_match_criteria: Literal["open", "targeted"] | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> CapacityReservationSelectorTerm:
+        if not self.tags and not self.id and not self.instance_match_criteria:
+            raise ValueError("expected at least one of id, tags or instanceMatchCriteria")
+        if self.id and (self.tags or self.owner_id or self.instance_match_criteria):
+            raise ValueError("id cannot be combined with other fields")
+        if self.tags and any(not k or not v for k, v in self.tags.items()):
+            raise ValueError("empty tag keys or values aren't supported")
+        return self
+
+
 class KubeletConfiguration(KubeModel):
     max_pods: int | None = Field(default=None, ge=0)
     pods_per_core: int | None = Field(default=None, ge=0)
@@ -154,6 +174,9 @@ class EC2NodeClassSpec(KubeModel):
     security_group_selector_terms: list[SelectorTerm] = Field(min_length=1, max_length=30)
     ami_selector_terms: list[AMISelectorTerm] = Field(min_length=1, max_length=30)
     ami_family: str | None = None
+    capacity_reservation_selector_terms: list[CapacityReservationSelectorTerm] = Field(
+        default_factory=list, max_length=30
+    )
     role: str | None = None
     instance_profile: str | None = None
     user_data: str | None = None
@@ -184,6 +207,8 @@ class EC2NodeClassStatus(KubeModel):
     subnets: list[dict[str, Any]] = Field(default_factory=list)
     security_groups: list[dict[str, Any]] = Field(default_factory=list)
     amis: list[dict[str, Any]] = Field(default_factory=list)
+    # omitted when empty, as Karpenter's omitempty does
+    capacity_reservations: list[dict[str, Any]] | None = None
     instance_profile: str | None = None
     conditions: list[Condition] = Field(default_factory=list)
 

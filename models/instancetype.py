@@ -18,6 +18,10 @@ class Offering:
     capacity_type: str
     price: float
     available: bool = True
+    # A reserved offering's capacity reservation (empty for on-demand and spot)
+    reservation_id: str = ""
+    # how many more instances the reservation holds (reserved offerings only)
+    reservation_capacity: int = 0
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -27,6 +31,9 @@ class Offering:
         }
         if not self.available:
             out["available"] = False
+        if self.reservation_id:
+            out["reservationID"] = self.reservation_id
+            out["reservationCapacity"] = self.reservation_capacity
         return out
 
 

@@ -51,6 +51,17 @@ EPHEMERAL_TAINT_KEYS = frozenset(
 
 CAPACITY_TYPE_SPOT = "spot"
 CAPACITY_TYPE_ON_DEMAND = "on-demand"
+CAPACITY_TYPE_RESERVED = "reserved"
+# On a reserved node: its capacity reservation, the reservation's type and whether it is
+# interruptible (Karpenter's AWS provider sets all three).
+CAPACITY_RESERVATION_ID = "karpenter.k8s.aws/capacity-reservation-id"
+CAPACITY_RESERVATION_TYPE = "karpenter.k8s.aws/capacity-reservation-type"
+CAPACITY_RESERVATION_INTERRUPTIBLE = "karpenter.k8s.aws/capacity-reservation-interruptible"
+RESERVATION_LABELS = (
+    CAPACITY_RESERVATION_ID,
+    CAPACITY_RESERVATION_TYPE,
+    CAPACITY_RESERVATION_INTERRUPTIBLE,
+)
 
 # AWS provider labels, well known to Karpenter once the AWS provider registers them.
 AWS_LABEL_PREFIX = "karpenter.k8s.aws/"

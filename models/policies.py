@@ -26,9 +26,9 @@ PREFERENCE_POLICIES = (RESPECT, IGNORE)
 MIN_VALUES_RELAXED_ANNOTATION = "karpenter.sh/nodeclaim-min-values-relaxed"
 
 # Karpenter v1.14's gates with their defaults. Joinery acts on SpotToSpotConsolidation and
-# NodeRepair; ReservedCapacity is accepted (reserved capacity is not implemented, so there is
-# nothing for it to turn on or off); the alpha gates whose features Joinery lacks may be
-# named only to keep them off.
+# NodeRepair; ReservedCapacity may only be on (its default: capacity reservations are used
+# where a class selects them, and turning that off is not implemented); the alpha gates
+# whose features Joinery lacks may be named only to keep them off.
 GATE_DEFAULTS: dict[str, bool] = {
     "NodeRepair": False,
     "ReservedCapacity": True,
@@ -107,6 +107,11 @@ def parse_feature_gates(raw: str) -> FeatureGates:
             raise PolicyError(f"invalid value {value!r} for feature gate {name}: expected a bool")
         if on and name in UNIMPLEMENTED_GATES:
             raise PolicyError(f"feature gate {name} is not implemented by Joinery: leave it off")
+        if not on and name == "ReservedCapacity":
+            raise PolicyError(
+                "feature gate ReservedCapacity=false is not implemented by Joinery: it uses the "
+                "capacity reservations an EC2NodeClass selects (leave the gate on, its default)"
+            )
         gates[name] = on
     return FeatureGates(
         spot_to_spot_consolidation=gates["SpotToSpotConsolidation"],

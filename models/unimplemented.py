@@ -35,7 +35,6 @@ _LATER = "not implemented in Joinery yet (remove it, or keep this object on Karp
 
 # EC2NodeClass ``spec`` fields, top level: what each would have done.
 NODECLASS_FIELDS: Mapping[str, str] = {
-    "capacityReservationSelectorTerms": f"capacity reservations are {_LATER}",
     "networkInterfaces": f"network interfaces (EFA) are {_LATER}",
 }
 

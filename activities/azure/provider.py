@@ -174,5 +174,8 @@ class AzureProvider:
     def unhealthy_instances(self, now: datetime) -> list[Unhealthy]:
         self._vms("instance health")
 
+    def reservation_states(self, ids: Sequence[str]) -> dict[str, str]:
+        return {}  # no capacity reservations on Azure yet
+
     def describe_cluster(self) -> str:
         self._vms("cluster discovery")

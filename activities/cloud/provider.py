@@ -146,6 +146,11 @@ class CloudProvider(Protocol):
         spot interruption); returns whether it marked one."""
         ...
 
+    def reservation_states(self, ids: Sequence[str]) -> dict[str, str]:
+        """The state of each capacity reservation named (EC2: active, expiring, …); one
+        the cloud no longer lists is left out."""
+        ...
+
     def unhealthy_instances(self, now: datetime) -> list[Unhealthy]:
         """The cluster's instances the cloud's own health checks find failing, or due a
         scheduled event (node repair's signal beside the node conditions)."""

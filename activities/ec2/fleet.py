@@ -13,10 +13,11 @@ call with the first call's instances.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -25,6 +26,11 @@ from activities.ec2.amis import ResolvedAMI
 from activities.ec2.batcher import Batcher
 from activities.ec2.capacity import EFA
 from activities.ec2.capacity_cache import UnavailableOfferings
+from activities.ec2.capacity_reservations import (
+    RESERVATION_FULL,
+    CapacityReservation,
+    ReservationAvailability,
+)
 from activities.ec2.catalog import InstanceTypeProvider
 from activities.ec2.cluster import ClusterSource
 from activities.ec2.errors import (
@@ -63,6 +69,7 @@ from activities.ec2.launch_templates import LaunchTemplateInput, LaunchTemplateP
 from activities.ec2.launch_types import LaunchRequest, LaunchResult, provider_id
 from activities.ec2.nodeclass import ResolvedNodeClass
 from activities.ec2.nodeclass_cache import ResolvedNodeClasses
+from activities.ec2.reserved_offerings import reservation_labels, with_reserved_offerings
 from activities.ec2.settings import IPV6, ProviderSettings
 from activities.ec2.subnets import best_subnet_per_zone
 from activities.ec2.type_labels import NODECLASS, PLACEMENT_GROUP_ID, TENANCY, ZONE_ID
@@ -73,7 +80,7 @@ from models import labels as L
 from models.ec2nodeclass import EC2NodeClass, KubeletConfiguration
 from models.instancetype import InstanceType, Offering
 from models.policies import STRICT
-from models.requirements import Requirements
+from models.requirements import Requirement, Requirements
 from models.resources import parse_resources, render
 from scheduling.targets import min_values_shortfall
 
@@ -139,9 +146,10 @@ def usable_offerings(
 
 
 def choose_capacity_type(types: list[InstanceType], reqs: Requirements) -> str | None:
-    """Spot when allowed and offered anywhere; else on-demand when allowed; else nothing."""
+    """As Karpenter prioritizes: a reservation with room when allowed; else spot when allowed
+    and offered anywhere; else on-demand when allowed; else nothing."""
     allowed = reqs.get_or_exists(L.CAPACITY_TYPE)
-    for ct in (L.CAPACITY_TYPE_SPOT, L.CAPACITY_TYPE_ON_DEMAND):
+    for ct in (L.CAPACITY_TYPE_RESERVED, L.CAPACITY_TYPE_SPOT, L.CAPACITY_TYPE_ON_DEMAND):
         if allowed.has(ct) and any(usable_offerings(it, reqs, ct) for it in types):
             return ct
     return None
@@ -208,6 +216,8 @@ class Launcher:
         self._instances = instances
         self._unavailable = unavailable
         self._cluster = cluster
+        # free places per capacity reservation (the provider shares it with the resolver)
+        self.reservations = ReservationAvailability()
         # In a burst every claim of a round has the same shape: match the catalog once.
         self._compatible = CompatibleTypes()
         self._lookups: Batcher[None, str, Instance | None] = Batcher(
@@ -243,11 +253,25 @@ class Launcher:
         self._unavailable.sync()  # other replicas' refusals, before choosing pools
         zones = {s.zone for s in resolved.subnets}
         group = resolved.placement_group
-        types = self._catalog.list(nodeclass, zones, group.strategy if group else "")
+        types = with_reserved_offerings(
+            self._catalog.list(nodeclass, zones, group.strategy if group else ""),
+            resolved.capacity_reservations,
+            self.reservations,
+            zones,
+        )
         reqs = request.requirement_set()
         requests = parse_resources(request.resources)
         compatible = self._compatible(types, reqs, requests)
         capacity_type = choose_capacity_type(compatible, reqs)
+        if capacity_type == L.CAPACITY_TYPE_RESERVED:
+            try:
+                return self._launch_reserved(request, nodeclass, resolved, compatible, reqs)
+            except InsufficientCapacity:
+                # the reservation is full: fall back to what else the claim allows
+                reqs = _without_reserved(reqs)
+                capacity_type = choose_capacity_type(compatible, reqs)
+                if capacity_type is None:
+                    raise
         if capacity_type is None:
             raise InsufficientCapacity(
                 f"NodeClaim {request.nodeclaim_name}: no available offering among "
@@ -317,6 +341,60 @@ class Launcher:
             result.labels[PLACEMENT_GROUP_ID] = resolved.placement_group.id
         return result
 
+    def _launch_reserved(
+        self,
+        request: LaunchRequest,
+        nodeclass: EC2NodeClass,
+        resolved: ResolvedNodeClass,
+        compatible: list[InstanceType],
+        reqs: Requirements,
+    ) -> LaunchResult:
+        """A targeted launch into the one reservation of the cheapest reserved candidate (a
+        launch template targets a single reservation); a full one is marked so and answers
+        InsufficientCapacity."""
+        cands = rank_candidates(
+            compatible, reqs, L.CAPACITY_TYPE_RESERVED, self._settings.max_fleet_instance_types
+        )
+        chosen = min(cands[0].offerings, key=lambda o: o.price).reservation_id
+        reservation = next(r for r in resolved.capacity_reservations if r.id == chosen)
+        only = [
+            Candidate(c.instance_type, offs)
+            for c in cands
+            if (offs := tuple(o for o in c.offerings if o.reservation_id == chosen))
+        ]
+        configs, images = self._launch_template_configs(
+            request, nodeclass, resolved, only, L.CAPACITY_TYPE_RESERVED, reservation
+        )
+        try:
+            launched = self._fleets.submit(
+                self._fleet_key(request, nodeclass, L.CAPACITY_TYPE_ON_DEMAND, configs, resolved),
+                # its own token: a fallback to on-demand after a refusal is another request
+                Member(request.nodeclaim_name, _reserved_token(request.nodeclaim_uid, chosen)),
+                limit=member_capacity(len(self.shared_tags(request, nodeclass))),
+            )
+        except TokenReused as exc:
+            return self._adopt_earlier(request, nodeclass, exc)
+        except InsufficientCapacity:
+            log.info("capacity reservation %s is full: marked unavailable", chosen)
+            self.reservations.mark_unavailable(chosen)
+            raise
+        self.reservations.mark_launched(chosen)
+        self._instances.tag_new(launched.instance_id, self.claim_tags(request))
+        by_name = {c.instance_type.name: c.instance_type for c in only}
+        result = self._result(
+            launched.instance_id,
+            launched.instance_type,
+            launched.zone,
+            L.CAPACITY_TYPE_RESERVED,
+            images.get(launched.template, ""),
+            by_name.get(launched.instance_type),
+            request,
+        )
+        result.labels.update(reservation_labels(reservation))
+        result.subnet_id = launched.subnet_id
+        result.security_group_ids = sorted({g.id for g in resolved.security_groups})
+        return result
+
     def _adopt_earlier(
         self, request: LaunchRequest, nodeclass: EC2NodeClass, refusal: TokenReused
     ) -> LaunchResult:
@@ -356,6 +434,7 @@ class Launcher:
         resolved: ResolvedNodeClass,
         candidates: list[Candidate],
         capacity_type: str,
+        reservation: CapacityReservation | None = None,
     ) -> tuple[list[dict[str, Any]], dict[str, str]]:
         """One config per (AMI, max pods, EFA interfaces) with overrides = its types x zones
         (best subnet). A claim that requests EFA gets every EFA interface its type has, one
@@ -382,6 +461,8 @@ class Launcher:
             L.NODEPOOL: request.nodepool_name,
             L.CAPACITY_TYPE: capacity_type,
         }
+        if reservation is not None:
+            labels.update(reservation_labels(reservation))
         if family.name != CUSTOM:
             # the kubelet registers the taints itself: registration must not re-add them
             labels[L.DO_NOT_SYNC_TAINTS] = "true"
@@ -410,6 +491,12 @@ class Launcher:
                 efa_interfaces=efa,
                 placement_group_id=resolved.placement_group.id if resolved.placement_group else "",
             )
+            if reservation is not None:
+                spec = replace(
+                    spec,
+                    capacity_reservation_id=reservation.id,
+                    capacity_reservation_type=reservation.reservation_type,
+                )
             name = self._templates.ensure(spec)
             images[name] = image_id
             overrides = [
@@ -553,8 +640,8 @@ class Launcher:
         pools: list[Pool] = []
         for e in errors:
             code = e.get("ErrorCode", "")
-            if code not in UNFULFILLABLE_CAPACITY_CODES:
-                continue
+            if code not in UNFULFILLABLE_CAPACITY_CODES or code == RESERVATION_FULL:
+                continue  # a full reservation says nothing of the on-demand pool
             ct = e.get("Lifecycle") or capacity_type
             override = e.get("LaunchTemplateAndOverrides", {}).get("Overrides", {})
             zone = override.get("AvailabilityZone") or zone_of_subnet.get(
@@ -625,10 +712,27 @@ class Launcher:
         )
         result.subnet_id = inst.subnet_id
         result.security_group_ids = list(inst.security_group_ids)
+        if inst.capacity_reservation_id:
+            result.labels[L.CAPACITY_RESERVATION_ID] = inst.capacity_reservation_id
+            result.labels[L.CAPACITY_RESERVATION_TYPE] = inst.capacity_reservation_type
+            result.labels[L.CAPACITY_RESERVATION_INTERRUPTIBLE] = "false"
         if inst.tags.get(TAG_NODEPOOL):
             result.labels[L.NODEPOOL] = inst.tags[TAG_NODEPOOL]
         result.labels[NODECLASS] = nodeclass.name
         return result
+
+
+def _reserved_token(uid: str, reservation_id: str) -> str:
+    """The client token of a claim's launch into a reservation (at most 64 characters)."""
+    token = f"{uid}.{reservation_id}"
+    return token if len(token) <= 64 else hashlib.sha256(token.encode()).hexdigest()
+
+
+def _without_reserved(reqs: Requirements) -> Requirements:
+    """The claim's requirements less the reserved capacity type."""
+    allowed = reqs.get_or_exists(L.CAPACITY_TYPE)
+    rest = [ct for ct in (L.CAPACITY_TYPE_SPOT, L.CAPACITY_TYPE_ON_DEMAND) if allowed.has(ct)]
+    return reqs.with_requirements([Requirement.create(L.CAPACITY_TYPE, "In", rest)])
 
 
 def _as_client_error(error: Mapping[str, Any]) -> Exception:

@@ -53,6 +53,9 @@ class Instance:
     subnet_id: str = ""
     security_group_ids: tuple[str, ...] = ()
     instance_profile: str = ""  # its name (the ARN's last part), "" without one
+    # a reserved instance's reservation and its type (default | capacity-block)
+    capacity_reservation_id: str = ""
+    capacity_reservation_type: str = ""
 
     @property
     def provider_id(self) -> str:
@@ -64,13 +67,25 @@ class Instance:
 
     @staticmethod
     def from_api(raw: dict[str, Any]) -> Instance:
+        lifecycle = raw.get("InstanceLifecycle")
+        # as Karpenter reads it: in a reservation it was launched targeted at (an instance
+        # that only found room in an open ODCR stays on-demand)
+        preference = (raw.get("CapacityReservationSpecification") or {}).get(
+            "CapacityReservationPreference"
+        )
+        reservation = str(raw.get("CapacityReservationId") or "")
+        reserved = bool(reservation) and preference == "capacity-reservations-only"
+        if lifecycle == "spot":
+            capacity_type = L.CAPACITY_TYPE_SPOT
+        elif reserved:
+            capacity_type = L.CAPACITY_TYPE_RESERVED
+        else:
+            capacity_type = L.CAPACITY_TYPE_ON_DEMAND
         return Instance(
             id=raw["InstanceId"],
             instance_type=raw.get("InstanceType", ""),
             zone=raw.get("Placement", {}).get("AvailabilityZone", ""),
-            capacity_type=L.CAPACITY_TYPE_SPOT
-            if raw.get("InstanceLifecycle") == "spot"
-            else L.CAPACITY_TYPE_ON_DEMAND,
+            capacity_type=capacity_type,
             state=raw.get("State", {}).get("Name", ""),
             image_id=raw.get("ImageId", ""),
             launch_time=raw.get("LaunchTime"),
@@ -82,6 +97,12 @@ class Instance:
             instance_profile=str((raw.get("IamInstanceProfile") or {}).get("Arn", "")).rsplit(
                 "/", 1
             )[-1],
+            capacity_reservation_id=reservation if reserved else "",
+            capacity_reservation_type=(
+                ("capacity-block" if lifecycle == "capacity-block" else "default")
+                if reserved
+                else ""
+            ),
         )
 
 

@@ -97,6 +97,10 @@ class LaunchTemplateInput:
     cpu_options: str = ""
     connection_tracking: str = ""
     placement_group_id: str = ""  # the NodeClass's resolved placement group, "" without one
+    # A reserved launch's template targets its capacity reservation (capacity blocks are
+    # bought on their own market type), as Karpenter's reserved launch templates do.
+    capacity_reservation_id: str = ""
+    capacity_reservation_type: str = ""
 
     @staticmethod
     def build(
@@ -163,6 +167,8 @@ class LaunchTemplateInput:
             "cpu_options",
             "connection_tracking",
             "placement_group_id",
+            "capacity_reservation_id",
+            "capacity_reservation_type",
         ):
             if not fields[added]:
                 del fields[added]  # templates without them keep the names they had
@@ -198,6 +204,15 @@ class LaunchTemplateInput:
             out["SecurityGroupIds"] = list(self.security_group_ids)
         if self.instance_profile:
             out["IamInstanceProfile"] = {"Name": self.instance_profile}
+        if self.capacity_reservation_id:
+            out["CapacityReservationSpecification"] = {
+                "CapacityReservationPreference": "capacity-reservations-only",
+                "CapacityReservationTarget": {
+                    "CapacityReservationId": self.capacity_reservation_id
+                },
+            }
+            if self.capacity_reservation_type == "capacity-block":
+                out["InstanceMarketOptions"] = {"MarketType": "capacity-block"}
         return out
 
     def _interface(self, card: int) -> dict[str, Any]:

@@ -13,6 +13,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from activities.ec2.amis import AMIResolver, ResolvedAMI
+from activities.ec2.capacity_reservations import (
+    CapacityReservation,
+    ReservationAvailability,
+    list_reservations,
+)
 from activities.ec2.errors import EC2Error, NodeClassNotReady
 from activities.ec2.instance_profiles import InstanceProfiles
 from activities.ec2.placement_groups import PlacementGroup, describe, resolve_placement_group
@@ -27,6 +32,7 @@ SECURITY_GROUPS_READY = "SecurityGroupsReady"
 AMIS_READY = "AMIsReady"
 INSTANCE_PROFILE_READY = "InstanceProfileReady"
 PLACEMENT_GROUP_READY = "PlacementGroupReady"
+CAPACITY_RESERVATIONS_READY = "CapacityReservationsReady"
 READY = "Ready"
 
 
@@ -36,6 +42,7 @@ class ResolvedNodeClass:
     subnets: list[Subnet] = field(default_factory=list)
     security_groups: list[SecurityGroup] = field(default_factory=list)
     amis: list[ResolvedAMI] = field(default_factory=list)
+    capacity_reservations: list[CapacityReservation] = field(default_factory=list)
     instance_profile: str | None = None
     conditions: list[Condition] = field(default_factory=list)
     placement_group: PlacementGroup | None = None
@@ -57,6 +64,7 @@ class ResolvedNodeClass:
             subnets=[s.to_status() for s in self.subnets],
             security_groups=[g.to_status() for g in self.security_groups],
             amis=[a.to_status() for a in self.amis],
+            capacity_reservations=[r.to_status() for r in self.capacity_reservations] or None,
             instance_profile=self.instance_profile,
             conditions=self.conditions,
         )
@@ -83,9 +91,12 @@ class NodeClassResolver:
         ssm: Any,
         kubernetes_version: Callable[[], str],
         profiles: InstanceProfiles | None = None,
+        availability: ReservationAvailability | None = None,
     ) -> None:
-        """Without ``profiles`` (the offline catalog), the profile is taken as named."""
+        """Without ``profiles`` (the offline catalog), the profile is taken as named.
+        ``availability`` learns each resolved reservation's free count."""
         self._profiles = profiles
+        self._availability = availability
         self._ec2 = ec2
         self._version = kubernetes_version
         self._amis = AMIResolver(ec2, ssm, kubernetes_version)
@@ -145,6 +156,8 @@ class NodeClassResolver:
             self._instance_profile(nodeclass, out),
             self._placement_group(nodeclass, out),
         ]
+        if spec.capacity_reservation_selector_terms:
+            checks.append(self._capacity_reservations(nodeclass, out))
         out.conditions = [_condition(t, ok, r, m, now) for t, ok, r, m in checks]
         failed = [c for c in out.conditions if c.status != "True"]
         ready_message = "; ".join(c.message for c in failed)
@@ -171,6 +184,28 @@ class NodeClassResolver:
             why = f"Placement group {describe(selector)!r} not found"
             return (PLACEMENT_GROUP_READY, False, "PlacementGroupNotFound", why)
         return (PLACEMENT_GROUP_READY, True, "", "")
+
+    def _capacity_reservations(
+        self, nodeclass: EC2NodeClass, out: ResolvedNodeClass
+    ) -> tuple[str, bool, str, str]:
+        """Karpenter's condition is True whether or not any reservation matched (finding none
+        is not an error: the pool falls back to on-demand); only a refused call fails it."""
+        try:
+            out.capacity_reservations = list_reservations(
+                self._ec2, nodeclass.spec.capacity_reservation_selector_terms
+            )
+        except EC2Error as exc:
+            if exc.retryable:
+                raise
+            return (
+                CAPACITY_RESERVATIONS_READY,
+                False,
+                "CapacityReservationError",
+                f"capacityReservationSelectorTerms: {exc}",
+            )
+        if self._availability is not None:
+            self._availability.sync(out.capacity_reservations)
+        return (CAPACITY_RESERVATIONS_READY, True, "", "")
 
     def _instance_profile(
         self, nodeclass: EC2NodeClass, out: ResolvedNodeClass

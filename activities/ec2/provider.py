@@ -8,8 +8,8 @@ are for this package, its tests and the AWS-only CLI commands.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -19,6 +19,7 @@ from activities.cloud.kinds import EC2_NODECLASS, NodeClassKind
 from activities.cloud.options import ProviderOptions
 from activities.cloud.provider import CallObserver, NodeClassStatus
 from activities.ec2.capacity_cache import UnavailableOfferings
+from activities.ec2.capacity_reservations import ReservationAvailability, list_reservations
 from activities.ec2.catalog import InstanceTypeProvider
 from activities.ec2.clients import AWSClients
 from activities.ec2.cluster import ClusterSource
@@ -32,12 +33,13 @@ from activities.ec2.launch_types import LaunchRequest, LaunchResult
 from activities.ec2.nodeclass import NodeClassResolver, ResolvedNodeClass
 from activities.ec2.nodeclass_cache import ResolvedNodeClasses
 from activities.ec2.pricing import PricingProvider
+from activities.ec2.reserved_offerings import with_reserved_offerings
 from activities.ec2.settings import ClusterInfo, ProviderSettings
 from activities.ec2.shared_offerings import ConfigMapRecord
 from activities.kubernetes import conditions as cond
 from models import conditions
 from models import provider_id as aws_ids
-from models.ec2nodeclass import EC2NodeClass
+from models.ec2nodeclass import CapacityReservationSelectorTerm, EC2NodeClass
 from models.instancetype import InstanceType
 
 T = TypeVar("T")
@@ -73,6 +75,11 @@ class EC2Provider:
     cluster: ClusterSource
     profiles: InstanceProfiles | None
     observe: CallObserver | None = None
+    # NodeClass -> (its catalog list, its reservations' facts, the list with reserved
+    # offerings): the same list handed out while neither changes (the solver keeps per list)
+    _reserved_views: dict[str, tuple[object, object, list[InstanceType]]] = field(
+        default_factory=dict, repr=False
+    )
 
     @staticmethod
     def create(
@@ -104,7 +111,10 @@ class EC2Provider:
         def kubernetes_version() -> str:
             return cluster.current().kubernetes_version
 
-        resolver = NodeClassResolver(clients.ec2, clients.ssm, kubernetes_version, profiles)
+        reservations = ReservationAvailability()
+        resolver = NodeClassResolver(
+            clients.ec2, clients.ssm, kubernetes_version, profiles, reservations
+        )
         nodeclasses = ResolvedNodeClasses(
             resolver.resolve, kubernetes_version, settings.nodeclass_cache_ttl_seconds, clock
         )
@@ -113,6 +123,7 @@ class EC2Provider:
         launcher = Launcher(
             clients.ec2, settings, catalog, nodeclasses, templates, instances, unavailable, cluster
         )
+        launcher.reservations = reservations
         return EC2Provider(
             settings,
             clients,
@@ -200,6 +211,9 @@ class EC2Provider:
         }
         if status.instance_profile:
             fields["instanceProfile"] = status.instance_profile
+        if nodeclass.spec.capacity_reservation_selector_terms:
+            # drift reads it (CapacityReservationDrift): written even when empty
+            fields["capacityReservations"] = status.capacity_reservations or []
         return NodeClassStatus(
             [
                 cond.Condition(c.type, c.status, c.reason, c.message or "")
@@ -229,6 +243,10 @@ class EC2Provider:
 
     def unhealthy_instances(self, now: datetime) -> list[Unhealthy]:
         return unhealthy_instances(self.clients.ec2, now)
+
+    def reservation_states(self, ids: Sequence[str]) -> dict[str, str]:
+        terms = [CapacityReservationSelectorTerm(id=i) for i in ids]
+        return {r.id: r.state for r in list_reservations(self.clients.ec2, terms)}
 
     def describe_cluster(self) -> str:
         try:
@@ -266,14 +284,25 @@ class EC2Provider:
         """The catalog; with a NodeClass, offerings in zones without its subnets are unavailable."""
 
         def listed() -> list[InstanceType]:
-            zones = None
-            strategy = ""
-            if nodeclass is not None:
-                resolved = self.nodeclasses.get(nodeclass)
-                zones = {s.zone for s in resolved.subnets}
-                if resolved.placement_group is not None:
-                    strategy = resolved.placement_group.strategy
-            return self.catalog.list(nodeclass, zones, strategy)
+            if nodeclass is None:
+                return self.catalog.list(None, None)
+            resolved = self.nodeclasses.get(nodeclass)
+            zones = {s.zone for s in resolved.subnets}
+            group = resolved.placement_group
+            base = self.catalog.list(nodeclass, zones, group.strategy if group else "")
+            if not resolved.capacity_reservations:
+                return base
+            facts = tuple(
+                (r, self.launcher.reservations.count(r.id)) for r in resolved.capacity_reservations
+            )
+            seen = self._reserved_views.get(nodeclass.name)
+            if seen is not None and seen[0] is base and seen[1] == facts:
+                return seen[2]
+            view = with_reserved_offerings(
+                base, resolved.capacity_reservations, self.launcher.reservations, zones
+            )
+            self._reserved_views[nodeclass.name] = (base, facts, view)
+            return view
 
         return self._timed("GetInstanceTypes", listed)
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from activities.cloud.errors import InstanceNotFound
 from activities.deps import Deps
+from activities.garbage import reservation_ends
 from activities.garbage.types import Collected, CollectInput
 from activities.kubernetes import conditions as cond
 from activities.kubernetes import nodeclaims, nodes
@@ -68,4 +69,6 @@ def collect(deps: Deps, inp: CollectInput, now: datetime) -> Collected:
     # The same two lists tell where each live claim's instance was placed: recorded on the
     # claims that lack it (adopted ones), for drift.
     claim_placement.backfill(deps.kube, claims, {i.id: i for i in owned}, provider.instance_id)
+    # and which reserved claims' reservations have ended or are about to
+    reservation_ends.apply(deps.kube, provider, claims)
     return out

@@ -60,6 +60,9 @@ to a ThreadedMotoServer) so that:
   compiling each filter value into a pattern per instance: 0.2 s a call at 250 instances and
   1.6 s at 1,000 on this box under load, once per launch. Patterns and other filters go
   through moto's own loop; the answer is the same either way;
+* capacity reservations (moto has none): CreateCapacityReservation, DescribeCapacityReservations,
+  capacity blocks, and targeted launches counting against a reservation's free places, a full
+  one refused with ``ReservationCapacityExceeded`` (:mod:`sandbox.ec2.reservations`);
 * DescribeInstanceTypes and DescribeInstanceTypeOfferings are serialized once per moto
   version, region and request and kept (:mod:`sandbox.ec2.static_answers`): moto takes
   5-15 s to build each answer, EC2 answers in well under a second.
@@ -89,6 +92,7 @@ from moto.iam.models import IAMBackend
 
 from activities.ec2.pricing import offline_table
 from sandbox.ec2 import static_answers
+from sandbox.ec2.reservations import EXCEEDED, EmulatedReservations
 
 ICE = "InsufficientInstanceCapacity"
 TOKEN_MISMATCH = "IdempotentParameterMismatch"
@@ -141,6 +145,7 @@ class Emulation:
     metadata_tags_default: str = "disabled"
     # region -> group name -> DescribePlacementGroups entry
     placement_groups: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    reservations: EmulatedReservations = field(default_factory=EmulatedReservations)
 
     def reset(self) -> None:
         """Back to defaults (the public price table, no injected failures, no tokens)."""
@@ -158,6 +163,7 @@ class Emulation:
             self.refusals.clear()
             self.metadata_tags_default = "disabled"
             self.placement_groups.clear()
+        self.reservations.reset()
 
     # -- knobs for tests and scenarios ---------------------------------------------------
     def inject_insufficient_capacity(
@@ -293,8 +299,19 @@ class Emulation:
                 zone = str(override.get("AvailabilityZone") or "")
                 if not zone and override.get("SubnetId"):
                     zone = backend.get_subnet(override["SubnetId"]).availability_zone
-                if refusal is not None or self.is_insufficient(capacity_type, itype, zone):
-                    code, message = refusal or (
+                reserved = _targeted_reservation(backend, cfg)
+                full = reserved is not None and not self.reservations.take(
+                    reserved, itype, zone, backend
+                )
+                if full:
+                    refused: tuple[str, str] | None = (
+                        EXCEEDED,
+                        f"The capacity reservation {reserved} has no available capacity.",
+                    )
+                else:
+                    refused = refusal
+                if refused is not None or self.is_insufficient(capacity_type, itype, zone):
+                    code, message = refused or (
                         ICE,
                         f"We currently do not have sufficient {itype} "
                         f"capacity in the Availability Zone you requested ({zone}).",
@@ -318,6 +335,7 @@ class Emulation:
         if best is not None:
             self._check_metadata_tags(backend, best[2], response)
             target = self._take_capacity(capacity_type, best[2], best[3], target, errors, backend)
+            target = self._take_reserved(best[2], best[3], target, errors, backend)
         call: dict[str, Any] = {
             "region": region,
             "capacity_type": capacity_type,
@@ -354,9 +372,11 @@ class Emulation:
             )
             result = {"FleetId": fleet.id, "Instances": fleet.instances or []}
             _tag_with_template(backend, cfg["LaunchTemplateSpecification"], result["Instances"])
-            self._launched(
-                [i for entry in result["Instances"] for i in entry.get("InstanceIds", [])]
-            )
+            launched = [i for entry in result["Instances"] for i in entry.get("InstanceIds", [])]
+            self._launched(launched)
+            reserved = _targeted_reservation(backend, cfg)
+            if reserved is not None:
+                self.reservations.record(reserved, launched)
             if errors:
                 result["Errors"] = errors
         if token:
@@ -383,6 +403,72 @@ class Emulation:
                         f"The tag key {tag['Key']} is not valid when instance metadata tags "
                         "are enabled: tag keys in instance metadata cannot contain '/'",
                     )
+
+    def _take_reserved(
+        self,
+        cfg: Mapping[str, Any],
+        override: Mapping[str, Any],
+        target: Mapping[str, Any],
+        errors: list[dict[str, Any]],
+        backend: Any,
+    ) -> dict[str, Any]:
+        """A targeted launch gets at most the reservation's free places; the rest is refused."""
+        reserved = _targeted_reservation(backend, cfg)
+        if reserved is None:
+            return dict(target)
+        zone = str(override.get("AvailabilityZone") or "")
+        if not zone and override.get("SubnetId"):
+            zone = backend.get_subnet(override["SubnetId"]).availability_zone
+        itype = str(override.get("InstanceType", ""))
+        left = self.reservations.take(reserved, itype, zone, backend)
+        wanted = int(target.get("TotalTargetCapacity", 1))
+        if left < wanted:
+            errors.append(
+                {
+                    "LaunchTemplateAndOverrides": {
+                        "LaunchTemplateSpecification": _clean_spec(
+                            cfg.get("LaunchTemplateSpecification", {})
+                        ),
+                        "Overrides": _clean_override(override),
+                    },
+                    "Lifecycle": ON_DEMAND,
+                    "ErrorCode": EXCEEDED,
+                    "ErrorMessage": f"The capacity reservation {reserved} has no available "
+                    "capacity.",
+                }
+            )
+        return {**target, "TotalTargetCapacity": min(wanted, left)}
+
+    # -- capacity reservations (moto has none) -----------------------------------------------
+    def describe_capacity_reservations(self, response: Any) -> ActionResult:
+        ids = list(response._get_param("CapacityReservationIds", []))
+        filters = {
+            str(f["Name"]): [str(v) for v in f.get("Values") or []]
+            for f in response._get_param("Filters", [])
+        }
+        try:
+            found = self.reservations.describe(ids, filters, response.ec2_backend)
+        except KeyError as exc:
+            raise EC2ClientError(
+                "InvalidCapacityReservationId.NotFound",
+                f"The capacity reservation ID '{exc.args[0]}' does not exist",
+            ) from None
+        return ActionResult({"CapacityReservations": found})
+
+    def create_capacity_reservation(self, response: Any) -> ActionResult:
+        tags: dict[str, str] = {}
+        for spec in response._get_param("TagSpecifications", []):
+            for tag in spec.get("Tags") or []:
+                tags[str(tag["Key"])] = str(tag.get("Value", ""))
+        rid = self.reservations.add(
+            str(response._get_param("InstanceType")),
+            str(response._get_param("AvailabilityZone")),
+            int(response._get_param("InstanceCount")),
+            str(response._get_param("InstanceMatchCriteria") or "open"),
+            tags=tags,
+        )
+        found = self.reservations.describe([rid], {}, response.ec2_backend)
+        return ActionResult({"CapacityReservation": found[0]})
 
     def _take_capacity(
         self,
@@ -692,6 +778,19 @@ def install(emulation: Emulation | None = None) -> Emulation:
             assert _installed is not None
             return _installed.describe_launch_templates(self)
 
+        def describe_capacity_reservations(self: Any) -> ActionResult:
+            assert _installed is not None
+            return _installed.describe_capacity_reservations(self)
+
+        def create_capacity_reservation(self: Any) -> ActionResult:
+            assert _installed is not None
+            return _installed.create_capacity_reservation(self)
+
+        for action in ("describe_capacity_reservations", "create_capacity_reservation"):
+            _originals[action] = EC2Response.__dict__.get(action)
+        EC2Response.describe_capacity_reservations = describe_capacity_reservations  # type: ignore[attr-defined]
+        EC2Response.create_capacity_reservation = create_capacity_reservation  # type: ignore[attr-defined]
+
         _originals["create_tags"] = EC2Response.__dict__.get("create_tags")
         inherited_create_tags = EC2Response.create_tags
 
@@ -724,6 +823,15 @@ def install(emulation: Emulation | None = None) -> Emulation:
     static_answers.install()
     _installed = emu
     return emu
+
+
+def _targeted_reservation(backend: Any, cfg: Mapping[str, Any]) -> str | None:
+    """The reservation a fleet config's launch template targets, if any."""
+    version = backend._get_template_from_args(dict(cfg["LaunchTemplateSpecification"]))
+    spec = version.data.get("CapacityReservationSpecification") or {}
+    target = spec.get("CapacityReservationTarget") or {}
+    rid = target.get("CapacityReservationId")
+    return str(rid) if rid else None
 
 
 def _describe_instances(self: Any, filters: Any = None) -> list[Any]:

@@ -24,6 +24,7 @@ SCENARIOS: dict[str, str] = {
     "scale": "sandbox.scenarios.scale",
     "migration": "sandbox.scenarios.migration",
     "efa": "sandbox.scenarios.efa",
+    "reserved": "sandbox.scenarios.reserved",
 }
 
 

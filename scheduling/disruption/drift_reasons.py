@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 
+from models import labels as L
 from models.instancetype import InstanceType
 from models.nodepool import NodePool
 from models.nodepool_hash import HASH_ANNOTATION, HASH_VERSION, HASH_VERSION_ANNOTATION
@@ -83,7 +84,9 @@ def drift_reason(
         if missing:
             return missing
     if nodeclass is not None:
-        return nodeclass_drift_reason(claim.annotations, claim.image_id, it, nodeclass)
+        return nodeclass_drift_reason(
+            claim.annotations, claim.image_id, it, nodeclass, claim.labels
+        )
     return None
 
 
@@ -92,9 +95,14 @@ def type_not_found(node: ManagedNode, it: InstanceType | None) -> str | None:
     offers it in neither the node's zone nor its capacity type."""
     if it is None:
         return f"InstanceTypeNotFound: instance type {node.instance_type!r} is no longer offered"
+    # a reserved node is an on-demand instance in a reservation: its reservation's end is
+    # CapacityReservationDrift's (or the label's flip to on-demand), not this reason's
+    sold_as = {node.capacity_type}
+    if node.capacity_type == L.CAPACITY_TYPE_RESERVED:
+        sold_as.add(L.CAPACITY_TYPE_ON_DEMAND)
     if any(
         (not node.zone or o.zone == node.zone)
-        and (not node.capacity_type or o.capacity_type == node.capacity_type)
+        and (not node.capacity_type or o.capacity_type in sold_as)
         for o in it.offerings
     ):
         return None

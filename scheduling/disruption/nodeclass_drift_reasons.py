@@ -12,7 +12,12 @@ Karpenter's AWS provider marks a NodeClaim Drifted when, in this order:
   AMI, or new ``amiSelectorTerms``, rolls every node onto it;
 - ``SecurityGroupDrift``: the instance's security groups are not exactly the class's
   ``status.securityGroups``;
-- ``SubnetDrift``: the instance's subnet is not among the class's ``status.subnets``.
+- ``SubnetDrift``: the instance's subnet is not among the class's ``status.subnets``;
+- ``CapacityReservationDrift``: a reserved claim's reservation
+  (``karpenter.k8s.aws/capacity-reservation-id``) is not among the class's
+  ``status.capacityReservations`` any more (it left the selector, or ended). Karpenter checks
+  this against the instance rather than the offerings, because a reserved instance whose
+  reservation ended falls back to on-demand (its labels flip) and must not drift for that.
 
 Karpenter answers "no verdict" (an error, so no drift) when a fact is missing; so does
 Joinery: no ``imageID`` on the claim, no ``status.amis``, an unknown instance type, an empty
@@ -56,6 +61,7 @@ class NodeClassFacts:
     subnet_ids: frozenset[str]
     security_group_ids: frozenset[str]
     spec_hash: str | None  # None when the spec is not a valid EC2NodeClass spec
+    capacity_reservation_ids: frozenset[str] = frozenset()  # status.capacityReservations
 
 
 def _entries(status: Mapping[str, Any], key: str, d: Document) -> list[Mapping[str, Any]]:
@@ -105,6 +111,9 @@ def read_nodeclass(d: Document) -> NodeClassFacts:
         subnet_ids=frozenset(str(s["id"]) for s in _entries(status, "subnets", d)),
         security_group_ids=frozenset(str(g["id"]) for g in _entries(status, "securityGroups", d)),
         spec_hash=_spec_hash(d.body),
+        capacity_reservation_ids=frozenset(
+            str(r["id"]) for r in _entries(status, "capacityReservations", d)
+        ),
     )
 
 
@@ -166,17 +175,31 @@ def subnet_drift(annotations: Mapping[str, str], nc: NodeClassFacts) -> str | No
     )
 
 
+def capacity_reservation_drift(labels: Mapping[str, str], nc: NodeClassFacts) -> str | None:
+    reservation = labels.get(L.CAPACITY_RESERVATION_ID, "")
+    if labels.get(L.CAPACITY_TYPE) != L.CAPACITY_TYPE_RESERVED or not reservation:
+        return None
+    if reservation in nc.capacity_reservation_ids:
+        return None
+    return (
+        f"CapacityReservationDrift: {reservation} is not among EC2NodeClass {nc.name}'s "
+        "capacity reservations"
+    )
+
+
 def nodeclass_drift_reason(
     annotations: Mapping[str, str],
     image_id: str,
     it: InstanceType | None,
     nc: NodeClassFacts,
+    labels: Mapping[str, str] | None = None,
 ) -> str | None:
-    """Why a claim (its annotations and ``status.imageID``, its node's instance type) has
-    drifted from its EC2NodeClass, or None; checked in Karpenter's order."""
+    """Why a claim (its annotations, labels and ``status.imageID``, its node's instance
+    type) has drifted from its EC2NodeClass, or None; checked in Karpenter's order."""
     return (
         static_drift(annotations, nc)
         or ami_drift(image_id, it, nc)
         or security_group_drift(annotations, nc)
         or subnet_drift(annotations, nc)
+        or capacity_reservation_drift(labels or {}, nc)
     )

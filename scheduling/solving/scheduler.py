@@ -25,6 +25,7 @@ from scheduling.solving.order import balanced_order, cpu_order
 from scheduling.solving.podclass import PodClass, RelaxState
 from scheduling.solving.pricing import Pricing
 from scheduling.solving.rejections import NodeRejections
+from scheduling.solving.reservations import share_reservations
 from scheduling.solving.result import Plan
 from scheduling.solving.slack import SlackFilling
 from scheduling.solving.view import ProblemView
@@ -164,7 +165,7 @@ class Scheduler:
         scheduled = [p for p in queue if p.key not in unschedulable]
         if self.order == "balanced":
             self.slack.fill()
-        claims = [self.pricing.finalize(c) for c in self.claims.open if c.pods]
+        claims = share_reservations([self.pricing.finalize(c) for c in self.claims.open if c.pods])
         existing = {t.name: list(t.new_pods) for t in self.nodes.targets if t.new_pods}
         return Plan(claims, existing, unschedulable, scheduled)
 

@@ -34,10 +34,13 @@ KEYS = {
 SCENARIO_TIMEOUT = 150  # seconds the scenario itself may take (--timeout)
 # Disruption scenarios wait out several rounds, each with its 15 s validation delay.
 DISRUPTION_TIMEOUT = 420
+# The capacity block's end waits for a garbage-collection pass (every 2 minutes).
+RESERVED_TIMEOUT = 300
 TIMEOUTS = {
     "consolidation": DISRUPTION_TIMEOUT,
     "drift": DISRUPTION_TIMEOUT,
     "migration": DISRUPTION_TIMEOUT,
+    "reserved": RESERVED_TIMEOUT,
     "smoke": SCENARIO_TIMEOUT,
     "interruption": SCENARIO_TIMEOUT,
     "efa": SCENARIO_TIMEOUT,
@@ -190,3 +193,18 @@ def test_migration_adopts_karpenters_fleet_then_drifts_and_consolidates(
     assert summary["driftRolled"] == 4
     assert summary["nodesAfterConsolidation"] == 1
     assert summary["instancesLeftRunning"] == 0
+
+
+@pytest.mark.timeout(RESERVED_TIMEOUT + 150)
+def test_reserved_prefers_the_reservation_falls_back_and_drains_an_expiring_block(
+    scenarios: dict[str, ScenarioRun],
+) -> None:
+    """Two places in an ODCR for three one-per-node pods: two reserved nodes, one on-demand;
+    a capacity block's pod moved to on-demand once the block is within 40 minutes of its end."""
+    code, summary, stderr = scenarios["reserved"].result()
+    assert summary["ok"] is True, f"{summary}\n{stderr[-4000:]}"
+    assert code == 0
+    assert summary["instancesLeftRunning"] == 0
+    assert (summary["reservedNodes"], summary["onDemandFallbacks"]) == (2, 1)
+    assert summary["capacityBlockNodes"] == 1
+    assert summary["secondsToBlockDrained"] > 0

@@ -28,6 +28,7 @@ SCENARIO_NAMES = (
     "efa",
     "interruption",
     "migration",
+    "reserved",
     "scale",
     "smoke",
 )

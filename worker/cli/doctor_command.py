@@ -2,11 +2,12 @@
 
 It reads, never writes: the EKS cluster (DescribeCluster), each EC2NodeClass (from files, or
 from the cluster with a kubeconfig) resolved as the worker would (subnets, security groups,
-AMIs for the cluster's Kubernetes version, the role or instance profile), the interruption
-queue, the Spot service-linked role, the account's instance metadata defaults, and the
-caller's IAM permissions against the policy in activities/ec2/permissions.py
-(``iam:SimulatePrincipalPolicy``). Lines start with ``ok``, ``missing`` or ``unchecked``;
-the exit code is 1 when anything is missing, 0 otherwise, 2 on bad input.
+AMIs for the cluster's Kubernetes version, the role or instance profile, the capacity
+reservations each selector term finds), the interruption queue, the Spot service-linked
+role, the account's instance metadata defaults, and the caller's IAM permissions against the
+policy in activities/ec2/permissions.py (``iam:SimulatePrincipalPolicy``). Lines start with
+``ok``, ``missing`` or ``unchecked``; the exit code is 1 when anything is missing, 0
+otherwise, 2 on bad input.
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ from botocore.exceptions import ClientError
 from pydantic import ValidationError
 
 from activities.ec2 import permissions
+from activities.ec2.capacity_reservations import list_reservations
 from activities.ec2.clients import AWSClients
 from activities.ec2.errors import EC2Error, classify
 from activities.ec2.instance_profiles import InstanceProfiles
 from activities.ec2.interruption import InterruptionQueue
 from activities.ec2.provider import EC2Provider
+from activities.ec2.selectors import describe_term
 from activities.ec2.settings import ClusterInfo, ProviderSettings
 from models.ec2nodeclass import EC2NodeClass
 from models.errors import field_error
@@ -131,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
     profiles = InstanceProfiles(clients.iam, args.cluster, args.region)
     for nc in nodeclasses:
         findings.extend(check_nodeclass(provider, profiles, nc))
+        findings.extend(check_capacity_reservations(clients.ec2, nc))
     findings.extend(check_queue(clients, args.interruption_queue))
     findings.extend(check_spot_service_role(clients.iam))
     findings.extend(check_metadata_defaults(clients.ec2))
@@ -236,6 +240,26 @@ def check_nodeclass(
             f"{len(resolved.subnets)} subnets, {len(resolved.security_groups)} security groups, "
             f"{len(resolved.amis)} AMIs, {state.message}",
         )
+
+
+def check_capacity_reservations(ec2: Any, nodeclass: EC2NodeClass) -> Iterable[Finding]:
+    """Each capacity-reservation term must find an active reservation: one that finds none
+    leaves the pool on on-demand without a word (Karpenter's condition stays True)."""
+    subject = f"EC2NodeClass {nodeclass.name}"
+    for i, term in enumerate(nodeclass.spec.capacity_reservation_selector_terms):
+        where = f"capacityReservationSelectorTerms[{i}] {describe_term(term)}"
+        try:
+            found = list_reservations(ec2, [term])
+        except EC2Error as exc:
+            yield Finding(UNCHECKED, subject, f"{where}: {exc}")
+            continue
+        if not found:
+            yield Finding(MISSING, subject, f"{where}: no active capacity reservation matches")
+        else:
+            ids = ", ".join(
+                f"{r.id} ({r.instance_type} {r.zone}, {r.available} free)" for r in found
+            )
+            yield Finding(OK, subject, f"{where}: {ids}")
 
 
 def check_queue(clients: AWSClients, queue: str) -> Iterable[Finding]:

@@ -202,3 +202,46 @@ def test_an_unused_launch_template_is_deleted(deps: Deps, admin: Kube, cloud: Cl
     assert unused in result.removed and unused not in names()
     listed = cloud.clients.ec2.describe_launch_templates()["LaunchTemplates"]
     assert in_use in {t["LaunchTemplateId"] for t in listed}
+
+
+def _reserved(admin: Kube, name: str, node: str, reservation: str, kind: str) -> None:
+    """The claim and its node as a launch into ``reservation`` labels them."""
+    labels = {
+        L.CAPACITY_TYPE: L.CAPACITY_TYPE_RESERVED,
+        L.CAPACITY_RESERVATION_ID: reservation,
+        L.CAPACITY_RESERVATION_TYPE: kind,
+        L.CAPACITY_RESERVATION_INTERRUPTIBLE: "false",
+    }
+    nodeclaims.patch_metadata(admin, name, labels=labels)
+    nodes.patch_metadata(admin, node, labels=labels)
+
+
+def test_an_ended_reservations_claims_become_on_demand(
+    deps: Deps, admin: Kube, cloud: Cloud
+) -> None:
+    name, out, node = _launched(deps, admin)
+    rid = cloud.emulation.reservations.add(out.instance_type, out.zone, 1)
+    _reserved(admin, name, node, rid, "default")
+    claims_without_instance.collect(deps, GRACE, utc_now())
+    assert nodeclaims.get(admin, name)["metadata"]["labels"][L.CAPACITY_TYPE] == "reserved"
+    cloud.emulation.reservations.cancel(rid)
+    claims_without_instance.collect(deps, GRACE, utc_now())
+    for labels in (
+        nodeclaims.get(admin, name)["metadata"]["labels"],
+        nodes.get(admin, node)["metadata"]["labels"],
+    ):
+        assert labels[L.CAPACITY_TYPE] == "on-demand"
+        assert not set(L.RESERVATION_LABELS) & set(labels)
+
+
+def test_an_expiring_capacity_blocks_claims_are_deleted(
+    deps: Deps, admin: Kube, cloud: Cloud
+) -> None:
+    name, out, node = _launched(deps, admin)
+    end = utc_now() + timedelta(minutes=35)  # within Karpenter's 40 minutes
+    rid = cloud.emulation.reservations.add(
+        out.instance_type, out.zone, 1, reservation_type="capacity-block", end=end
+    )
+    _reserved(admin, name, node, rid, "capacity-block")
+    claims_without_instance.collect(deps, GRACE, utc_now())
+    assert nodeclaims.get(admin, name)["metadata"].get("deletionTimestamp")

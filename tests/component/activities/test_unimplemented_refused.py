@@ -27,7 +27,6 @@ from tests.support.manifests import nodepool_body
 
 # Each field as a Karpenter user would write it (the CRD's own rules admit every one).
 FIELDS: dict[str, Any] = {
-    "capacityReservationSelectorTerms": [{"tags": {"team": "ml"}}],
     "networkInterfaces": [
         {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
         {"networkCardIndex": 0, "deviceIndex": 1, "interfaceType": "efa-only"},

@@ -137,3 +137,32 @@ def test_an_account_whose_imds_defaults_expose_tags(
     (imds,) = [ln for ln in lines if "instance metadata defaults" in ln]
     assert imds.startswith("ok") and "InstanceMetadataTags=enabled" in imds
     assert "InstanceMetadataTags=disabled explicitly" in imds
+
+
+def test_a_reservation_term_that_finds_none_is_missing(
+    env: Any, queue: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rid = env.emulation.reservations.add("m5.large", "us-east-1a", 2, tags={"team": "ml"})
+    terms = f"  capacityReservationSelectorTerms: [{{id: {rid}}}, {{tags: {{team: gone}}}}]\n"
+    path = tmp_path / "reserved.yaml"
+    path.write_text(NODECLASS.format(role=ROLE) + terms)
+    code = main(
+        [
+            "doctor",
+            "--cluster",
+            CLUSTER,
+            "--region",
+            "us-east-1",
+            "--aws-endpoint-url",
+            env.server.endpoint_url,
+            "--interruption-queue",
+            QUEUE,
+            "-f",
+            str(path),
+        ]
+    )
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 1
+    (line,) = missing(lines)
+    assert "capacityReservationSelectorTerms[1]" in line and "'team': 'gone'" in line
+    assert any(ln.startswith("ok") and rid in ln and "2 free" in ln for ln in lines), lines

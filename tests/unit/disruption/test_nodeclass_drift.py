@@ -331,3 +331,40 @@ def test_a_malformed_status_is_one_line_naming_the_class_and_field(
 
 def test_a_version_string_of_joinerys_own() -> None:
     assert HASH_VERSION.startswith("joinery-")
+
+
+# -- CapacityReservationDrift -------------------------------------------------------------------
+
+RESERVED_POOL = [req(CAPACITY_TYPE, "In", "reserved", "on-demand")]
+
+
+def reserved_node(reservation: str = "cr-1", capacity_type: str = "reserved") -> list[Any]:
+    n = managed("a", capacity_type=capacity_type, labels={L.CAPACITY_RESERVATION_ID: reservation})
+    c = claim_for(n)
+    c["status"]["imageID"] = "ami-new"
+    return [n, c]
+
+
+def reserved_class(*ids: str) -> dict[str, Any]:
+    nc = nodeclass(amis=[ami("ami-new", AMD)])
+    nc["status"]["capacityReservations"] = [
+        {"id": i, "instanceType": "m5.xlarge", "availabilityZone": "us-east-1a"} for i in ids
+    ]
+    return nc
+
+
+def test_a_reservation_that_left_the_selector_drifts_its_node() -> None:
+    assert (
+        drift(pool(requirements=RESERVED_POOL), reserved_class("cr-1"), reserved_node())["a"]
+        is None
+    )
+    assert drift(pool(requirements=RESERVED_POOL), reserved_class("cr-2"), reserved_node())[
+        "a"
+    ] == ("CapacityReservationDrift: cr-1 is not among EC2NodeClass x's capacity reservations")
+
+
+def test_a_node_fallen_back_to_on_demand_does_not_drift_for_its_old_reservation() -> None:
+    """When an ODCR ends its nodes become on-demand (the capacity-type label flips); Karpenter
+    judges the instance's reservation, which it no longer has."""
+    fallen = reserved_node(capacity_type="on-demand")
+    assert drift(pool(requirements=RESERVED_POOL), reserved_class(), fallen)["a"] is None

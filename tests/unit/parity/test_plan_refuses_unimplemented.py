@@ -47,7 +47,6 @@ def test_plan_names_each_refused_nodeclass_field_and_launches_nothing_there(
         {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
         {"networkCardIndex": 0, "deviceIndex": 1, "interfaceType": "efa-only"},
     ]
-    efa["spec"]["capacityReservationSelectorTerms"] = [{"id": "cr-0123456789abcdef0"}]
     docs = [
         efa,
         nodeclass("plain", [ZA]),
@@ -59,9 +58,8 @@ def test_plan_names_each_refused_nodeclass_field_and_launches_nothing_there(
     code, out, err = run(tmp_path, docs)
     assert code == 0, err
     lines = _warnings(err)
-    assert len(lines) == 2, err  # one per field
-    assert "(EC2NodeClass efa): spec.capacityReservationSelectorTerms: " in lines[0]
-    assert "(EC2NodeClass efa): spec.networkInterfaces: " in lines[1]
+    assert len(lines) == 1, err  # one per field
+    assert "(EC2NodeClass efa): spec.networkInterfaces: " in lines[0]
     assert all(line.endswith("NodePools that can launch nothing: gpu") for line in lines)
     # The heavier pool cannot launch, so the plain pod goes to the other; the pod that
     # only the refused pool admits is unschedulable.
@@ -107,7 +105,7 @@ def test_disruption_does_not_take_a_refused_classes_nodes_for_drifted(tmp_path: 
     ]
     code, out, err = run(tmp_path, docs, "--disruption", "--now", NOW.isoformat())
     assert code == 0, err
-    assert any("(EC2NodeClass prefixes): spec.placementGroupSelector" in w for w in _warnings(err))
+    assert any("(EC2NodeClass prefixes): spec.networkInterfaces" in w for w in _warnings(err))
     d = out["disruption"]
     assert d["commands"] == []
     assert "InstanceTypeNotFound" not in str(d)

@@ -44,11 +44,6 @@ def _assert_refused(body: dict[str, Any], path: str) -> None:
     assert message.startswith(f"{path}: ") and "not implemented" in message
 
 
-def test_capacity_reservation_selector_terms_are_refused() -> None:
-    body = _class_with(capacityReservationSelectorTerms=[{"id": "cr-0123456789abcdef0"}])
-    _assert_refused(body, "spec.capacityReservationSelectorTerms")
-
-
 def test_network_interfaces_are_refused() -> None:
     efa = [
         {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "interface"},
@@ -61,6 +56,7 @@ def test_network_interfaces_are_refused() -> None:
     "spec",
     [
         {"placementGroupSelector": {"id": "pg-0123abcd"}},
+        {"capacityReservationSelectorTerms": [{"id": "cr-0123456789abcdef0"}]},
         {"cpuOptions": {"nestedVirtualization": "enabled"}},
         {"connectionTracking": {"udpTimeout": 30}},
         {"ipPrefixCount": 1},
@@ -87,13 +83,10 @@ def test_every_refused_field_is_named_in_one_condition() -> None:
         capacityReservationSelectorTerms=[{"id": "cr-0123456789abcdef0"}],
     )
     found = unimplemented.nodeclass_fields(body)
-    # In the CRD's order, whatever order the manifest has.
-    assert [f.path for f in found] == [
-        "spec.capacityReservationSelectorTerms",
-        "spec.networkInterfaces",
-    ]
+    # only the field still refused; the others are acted on
+    assert [f.path for f in found] == ["spec.networkInterfaces"]
     message = _condition(found)[2]
-    assert message.count("; ") == 1 and all(f.path in message for f in found)
+    assert message.count("; ") == 0 and all(f.path in message for f in found)
 
 
 @pytest.mark.parametrize(

@@ -51,6 +51,7 @@ def test_feature_gates_take_karpenters_syntax() -> None:
         ("NodeOverlay=true", "NodeOverlay is not implemented"),
         ("StaticCapacity=true", "StaticCapacity is not implemented"),
         ("CapacityBuffer=true", "CapacityBuffer is not implemented"),
+        ("ReservedCapacity=false", "ReservedCapacity=false is not implemented"),
     ],
 )
 def test_bad_gates_are_one_line(raw: str, says: str) -> None:
