@@ -34,6 +34,7 @@ CALLS: dict[str, tuple[str, ...]] = {
     "ec2:DescribeImages": ("ec2:DescribeImages",),
     "ssm:GetParameters": ("ssm:GetParameters",),
     "ec2:DescribePlacementGroups": ("ec2:DescribePlacementGroups",),
+    "ec2:DescribeCapacityReservations": ("ec2:DescribeCapacityReservations",),
     # instance profiles
     "iam:GetRole": ("iam:GetRole",),
     "iam:GetInstanceProfile": ("iam:GetInstanceProfile",),

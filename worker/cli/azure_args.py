@@ -99,8 +99,12 @@ def catalog_params(args: argparse.Namespace, nodeclass: AKSNodeClass | None) -> 
     """What the cluster's settings and ``nodeclass`` (None: the defaults) make of the catalog."""
     from activities.azure.params import DEFAULT_VM_MEMORY_OVERHEAD_PERCENT, CatalogParams
 
+    from worker.running import karpenter_settings
+
     mode = "" if args.network_plugin_mode == "none" else args.network_plugin_mode
     overhead = getattr(args, "vm_memory_overhead_percent", None)
+    if isinstance(overhead, str):  # joinery catalog's flag, as the worker's setting reads it
+        overhead = karpenter_settings.catalog_values(args)[0]
     return CatalogParams.for_node_class(
         nodeclass,
         network_plugin=args.network_plugin,

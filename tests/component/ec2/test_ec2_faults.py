@@ -173,6 +173,12 @@ def every_call(env: Any, provider: EC2Provider, make_nodeclass: Any, make_reques
     placed = make_nodeclass.build(role=ROLE, placementGroupSelector={"name": "faults-pg"})
     group = provider.resolve_nodeclass(placed).placement_group  # DescribePlacementGroups
     assert group is not None and group.strategy == "spread"
+    reserving = make_nodeclass.build(
+        role=ROLE, capacityReservationSelectorTerms=[{"tags": {"team": "faults"}}]
+    )
+    found = provider.resolve_nodeclass(reserving)  # DescribeCapacityReservations
+    assert found.ready and found.capacity_reservations == []
+    assert provider.unhealthy_instances(datetime.now(UTC)) == []  # DescribeInstanceStatus
     assert provider.interruption_queue() is not None
     # as the provider's queue (found by name: GetQueueUrl), a kept message back after 1 s, not 10
     queue = InterruptionQueue(
