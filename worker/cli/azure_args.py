@@ -98,7 +98,6 @@ def azure_target(args: argparse.Namespace, endpoint: str | None) -> AzureTarget:
 def catalog_params(args: argparse.Namespace, nodeclass: AKSNodeClass | None) -> CatalogParams:
     """What the cluster's settings and ``nodeclass`` (None: the defaults) make of the catalog."""
     from activities.azure.params import DEFAULT_VM_MEMORY_OVERHEAD_PERCENT, CatalogParams
-
     from worker.running import karpenter_settings
 
     mode = "" if args.network_plugin_mode == "none" else args.network_plugin_mode
