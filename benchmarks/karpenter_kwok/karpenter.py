@@ -12,6 +12,7 @@ from Joinery's catalog (``instance_types.py``). The NodePool is the caller's
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -166,3 +167,4 @@ class KarpenterSide:
             self.process.stop()
             self.process = None
         self.cluster.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
