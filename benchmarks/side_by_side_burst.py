@@ -12,6 +12,12 @@ EC2 emulator serves Joinery; the NodePools have the same requirements (amd64, on
 for ``two-cpu`` only m5.large and m5.xlarge, as ``joinery dev --scenario scale``) and
 ``consolidateAfter: Never``.
 
+Before the burst each side runs one warm-up pod (100m CPU) in a NodePool of its own (the
+same requirements) until it is Running, as ``joinery dev --scenario scale`` does: Joinery
+loads its catalog on the first provisioning, Karpenter its instance types at start-up. The
+warm-up pod and its node stay; the burst's pods select the burst's NodePool, so neither is
+counted.
+
 Shapes: ``packed`` (1-CPU pods, any type), ``one-per-node`` (1-CPU pods with hostname
 anti-affinity), ``two-cpu`` (the scale scenario's 2-CPU pods: one m5.xlarge each).
 Per run: seconds from creating the Deployment to all pods Running (polled each second),
@@ -118,6 +124,30 @@ def _stamp(value: str) -> float:
 CpuReader = Callable[[], dict[str, float]]
 
 
+def warm_up(api: Any, shape: Shape, node_class_ref: dict[str, str], timeout: float) -> float:
+    """One 100m pod in a NodePool of its own, until Running; returns its seconds."""
+    from kubernetes import client as k8s
+
+    from sandbox.scenarios.common import deployment
+
+    pool = f"warm{os.urandom(3).hex()}"
+    k8s.CustomObjectsApi(api).create_cluster_custom_object(
+        "karpenter.sh", "v1", "nodepools", nodepool(pool, shape, node_class_ref)
+    )
+    core = k8s.CoreV1Api(api)
+    core.create_namespace({"metadata": {"name": pool}})
+    body = deployment("warm", scenario="side-by-side", replicas=1, cpu="100m", memory="64Mi")
+    body["spec"]["template"]["spec"]["nodeSelector"] = {L.NODEPOOL: pool}
+    began = time.monotonic()
+    k8s.AppsV1Api(api).create_namespaced_deployment(pool, body)
+    while time.monotonic() - began < timeout:
+        time.sleep(0.5)
+        pods = core.list_namespaced_pod(pool, label_selector="app=warm").items
+        if pods and all(p.status.phase == "Running" for p in pods):
+            return time.monotonic() - began
+    raise TimeoutError(f"the warm-up pod not Running after {timeout:.0f} s")
+
+
 def burst(
     api: Any,
     pool: str,
@@ -213,6 +243,7 @@ def run_karpenter(
             "kind": karpenter.NODECLASS_KIND,
             "name": karpenter.NODECLASS_NAME,
         }
+        warm = warm_up(api, shape, ref, timeout)
         k8s.CustomObjectsApi(api).create_cluster_custom_object(
             "karpenter.sh", "v1", "nodepools", nodepool(pool, shape, ref)
         )
@@ -223,7 +254,10 @@ def run_karpenter(
         def cpu() -> dict[str, float]:
             return {"karpenter": tree_cpu_seconds(pid), **_control_plane_cpu(pids)}
 
-        return burst(api, pool, shape, pods, timeout, cpu, prices)
+        return {
+            **burst(api, pool, shape, pods, timeout, cpu, prices),
+            "warmUpSeconds": round(warm, 1),
+        }
     finally:
         side.stop()
 
@@ -240,6 +274,7 @@ def run_joinery(shape: Shape, pods: int, timeout: float, prices: Any, log: Any) 
         api = stack.cluster.admin_client()
         pool = f"j{os.urandom(3).hex()}"
         ref = {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}
+        warm = warm_up(api, shape, ref, timeout)
         k8s.CustomObjectsApi(api).create_cluster_custom_object(
             "karpenter.sh", "v1", "nodepools", nodepool(pool, shape, ref)
         )
@@ -253,7 +288,10 @@ def run_joinery(shape: Shape, pods: int, timeout: float, prices: Any, log: Any) 
                 **_control_plane_cpu(pids),
             }
 
-        return burst(api, pool, shape, pods, timeout, cpu, prices)
+        return {
+            **burst(api, pool, shape, pods, timeout, cpu, prices),
+            "warmUpSeconds": round(warm, 1),
+        }
     finally:
         stack.stop()
 
@@ -369,4 +407,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from benchmarks import process_tree
+
+    # a SIGTERM (a time limit) unwinds through each side's `finally`, which stops its stack
+    with process_tree.exit_on_termination():
+        sys.exit(main())
