@@ -24,8 +24,9 @@ Per run: seconds from creating the Deployment to all pods Running (polled each s
 pending→Running p50/p99 (creation to the Ready condition, Kubernetes' whole-second stamps),
 nodes and their $/h at the catalog's prices, and CPU seconds over the burst of the autoscaler
 (Karpenter's process; Joinery's worker and Temporal server apart), of kube-apiserver and of
-the rest of the control plane (etcd, scheduler, controller-manager, kwok); then per pair the
-ratio Joinery / Karpenter, and the medians.
+the rest of the control plane (etcd, scheduler, controller-manager, kwok) and of this process
+(for Joinery it hosts the EC2 emulator and the simulated kubelets); then per pair the ratio
+Joinery / Karpenter, and the medians.
 """
 
 from __future__ import annotations
@@ -218,11 +219,14 @@ def burst(
 
 
 def _control_plane_cpu(pids: dict[str, int]) -> dict[str, float]:
+    """kube-apiserver's CPU, the rest of the control plane's, and this process's (for Joinery
+    it hosts the EC2 emulator and the simulated kubelets; on both sides it polls the pods)."""
     from sandbox.processes import tree_cpu_seconds
 
     api = tree_cpu_seconds(pids["kube-apiserver"]) if "kube-apiserver" in pids else 0.0
     rest = sum(tree_cpu_seconds(pid) for name, pid in pids.items() if name != "kube-apiserver")
-    return {"apiserver": api, "controlPlaneRest": rest}
+    own = os.times()
+    return {"apiserver": api, "controlPlaneRest": rest, "thisProcess": own.user + own.system}
 
 
 def run_karpenter(
