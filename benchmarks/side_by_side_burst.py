@@ -329,7 +329,7 @@ def medians(runs: list[dict[str, Any]]) -> dict[str, float]:
     out = {k: statistics.median(r[k] for r in runs if r[k] is not None) for k in keys}
     for name in runs[0]["cpuSeconds"]:
         out[f"cpu:{name}"] = statistics.median(r["cpuSeconds"][name] for r in runs)
-    return out
+    return {k: round(v, 4) for k, v in out.items()}
 
 
 def _load() -> str:
@@ -394,7 +394,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if good:
         out["medians"] = {s: medians([p[s] for p in good]) for s in SIDES}
         out["medianRatios"] = {
-            k: statistics.median(v for p in good if (v := p["ratio"][k]) is not None)
+            k: round(statistics.median(v for p in good if (v := p["ratio"][k]) is not None), 2)
             for k in good[0]["ratio"]
             if any(p["ratio"][k] is not None for p in good)
         }
