@@ -65,6 +65,7 @@ EC2_ONLY = (
     "worker.cli.doctor_command",  # ``joinery doctor``: AWS permissions and resources
     "worker.cli.explain_command",  # ``joinery explain``'s live EC2 catalog
     "benchmarks.catalog",  # the EC2 catalog's own benchmark
+    "benchmarks.karpenter_kwok.instance_types",  # Karpenter's kwok types from EC2's catalog
 )
 # Trees the seam check reads besides the floors.
 SEAM_EXTRA = ("benchmarks", "scripts")
