@@ -269,44 +269,29 @@ def seed_region(
 SPOT_SERVICE_ROLE = "AWSServiceRoleForEC2Spot"
 
 
-def seed_spot_service_role(ec2: Any) -> None:
-    """The Spot service-linked role an account has once it used Spot (EC2 makes it on the
-    first spot request, when the caller may); its path and trust are EC2's."""
+def _seed_role(ec2: Any, name: str, service: str, path: str = "/") -> None:
+    """An IAM role ``service`` may assume (one that exists already is left as it is)."""
     iam = boto3.session.Session(
         aws_access_key_id="testing", aws_secret_access_key="testing"
     ).client("iam", region_name="us-east-1", endpoint_url=ec2.meta.endpoint_url)
     trust = {
         "Version": "2012-10-17",
         "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": {"Service": "spot.amazonaws.com"},
-                "Action": "sts:AssumeRole",
-            }
+            {"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}
         ],
     }
     with contextlib.suppress(iam.exceptions.EntityAlreadyExistsException):
-        iam.create_role(
-            RoleName=SPOT_SERVICE_ROLE,
-            Path="/aws-service-role/spot.amazonaws.com/",
-            AssumeRolePolicyDocument=json.dumps(trust),
-        )
+        iam.create_role(RoleName=name, Path=path, AssumeRolePolicyDocument=json.dumps(trust))
+
+
+def seed_spot_service_role(ec2: Any) -> None:
+    """The Spot service-linked role an account has once it used Spot (EC2 makes it on the
+    first spot request, when the caller may); its path and trust are EC2's."""
+    _seed_role(
+        ec2, SPOT_SERVICE_ROLE, "spot.amazonaws.com", "/aws-service-role/spot.amazonaws.com/"
+    )
 
 
 def seed_node_role(ec2: Any, role: str) -> None:
     """The node IAM role Karpenter's getting-started stack creates (EC2 may assume it)."""
-    iam = boto3.session.Session(
-        aws_access_key_id="testing", aws_secret_access_key="testing"
-    ).client("iam", region_name="us-east-1", endpoint_url=ec2.meta.endpoint_url)
-    trust = {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": {"Service": "ec2.amazonaws.com"},
-                "Action": "sts:AssumeRole",
-            }
-        ],
-    }
-    with contextlib.suppress(iam.exceptions.EntityAlreadyExistsException):
-        iam.create_role(RoleName=role, AssumeRolePolicyDocument=json.dumps(trust))
+    _seed_role(ec2, role, "ec2.amazonaws.com")
