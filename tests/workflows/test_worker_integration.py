@@ -21,7 +21,7 @@ from activities.kubernetes import custom_objects, nodeclaims, nodes, pods, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.resources import NODECLAIM, NODEPOOL
-from models import contract
+from models import contract, karpenter_hash
 from models.nodepool import NodePool
 from models.nodepool_hash import hash_annotations
 from tests.support.cloud import Cloud
@@ -347,19 +347,21 @@ async def test_an_empty_node_is_removed_by_a_disruption_round(
 async def test_claim_status_hash_stamp_and_last_pod_event(
     running_worker: tuple[Client, str, str], admin: Kube
 ) -> None:
-    """A claim made without Joinery's hash version is re-stamped with its pool's hash (never
-    drift); a pod bound to its node moves ``status.lastPodEventTime``."""
+    """A claim Karpenter stamped from its pool's current template is re-stamped with Joinery's
+    hash of that pool (never drift); a pod bound to its node moves ``status.lastPodEventTime``.
+    (A Karpenter hash that differs from the template's is drift: tests/component/activities.)"""
     _client, _cluster, _queue = running_worker
     pool = f"pool-{uuid.uuid4().hex[:6]}"
     ensure_nodepool(admin, pool)
     name = f"{pool}-stamped"
     body = nodeclaim(name, pool)
-    body["metadata"]["annotations"] = {
-        "karpenter.sh/nodepool-hash": "123",
-        "karpenter.sh/nodepool-hash-version": "v3",  # as Karpenter stamps it
+    raw_pool = custom_objects.get(admin, NODEPOOL, pool)
+    body["metadata"]["annotations"] = {  # as Karpenter stamps it
+        "karpenter.sh/nodepool-hash": karpenter_hash.nodepool_hash(raw_pool["spec"]["template"]),
+        "karpenter.sh/nodepool-hash-version": karpenter_hash.HASH_VERSION,
     }
     custom_objects.create(admin, NODECLAIM, body)
-    live = NodePool.model_validate(custom_objects.get(admin, NODEPOOL, pool))
+    live = NodePool.model_validate(raw_pool)
 
     def stamped() -> bool:
         annotations = nodeclaims.get(admin, name)["metadata"].get("annotations") or {}
