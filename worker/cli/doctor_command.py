@@ -35,8 +35,7 @@ from activities.ec2.selectors import describe_term
 from activities.ec2.settings import ClusterInfo, ProviderSettings
 from models.ec2nodeclass import EC2NodeClass
 from models.errors import field_error
-from worker.running import karpenter_settings
-from worker.running.settings import add_cluster_args
+from worker.running.settings import add_aws_args, add_cluster_args
 from worker.usage import UsageError
 
 OK, MISSING, UNCHECKED = "ok", "missing", "unchecked"
@@ -56,22 +55,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("doctor", help="check the AWS account and cluster Joinery will run in")
     env = os.environ.get
     p.add_argument("--cluster", default=env("JOINERY_CLUSTER", "joinery"), help="EKS name")
-    p.add_argument(
-        "--region",
-        default=env("AWS_REGION", env("AWS_DEFAULT_REGION", "us-east-1")),
-        help="AWS region (default $AWS_REGION, else us-east-1)",
-    )
-    p.add_argument(
-        "--aws-endpoint-url",
-        default=env("JOINERY_AWS_ENDPOINT_URL", ""),
-        help="EC2-compatible endpoint (an emulator) instead of AWS",
-    )
-    p.add_argument(
-        "--interruption-queue",
-        default=karpenter_settings.lookup("INTERRUPTION_QUEUE"),
-        help="SQS interruption queue to check, name or URL"
-        " ($JOINERY_INTERRUPTION_QUEUE, $INTERRUPTION_QUEUE)",
-    )
+    add_aws_args(p, queue_help="SQS interruption queue to check, name or URL")
     p.add_argument(
         "-f",
         "--nodeclass",

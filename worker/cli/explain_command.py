@@ -35,7 +35,7 @@ from worker.cli import azure_plan
 from worker.cli import explain as X
 from worker.plan_inputs import plan_catalogs
 from worker.running import karpenter_settings
-from worker.running.settings import add_temporal_args, temporal_from
+from worker.running.settings import add_aws_args, add_temporal_args, temporal_from
 from worker.usage import UsageError, one_line
 from workflows.disruption.state import DisruptionStatus
 
@@ -58,15 +58,11 @@ def register(sub: Any) -> None:
         help="instance-type catalog file the engine prices with (`joinery catalog` writes one);"
         " default: read EC2's, for the NodePools' EC2NodeClasses, as the worker does",
     )
-    p.add_argument(
-        "--region",
-        default=os.environ.get("AWS_REGION", os.environ.get("AWS_DEFAULT_REGION", "")),
-        help="AWS region of the EC2 catalog (default $AWS_REGION)",
-    )
-    p.add_argument(
-        "--aws-endpoint-url",
-        default=os.environ.get("JOINERY_AWS_ENDPOINT_URL", ""),
-        help="EC2-compatible endpoint (an emulator); prices then come from the offline table",
+    add_aws_args(
+        p,
+        region_default="",
+        endpoint_help="EC2-compatible endpoint (an emulator); prices then come from the offline"
+        " table",
     )
     p.add_argument("-o", "--output", choices=("text", "json"), default="text", help="output format")
     add_temporal_args(p)

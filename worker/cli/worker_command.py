@@ -14,6 +14,7 @@ from worker.running import karpenter_settings
 from worker.running.app import refusal, run_worker
 from worker.running.settings import (
     Settings,
+    add_aws_args,
     add_cluster_args,
     add_policy_args,
     add_provider_arg,
@@ -36,21 +37,10 @@ def register(sub: Any) -> None:
         default=env("KUBECONFIG", ""),
         help="the cluster's kubeconfig (default $KUBECONFIG, else in-cluster, else ~/.kube/config)",
     )
-    p.add_argument(
-        "--region",
-        default=env("AWS_REGION", env("AWS_DEFAULT_REGION", "us-east-1")),
-        help="AWS region (default $AWS_REGION, else us-east-1)",
-    )
-    p.add_argument(
-        "--aws-endpoint-url",
-        default=env("JOINERY_AWS_ENDPOINT_URL", ""),
-        help="EC2-compatible endpoint (an emulator) instead of AWS; prices then offline",
-    )
-    p.add_argument(
-        "--interruption-queue",
-        default=karpenter_settings.lookup("INTERRUPTION_QUEUE"),
-        help="SQS queue of EC2 interruption events, name or URL; off when empty"
-        " ($JOINERY_INTERRUPTION_QUEUE, $INTERRUPTION_QUEUE)",
+    add_aws_args(
+        p,
+        endpoint_help="EC2-compatible endpoint (an emulator) instead of AWS; prices then offline",
+        queue_help="SQS queue of EC2 interruption events, name or URL; off when empty",
     )
     add_cluster_args(p)
     add_policy_args(p)

@@ -450,87 +450,74 @@ def boolean(text: str) -> bool:
 # -- ``joinery worker``'s flags for them ------------------------------------------------------
 
 
+# (Karpenter's name, metavar, help): the flag and its default are the setting's own.
+_WORKER_FLAGS: tuple[tuple[str, str, str], ...] = (
+    (
+        "ISOLATED_VPC",
+        "BOOL",
+        "call no AWS service without a VPC endpoint: on-demand prices from the offline "
+        "table, not the Pricing API",
+    ),
+    (
+        "EKS_CONTROL_PLANE",
+        "BOOL",
+        "true: ask EKS DescribeCluster for cluster facts not given; false: never (version "
+        "from the API server, endpoint and CA from the kubeconfig); default: ask for what is "
+        "missing",
+    ),
+    (
+        "VM_MEMORY_OVERHEAD_PERCENT",
+        "FRACTION",
+        "fraction of each instance type's memory the hypervisor keeps (default 0.075)",
+    ),
+    (
+        "RESERVED_ENIS",
+        "N",
+        "network interfaces kept out of the max-pods formula, for VPC CNI custom "
+        "networking (default 0)",
+    ),
+    (
+        "AMI_REFRESH_INTERVAL",
+        "DURATION",
+        "how long a resolved EC2NodeClass serves launches before EC2 is asked again; the "
+        "shorter of this and --subnet-refresh-interval (default 1m)",
+    ),
+    ("SUBNET_REFRESH_INTERVAL", "DURATION", "see --ami-refresh-interval (default 1m)"),
+    (
+        "BATCH_IDLE_DURATION",
+        "DURATION",
+        "a provisioning round starts once no pod turned unschedulable for this long (default 1s)",
+    ),
+    (
+        "BATCH_MAX_DURATION",
+        "DURATION",
+        "a provisioning round starts at the latest this long after the first pending pod "
+        "(default 10s)",
+    ),
+    (
+        "KUBE_CLIENT_QPS",
+        "QPS",
+        "sustained Kubernetes API requests per second of this worker; 0 is no limit (default)",
+    ),
+    ("KUBE_CLIENT_BURST", "N", "requests at once above --kube-client-qps (default: the QPS)"),
+    ("LOG_LEVEL", "LEVEL", "debug, info or error (default info; -v is debug)"),
+)
+
+
 def add_worker_args(p: argparse.ArgumentParser) -> None:
     """The flags of the implemented settings not registered elsewhere (the cluster's name,
     endpoint, CA bundle, interruption queue and health port are, with their neighbours)."""
     g = p.add_argument_group(
         "Karpenter's settings (flag, then JOINERY_<NAME>, then Karpenter's <NAME>)"
     )
-    g.add_argument(
-        "--isolated-vpc",
-        default=lookup("ISOLATED_VPC", "false"),
-        metavar="BOOL",
-        help="call no AWS service without a VPC endpoint: on-demand prices from the offline "
-        "table, not the Pricing API ($ISOLATED_VPC)",
-    )
-    g.add_argument(
-        "--eks-control-plane",
-        default=lookup("EKS_CONTROL_PLANE", ""),
-        metavar="BOOL",
-        help="true: ask EKS DescribeCluster for cluster facts not given; false: never (version "
-        "from the API server, endpoint and CA from the kubeconfig); default: ask for what is "
-        "missing ($EKS_CONTROL_PLANE)",
-    )
-    g.add_argument(
-        "--vm-memory-overhead-percent",
-        default=lookup("VM_MEMORY_OVERHEAD_PERCENT", "0.075"),
-        metavar="FRACTION",
-        help="fraction of each instance type's memory the hypervisor keeps (default 0.075) "
-        "($VM_MEMORY_OVERHEAD_PERCENT)",
-    )
-    g.add_argument(
-        "--reserved-enis",
-        default=lookup("RESERVED_ENIS", "0"),
-        metavar="N",
-        help="network interfaces kept out of the max-pods formula, for VPC CNI custom "
-        "networking (default 0) ($RESERVED_ENIS)",
-    )
-    g.add_argument(
-        "--ami-refresh-interval",
-        default=lookup("AMI_REFRESH_INTERVAL", "1m"),
-        metavar="DURATION",
-        help="how long a resolved EC2NodeClass serves launches before EC2 is asked again; the "
-        "shorter of this and --subnet-refresh-interval (default 1m) ($AMI_REFRESH_INTERVAL)",
-    )
-    g.add_argument(
-        "--subnet-refresh-interval",
-        default=lookup("SUBNET_REFRESH_INTERVAL", "1m"),
-        metavar="DURATION",
-        help="see --ami-refresh-interval (default 1m) ($SUBNET_REFRESH_INTERVAL)",
-    )
-    g.add_argument(
-        "--batch-idle-duration",
-        default=lookup("BATCH_IDLE_DURATION", "1s"),
-        metavar="DURATION",
-        help="a provisioning round starts once no pod turned unschedulable for this long "
-        "(default 1s) ($BATCH_IDLE_DURATION)",
-    )
-    g.add_argument(
-        "--batch-max-duration",
-        default=lookup("BATCH_MAX_DURATION", "10s"),
-        metavar="DURATION",
-        help="a provisioning round starts at the latest this long after the first pending pod "
-        "(default 10s) ($BATCH_MAX_DURATION)",
-    )
-    g.add_argument(
-        "--kube-client-qps",
-        default=lookup("KUBE_CLIENT_QPS", "0"),
-        metavar="QPS",
-        help="sustained Kubernetes API requests per second of this worker; 0 is no limit "
-        "(default) ($KUBE_CLIENT_QPS)",
-    )
-    g.add_argument(
-        "--kube-client-burst",
-        default=lookup("KUBE_CLIENT_BURST", "0"),
-        metavar="N",
-        help="requests at once above --kube-client-qps (default: the QPS) ($KUBE_CLIENT_BURST)",
-    )
-    g.add_argument(
-        "--log-level",
-        default=lookup("LOG_LEVEL", "info"),
-        metavar="LEVEL",
-        help="debug, info or error (default info; -v is debug) ($LOG_LEVEL)",
-    )
+    for name, metavar, text in _WORKER_FLAGS:
+        setting = BY_ENV[name]
+        g.add_argument(
+            setting.flag,
+            default=lookup(name, setting.default),
+            metavar=metavar,
+            help=f"{text} (${name})",
+        )
 
 
 LOG_LEVELS = ("debug", "info", "error")

@@ -159,6 +159,29 @@ def add_cluster_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_aws_args(
+    p: argparse.ArgumentParser,
+    *,
+    region_default: str = "us-east-1",
+    endpoint_help: str = "EC2-compatible endpoint (an emulator) instead of AWS",
+    queue_help: str | None = None,
+) -> None:
+    """``--region`` and ``--aws-endpoint-url`` (and ``--interruption-queue`` with its help),
+    read from the same variables by every command that talks to AWS."""
+    region = _env("AWS_REGION", _env("AWS_DEFAULT_REGION", region_default))
+    shown = f", else {region_default}" if region_default else ""
+    p.add_argument("--region", default=region, help=f"AWS region (default $AWS_REGION{shown})")
+    p.add_argument(
+        "--aws-endpoint-url", default=_env("JOINERY_AWS_ENDPOINT_URL"), help=endpoint_help
+    )
+    if queue_help is not None:
+        p.add_argument(
+            "--interruption-queue",
+            default=karpenter_settings.lookup("INTERRUPTION_QUEUE"),
+            help=f"{queue_help} ($JOINERY_INTERRUPTION_QUEUE, $INTERRUPTION_QUEUE)",
+        )
+
+
 def add_provider_arg(p: argparse.ArgumentParser) -> None:
     """``--provider``: the one cloud the cluster's nodes run on (env ``JOINERY_PROVIDER``)."""
     p.add_argument(
