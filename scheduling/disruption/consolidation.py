@@ -205,7 +205,7 @@ def _try(
     saved = sum(c.node.price or 0.0 for c in cands) - sum(r.price for r in replacements)
     if saved <= 1e-9:
         return "replacing it would save nothing"
-    why = _balanced_refusal(ctx, cands, saved, all_cands)
+    why = _balanced_refusal(ctx, cands, saved, all_cands) or ctx.spread_refusal(cands, plan)
     if why is not None:
         return why
     ctx.accept(UNDERUTILIZED, cands, plan, replacements)

@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from models import labels as L
 from models.nodepool import NodePool
 from scheduling.disruption.budgets import BudgetLedger
+from scheduling.disruption.new_domains import MovedPods, NodeView
 from scheduling.disruption.pdb import PdbLedger
 from scheduling.disruption.simulate import RoundState
 from scheduling.disruption.types import Candidate, Command
@@ -38,6 +40,8 @@ class RoundContext:
     # Outcomes that failed, by candidate signature and state version (see consolidation).
     failures: dict[tuple[object, ...], str] = field(default_factory=dict)
     failure_pods: dict[tuple[object, ...], list[str]] = field(default_factory=dict)
+    # The round's moves of pods with a required spread (a later command must keep them).
+    moved: MovedPods = field(default_factory=MovedPods)
     _pod_sigs: dict[int, tuple[Pod, tuple[str, tuple[object, ...]]]] = field(default_factory=dict)
 
     def signature(
@@ -71,6 +75,26 @@ class RoundContext:
             )
         return None
 
+    def spread_refusal(self, cands: Sequence[Candidate], plan: Plan) -> str | None:
+        """Why ``cands``' command, with ``plan`` for their pods, would break the spread of a pod
+        an earlier command of this round moved (new_domains.py), or None."""
+        if not self.moved.moves:
+            return None
+        state = self.state
+        before: dict[str, NodeView] = {
+            name: (n.labels, n.pods) for name, n in state.nodes.items() if name not in state.removed
+        }
+        after = dict(before)
+        for c in cands:
+            after.pop(c.node.name, None)
+        for name, pods in plan.existing.items():
+            labels, on = after[name]
+            after[name] = (labels, [*on, *pods])
+        for i, claim in enumerate(plan.claims):
+            name = f"candidate-replacement-{i}"
+            after[name] = ({**claim.requirements.labels(), L.HOSTNAME: name}, claim.pods)
+        return self.moved.refusal(before, after)
+
     def accept(
         self,
         reason: str,
@@ -85,6 +109,10 @@ class RoundContext:
         self.pdbs.take([p for c in cands for p in c.pods])
         names = [c.node.name for c in cands]
         self.state.apply(names, plan)
+        for node, pods in plan.existing.items():
+            self.moved.record(pods, node)
+        for i, claim in enumerate(plan.claims):
+            self.moved.record(claim.pods, f"replacement-{self.state.version}-{i}")
         self.taken.update(names)
         for name in names:
             self.held.pop(name, None)

@@ -35,4 +35,8 @@ def replace_drifted(ctx: RoundContext, candidates: list[Candidate]) -> None:
             key, reason = next(iter(sorted(plan.unschedulable.items())))
             ctx.kept[c.node.name] = f"drifted ({c.drifted}), but pod {key} fits nowhere: {reason}"
             continue
+        why = ctx.spread_refusal([c], plan)
+        if why is not None:
+            ctx.kept[c.node.name] = f"drifted ({c.drifted}), but {why}"
+            continue
         ctx.accept(DRIFTED, [c], plan, plan.claims)

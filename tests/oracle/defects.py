@@ -12,12 +12,11 @@ from typing import Any
 from tests.oracle.cluster import Obj
 
 # D4 (a round's later commands not counting the pods earlier commands put on their
-# replacements) is fixed. Issue 35 (1) (a consolidation whose moves break a zonal spread) is
-# fixed for the cases found so far (every node defines domains; full zones count), but one
-# case remains in the CI run: shard 0, seed 12421 (a large cluster; "zone-c would hold 11,
-# min 1 over 2 domains"), not yet reduced. Spread refusals of moved pods are counted under
-# this entry until it is; the test reports how many.
-OPEN_DEFECTS = {"issue-35-1": "a round's moves break a topology spread"}
+# replacements) and issue 35 (1) (a round's moves breaking a zonal spread: full zones as
+# domains, every node defining domains, and a later command's replacement opening a domain
+# that an earlier move was counted without) are fixed. Nothing is open now; an entry names
+# a class of violation while its fix is under way.
+OPEN_DEFECTS: dict[str, str] = {}
 
 
 def open_defect(
