@@ -85,9 +85,12 @@ class PodClasses:
         for g, s in own:
             # A hostname spread never reads its eligible domains (its floor is 0).
             if s is not None and g.key != L.HOSTNAME and g.key not in cls.eligible:
-                cls.eligible[g.key] = self.domains.eligible_domains(
-                    cls, g.key, s.honor_affinity, s.honor_taints
-                )
+                eligible: set[str] = set()
+                for term in _spread_terms(pod):
+                    eligible |= self.domains.eligible_domains(
+                        term, tolerations, g.key, s.honor_affinity, s.honor_taints
+                    )
+                cls.eligible[g.key] = eligible
         self._classes[key] = cls
         return cls
 
@@ -138,3 +141,13 @@ class PodClasses:
         if not s.tolerate_prefer_no_schedule:
             return replace(s, tolerate_prefer_no_schedule=True)
         return None
+
+
+def _spread_terms(pod: Pod) -> list[Requirements]:
+    """What ``nodeAffinityPolicy: Honor`` filters a spread's domains by, as the kube-scheduler
+    and Karpenter read it: the node selector and the required node-affinity terms, ORed (one
+    requirement set a term). Not the term the solver is trying, preferred terms or the
+    volumes' zones: a zone the pod cannot use for another reason still counts."""
+    if not pod.required_terms:
+        return [pod.node_selector]
+    return [pod.node_selector.with_requirements(t) for t in pod.required_terms]

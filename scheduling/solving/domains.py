@@ -11,7 +11,7 @@ from scheduling.pods import Pod, SpreadConstraint
 from scheduling.solving.podclass import PodClass
 from scheduling.solving.tallies import counts_once
 from scheduling.solving.view import ProblemView
-from scheduling.taints import untolerated
+from scheduling.taints import Toleration, untolerated
 from scheduling.targets import (
     ClaimTarget,
     ExistingTarget,
@@ -102,42 +102,58 @@ class TopologyDomains:
         counts_once(numbered, facts, self.catalog.selects)
 
     def eligible_domains(
-        self, cls: PodClass, key: str, honor_affinity: bool, honor_taints: bool
+        self,
+        reqs: Requirements,
+        tolerations: tuple[Toleration, ...],
+        key: str,
+        honor_affinity: bool,
+        honor_taints: bool,
     ) -> set[str]:
-        """Domains a spread counts: those a compatible pool or node can provide to the pod."""
-        ck = (self._sig(cls.reqs), cls.tolerations, key, honor_affinity, honor_taints)
+        """Domains a spread counts: those a compatible pool or node can provide to a pod
+        whose node selector and one required node-affinity term are ``reqs``."""
+        ck = (self._sig(reqs), tolerations, key, honor_affinity, honor_taints)
         hit = self._eligible.get(ck)
         if hit is None:
-            hit = self._compute_eligible(cls, key, honor_affinity, honor_taints)
+            hit = self._compute_eligible(reqs, tolerations, key, honor_affinity, honor_taints)
             self._eligible[ck] = hit
         return hit
 
     def _pool_domains(
-        self, cls: PodClass, key: str, honor_affinity: bool, honor_taints: bool
+        self,
+        reqs: Requirements,
+        tolerations: tuple[Toleration, ...],
+        key: str,
+        honor_affinity: bool,
+        honor_taints: bool,
     ) -> frozenset[str]:
         """The domains the pools can provide to the class (see ``_compute_eligible``): they
         depend on the catalog and pools alone, so they are kept across solves."""
         pools = tuple((p.name, self._sig(p.requirements), p.taints) for p in self.pools)
-        ck = (self._sig(cls.reqs), cls.tolerations, key, honor_affinity, honor_taints, pools)
+        ck = (self._sig(reqs), tolerations, key, honor_affinity, honor_taints, pools)
         return self.catalog.pool_domains(
             ck,
             [p.instance_types for p in self.pools],
-            lambda: self._compute_pool_domains(cls, key, honor_affinity, honor_taints),
+            lambda: self._compute_pool_domains(
+                reqs, tolerations, key, honor_affinity, honor_taints
+            ),
         )
 
     def _compute_pool_domains(
-        self, cls: PodClass, key: str, honor_affinity: bool, honor_taints: bool
+        self,
+        reqs: Requirements,
+        tolerations: tuple[Toleration, ...],
+        key: str,
+        honor_affinity: bool,
+        honor_taints: bool,
     ) -> frozenset[str]:
         out: set[str] = set()
         for pool in self.pools:
-            if honor_taints and untolerated(pool.taints, cls.tolerations) is not None:
+            if honor_taints and untolerated(pool.taints, tolerations) is not None:
                 continue
-            if honor_affinity and pool.requirements.compatible(cls.reqs, self.allow_undefined):
+            if honor_affinity and pool.requirements.compatible(reqs, self.allow_undefined):
                 continue
             merged = (
-                pool.requirements.with_requirements(cls.reqs)
-                if honor_affinity
-                else pool.requirements
+                pool.requirements.with_requirements(reqs) if honor_affinity else pool.requirements
             )
             for it in pool.instance_types:
                 if key in (L.ZONE, L.CAPACITY_TYPE):
@@ -157,7 +173,12 @@ class TopologyDomains:
         return frozenset(out)
 
     def _compute_eligible(
-        self, cls: PodClass, key: str, honor_affinity: bool, honor_taints: bool
+        self,
+        reqs: Requirements,
+        tolerations: tuple[Toleration, ...],
+        key: str,
+        honor_affinity: bool,
+        honor_taints: bool,
     ) -> set[str]:
         """Domains a spread counts. nodeTaintsPolicy Ignore (the default) counts domains of
         pools whose taints the pod does not tolerate; Honor leaves them out.
@@ -166,15 +187,15 @@ class TopologyDomains:
         kube-scheduler counts a full, cordoned or otherwise untargeted node's domain (with
         its count, perhaps 0) all the same, and a consolidation simulation passes the nodes
         with no room as counts only."""
-        out = set(self._pool_domains(cls, key, honor_affinity, honor_taints))
+        out = set(self._pool_domains(reqs, tolerations, key, honor_affinity, honor_taints))
         for t in self.view.problem.nodes:
             v = t.labels.get(key)
             if v is None or v in out:  # nothing to learn from this node
                 continue
             undefined = undefined_allowed(t, self.allow_undefined)
-            if honor_affinity and t.requirements.compatible(cls.reqs, undefined):
+            if honor_affinity and t.requirements.compatible(reqs, undefined):
                 continue
-            if honor_taints and untolerated(t.taints, cls.tolerations) is not None:
+            if honor_taints and untolerated(t.taints, tolerations) is not None:
                 continue
             out.add(v)
         return out

@@ -309,11 +309,6 @@ def _app_spec(
         constraints.append(spread(HOSTNAME, rnd.choice([1, 2]), match))
     if rnd.random() < 0.05:
         constraints.append(spread(ZONE, 1, match, whenUnsatisfiable="ScheduleAnyway"))
-    if node_terms is not None and len(node_terms) > 1:
-        # Open defect (report D5): with several required node-selector terms, Joinery counts
-        # a spread's domains (nodeAffinityPolicy Honor) for the one term it is trying, the
-        # kube-scheduler for all of them ORed. Not combined until it is fixed.
-        constraints = [c for c in constraints if c["topologyKey"] == HOSTNAME]
     if constraints:
         spec["topologySpreadConstraints"] = constraints
     anti: list[dict[str, Any]] = []
@@ -351,15 +346,6 @@ def _app_spec(
     spec["_gpu"] = rnd.random() < 0.05
     spec["_port"] = 8000 + i if rnd.random() < 0.08 else None
     spec["_volume"] = zonal_volumes and rnd.random() < 0.1
-    if spec["_volume"] and "topologySpreadConstraints" in spec:
-        # Open defect (report D3): Joinery counts a zonal spread's domains after narrowing
-        # the pod to its volume's zone, so zones the volume excludes do not count; the
-        # kube-scheduler counts them (nodeAffinityPolicy reads only nodeSelector and node
-        # affinity). Zonal volumes are not combined with zonal spread until it is fixed.
-        kept = [c for c in spec["topologySpreadConstraints"] if c["topologyKey"] != ZONE]
-        spec["topologySpreadConstraints"] = kept
-        if not kept:
-            del spec["topologySpreadConstraints"]
     spec["_pdb"] = rnd.choice(
         [
             None,
