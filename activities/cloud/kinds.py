@@ -15,8 +15,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from activities.azure import type_labels as azure_labels
+from activities.kubernetes.nodeclasses import EC2NODECLASS_READINESS
 from activities.kubernetes.resources import AKSNODECLASS, EC2NODECLASS, CustomResource
-from models import aksnodeclass_hash, ec2nodeclass_hash
+from models import aksnodeclass, aksnodeclass_hash, ec2nodeclass_hash
 from models import labels as L
 from models.aksnodeclass import AKSNodeClass
 from models.ec2nodeclass import EC2NodeClass
@@ -40,6 +41,8 @@ class NodeClassKind:
     hash_annotations: Callable[[Any], dict[str, str]] = field(default=_no_stamp)
     # Resolved status values (not lists) its nodes drift on (the AKSNodeClass's version).
     drift_status_values: tuple[str, ...] = ()
+    # The conditions its Ready needs all True.
+    readiness: tuple[str, ...] = EC2NODECLASS_READINESS
 
     @property
     def kind(self) -> str:
@@ -78,6 +81,7 @@ AKS_NODECLASS = NodeClassKind(
     label_domain=azure_labels.GROUP,
     hash_annotations=aksnodeclass_hash.hash_annotations,
     drift_status_values=("kubernetesVersion",),
+    readiness=aksnodeclass.READINESS,
     well_known_labels=frozenset(
         {
             azure_labels.SKU_NAME,
