@@ -12,6 +12,7 @@ from activities.azure.images import ImageResolver
 from activities.azure.nodeclasses import AKSNodeClassResolver
 from activities.azure.pricing import AzurePricing
 from activities.azure.provider import AzureProvider
+from activities.disruption import cluster_state
 from activities.kubernetes import custom_objects
 from activities.kubernetes.client import Kube
 from activities.kubernetes.resources import AKSNODECLASS
@@ -79,4 +80,23 @@ def test_status_is_published_and_follows_upgrades(admin: Kube, kube: Kube) -> No
     assert {c.type for c in turned} >= {"KubernetesVersionReady", "ImagesReady"}
     body = custom_objects.get(admin, AKSNODECLASS, name)
     assert condition(body, "Ready")["status"] == "False"  # type: ignore[index]
+    custom_objects.delete(admin, AKSNODECLASS, name)
+
+
+def test_a_round_on_azure_reads_aksnodeclasses(admin: Kube, kube: Kube) -> None:
+    """The disruption round lists the provider's node class kind and hands its documents to
+    the engine as that kind (its drift checks key on it)."""
+    name = f"aks-{uuid.uuid4().hex[:6]}"
+    custom_objects.create(
+        admin, AKSNODECLASS, {"metadata": {"name": name}, "spec": {"imageFamily": "AzureLinux"}}
+    )
+    state = cluster_state.read_state(kube, AKSNODECLASS)
+    assert name in state.nodeclasses
+    docs = {
+        d.body["metadata"]["name"]: d
+        for d in cluster_state.nodeclass_documents(state.nodeclasses, AKSNODECLASS)
+    }
+    assert docs[name].body["kind"] == "AKSNodeClass"
+    assert docs[name].body["apiVersion"] == "karpenter.azure.com/v1beta1"
+    assert name not in cluster_state.read_state(kube).nodeclasses  # EC2NodeClasses by default
     custom_objects.delete(admin, AKSNODECLASS, name)
