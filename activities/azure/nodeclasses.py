@@ -7,7 +7,7 @@ the subnet with ``SubnetsReady`` (``spec.vnetSubnetID``, else the cluster's subn
 then read from the network API). The launch reads the same resolution: the image an
 instance type boots and the subnet its NIC goes into. Image versions and subnet reads are
 cached (``ImageResolver``'s TTL, ``SUBNET_TTL_SECONDS``), so the planner asking whether a
-class is ready costs no API call per round.
+class is ready reads the gallery and the subnet once per interval, not once per round.
 """
 
 from __future__ import annotations
