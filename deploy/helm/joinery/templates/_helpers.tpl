@@ -63,3 +63,36 @@ SpotToSpotConsolidation), sorted by key. */}}
 {{- end }}
 {{- join "," $gates }}
 {{- end }}
+
+{{/* The cloud: aws or azure (JOINERY_PROVIDER); anything else stops the render. */}}
+{{- define "joinery.provider" -}}
+{{- $p := .Values.provider | default "aws" }}
+{{- if not (has $p (list "aws" "azure")) }}
+{{- fail (printf "provider %q: one of aws, azure" $p) }}
+{{- end }}
+{{- $p }}
+{{- end }}
+
+{{/* provider=azure: the cluster's facts under Karpenter Azure's environment names. */}}
+{{- define "joinery.azureEnv" -}}
+{{- $a := .Values.azure }}
+- name: AZURE_SUBSCRIPTION_ID
+  value: {{ required "azure.subscriptionId is required with provider=azure" $a.subscriptionId | quote }}
+- name: LOCATION
+  value: {{ required "azure.location is required with provider=azure (the cluster's region)" $a.location | quote }}
+- name: AZURE_NODE_RESOURCE_GROUP
+  value: {{ required "azure.nodeResourceGroup is required with provider=azure (az aks show --query nodeResourceGroup)" $a.nodeResourceGroup | quote }}
+{{- range $key, $name := dict "resourceGroup" "ARM_RESOURCE_GROUP" "vnetSubnetID" "VNET_SUBNET_ID" "networkPlugin" "NETWORK_PLUGIN" "networkPluginMode" "NETWORK_PLUGIN_MODE" "networkPolicy" "NETWORK_POLICY" "networkDataplane" "NETWORK_DATAPLANE" "nodeIdentities" "NODE_IDENTITIES" "kubeletIdentityClientID" "KUBELET_IDENTITY_CLIENT_ID" "sshPublicKey" "SSH_PUBLIC_KEY" }}
+{{- with get $a $key }}
+- name: {{ $name }}
+  value: {{ . | quote }}
+{{- end }}
+{{- end }}
+{{- with $a.bootstrapTokenSecret.name }}
+- name: KUBELET_BOOTSTRAP_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: {{ $a.bootstrapTokenSecret.key }}
+{{- end }}
+{{- end }}
