@@ -18,6 +18,7 @@ import yaml
 from sandbox.cluster import Cluster
 from tests.e2e.test_deploy_helm import CHART, REPO, by_kind, dry_run_install, one, render
 from worker.cli.command import build_parser
+from worker.running import azure_env
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -202,3 +203,39 @@ def test_server_side_dry_run_on_azure(helm: Path, cluster: Cluster) -> None:
     assert "aksnodeclasses.karpenter.azure.com" in crds
     applied = dry_run_install(cluster, docs, namespace)
     assert len(applied) == len(docs) and "Deployment/joinery" in applied
+
+
+def test_the_worker_reads_every_azure_value_the_chart_renders(helm: Path) -> None:
+    """Each ``azure.*`` value reaches the worker's Azure facts (worker/running/azure_env.py)
+    under the name the chart gives it; the bootstrap token's Secret reference is resolved
+    by the kubelet, so the test stands in the Secret's value."""
+    values = {
+        "azure.resourceGroup": "prod",
+        "azure.vnetSubnetID": SUBNET,
+        "azure.networkPlugin": "azure",
+        "azure.networkPluginMode": "overlay",
+        "azure.networkPolicy": "cilium",
+        "azure.networkDataplane": "cilium",
+        "azure.nodeIdentities": "/id/kubelet",
+        "azure.kubeletIdentityClientID": "kcid",
+        "azure.sshPublicKey": "ssh-rsa AAA",
+        "azure.bootstrapTokenSecret.name": "joinery-bootstrap",
+    }
+    env = _env(render(helm, *AZURE, *_sets(values)))
+    assert env.pop("KUBELET_BOOTSTRAP_TOKEN") == {
+        "secretKeyRef": {"name": "joinery-bootstrap", "key": "token"}
+    }
+    plain = {k: v for k, v in env.items() if isinstance(v, str)}
+    got = azure_env.read({**plain, "KUBELET_BOOTSTRAP_TOKEN": "abcdef.0123456789abcdef"})
+    assert got.missing() == []
+    assert (got.subscription_id, got.location) == (SUBSCRIPTION, "eastus")
+    assert (got.node_resource_group, got.resource_group) == (NODE_RG, "prod")
+    assert got.vnet_subnet_id == SUBNET
+    assert (got.network_plugin, got.network_plugin_mode) == ("azure", "overlay")
+    assert (got.network_policy, got.network_dataplane) == ("cilium", "cilium")
+    assert got.node_identities == ("/id/kubelet",)
+    assert (got.kubelet_identity_client_id, got.ssh_public_key) == ("kcid", "ssh-rsa AAA")
+    assert got.bootstrap_token == "abcdef.0123456789abcdef"
+    # every variable the worker reads, except the webhook's tenant, is one the chart can set
+    rendered = set(env) | {"KUBELET_BOOTSTRAP_TOKEN", "AZURE_TENANT_ID"}
+    assert set(azure_env.ENV_NAMES.values()) <= rendered
