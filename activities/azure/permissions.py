@@ -163,6 +163,24 @@ CALLS: tuple[Call, ...] = (
 
 BY_NAME: dict[str, Call] = {c.name: c for c in CALLS}
 
+# What a request body can link to, by its ARM property, and the action linking it needs: a
+# call whose body (a model's keyword or a JSON key, in camelCase or the SDK's snake_case)
+# names one needs that action too. The test finds these properties in the Azure code, so a
+# new link (a load balancer pool, a security group) fails until its action is granted.
+LINKS: dict[str, Grant] = {
+    "subnet": _g("Microsoft.Network/virtualNetworks/subnets/join/action", SUBNET),
+    "networkInterfaces": _g("Microsoft.Network/networkInterfaces/join/action"),
+    "userAssignedIdentities": _g("Microsoft.ManagedIdentity/userAssignedIdentities/assign/action"),
+    "loadBalancerBackendAddressPools": _g(
+        "Microsoft.Network/loadBalancers/backendAddressPools/join/action"
+    ),
+    "networkSecurityGroup": _g("Microsoft.Network/networkSecurityGroups/join/action"),
+    "publicIPAddress": _g("Microsoft.Network/publicIPAddresses/join/action"),
+    "applicationSecurityGroups": _g("Microsoft.Network/applicationSecurityGroups/joinIps/action"),
+    "diskEncryptionSet": _g("Microsoft.Compute/diskEncryptionSets/read"),
+    "capacityReservationGroup": _g("Microsoft.Compute/capacityReservationGroups/deploy/action"),
+}
+
 # The role names operators create; the deploy/azure files carry them.
 ROLE_NAMES = {
     NODE_GROUP: "Joinery Node Provisioner",

@@ -200,3 +200,31 @@ def arm_action(http_method: str, path: str) -> tuple[str, bool]:
     else:
         types, verb = rest[::2], _VERBS.get(http_method, "action")
     return "/".join([namespace, *types, verb]), "resourcegroups" not in lowered
+
+
+def _normal(name: str) -> str:
+    return name.replace("_", "").lower()
+
+
+def properties_in_source(
+    source: str, properties: Iterable[str], path: str = "<source>"
+) -> dict[str, list[Site]]:
+    """Which of ``properties`` (ARM JSON names, camelCase) a module puts in a request body:
+    as a model's keyword (the SDK's snake_case, ``load_balancer_backend_address_pools=``) or
+    as a dict key (``{"loadBalancerBackendAddressPools": ...}``)."""
+    wanted = {_normal(p): p for p in properties}
+    found: dict[str, list[Site]] = {}
+    for node in ast.walk(ast.parse(source)):
+        names: list[tuple[str, int]] = []
+        if isinstance(node, ast.keyword) and node.arg:
+            names.append((node.arg, getattr(node.value, "lineno", 0)))
+        elif isinstance(node, ast.Dict):
+            names.extend(
+                (k.value, k.lineno)
+                for k in node.keys
+                if isinstance(k, ast.Constant) and isinstance(k.value, str)
+            )
+        for name, line in names:
+            if (prop := wanted.get(_normal(name))) is not None:
+                found.setdefault(prop, []).append(Site(path, line))
+    return found

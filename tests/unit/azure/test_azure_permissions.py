@@ -18,7 +18,13 @@ from pathlib import Path
 import pytest
 
 from activities.azure import permissions as P
-from tests.support.azure_sdk_calls import Site, arm_action, calls_in_source, request_of
+from tests.support.azure_sdk_calls import (
+    Site,
+    arm_action,
+    calls_in_source,
+    properties_in_source,
+    request_of,
+)
 
 REPO = Path(__file__).resolve().parents[3]
 # The code the worker runs with the role: its activities, workflows and runtime. The CLI's
@@ -63,15 +69,35 @@ def _talks_to_azure(path: Path, source: str) -> bool:
     return False
 
 
-def worker_calls() -> dict[str, list[Site]]:
-    found: dict[str, list[Site]] = {}
+def _azure_modules() -> list[tuple[str, str]]:
+    """(path, source) of each module of the worker's Azure code."""
+    out = []
     for folder in WORKER_CODE:
         for path in sorted((REPO / folder).rglob("*.py")):
             source = path.read_text()
-            if not _talks_to_azure(path, source):
-                continue
-            for name, sites in calls_in_source(source, str(path.relative_to(REPO))).items():
-                found.setdefault(name, []).extend(sites)
+            if _talks_to_azure(path, source):
+                out.append((str(path.relative_to(REPO)), source))
+    return out
+
+
+def worker_calls() -> dict[str, list[Site]]:
+    found: dict[str, list[Site]] = {}
+    for rel, source in _azure_modules():
+        for name, sites in calls_in_source(source, rel).items():
+            found.setdefault(name, []).extend(sites)
+    return found
+
+
+def worker_links() -> dict[str, list[Site]]:
+    """The request-body properties of ``permissions.LINKS`` the worker's Azure code sets (the
+    table itself names them all, and is no request)."""
+    table = str(Path(P.__file__).resolve().relative_to(REPO))
+    found: dict[str, list[Site]] = {}
+    for rel, source in _azure_modules():
+        if rel == table:
+            continue
+        for prop, sites in properties_in_source(source, P.LINKS, rel).items():
+            found.setdefault(prop, []).extend(sites)
     return found
 
 
@@ -84,16 +110,44 @@ def test_every_sdk_call_the_worker_makes_is_in_the_table() -> None:
     unlisted = {name: [str(s) for s in sites] for name, sites in calls.items()}
     for name in P.BY_NAME:
         unlisted.pop(name, None)
-    assert unlisted == {}, "add these calls and their actions to activities/azure/permissions.py"
+    assert unlisted == {}, f"add {unlisted} and their actions to activities/azure/permissions.py"
 
 
 def test_every_call_in_the_table_is_made_by_the_code() -> None:
     calls = worker_calls()
     unneeded = sorted(set(P.BY_NAME) - set(calls) - NOT_YET_CALLED)
-    assert unneeded == [], "no code makes these calls: drop them from permissions.CALLS"
+    assert unneeded == [], f"no code makes {unneeded}: drop them from permissions.CALLS"
     landed = sorted(NOT_YET_CALLED & set(calls))
-    assert landed == [], "now called by the code: delete them from NOT_YET_CALLED"
+    assert landed == [], f"the code now calls {landed}: delete them from NOT_YET_CALLED"
     assert set(P.BY_NAME) >= NOT_YET_CALLED
+
+
+def test_every_link_a_request_body_makes_is_granted() -> None:
+    """A body naming a subnet, a NIC, an identity, a load balancer pool, a security group ...
+    needs that link's action: each one the code sets is granted with some call."""
+    granted = {g for c in P.CALLS for g in c.grants[1:]}
+    ungranted = {
+        prop: [str(s) for s in sites]
+        for prop, sites in worker_links().items()
+        if P.LINKS[prop] not in granted
+    }
+    assert ungranted == {}, (
+        f"grant each link's action with the call whose body sets it: {ungranted}"
+    )
+
+
+def test_every_linked_action_granted_is_set_by_the_code() -> None:
+    """Each action a call holds beyond its own is a link's, and the code sets that link
+    (unless the call itself is not made yet)."""
+    by_grant = {g: prop for prop, g in P.LINKS.items()}
+    links = worker_links()
+    unset = []
+    for call in P.CALLS:
+        for grant in call.grants[1:]:
+            assert grant in by_grant, f"{call.name}: {grant.action} is no link's action"
+            if by_grant[grant] not in links and call.name not in NOT_YET_CALLED:
+                unset.append(f"{call.name}: {grant.action} ({by_grant[grant]})")
+    assert unset == [], f"no code sets these links: drop their actions: {unset}"
 
 
 @pytest.mark.parametrize("call", P.CALLS, ids=lambda c: c.name)
@@ -204,6 +258,23 @@ def test_the_scan_finds_calls_through_names_bound_to_operation_groups() -> None:
         "network.network_interfaces.get",
     ]
     assert [s.line for s in found["compute.virtual_machines.begin_delete"]] == [10]
+
+
+def test_the_scan_finds_links_as_model_keywords_and_json_keys() -> None:
+    source = textwrap.dedent(
+        """
+        ip = NetworkInterfaceIPConfiguration(
+            name="ipconfig1",
+            subnet=Subnet(id=subnet_id),
+            load_balancer_backend_address_pools=pools,
+        )
+        vm = {"identity": {"type": "UserAssigned", "userAssignedIdentities": {i: {} for i in ids}}}
+        nsg = settings.network_security_group       # an attribute read is not a body
+        """
+    )
+    found = properties_in_source(source, P.LINKS, "p.py")
+    assert sorted(found) == ["loadBalancerBackendAddressPools", "subnet", "userAssignedIdentities"]
+    assert [s.line for s in found["userAssignedIdentities"]] == [7]
 
 
 def test_the_ec2_code_is_not_read_as_azure_calls() -> None:
