@@ -11,13 +11,15 @@ Two independent readings for ``activities.azure.permissions``:
   transport that records the first HTTP request and sends nothing; :func:`arm_action` turns
   that request into its Azure RBAC action by ARM's rule (the resource types of the URL, then
   read / write / delete, or ``<name>/action`` for a POST), and says whether its URL is
-  subscription-wide (no resource group in it).
+  subscription-wide (no resource group in it); it lives in sandbox/azure/authorization.py,
+  whose emulated RBAC uses it too.
 """
 
 from __future__ import annotations
 
 import ast
 import inspect
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -26,6 +28,10 @@ from typing import Any
 
 from azure.core.credentials import AccessToken
 from azure.core.pipeline.transport import HttpTransport
+
+from sandbox.azure.authorization import arm_action
+
+__all__ = ["arm_action", "calls_in", "calls_in_source", "properties_in_source", "request_of"]
 
 SUBSCRIPTION_ID = "00000000-0000-0000-0000-000000000000"
 SDKS = ("compute", "network", "resource")
@@ -46,6 +52,7 @@ class _Recorder(HttpTransport):
     def __init__(self) -> None:
         self.method = ""
         self.url = ""
+        self.content: Any = None
 
     def __enter__(self) -> _Recorder:
         return self
@@ -61,6 +68,7 @@ class _Recorder(HttpTransport):
 
     def send(self, request: Any, **kwargs: Any) -> Any:
         self.method, self.url = request.method, request.url
+        self.content = getattr(request, "content", None)
         raise _Sent
 
 
@@ -162,13 +170,21 @@ def _placeholder(parameter: inspect.Parameter) -> object:
 
 def request_of(sdk: str, group: str, method: str) -> tuple[str, str]:
     """The HTTP method and URL path of the first request ``sdk.group.method`` sends."""
+    http_method, path, _ = recorded(sdk, group, method)
+    return http_method, path
+
+
+def recorded(sdk: str, group: str, method: str, *args: Any) -> tuple[str, str, Any]:
+    """The HTTP method, URL path and JSON body (None without one) of the first request
+    ``sdk.group.method(*args)`` sends; placeholders stand in for arguments not given."""
     recorder = _Recorder()
     operation = getattr(getattr(_client(sdk, recorder), group), method)
-    args = [
-        _placeholder(p)
-        for p in inspect.signature(operation).parameters.values()
-        if p.kind is p.POSITIONAL_OR_KEYWORD and p.default is p.empty
-    ]
+    if not args:
+        args = tuple(
+            _placeholder(p)
+            for p in inspect.signature(operation).parameters.values()
+            if p.kind is p.POSITIONAL_OR_KEYWORD and p.default is p.empty
+        )
     try:
         result = operation(*args)
         if hasattr(result, "by_page"):  # a pager sends on the first item asked for
@@ -177,29 +193,9 @@ def request_of(sdk: str, group: str, method: str) -> tuple[str, str]:
         pass
     assert recorder.method, f"{sdk}.{group}.{method} sent no request"
     path = recorder.url.split("://", 1)[-1].split("/", 1)[-1].split("?", 1)[0]
-    return recorder.method, "/" + path
-
-
-_VERBS = {"GET": "read", "HEAD": "read", "PUT": "write", "PATCH": "write", "DELETE": "delete"}
-
-
-def arm_action(http_method: str, path: str) -> tuple[str, bool]:
-    """The RBAC action of an ARM request, and whether it is subscription-wide (no resource
-    group in its URL). ``GET /subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/
-    virtualMachines/v/instanceView`` is ``Microsoft.Compute/virtualMachines/instanceView/read``;
-    ``POST .../virtualMachines/v/deallocate`` is ``.../virtualMachines/deallocate/action``."""
-    segments = [s for s in path.split("/") if s]
-    lowered = [s.lower() for s in segments]
-    namespace, rest = "Microsoft.Resources", segments
-    for i in range(len(segments) - 2, -1, -1):
-        if lowered[i] == "providers" and "." in segments[i + 1] and i + 2 < len(segments):
-            namespace, rest = segments[i + 1], segments[i + 2 :]
-            break
-    if http_method == "POST" and len(rest) % 2:  # an action on a resource: .../{name}/{verb}
-        types, verb = rest[:-1:2], f"{rest[-1]}/action"
-    else:
-        types, verb = rest[::2], _VERBS.get(http_method, "action")
-    return "/".join([namespace, *types, verb]), "resourcegroups" not in lowered
+    content = recorder.content
+    body = json.loads(content) if isinstance(content, str | bytes) and content else None
+    return recorder.method, "/" + path, body
 
 
 def _normal(name: str) -> str:
