@@ -71,8 +71,6 @@ def test_workload_identity_and_the_clusters_facts(helm: Path) -> None:
         "--set", "settings.clusterCABundle=Q0E=",
         "--set", "cluster.kubernetesVersion=1.33",
         "--set", "cluster.serviceCIDR=10.0.0.0/16",
-        # an EKS role given by mistake is not rendered on Azure
-        "--set", "serviceAccount.roleArn=arn:aws:iam::111122223333:role/JoineryController",
     )  # fmt: skip
     sa = one(docs, "ServiceAccount")
     assert sa["metadata"]["annotations"] == {
@@ -107,7 +105,7 @@ def test_workload_identity_and_the_clusters_facts(helm: Path) -> None:
 
 
 def test_the_default_provider_is_aws_without_azure_identity(helm: Path) -> None:
-    docs = render(helm, "--set", "cluster.name=prod-east", *_sets(REQUIRED))
+    docs = render(helm, "--set", "cluster.name=prod-east")
     assert _env(docs)["JOINERY_PROVIDER"] == "aws"
     assert "AZURE_SUBSCRIPTION_ID" not in _env(docs)
     pod = one(docs, "Deployment")["spec"]["template"]
@@ -148,6 +146,34 @@ def test_each_required_azure_value_is_named_when_missing(helm: Path, missing: st
     )  # fmt: skip
     assert result.returncode != 0
     assert f"{missing} is required with provider=azure" in result.stderr
+
+
+def _refusal(helm: Path, *args: str) -> str:
+    result = subprocess.run(
+        [str(helm), "template", "joinery", str(CHART), "--set", "cluster.name=c", *args],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode != 0, "rendered"
+    return result.stderr
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        ("serviceAccount.roleArn=arn:aws:iam::1:role/x", "serviceAccount.roleArn is an EKS"),
+        ("aws.region=us-east-1", "aws.region is an AWS setting"),
+        ("settings.interruptionQueue=q", "settings.interruptionQueue (aws.interruptionQueue)"),
+        ("aws.interruptionQueue=q", "settings.interruptionQueue (aws.interruptionQueue)"),
+    ],
+)
+def test_aws_values_are_refused_on_azure(helm: Path, given: str, named: str) -> None:
+    assert named in _refusal(helm, *AZURE[2:], "--set", given)
+
+
+@pytest.mark.parametrize("given", [*REQUIRED, "azure.bootstrapTokenSecret.name"])
+def test_azure_values_without_provider_azure_are_refused(helm: Path, given: str) -> None:
+    stderr = _refusal(helm, "--set", f"{given}=x")
+    assert f"{given} is set but provider is aws: add --set provider=azure" in stderr
 
 
 def test_an_unknown_provider_is_refused(helm: Path) -> None:

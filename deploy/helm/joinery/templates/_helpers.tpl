@@ -70,6 +70,27 @@ SpotToSpotConsolidation), sorted by key. */}}
 {{- if not (has $p (list "aws" "azure")) }}
 {{- fail (printf "provider %q: one of aws, azure" $p) }}
 {{- end }}
+{{- /* A value for the other cloud is a mistake, never silently dropped. */}}
+{{- if eq $p "azure" }}
+{{- if .Values.serviceAccount.roleArn }}
+{{- fail "serviceAccount.roleArn is an EKS (IRSA) setting; with provider=azure the worker's identity is azure.clientId" }}
+{{- end }}
+{{- if .Values.aws.region }}
+{{- fail "aws.region is an AWS setting; with provider=azure the region is azure.location" }}
+{{- end }}
+{{- if or .Values.settings.interruptionQueue .Values.aws.interruptionQueue }}
+{{- fail "settings.interruptionQueue (aws.interruptionQueue) is an SQS queue of EC2 events; it has no meaning with provider=azure" }}
+{{- end }}
+{{- else }}
+{{- range $key, $value := .Values.azure }}
+{{- if and $value (ne $key "bootstrapTokenSecret") }}
+{{- fail (printf "azure.%s is set but provider is aws: add --set provider=azure" $key) }}
+{{- end }}
+{{- end }}
+{{- if .Values.azure.bootstrapTokenSecret.name }}
+{{- fail "azure.bootstrapTokenSecret.name is set but provider is aws: add --set provider=azure" }}
+{{- end }}
+{{- end }}
 {{- $p }}
 {{- end }}
 
