@@ -2,11 +2,12 @@
 
 Two independent readings for ``activities.azure.permissions``:
 
-- :func:`calls_in` parses Python sources and finds every ``<anything>.<group>.<method>(``
-  where ``<group>`` is an operations attribute of the compute, network or resource management
-  client and ``<method>`` a public method of that operations class; a name bound to an
-  operations group (``vms = compute.virtual_machines``, ``self._nics = network.network_interfaces``)
-  counts as the group. Generic: nothing here names the calls Joinery makes.
+- :func:`calls_in` parses Python sources and finds every ``<anything>.<group>.<method>``,
+  called or handed on as a bound method, where ``<group>`` is an operations attribute of the
+  compute, network or resource management client and ``<method>`` a public method of that
+  operations class; a name bound to an operations group (``vms = compute.virtual_machines``,
+  ``self._nics = network.network_interfaces``) counts as the group. Generic: nothing here
+  names the calls Joinery makes.
 - :func:`request_of` calls the SDK method itself, with placeholder arguments, through a
   transport that records the first HTTP request and sends nothing; :func:`arm_action` turns
   that request into its Azure RBAC action by ARM's rule (the resource types of the URL, then
@@ -121,7 +122,7 @@ def _attr_name(node: ast.expr) -> str:
 
 
 def calls_in_source(source: str, path: str = "<source>") -> dict[str, list[Site]]:
-    """``sdk.group.method`` of every SDK operation called in one module, with where."""
+    """``sdk.group.method`` of every SDK operation one module calls or hands on, with where."""
     groups = operation_groups()
     tree = ast.parse(source)
     aliases: dict[str, str] = {}
@@ -138,15 +139,16 @@ def calls_in_source(source: str, path: str = "<source>") -> dict[str, list[Site]
                     aliases[name] = value.attr
     found: dict[str, list[Site]] = {}
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        # a method called, or handed on uncalled (``retry(vms.begin_delete, group, name)``)
+        if not isinstance(node, ast.Attribute):
             continue
-        receiver = _attr_name(node.func.value)
+        receiver = _attr_name(node.value)
         group = receiver if receiver in groups else aliases.get(receiver, "")
         if not group:
             continue
         sdk, methods = groups[group]
-        if node.func.attr in methods:
-            name = f"{sdk}.{group}.{node.func.attr}"
+        if node.attr in methods:
+            name = f"{sdk}.{group}.{node.attr}"
             found.setdefault(name, []).append(Site(path, node.lineno))
     return found
 

@@ -248,10 +248,12 @@ def test_the_scan_finds_calls_through_names_bound_to_operation_groups() -> None:
                 self.cache.get("x")              # not an operations group
                 compute.virtual_machines.frobnicate()  # no such operation
                 self.images.get("x")             # an SDK group name: counted
+                retry(compute.disks.begin_delete, "rg", "disk")  # handed on uncalled
         """
     )
     found = calls_in_source(source, "p.py")
     assert sorted(found) == [
+        "compute.disks.begin_delete",
         "compute.images.get",
         "compute.resource_skus.list",
         "compute.virtual_machines.begin_delete",
