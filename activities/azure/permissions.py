@@ -159,6 +159,13 @@ CALLS: tuple[Call, ...] = (
         (_g("Microsoft.Compute/disks/delete"),),
         "a retired VM's OS disk",
     ),
+    Call(
+        "compute",
+        "disks",
+        "get",
+        (_g("Microsoft.Compute/disks/read"),),
+        "the OS disk's deletion is confirmed (gone) before the claim lets go",
+    ),
 )
 
 BY_NAME: dict[str, Call] = {c.name: c for c in CALLS}

@@ -48,6 +48,7 @@ NOT_YET_CALLED = {
     "compute.virtual_machines.list",
     "compute.virtual_machines.begin_delete",
     "compute.disks.begin_delete",
+    "compute.disks.get",
 }
 
 
