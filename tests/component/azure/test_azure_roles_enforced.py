@@ -160,3 +160,23 @@ def test_each_role_alone_is_not_enough() -> None:
             "Microsoft.Network/virtualNetworks/subnets/join/action @ nodes",
         ]
     )
+
+
+def test_operation_polls_pass_and_other_subscription_reads_do_not() -> None:
+    """The status of a long-running operation is followed without a role (ARM lets its caller
+    poll it); any other subscription-wide read is checked as usual."""
+    authorizer = Authorizer([assign(ROLES[P.NODE_GROUP], NODE_RG)])
+    for poll in (
+        f"{SUB}/providers/Microsoft.Network/locations/eastus/operations/abc",
+        f"{SUB}/providers/Microsoft.Compute/locations/eastus/operations/abc",
+        f"{SUB}/providers/Microsoft.Compute/locations/eastus/operationResults/abc",
+    ):
+        assert authorizer.denials("GET", poll) == []
+    assert authorizer.polls == 3 and authorizer.checks == []
+    usages = f"{SUB}/providers/Microsoft.Compute/locations/eastus/usages"
+    assert authorizer.denials("GET", usages) == [
+        ("Microsoft.Compute/locations/usages/read", usages)
+    ]
+    # a DELETE of an operation is no poll
+    op = f"{SUB}/providers/Microsoft.Compute/locations/eastus/operations/abc"
+    assert authorizer.denials("DELETE", op) != []
