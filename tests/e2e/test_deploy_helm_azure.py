@@ -18,7 +18,6 @@ import yaml
 from sandbox.cluster import Cluster
 from tests.e2e.test_deploy_helm import CHART, REPO, by_kind, dry_run_install, one, render
 from worker.cli.command import build_parser
-from worker.running import azure_env
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -231,37 +230,28 @@ def test_server_side_dry_run_on_azure(helm: Path, cluster: Cluster) -> None:
     assert len(applied) == len(docs) and "Deployment/joinery" in applied
 
 
-def test_the_worker_reads_every_azure_value_the_chart_renders(helm: Path) -> None:
-    """Each ``azure.*`` value reaches the worker's Azure facts (worker/running/azure_env.py)
-    under the name the chart gives it; the bootstrap token's Secret reference is resolved
-    by the kubelet, so the test stands in the Secret's value."""
-    values = {
-        "azure.resourceGroup": "prod",
-        "azure.vnetSubnetID": SUBNET,
-        "azure.networkPlugin": "azure",
-        "azure.networkPluginMode": "overlay",
-        "azure.networkPolicy": "cilium",
-        "azure.networkDataplane": "cilium",
-        "azure.nodeIdentities": "/id/kubelet",
-        "azure.kubeletIdentityClientID": "kcid",
-        "azure.sshPublicKey": "ssh-rsa AAA",
-        "azure.bootstrapTokenSecret.name": "joinery-bootstrap",
+# The environment Karpenter Azure's controller reads (its karpenter-values-template.yaml and
+# pkg/operator/options), which a migrating values file's controller.env carries.
+KARPENTER_AZURE_ENV = {
+    "AZURE_SUBSCRIPTION_ID", "LOCATION", "ARM_RESOURCE_GROUP", "AZURE_NODE_RESOURCE_GROUP",
+    "VNET_SUBNET_ID", "NETWORK_PLUGIN", "NETWORK_PLUGIN_MODE", "NETWORK_POLICY",
+    "NETWORK_DATAPLANE", "NODE_IDENTITIES", "KUBELET_IDENTITY_CLIENT_ID", "SSH_PUBLIC_KEY",
+    "KUBELET_BOOTSTRAP_TOKEN",
+}  # fmt: skip
+
+
+def test_every_azure_value_renders_under_karpenter_azures_name(helm: Path) -> None:
+    """Each ``azure.*`` value of values.yaml that is not the identity becomes exactly one
+    variable, and together they are the names Karpenter Azure's controller reads."""
+    values = yaml.safe_load((CHART / "values.yaml").read_text())["azure"]
+    given = {
+        f"azure.{key}": f"value-of-{key}"
+        for key, default in values.items()
+        if isinstance(default, str) and key not in ("clientId", "tenantId")
     }
-    env = _env(render(helm, *AZURE, *_sets(values)))
-    assert env.pop("KUBELET_BOOTSTRAP_TOKEN") == {
-        "secretKeyRef": {"name": "joinery-bootstrap", "key": "token"}
-    }
-    plain = {k: v for k, v in env.items() if isinstance(v, str)}
-    got = azure_env.read({**plain, "KUBELET_BOOTSTRAP_TOKEN": "abcdef.0123456789abcdef"})
-    assert got.missing() == []
-    assert (got.subscription_id, got.location) == (SUBSCRIPTION, "eastus")
-    assert (got.node_resource_group, got.resource_group) == (NODE_RG, "prod")
-    assert got.vnet_subnet_id == SUBNET
-    assert (got.network_plugin, got.network_plugin_mode) == ("azure", "overlay")
-    assert (got.network_policy, got.network_dataplane) == ("cilium", "cilium")
-    assert got.node_identities == ("/id/kubelet",)
-    assert (got.kubelet_identity_client_id, got.ssh_public_key) == ("kcid", "ssh-rsa AAA")
-    assert got.bootstrap_token == "abcdef.0123456789abcdef"
-    # every variable the worker reads, except the webhook's tenant, is one the chart can set
-    rendered = set(env) | {"KUBELET_BOOTSTRAP_TOKEN", "AZURE_TENANT_ID"}
-    assert set(azure_env.ENV_NAMES.values()) <= rendered
+    given["azure.bootstrapTokenSecret.name"] = "joinery-bootstrap"
+    env = _env(render(helm, *AZURE, *_sets(given)))
+    azure_names = set(env) - set(_env(render(helm, "--set", "cluster.name=prod-east")))
+    assert azure_names == KARPENTER_AZURE_ENV
+    shown = {v for v in env.values() if isinstance(v, str) and v.startswith("value-of-")}
+    assert shown == set(given.values()) - {"joinery-bootstrap"}
