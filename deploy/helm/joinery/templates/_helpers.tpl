@@ -63,3 +63,57 @@ SpotToSpotConsolidation), sorted by key. */}}
 {{- end }}
 {{- join "," $gates }}
 {{- end }}
+
+{{/* The cloud: aws or azure (JOINERY_PROVIDER); anything else stops the render. */}}
+{{- define "joinery.provider" -}}
+{{- $p := .Values.provider | default "aws" }}
+{{- if not (has $p (list "aws" "azure")) }}
+{{- fail (printf "provider %q: one of aws, azure" $p) }}
+{{- end }}
+{{- /* A value for the other cloud is a mistake, never silently dropped. */}}
+{{- if eq $p "azure" }}
+{{- if .Values.serviceAccount.roleArn }}
+{{- fail "serviceAccount.roleArn is an EKS (IRSA) setting; with provider=azure the worker's identity is azure.clientId" }}
+{{- end }}
+{{- if .Values.aws.region }}
+{{- fail "aws.region is an AWS setting; with provider=azure the region is azure.location" }}
+{{- end }}
+{{- if or .Values.settings.interruptionQueue .Values.aws.interruptionQueue }}
+{{- fail "settings.interruptionQueue (aws.interruptionQueue) is an SQS queue of EC2 events; it has no meaning with provider=azure" }}
+{{- end }}
+{{- else }}
+{{- range $key, $value := .Values.azure }}
+{{- if and $value (ne $key "bootstrapTokenSecret") }}
+{{- fail (printf "azure.%s is set but provider is aws: add --set provider=azure" $key) }}
+{{- end }}
+{{- end }}
+{{- if .Values.azure.bootstrapTokenSecret.name }}
+{{- fail "azure.bootstrapTokenSecret.name is set but provider is aws: add --set provider=azure" }}
+{{- end }}
+{{- end }}
+{{- $p }}
+{{- end }}
+
+{{/* provider=azure: the cluster's facts under Karpenter Azure's environment names. */}}
+{{- define "joinery.azureEnv" -}}
+{{- $a := .Values.azure }}
+- name: AZURE_SUBSCRIPTION_ID
+  value: {{ required "azure.subscriptionId is required with provider=azure" $a.subscriptionId | quote }}
+- name: LOCATION
+  value: {{ required "azure.location is required with provider=azure (the cluster's region)" $a.location | quote }}
+- name: AZURE_NODE_RESOURCE_GROUP
+  value: {{ required "azure.nodeResourceGroup is required with provider=azure (az aks show --query nodeResourceGroup)" $a.nodeResourceGroup | quote }}
+{{- range $key, $name := dict "resourceGroup" "ARM_RESOURCE_GROUP" "vnetSubnetID" "VNET_SUBNET_ID" "networkPlugin" "NETWORK_PLUGIN" "networkPluginMode" "NETWORK_PLUGIN_MODE" "networkPolicy" "NETWORK_POLICY" "networkDataplane" "NETWORK_DATAPLANE" "nodeIdentities" "NODE_IDENTITIES" "kubeletIdentityClientID" "KUBELET_IDENTITY_CLIENT_ID" "sshPublicKey" "SSH_PUBLIC_KEY" }}
+{{- with get $a $key }}
+- name: {{ $name }}
+  value: {{ . | quote }}
+{{- end }}
+{{- end }}
+{{- with $a.bootstrapTokenSecret.name }}
+- name: KUBELET_BOOTSTRAP_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: {{ $a.bootstrapTokenSecret.key }}
+{{- end }}
+{{- end }}
