@@ -80,20 +80,29 @@ class RoundContext:
         an earlier command of this round moved (new_domains.py), or None."""
         if not self.moved.moves:
             return None
-        state = self.state
-        before: dict[str, NodeView] = {
-            name: (n.labels, n.pods) for name, n in state.nodes.items() if name not in state.removed
-        }
-        after = dict(before)
-        for c in cands:
-            after.pop(c.node.name, None)
-        for name, pods in plan.existing.items():
-            labels, on = after[name]
-            after[name] = (labels, [*on, *pods])
-        for i, claim in enumerate(plan.claims):
-            name = f"candidate-replacement-{i}"
-            after[name] = ({**claim.requirements.labels(), L.HOSTNAME: name}, claim.pods)
-        return self.moved.refusal(before, after)
+        return self.moved.refusal(*self._changes(cands, plan))
+
+    def _changes(
+        self, cands: Sequence[Candidate], plan: Plan
+    ) -> tuple[list[NodeView], list[NodeView], list[NodeView]]:
+        """What a command does to the round's nodes: removed, added to, added (named as
+        ``RoundState.apply`` will name them)."""
+        nodes = self.state.nodes
+        removed: list[NodeView] = [
+            (nodes[c.node.name].labels, nodes[c.node.name].pods) for c in cands
+        ]
+        existing: list[NodeView] = [(nodes[n].labels, pods) for n, pods in plan.existing.items()]
+        added: list[NodeView] = [
+            (
+                {
+                    **claim.requirements.labels(),
+                    L.HOSTNAME: f"replacement-{self.state.version + 1}-{i}",
+                },
+                claim.pods,
+            )
+            for i, claim in enumerate(plan.claims)
+        ]
+        return removed, existing, added
 
     def accept(
         self,
@@ -108,11 +117,14 @@ class RoundContext:
             self.budgets.take(c.node.pool, reason)
         self.pdbs.take([p for c in cands for p in c.pods])
         names = [c.node.name for c in cands]
+        changes = self._changes(cands, plan)
         self.state.apply(names, plan)
-        for node, pods in plan.existing.items():
-            self.moved.record(pods, node)
-        for i, claim in enumerate(plan.claims):
-            self.moved.record(claim.pods, f"replacement-{self.state.version}-{i}")
+        live = (
+            (n.labels, n.pods)
+            for name, n in self.state.nodes.items()
+            if name not in self.state.removed
+        )
+        self.moved.applied(*changes, live)
         self.taken.update(names)
         for name in names:
             self.held.pop(name, None)
