@@ -63,6 +63,10 @@ to a ThreadedMotoServer) so that:
 * capacity reservations (moto has none): CreateCapacityReservation, DescribeCapacityReservations,
   capacity blocks, and targeted launches counting against a reservation's free places, a full
   one refused with ``ReservationCapacityExceeded`` (:mod:`sandbox.ec2.reservations`);
+* instance type offerings in the China and GovCloud regions, where moto's data has none
+  (:mod:`sandbox.ec2.partition_regions`);
+* an ARN of another partition than the request's region refused, as AWS refuses it (moto
+  takes any) (:mod:`sandbox.ec2.partition_guard`);
 * DescribeInstanceTypes and DescribeInstanceTypeOfferings are serialized once per moto
   version, region and request and kept (:mod:`sandbox.ec2.static_answers`): moto takes
   5-15 s to build each answer, EC2 answers in well under a second.
@@ -91,7 +95,7 @@ from moto.iam.exceptions import NoSuchEntity
 from moto.iam.models import IAMBackend
 
 from activities.ec2.pricing import offline_table
-from sandbox.ec2 import static_answers
+from sandbox.ec2 import partition_guard, partition_regions, static_answers
 from sandbox.ec2.reservations import EXCEEDED, EmulatedReservations
 
 ICE = "InsufficientInstanceCapacity"
@@ -821,6 +825,8 @@ def install(emulation: Emulation | None = None) -> Emulation:
         _originals["instances:describe_instances"] = InstanceBackend.describe_instances
         InstanceBackend.describe_instances = _describe_instances  # type: ignore[method-assign]
     static_answers.install()
+    partition_regions.install()
+    partition_guard.install()
     _installed = emu
     return emu
 
@@ -864,4 +870,6 @@ def uninstall() -> None:
             setattr(EC2Response, name, original)
     _originals.clear()
     static_answers.uninstall()
+    partition_regions.uninstall()
+    partition_guard.uninstall()
     _installed = None

@@ -271,9 +271,11 @@ SPOT_SERVICE_ROLE = "AWSServiceRoleForEC2Spot"
 
 def _seed_role(ec2: Any, name: str, service: str, path: str = "/") -> None:
     """An IAM role ``service`` may assume (one that exists already is left as it is)."""
+    # IAM is one per partition: a role made through a us-east-1 client would not exist for
+    # a cluster in cn-north-1 or us-gov-west-1 (moto keeps them apart, as AWS does).
     iam = boto3.session.Session(
         aws_access_key_id="testing", aws_secret_access_key="testing"
-    ).client("iam", region_name="us-east-1", endpoint_url=ec2.meta.endpoint_url)
+    ).client("iam", region_name=ec2.meta.region_name, endpoint_url=ec2.meta.endpoint_url)
     trust = {
         "Version": "2012-10-17",
         "Statement": [
