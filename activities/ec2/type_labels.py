@@ -19,6 +19,7 @@ P = L.AWS_LABEL_PREFIX
 ZONE_ID = "topology.k8s.aws/zone-id"
 NODECLASS = P + "ec2nodeclass"
 TENANCY = P + "instance-tenancy"
+TENANCY_DEFAULT = "default"  # shared hardware: the only tenancy Joinery launches
 PLACEMENT_GROUP_ID = P + "placement-group-id"
 CATEGORY, FAMILY, GENERATION, SIZE = (
     P + "instance-category",

@@ -51,3 +51,16 @@ def set_conditions(
 def record_resolved(kube: Kube, nodeclass: Mapping[str, Any], resolved: Mapping[str, Any]) -> Obj:
     """Publish resolved subnets / securityGroups / amis / instanceProfile in status."""
     return status.patch_status(kube, EC2NODECLASS, nodeclass, resolved)
+
+
+def annotate(kube: Kube, nodeclass: Mapping[str, Any], annotations: Mapping[str, str]) -> Obj:
+    """Set ``annotations`` on the class (what its status has no field for), if unchanged
+    since read (a conflict otherwise)."""
+    meta = nodeclass.get("metadata") or {}
+    return custom_objects.merge_patch(
+        kube,
+        EC2NODECLASS,
+        str(meta.get("name")),
+        {"metadata": {"annotations": dict(annotations)}},
+        resource_version=meta.get("resourceVersion"),
+    )
