@@ -97,6 +97,8 @@ AWS_LABELS = frozenset(
         "instance-local-nvme",
         "instance-capability-flex",
         "instance-tenancy",
+        "placement-group-id",
+        "placement-group-partition",
     )
 ) | {"topology.k8s.aws/zone-id"}
 

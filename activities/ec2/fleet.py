@@ -69,6 +69,12 @@ from activities.ec2.launch_templates import LaunchTemplateInput, LaunchTemplateP
 from activities.ec2.launch_types import LaunchRequest, LaunchResult, provider_id
 from activities.ec2.nodeclass import ResolvedNodeClass
 from activities.ec2.nodeclass_cache import ResolvedNodeClasses
+from activities.ec2.placement_groups import (
+    PARTITION,
+    PARTITION_LABEL,
+    catalog_key,
+    requested_partition,
+)
 from activities.ec2.reserved_offerings import reservation_labels, with_reserved_offerings
 from activities.ec2.settings import IPV6, ProviderSettings
 from activities.ec2.subnets import best_subnet_per_zone
@@ -272,7 +278,9 @@ class Launcher:
         group = resolved.placement_group
         zone_ids = {s.zone: s.zone_id for s in resolved.subnets if s.zone_id}
         types = with_reserved_offerings(
-            self._catalog.list(nodeclass, zones, group.strategy if group else "", zone_ids),
+            self._catalog.list(
+                nodeclass, zones, group.strategy if group else "", zone_ids, catalog_key(group)
+            ),
             resolved.capacity_reservations,
             self.reservations,
             zones,
@@ -357,7 +365,22 @@ class Launcher:
             result.labels[ZONE_ID] = zone_id
         if resolved.placement_group is not None:
             result.labels[PLACEMENT_GROUP_ID] = resolved.placement_group.id
+            if resolved.placement_group.strategy == PARTITION:
+                result.labels[PARTITION_LABEL] = self._partition(
+                    launched.instance_id, requested_partition(reqs, resolved.placement_group)
+                )
         return result
+
+    def _partition(self, instance_id: str, requested: int) -> str:
+        """The node's partition label: the one asked for, else the one EC2 chose (read back;
+        "" while EC2 does not say yet, Karpenter's value for "not known")."""
+        if requested:
+            return str(requested)
+        try:
+            found = self._instances.get(instance_id).partition
+        except EC2Error:
+            return ""
+        return str(found) if found else ""
 
     def _launch_reserved(
         self,
@@ -509,6 +532,9 @@ class Launcher:
                 efa_interfaces=efa,
                 placement_group_id=resolved.placement_group.id if resolved.placement_group else "",
             )
+            partition = requested_partition(request.requirement_set(), resolved.placement_group)
+            if partition:
+                spec = replace(spec, placement_partition=partition)
             if reservation is not None:
                 spec = replace(
                     spec,

@@ -32,6 +32,7 @@ from activities.ec2.launch_templates import LT_ID_TAG, LaunchTemplateProvider
 from activities.ec2.launch_types import LaunchRequest, LaunchResult
 from activities.ec2.nodeclass import NodeClassResolver, ResolvedNodeClass
 from activities.ec2.nodeclass_cache import ResolvedNodeClasses
+from activities.ec2.placement_groups import catalog_key
 from activities.ec2.pricing import PricingProvider
 from activities.ec2.reserved_offerings import with_reserved_offerings
 from activities.ec2.settings import ClusterInfo, ProviderSettings
@@ -295,7 +296,7 @@ class EC2Provider:
             zone_ids = {s.zone: s.zone_id for s in resolved.subnets if s.zone_id}
             group = resolved.placement_group
             strategy = group.strategy if group else ""
-            base = self.catalog.list(nodeclass, zones, strategy, zone_ids)
+            base = self.catalog.list(nodeclass, zones, strategy, zone_ids, catalog_key(group))
             if not resolved.capacity_reservations:
                 return base
             facts = tuple(

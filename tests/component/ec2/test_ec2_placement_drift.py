@@ -122,3 +122,33 @@ def test_a_group_made_again_drifts_the_nodes_launched_into_the_old_one(
     assert env.provider.nodeclass_status(plain).annotations == {
         L.NODECLASS_PLACEMENT_GROUP_ANNOTATION: ""
     }
+
+
+PARTITION = "karpenter.k8s.aws/placement-group-partition"
+
+
+def _partition_of(env: Any, instance_id: str) -> int:
+    described = env.clients.ec2.describe_instances(InstanceIds=[instance_id])
+    return int(described["Reservations"][0]["Instances"][0]["Placement"]["PartitionNumber"])
+
+
+def test_a_partition_group_is_a_topology_and_each_node_says_its_partition(
+    env: Any, make_nodeclass: Any
+) -> None:
+    group = _group(env.clients.ec2, "racks", "partition", PartitionCount=3)
+    nodeclass = make_nodeclass.build(placementGroupSelector={"name": "racks"})
+    for it in env.provider.instance_types(nodeclass):
+        assert it.requirements.get(PARTITION).values == frozenset({"1", "2", "3"})
+        assert it.requirements.get(L.PLACEMENT_GROUP_ID).values == frozenset({group})
+    # no partition asked for: EC2 chooses, and the label says what it chose
+    first = env.provider.launch(request("claim-1"), nodeclass)
+    second = env.provider.launch(request("claim-2"), nodeclass)
+    for launched in (first, second):
+        assert launched.labels[PARTITION] == str(_partition_of(env, launched.instance_id))
+    assert {first.labels[PARTITION], second.labels[PARTITION]} == {"1", "2"}
+    # a claim narrowed to partitions 2 and 3 goes to the lowest of them
+    narrowed = request(
+        "claim-3", requirements=[{"key": PARTITION, "operator": "In", "values": ["3", "2"]}]
+    )
+    third = env.provider.launch(narrowed, nodeclass)
+    assert third.labels[PARTITION] == "2" == str(_partition_of(env, third.instance_id))
