@@ -34,6 +34,13 @@ PROVISIONING_ROUND = "joinery.dev/provisioning-round"
 # with the EC2NodeClass's resolved ones without asking EC2 (Karpenter asks DescribeInstances).
 SUBNET_ID_ANNOTATION = "joinery.dev/subnet-id"
 SECURITY_GROUP_IDS_ANNOTATION = "joinery.dev/security-group-ids"
+# On a node (claim): the placement group it was launched into (Karpenter's label).
+PLACEMENT_GROUP_ID = "karpenter.k8s.aws/placement-group-id"
+# Joinery's own: on an EC2NodeClass, the id of the placement group its selector resolves to
+# now ("" for none), written with its status, so drift can compare it with a node's
+# ``PLACEMENT_GROUP_ID`` without asking EC2 (Karpenter's PlacementGroupDrift asks it). The
+# CRD's status has no field for it (Karpenter's does not publish the group).
+NODECLASS_PLACEMENT_GROUP_ANNOTATION = "joinery.dev/placement-group-id"
 
 # Put on a node once Joinery has decided to take it away, so nothing new lands there.
 DISRUPTED_TAINT_KEY = "karpenter.sh/disrupted"
@@ -89,8 +96,11 @@ AWS_LABELS = frozenset(
         "instance-encryption-in-transit-supported",
         "instance-local-nvme",
         "instance-capability-flex",
+        "instance-tenancy",
+        "placement-group-id",
+        "placement-group-partition",
     )
-)
+) | {"topology.k8s.aws/zone-id"}
 
 WELL_KNOWN_LABELS = frozenset(
     {ZONE, REGION, INSTANCE_TYPE, ARCH, OS, WINDOWS_BUILD, CAPACITY_TYPE, NODEPOOL} | AWS_LABELS

@@ -46,8 +46,9 @@ def node_name(provider_id: str) -> str:
     return provider_id.rstrip("/").rsplit("/", 1)[-1]
 
 
-def node_for(claim: Mapping[str, Any]) -> Obj:
-    """The Node a kubelet on ``claim``'s instance would register."""
+def node_for(claim: Mapping[str, Any], addresses: list[dict[str, str]] | None = None) -> Obj:
+    """The Node a kubelet on ``claim``'s instance would register; ``addresses`` are its
+    ``status.addresses`` (the instance's, :func:`sandbox.ec2.ipv6.node_addresses`)."""
     status = claim.get("status") or {}
     spec = claim.get("spec") or {}
     provider_id = str(status["providerID"])
@@ -78,13 +79,19 @@ def node_for(claim: Mapping[str, Any]) -> Obj:
             "annotations": {KWOK_NODE_ANNOTATION: KWOK_NODE_ANNOTATION_VALUE},
         },
         "spec": {"providerID": provider_id, "taints": taints},
-        "status": {"capacity": capacity, "allocatable": allocatable},
+        "status": {
+            "capacity": capacity,
+            "allocatable": allocatable,
+            **({"addresses": addresses} if addresses else {}),
+        },
     }
 
 
-def register(admin: Kube, claim: Mapping[str, Any]) -> Obj:
+def register(
+    admin: Kube, claim: Mapping[str, Any], addresses: list[dict[str, str]] | None = None
+) -> Obj:
     """Create the claim's Node (idempotent: an existing one is returned)."""
-    node = node_for(claim)
+    node = node_for(claim, addresses)
     try:
         return raw.call(admin.core.create_node, node)
     except AlreadyExists:
@@ -105,7 +112,10 @@ class NodeSimulator:
         boot_seconds: float = 0.0,
         interval: float = 0.25,
         should_register: Callable[[Mapping[str, Any]], bool] = lambda _claim: True,
+        addresses: Callable[[Mapping[str, Any]], list[dict[str, str]]] | None = None,
     ) -> None:
+        # the instance's addresses, as its kubelet reports them (none: the Node has none)
+        self._addresses = addresses
         self._admin = admin
         self._boot_seconds = boot_seconds
         self._interval = interval
@@ -192,7 +202,8 @@ class NodeSimulator:
                     self._registering.discard(provider_id)
                     return
             try:
-                register(self._admin, claim)
+                found = self._addresses(claim) if self._addresses else None
+                register(self._admin, claim, found)
             except Exception as exc:  # the API server busy or restarting: a kubelet retries
                 log.debug("node simulator: registering %s: %s", provider_id, exc)
                 self._stop.wait(self._interval)

@@ -39,6 +39,8 @@ class NodeClassStatus:
 
     conditions: list[Condition] = field(default_factory=list)
     fields: dict[str, Any] = field(default_factory=dict)
+    # annotations to keep on the class (what its CRD's status has no field for)
+    annotations: dict[str, str] = field(default_factory=dict)
 
 
 class CloudProvider(Protocol):

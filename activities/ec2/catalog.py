@@ -12,7 +12,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,11 +22,18 @@ from activities.ec2.errors import aws_errors
 from activities.ec2.families import AL2023, AMIFamily, family_of
 from activities.ec2.pricing import PricingProvider
 from activities.ec2.settings import ProviderSettings
-from activities.ec2.type_labels import requirements_for
+from activities.ec2.type_labels import (
+    PLACEMENT_GROUP_ID,
+    PLACEMENT_GROUP_PARTITION,
+    TENANCY,
+    TENANCY_DEFAULT,
+    ZONE_ID,
+    requirements_for,
+)
 from models.ec2nodeclass import BlockDeviceMapping, EC2NodeClass, KubeletConfiguration
 from models.instancetype import InstanceType, Offering
 from models.labels import CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT
-from models.requirements import Requirement
+from models.requirements import IN, Requirement
 
 SUPPORTED_ARCHITECTURES = ("x86_64", "arm64")
 CAPACITY_TYPES = (CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT)
@@ -97,6 +104,12 @@ class CatalogOptions:
     nested_virtualization: bool = False
     connection_tracking: bool = False
     placement_strategy: str = ""  # the resolved placement group's, "" without one
+    # (zone, zone id) of the NodeClass's subnets: a type's offered zones' ids become its
+    # ``topology.k8s.aws/zone-id`` requirement, as Karpenter's (none known: no requirement)
+    zone_ids: tuple[tuple[str, str], ...] = ()
+    # the resolved placement group's id and partitions (a partition group's count, else 0)
+    placement_group_id: str = ""
+    placement_partitions: int = 0
 
     @staticmethod
     def for_nodeclass(
@@ -104,6 +117,8 @@ class CatalogOptions:
         nodeclass: EC2NodeClass | None,
         subnet_zones: Iterable[str] | None = None,
         placement_strategy: str = "",
+        zone_ids: Mapping[str, str] | None = None,
+        placement_group: tuple[str, int] = ("", 0),
     ) -> CatalogOptions:
         spec = nodeclass.spec if nodeclass else None
         return CatalogOptions(
@@ -122,6 +137,9 @@ class CatalogOptions:
             ),
             connection_tracking=bool(spec and spec.connection_tracking is not None),
             placement_strategy=placement_strategy,
+            zone_ids=tuple(sorted((zone_ids or {}).items())),
+            placement_group_id=placement_group[0],
+            placement_partitions=placement_group[1],
         )
 
     def cache_key(self) -> str:
@@ -137,6 +155,8 @@ class CatalogOptions:
             "nested": self.nested_virtualization,
             "conntrack": self.connection_tracking,
             "placement": self.placement_strategy,
+            "zone_ids": [list(pair) for pair in self.zone_ids],
+            "group": [self.placement_group_id, self.placement_partitions],
         }
         return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
@@ -236,9 +256,29 @@ def build_catalog(
             part = static_parts(info, opts)
             if statics is not None:
                 statics[name] = part
-        out.append(
-            InstanceType.build(name, part.capacity, offerings, part.overhead, part.requirements)
-        )
+        requirements = [*part.requirements, *placement_requirements(offerings, opts)]
+        out.append(InstanceType.build(name, part.capacity, offerings, part.overhead, requirements))
+    return out
+
+
+def placement_requirements(
+    offerings: Iterable[Offering], opts: CatalogOptions
+) -> list[Requirement]:
+    """The labels a node gets from where it is launched, as the type's requirements (as
+    Karpenter's): the ids of the zones it is available in, and the tenancy Joinery launches
+    (shared, ``default``; Karpenter also offers ``dedicated``, which Joinery cannot launch,
+    so a pod or pool requiring it finds no type rather than a node it did not ask for)."""
+    out = [Requirement.create(TENANCY, IN, [TENANCY_DEFAULT])]
+    ids = dict(opts.zone_ids)
+    offered = sorted({ids[o.zone] for o in offerings if o.zone in ids})
+    if offered:
+        out.append(Requirement.create(ZONE_ID, IN, offered))
+    if opts.placement_group_id:
+        # as Karpenter's: the group, and a partition group's partitions as a topology
+        out.append(Requirement.create(PLACEMENT_GROUP_ID, IN, [opts.placement_group_id]))
+    if opts.placement_partitions:
+        numbers = [str(n) for n in range(1, opts.placement_partitions + 1)]
+        out.append(Requirement.create(PLACEMENT_GROUP_PARTITION, IN, numbers))
     return out
 
 
@@ -315,10 +355,12 @@ class InstanceTypeProvider:
         nodeclass: EC2NodeClass | None = None,
         subnet_zones: Iterable[str] | None = None,
         placement_strategy: str = "",
+        zone_ids: Mapping[str, str] | None = None,
+        placement_group: tuple[str, int] = ("", 0),
     ) -> list[InstanceType]:
         raw = self.raw()
         opts = CatalogOptions.for_nodeclass(
-            self.settings, nodeclass, subnet_zones, placement_strategy
+            self.settings, nodeclass, subnet_zones, placement_strategy, zone_ids, placement_group
         )
         key = (opts.cache_key(), self.unavailable.seq_num, self._generation)
         with self._lock:

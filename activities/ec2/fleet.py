@@ -69,10 +69,22 @@ from activities.ec2.launch_templates import LaunchTemplateInput, LaunchTemplateP
 from activities.ec2.launch_types import LaunchRequest, LaunchResult, provider_id
 from activities.ec2.nodeclass import ResolvedNodeClass
 from activities.ec2.nodeclass_cache import ResolvedNodeClasses
+from activities.ec2.placement_groups import (
+    PARTITION,
+    PARTITION_LABEL,
+    catalog_key,
+    requested_partition,
+)
 from activities.ec2.reserved_offerings import reservation_labels, with_reserved_offerings
 from activities.ec2.settings import IPV6, ProviderSettings
 from activities.ec2.subnets import best_subnet_per_zone
-from activities.ec2.type_labels import NODECLASS, PLACEMENT_GROUP_ID, TENANCY, ZONE_ID
+from activities.ec2.type_labels import (
+    NODECLASS,
+    PLACEMENT_GROUP_ID,
+    TENANCY,
+    TENANCY_DEFAULT,
+    ZONE_ID,
+)
 from activities.ec2.type_match import CompatibleTypes
 from activities.ec2.userdata import Bootstrap
 from activities.ec2.userdata import render as render_user_data
@@ -80,7 +92,7 @@ from models import labels as L
 from models.ec2nodeclass import EC2NodeClass, KubeletConfiguration
 from models.instancetype import InstanceType, Offering
 from models.policies import STRICT
-from models.requirements import Requirement, Requirements
+from models.requirements import IN, Requirement, Requirements
 from models.resources import parse_resources, render
 from scheduling.targets import min_values_shortfall
 
@@ -143,6 +155,17 @@ def usable_offerings(
         for o in it.offerings
         if o.available and o.capacity_type == capacity_type and zone.has(o.zone)
     )
+
+
+def by_zone_id(reqs: Requirements, zone_ids: Mapping[str, str]) -> Requirements:
+    """``reqs`` with a ``topology.k8s.aws/zone-id`` requirement also said of zone names: a
+    zone's id is its own (one to one within an account), and offerings are by zone name, so
+    only the zones whose ids the claim allows are launched into."""
+    wanted = reqs.get(ZONE_ID)
+    if wanted is None or not zone_ids:
+        return reqs
+    allowed = sorted(z for z, zid in zone_ids.items() if wanted.has(zid))
+    return reqs.with_requirements([Requirement.create(L.ZONE, IN, allowed)])
 
 
 def choose_capacity_type(types: list[InstanceType], reqs: Requirements) -> str | None:
@@ -253,13 +276,16 @@ class Launcher:
         self._unavailable.sync()  # other replicas' refusals, before choosing pools
         zones = {s.zone for s in resolved.subnets}
         group = resolved.placement_group
+        zone_ids = {s.zone: s.zone_id for s in resolved.subnets if s.zone_id}
         types = with_reserved_offerings(
-            self._catalog.list(nodeclass, zones, group.strategy if group else ""),
+            self._catalog.list(
+                nodeclass, zones, group.strategy if group else "", zone_ids, catalog_key(group)
+            ),
             resolved.capacity_reservations,
             self.reservations,
             zones,
         )
-        reqs = request.requirement_set()
+        reqs = by_zone_id(request.requirement_set(), zone_ids)
         requests = parse_resources(request.resources)
         compatible = self._compatible(types, reqs, requests)
         capacity_type = choose_capacity_type(compatible, reqs)
@@ -339,7 +365,22 @@ class Launcher:
             result.labels[ZONE_ID] = zone_id
         if resolved.placement_group is not None:
             result.labels[PLACEMENT_GROUP_ID] = resolved.placement_group.id
+            if resolved.placement_group.strategy == PARTITION:
+                result.labels[PARTITION_LABEL] = self._partition(
+                    launched.instance_id, requested_partition(reqs, resolved.placement_group)
+                )
         return result
+
+    def _partition(self, instance_id: str, requested: int) -> str:
+        """The node's partition label: the one asked for, else the one EC2 chose (read back;
+        "" while EC2 does not say yet, Karpenter's value for "not known")."""
+        if requested:
+            return str(requested)
+        try:
+            found = self._instances.get(instance_id).partition
+        except EC2Error:
+            return ""
+        return str(found) if found else ""
 
     def _launch_reserved(
         self,
@@ -491,6 +532,9 @@ class Launcher:
                 efa_interfaces=efa,
                 placement_group_id=resolved.placement_group.id if resolved.placement_group else "",
             )
+            partition = requested_partition(request.requirement_set(), resolved.placement_group)
+            if partition:
+                spec = replace(spec, placement_partition=partition)
             if reservation is not None:
                 spec = replace(
                     spec,
@@ -673,7 +717,7 @@ class Launcher:
         if it is not None:
             labels.update(it.requirements.labels())
         labels.update({L.INSTANCE_TYPE: itype, L.ZONE: zone, L.CAPACITY_TYPE: capacity_type})
-        labels[TENANCY] = "default"  # Joinery launches shared tenancy only
+        labels[TENANCY] = TENANCY_DEFAULT  # Joinery launches shared tenancy only
         if request is not None:
             labels.update(request.labels)
             labels[L.NODEPOOL] = request.nodepool_name

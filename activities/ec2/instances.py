@@ -56,6 +56,8 @@ class Instance:
     # a reserved instance's reservation and its type (default | capacity-block)
     capacity_reservation_id: str = ""
     capacity_reservation_type: str = ""
+    # the partition of a partition placement group EC2 put it in (0: none, or not said yet)
+    partition: int = 0
 
     @property
     def provider_id(self) -> str:
@@ -98,6 +100,7 @@ class Instance:
                 "/", 1
             )[-1],
             capacity_reservation_id=reservation if reserved else "",
+            partition=int((raw.get("Placement") or {}).get("PartitionNumber") or 0),
             capacity_reservation_type=(
                 ("capacity-block" if lifecycle == "capacity-block" else "default")
                 if reserved

@@ -97,6 +97,8 @@ class LaunchTemplateInput:
     cpu_options: str = ""
     connection_tracking: str = ""
     placement_group_id: str = ""  # the NodeClass's resolved placement group, "" without one
+    # the partition asked for in a partition group (0: EC2 chooses, spreading the group)
+    placement_partition: int = 0
     # A reserved launch's template targets its capacity reservation (capacity blocks are
     # bought on their own market type), as Karpenter's reserved launch templates do.
     capacity_reservation_id: str = ""
@@ -167,6 +169,7 @@ class LaunchTemplateInput:
             "cpu_options",
             "connection_tracking",
             "placement_group_id",
+            "placement_partition",
             "capacity_reservation_id",
             "capacity_reservation_type",
         ):
@@ -189,6 +192,8 @@ class LaunchTemplateInput:
             out["CpuOptions"] = json.loads(self.cpu_options)
         if self.placement_group_id:
             out["Placement"] = {"GroupId": self.placement_group_id}
+            if self.placement_partition:
+                out["Placement"]["PartitionNumber"] = self.placement_partition
         if (
             self.associate_public_ip is not None
             or self.ipv6

@@ -6,6 +6,9 @@ outside the group the user asked for. Its strategy (cluster, partition, spread) 
 class's instance types to those that support it, its id goes into the launch template's
 ``Placement`` and onto the node's ``karpenter.k8s.aws/placement-group-id`` label, and a
 node whose label no longer names the class's group has drifted (``PlacementGroupDrift``).
+In a partition group, the partition is a topology as Karpenter makes it: the types offer
+each partition (``karpenter.k8s.aws/placement-group-partition``), a claim that narrows them
+is launched into the lowest it allows, and a node carries the partition it is in.
 """
 
 from __future__ import annotations
@@ -15,6 +18,10 @@ from typing import Any
 
 from activities.ec2.errors import EC2Error, aws_errors
 from models.ec2nodeclass import PlacementGroupSelector
+from models.requirements import Requirements
+
+PARTITION = "partition"
+PARTITION_LABEL = "karpenter.k8s.aws/placement-group-partition"
 
 # EC2's answer for a group name or id it does not know
 UNKNOWN_CODES = ("InvalidPlacementGroup.Unknown", "InvalidGroup.NotFound")
@@ -57,3 +64,26 @@ def resolve_placement_group(ec2: Any, selector: PlacementGroupSelector) -> Place
         partition_count=int(g.get("PartitionCount") or 0),
         spread_level=str(g.get("SpreadLevel") or ""),
     )
+
+
+def catalog_key(group: PlacementGroup | None) -> tuple[str, int]:
+    """What of the group shapes the catalog's requirements: its id and, for a partition
+    group, its partition count."""
+    if group is None:
+        return ("", 0)
+    return (group.id, group.partition_count if group.strategy == PARTITION else 0)
+
+
+def requested_partition(reqs: Requirements, group: PlacementGroup | None) -> int:
+    """The partition a claim is launched into: the lowest its requirements allow when they
+    narrow the group's partitions (Karpenter's rule), else 0 (EC2 chooses, spreading)."""
+    if group is None or group.strategy != PARTITION or group.partition_count <= 0:
+        return 0
+    wanted = reqs.get(PARTITION_LABEL)
+    if wanted is None:
+        return 0
+    every = [str(n) for n in range(1, group.partition_count + 1)]
+    allowed = [int(n) for n in every if wanted.has(n)]
+    if not allowed or len(allowed) == len(every):
+        return 0
+    return min(allowed)

@@ -32,12 +32,14 @@ from activities.ec2.launch_templates import LT_ID_TAG, LaunchTemplateProvider
 from activities.ec2.launch_types import LaunchRequest, LaunchResult
 from activities.ec2.nodeclass import NodeClassResolver, ResolvedNodeClass
 from activities.ec2.nodeclass_cache import ResolvedNodeClasses
+from activities.ec2.placement_groups import catalog_key
 from activities.ec2.pricing import PricingProvider
 from activities.ec2.reserved_offerings import with_reserved_offerings
 from activities.ec2.settings import ClusterInfo, ProviderSettings
 from activities.ec2.shared_offerings import ConfigMapRecord
 from activities.kubernetes import conditions as cond
 from models import conditions
+from models import labels as L
 from models import provider_id as aws_ids
 from models.ec2nodeclass import CapacityReservationSelectorTerm, EC2NodeClass
 from models.instancetype import InstanceType
@@ -214,6 +216,7 @@ class EC2Provider:
         if nodeclass.spec.capacity_reservation_selector_terms:
             # drift reads it (CapacityReservationDrift): written even when empty
             fields["capacityReservations"] = status.capacity_reservations or []
+        group = resolved.placement_group
         return NodeClassStatus(
             [
                 cond.Condition(c.type, c.status, c.reason, c.message or "")
@@ -221,6 +224,8 @@ class EC2Provider:
                 if c.type != conditions.READY
             ],
             fields,
+            # PlacementGroupDrift reads it: the group's id now, "" without one
+            {L.NODECLASS_PLACEMENT_GROUP_ANNOTATION: group.id if group else ""},
         )
 
     def find_by_nodeclaim(self, nodeclaim: str) -> Instance | None:
@@ -288,8 +293,10 @@ class EC2Provider:
                 return self.catalog.list(None, None)
             resolved = self.nodeclasses.get(nodeclass)
             zones = {s.zone for s in resolved.subnets}
+            zone_ids = {s.zone: s.zone_id for s in resolved.subnets if s.zone_id}
             group = resolved.placement_group
-            base = self.catalog.list(nodeclass, zones, group.strategy if group else "")
+            strategy = group.strategy if group else ""
+            base = self.catalog.list(nodeclass, zones, strategy, zone_ids, catalog_key(group))
             if not resolved.capacity_reservations:
                 return base
             facts = tuple(

@@ -19,7 +19,9 @@ P = L.AWS_LABEL_PREFIX
 ZONE_ID = "topology.k8s.aws/zone-id"
 NODECLASS = P + "ec2nodeclass"
 TENANCY = P + "instance-tenancy"
+TENANCY_DEFAULT = "default"  # shared hardware: the only tenancy Joinery launches
 PLACEMENT_GROUP_ID = P + "placement-group-id"
+PLACEMENT_GROUP_PARTITION = P + "placement-group-partition"
 CATEGORY, FAMILY, GENERATION, SIZE = (
     P + "instance-category",
     P + "instance-family",

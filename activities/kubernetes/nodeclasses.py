@@ -60,3 +60,21 @@ def record_resolved(
     """Publish what the class resolved to in status (an EC2NodeClass's subnets /
     securityGroups / amis / instanceProfile, an AKSNodeClass's images / kubernetesVersion)."""
     return status.patch_status(kube, resource, nodeclass, resolved)
+
+
+def annotate(
+    kube: Kube,
+    nodeclass: Mapping[str, Any],
+    annotations: Mapping[str, str],
+    resource: CustomResource = EC2NODECLASS,
+) -> Obj:
+    """Set ``annotations`` on the class (what its status has no field for), if unchanged
+    since read (a conflict otherwise)."""
+    meta = nodeclass.get("metadata") or {}
+    return custom_objects.merge_patch(
+        kube,
+        resource,
+        str(meta.get("name")),
+        {"metadata": {"annotations": dict(annotations)}},
+        resource_version=meta.get("resourceVersion"),
+    )

@@ -27,6 +27,8 @@ from models import conditions, unimplemented
 from models.errors import field_error
 
 Obj = dict[str, Any]
+# Among the resolved fields: the annotations the class should carry (not a status field).
+ANNOTATIONS = "metadata.annotations"
 
 
 def desired(
@@ -42,6 +44,9 @@ def desired(
         )
         return [invalid], {}
     resolved = cloud.nodeclass_status(nodeclass)
+    fields = dict(resolved.fields)
+    if resolved.annotations:
+        fields[ANNOTATIONS] = dict(resolved.annotations)
     out = [c for c in resolved.conditions if c.type != conditions.VALIDATION_SUCCEEDED]
     # the provider's own verdict on the spec (the AKSNodeClass's), else the fields Joinery
     # does not implement (models.unimplemented)
@@ -51,7 +56,7 @@ def desired(
             reporting.refusal(unimplemented.nodeclass_fields(body)),
         )
     )
-    return out, dict(resolved.fields)
+    return out, fields
 
 
 def report(kube: Kube, cloud: CloudProvider, name: str) -> list[cond.Condition]:
@@ -72,8 +77,13 @@ def report(kube: Kube, cloud: CloudProvider, name: str) -> list[cond.Condition]:
             current = nodeclasses.set_conditions(
                 kube, current, wanted, resource=resource, readiness=kind.readiness
             )
-        if fields and any(status.get(k) != v for k, v in fields.items()):
-            nodeclasses.record_resolved(kube, current, fields, resource)
+        resolved = {k: v for k, v in fields.items() if k != ANNOTATIONS}
+        if resolved and any(status.get(k) != v for k, v in resolved.items()):
+            current = nodeclasses.record_resolved(kube, current, resolved, resource)
+        annotations = fields.get(ANNOTATIONS) or {}
+        have = (current.get("metadata") or {}).get("annotations") or {}
+        if any(have.get(k) != v for k, v in annotations.items()):
+            nodeclasses.annotate(kube, current, annotations, resource)
         return turned_false
 
     turned_false = retry_conflicts(write)

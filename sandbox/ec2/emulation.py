@@ -34,10 +34,12 @@ to a ThreadedMotoServer) so that:
   ``InstanceMetadataTags`` unset while an instance tag key holds a ``/`` (IMDS tag keys may
   not), as real accounts with that default do; GetInstanceMetadataDefaults (which moto lacks)
   reports it as the account-level setting, and nothing when it is EC2's own default;
-* placement groups, which moto does not implement at all: CreatePlacementGroup and
-  DescribePlacementGroups (by name or id, a ``state`` filter, an unknown name or id answered
-  ``InvalidPlacementGroup.Unknown`` as EC2 does) over groups the emulation keeps per region;
-  a launch into one is not placed any differently (there are no racks here);
+* placement groups, which moto does not implement at all: CreatePlacementGroup (a fresh id
+  per creation), DeletePlacementGroup and DescribePlacementGroups (by name or id, a ``state``
+  filter, an unknown name or id answered ``InvalidPlacementGroup.Unknown`` as EC2 does) over
+  groups the emulation keeps per region; an instance launched into one shows it in its
+  ``Placement``, with the partition EC2 would choose in a partition group
+  (:mod:`sandbox.ec2.placement`); it is not placed any differently (there are no racks here);
 * launched instances carry ``aws:ec2launchtemplate:id`` / ``:version`` tags, as EC2 adds,
   and the launch template's security groups (DescribeInstances ``SecurityGroups``) and
   instance profile (``IamInstanceProfile``), as EC2 applies them;
@@ -63,6 +65,13 @@ to a ThreadedMotoServer) so that:
 * capacity reservations (moto has none): CreateCapacityReservation, DescribeCapacityReservations,
   capacity blocks, and targeted launches counting against a reservation's free places, a full
   one refused with ``ReservationCapacityExceeded`` (:mod:`sandbox.ec2.reservations`);
+* instance type offerings in the China and GovCloud regions, where moto's data has none
+  (:mod:`sandbox.ec2.partition_regions`);
+* a launch template's IPv6 addresses on the instance's primary interface (``Ipv6AddressCount``,
+  ``PrimaryIpv6``), and a subnet's auto-assigned one, which moto's CreateFleet leaves out
+  (:mod:`sandbox.ec2.ipv6`);
+* an ARN of another partition than the request's region refused, as AWS refuses it (moto
+  takes any) (:mod:`sandbox.ec2.partition_guard`);
 * DescribeInstanceTypes and DescribeInstanceTypeOfferings are serialized once per moto
   version, region and request and kept (:mod:`sandbox.ec2.static_answers`): moto takes
   5-15 s to build each answer, EC2 answers in well under a second.
@@ -77,6 +86,7 @@ import hashlib
 import re
 import threading
 import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -91,7 +101,7 @@ from moto.iam.exceptions import NoSuchEntity
 from moto.iam.models import IAMBackend
 
 from activities.ec2.pricing import offline_table
-from sandbox.ec2 import static_answers
+from sandbox.ec2 import ipv6, partition_guard, partition_regions, placement, static_answers
 from sandbox.ec2.reservations import EXCEEDED, EmulatedReservations
 
 ICE = "InsufficientInstanceCapacity"
@@ -536,8 +546,9 @@ class Emulation:
         strategy = str(response._get_param("Strategy", "cluster"))
         group: dict[str, Any] = {
             "GroupName": name,
-            "GroupId": "pg-"
-            + hashlib.sha256(f"{response.region}/{name}".encode()).hexdigest()[:17],
+            # a fresh id per creation, as EC2 gives: a group deleted and made again under
+            # its name is another group (Karpenter's PlacementGroupDrift)
+            "GroupId": "pg-" + uuid.uuid4().hex[:17],
             "State": "available",
             "Strategy": strategy,
             "GroupArn": "",
@@ -555,6 +566,22 @@ class Emulation:
                 )
             mine[name] = group
         return ActionResult({"PlacementGroup": dict(group)})
+
+    def delete_placement_group(self, response: Any) -> ActionResult:
+        name = str(response._get_param("GroupName"))
+        with self._lock:
+            if self.placement_groups.get(response.region, {}).pop(name, None) is None:
+                raise EC2ClientError(
+                    "InvalidPlacementGroup.Unknown", f"The Placement Group '{name}' is unknown."
+                )
+        return ActionResult({})
+
+    def placement_group(self, region: str, group_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            for group in self.placement_groups.get(region, {}).values():
+                if group["GroupId"] == group_id:
+                    return dict(group)
+        return None
 
     def describe_placement_groups(self, response: Any) -> ActionResult:
         names = list(response._get_param("GroupNames", []))
@@ -622,8 +649,8 @@ def _parameters_digest(querystring: Mapping[str, Any]) -> str:
 
 def _tag_with_template(backend: Any, spec: Mapping[str, Any], launched: list[Any]) -> None:
     """EC2 tags every instance with the template it came from, puts it in the template's
-    security groups and gives it the template's instance profile; moto's CreateFleet does
-    none of these."""
+    security groups, gives it the template's instance profile and its primary interface the
+    template's IPv6 addresses; moto's CreateFleet does none of these."""
     version = backend._get_template_from_args(dict(spec))
     tags = {
         "aws:ec2launchtemplate:id": version.template.id,
@@ -634,6 +661,9 @@ def _tag_with_template(backend: Any, spec: Mapping[str, Any], launched: list[Any
     for entry in launched:
         for instance_id in entry.get("InstanceIds", []):
             backend.get_instance(instance_id).add_tags(tags)
+            ipv6.apply_template(backend, version.data, instance_id)
+            if _installed is not None:
+                placement.apply_template(_installed, backend, version.data, instance_id)
             if groups:
                 backend.modify_instance_security_groups(instance_id, groups)
             if profile.get("Name") or profile.get("Arn"):
@@ -755,8 +785,16 @@ def install(emulation: Emulation | None = None) -> Emulation:
             assert _installed is not None
             return _installed.get_instance_metadata_defaults(self)
 
-        for action in ("create_placement_group", "describe_placement_groups"):
+        for action in (
+            "create_placement_group",
+            "describe_placement_groups",
+            "delete_placement_group",
+        ):
             _originals[action] = EC2Response.__dict__.get(action)
+
+        def delete_placement_group(self: Any) -> ActionResult:
+            assert _installed is not None
+            return _installed.delete_placement_group(self)
 
         def create_placement_group(self: Any) -> ActionResult:
             assert _installed is not None
@@ -809,6 +847,7 @@ def install(emulation: Emulation | None = None) -> Emulation:
         EC2Response.get_instance_metadata_defaults = get_instance_metadata_defaults  # type: ignore[attr-defined]
         EC2Response.create_placement_group = create_placement_group  # type: ignore[attr-defined]
         EC2Response.describe_placement_groups = describe_placement_groups  # type: ignore[attr-defined]
+        EC2Response.delete_placement_group = delete_placement_group  # type: ignore[attr-defined]
         EC2Response.describe_spot_price_history = describe_spot_price_history  # type: ignore[method-assign]
         _originals["iam:remove_role_from_instance_profile"] = (
             IAMBackend.remove_role_from_instance_profile
@@ -821,6 +860,9 @@ def install(emulation: Emulation | None = None) -> Emulation:
         _originals["instances:describe_instances"] = InstanceBackend.describe_instances
         InstanceBackend.describe_instances = _describe_instances  # type: ignore[method-assign]
     static_answers.install()
+    partition_regions.install()
+    partition_guard.install()
+    ipv6.install()
     _installed = emu
     return emu
 
@@ -864,4 +906,7 @@ def uninstall() -> None:
             setattr(EC2Response, name, original)
     _originals.clear()
     static_answers.uninstall()
+    partition_regions.uninstall()
+    partition_guard.uninstall()
+    ipv6.uninstall()
     _installed = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -55,18 +56,30 @@ def seed_network(
     zones: list[str] | None = None,
     cidr: str = "10.20.0.0/16",
     subnet_prefix: int = 20,
+    ipv6: bool = False,
 ) -> SeededNetwork:
-    """A tagged VPC, one tagged subnet per zone and one tagged security group."""
+    """A tagged VPC, one tagged subnet per zone and one tagged security group. With ``ipv6``
+    the VPC has an Amazon-provided IPv6 block and each subnet a /64 of it, without
+    auto-assignment (EC2's default): an instance gets an IPv6 address only if asked."""
     tag = [{"Key": DISCOVERY_TAG, "Value": cluster_name}]
     vpc_id = ec2.create_vpc(
-        CidrBlock=cidr, TagSpecifications=[{"ResourceType": "vpc", "Tags": tag}]
+        CidrBlock=cidr,
+        AmazonProvidedIpv6CidrBlock=ipv6,
+        TagSpecifications=[{"ResourceType": "vpc", "Tags": tag}],
     )["Vpc"]["VpcId"]
     blocks = ipaddress.ip_network(cidr).subnets(new_prefix=subnet_prefix)
+    v6_blocks: Iterator[ipaddress.IPv6Network] = iter(())
+    if ipv6:
+        vpc = ec2.describe_vpcs(VpcIds=[vpc_id])["Vpcs"][0]
+        v6 = vpc["Ipv6CidrBlockAssociationSet"][0]["Ipv6CidrBlock"]
+        v6_blocks = ipaddress.IPv6Network(v6).subnets(new_prefix=64)
     subnets: dict[str, str] = {}
     for zone, block in zip(zones or zones_of(ec2), blocks, strict=False):
+        v6_block = next(v6_blocks, None)
         subnets[zone] = ec2.create_subnet(
             VpcId=vpc_id,
             CidrBlock=str(block),
+            **({"Ipv6CidrBlock": str(v6_block)} if v6_block else {}),
             AvailabilityZone=zone,
             TagSpecifications=[
                 {
@@ -271,9 +284,11 @@ SPOT_SERVICE_ROLE = "AWSServiceRoleForEC2Spot"
 
 def _seed_role(ec2: Any, name: str, service: str, path: str = "/") -> None:
     """An IAM role ``service`` may assume (one that exists already is left as it is)."""
+    # IAM is one per partition: a role made through a us-east-1 client would not exist for
+    # a cluster in cn-north-1 or us-gov-west-1 (moto keeps them apart, as AWS does).
     iam = boto3.session.Session(
         aws_access_key_id="testing", aws_secret_access_key="testing"
-    ).client("iam", region_name="us-east-1", endpoint_url=ec2.meta.endpoint_url)
+    ).client("iam", region_name=ec2.meta.region_name, endpoint_url=ec2.meta.endpoint_url)
     trust = {
         "Version": "2012-10-17",
         "Statement": [

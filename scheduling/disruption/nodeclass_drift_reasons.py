@@ -18,6 +18,11 @@ Karpenter's AWS provider marks a NodeClaim Drifted when, in this order:
   ``status.capacityReservations`` any more (it left the selector, or ended). Karpenter checks
   this against the instance rather than the offerings, because a reserved instance whose
   reservation ended falls back to on-demand (its labels flip) and must not drift for that.
+- ``PlacementGroupDrift``: the claim's ``karpenter.k8s.aws/placement-group-id`` label is not
+  the group the class's ``placementGroupSelector`` resolves to now (Joinery publishes that id
+  on the class as the ``joinery.dev/placement-group-id`` annotation, "" for none): a selector
+  added, removed or changed, or a group deleted and made again under the same name (a new id).
+  A class without the annotation (not yet resolved by this Joinery) gives no verdict.
 
 Karpenter answers "no verdict" (an error, so no drift) when a fact is missing; so does
 Joinery: no ``imageID`` on the claim, no ``status.amis``, an unknown instance type, an empty
@@ -62,6 +67,8 @@ class NodeClassFacts:
     security_group_ids: frozenset[str]
     spec_hash: str | None  # None when the spec is not a valid EC2NodeClass spec
     capacity_reservation_ids: frozenset[str] = frozenset()  # status.capacityReservations
+    # the resolved placement group's id ("" none), None when not published
+    placement_group_id: str | None = None
 
 
 def _entries(status: Mapping[str, Any], key: str, d: Document) -> list[Mapping[str, Any]]:
@@ -114,7 +121,21 @@ def read_nodeclass(d: Document) -> NodeClassFacts:
         capacity_reservation_ids=frozenset(
             str(r["id"]) for r in _entries(status, "capacityReservations", d)
         ),
+        placement_group_id=_placement_group(meta, d),
     )
+
+
+def _placement_group(meta: Any, d: Document) -> str | None:
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+    if not isinstance(annotations, Mapping):
+        return None
+    found = annotations.get(L.NODECLASS_PLACEMENT_GROUP_ANNOTATION)
+    if found is None:
+        return None
+    if not isinstance(found, str):
+        key = L.NODECLASS_PLACEMENT_GROUP_ANNOTATION
+        raise InputError(f"{d.label()}: metadata.annotations[{key}]: expected a string")
+    return found
 
 
 def mapped_ami(it: InstanceType, amis: Sequence[tuple[str, Requirements]]) -> str | None:
@@ -187,6 +208,19 @@ def capacity_reservation_drift(labels: Mapping[str, str], nc: NodeClassFacts) ->
     )
 
 
+def placement_group_drift(labels: Mapping[str, str], nc: NodeClassFacts) -> str | None:
+    if nc.placement_group_id is None:
+        return None
+    have = labels.get(L.PLACEMENT_GROUP_ID, "")
+    if have == nc.placement_group_id:
+        return None
+    now = nc.placement_group_id or "none"
+    return (
+        f"PlacementGroupDrift: launched into {have or 'no placement group'}, EC2NodeClass "
+        f"{nc.name}'s placement group is now {now}"
+    )
+
+
 def nodeclass_drift_reason(
     annotations: Mapping[str, str],
     image_id: str,
@@ -202,4 +236,5 @@ def nodeclass_drift_reason(
         or security_group_drift(annotations, nc)
         or subnet_drift(annotations, nc)
         or capacity_reservation_drift(labels or {}, nc)
+        or placement_group_drift(labels or {}, nc)
     )

@@ -58,6 +58,8 @@ def test_nodeclass_status_resolves_or_says_why(admin: Kube, kube: Kube, cloud: C
     assert condition(ready, "Ready")["status"] == "True"  # type: ignore[index]
     assert ready["status"]["subnets"] and ready["status"]["securityGroups"]
     assert ready["status"]["amis"][0]["id"].startswith("ami-")
+    # no placementGroupSelector: the resolved group is none (PlacementGroupDrift reads it)
+    assert ready["metadata"]["annotations"]["joinery.dev/placement-group-id"] == ""
 
     failed = nodeclass_status.report(kube, cloud.provider, bad)
     assert [c.type for c in failed] == ["SubnetsReady"]
