@@ -21,6 +21,7 @@ from activities.cloud.options import ProviderOptions
 from models.aksnodeclass import AKSNodeClass
 from sandbox.azure.credential import FakeCredential
 from sandbox.azure.server import AzureServer
+from sandbox.azure.vm_nodes import vm_node_maker
 from tests.component.azure.conftest import SUBSCRIPTION
 
 RG = "MC_rg_joinery_eastus"
@@ -290,3 +291,27 @@ def test_garbage_collection(azure: AzureServer, provider: AzureProvider) -> None
     names = sorted(n["name"] for n in azure.emulator.nics.table.all())
     assert names == ["aks-kept", "aks-leaked"]
     assert json.dumps(kept.labels)
+
+
+def test_a_running_vm_registers_its_node_as_its_custom_data_says(
+    azure: AzureServer, provider: AzureProvider
+) -> None:
+    result = provider.launch(
+        request("node-1", sizes=("Standard_D4s_v3",), capacity="spot"), nodeclass()
+    )
+    claim = {
+        "metadata": {"name": "node-1", "labels": {"karpenter.sh/nodepool": "default"}},
+        "spec": {"requirements": [], "taints": [{"key": "dedicated", "effect": "NoSchedule"}]},
+        "status": {"providerID": result.provider_id, "capacity": {"cpu": "4", "pods": "110"}},
+    }
+    make = vm_node_maker(azure.emulator)
+    node = make(claim)
+    assert node is not None
+    assert node["metadata"]["name"] == "aks-node-1"
+    labels = node["metadata"]["labels"]
+    assert labels["kubernetes.azure.com/mode"] == "user"  # from the custom data
+    assert labels["karpenter.sh/nodepool"] == "default"
+    assert {"key": "karpenter.sh/unregistered", "effect": "NoExecute"} in node["spec"]["taints"]
+    assert node["status"]["nodeInfo"]["kubeletVersion"] == "v1.33.0"
+    azure.emulator.vms.evict("aks-node-1")
+    assert make(claim) is None  # evicted: no kubelet to register
