@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import contextlib
 import uuid
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from activities.azure.provider import AzureProvider
+from activities.azure.vms import TAG_CLUSTER
+from activities.cloud.launch import LaunchRequest
 from activities.deps import Deps
+from activities.garbage import launch_templates, orphan_instances
+from activities.garbage.types import CollectInput
 from activities.kubernetes import custom_objects, nodeclaims
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import AlreadyExists
@@ -115,3 +120,33 @@ def test_a_claims_life_on_azure(deps: Deps, admin: Kube, azure: AzureServer) -> 
     assert azure.emulator.nics.table.all() == []
     assert azure.emulator.vms.disks.all() == []
     assert provider.find_by_nodeclaim(name) is None
+
+
+def test_garbage_collection_on_azure(deps: Deps, admin: Kube, azure: AzureServer) -> None:
+    """A VM whose claim is gone is deleted (its NIC and disk go with it, as their delete
+    options say), and a NIC no VM holds goes once past its grace."""
+    provider = deps.provider()
+    assert isinstance(provider, AzureProvider) and provider.machines is not None
+    provider.machines.vms.delete_wait_seconds = 0.0  # as in production: rounds come back
+    request = LaunchRequest(
+        f"gone-{uuid.uuid4().hex[:6]}", "uid", POOL, CLASS, requirements=REQUIREMENTS
+    )
+    leaked = provider.launch(
+        request, AKSNodeClass.model_validate(custom_objects.get(admin, AKSNODECLASS, CLASS))
+    )
+    provider.machines.launcher._nic("aks-orphan", SUBNET, False, {TAG_CLUSTER: "joinery"})
+    later = datetime.now(UTC) + timedelta(minutes=10)
+    out = orphan_instances.collect(deps, CollectInput(), later)
+    assert out.removed == [leaked.instance_id]
+    assert eventually(lambda: provider.find_by_nodeclaim(request.nodeclaim_name) is None or None)
+    assert azure.emulator.vms.vms.all() == []
+    assert azure.emulator.vms.disks.all() == []
+    launch_templates.collect(deps, CollectInput(), later)  # the orphan NIC is first seen
+    gone = launch_templates.collect(deps, CollectInput(), later + timedelta(minutes=3))
+    assert gone.removed == ["aks-orphan"]
+
+    def no_nics() -> bool | None:
+        azure.emulator.operations.settle()  # Azure finishes the deletion on its own time
+        return azure.emulator.nics.table.all() == [] or None
+
+    assert eventually(no_nics)
