@@ -244,7 +244,8 @@ async def run_worker(
     client: Client | None = None,
 ) -> None:
     """Run until ``stop`` is set (or cancelled). Adapters may be passed in (tests, sandbox)."""
-    refused = refusal(cloud.name if cloud is not None else settings.provider)
+    # a provider passed in (tests, the sandbox) is already built: nothing to refuse
+    refused = refusal(settings.provider) if cloud is None else None
     if refused is not None:
         raise ValueError(refused)
     if kube is None:
