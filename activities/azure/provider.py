@@ -173,7 +173,8 @@ class AzureProvider:
 
     def nodeclass_not_ready(self, nodeclass: AKSNodeClass) -> str | None:
         """A field Joinery does not act on, or no image, version or subnet to launch with
-        (the resolution is cached, so this costs no call per planning round)."""
+        (resolutions are cached: a gallery is listed once per refresh interval, not per
+        planning round)."""
         if unimplemented_fields(nodeclass.spec):
             return validation_condition(nodeclass.spec).message or "not ready"
         return self.nodeclass_resolver().not_ready(nodeclass)

@@ -251,7 +251,8 @@ async def run_worker(
     if kube is None:
         kube = connect(settings.kubeconfig or None)
         rate_limit.limit(kube.api_client, settings.kube_client_qps, settings.kube_client_burst)
-    if settings.eks_control_plane is False:
+    if settings.eks_control_plane is False or settings.provider == AZURE:
+        # an AKS cluster's version, endpoint and CA come from its API server (no EKS)
         settings = cluster_facts.from_api_server(settings, kube)
     cloud = cloud or cloud_provider(settings)
     if client is None:
