@@ -130,17 +130,20 @@ def _simulate_outcome(
     total = sum(c.node.price or 0.0 for c in cands)
     floor = ctx.state.cheapest_holding(pods)
     if floor is None or floor >= total - 1e-9:
-        # No new node could be cheaper: only a delete can save, so solve without pools.
+        # No new node for all the pods could be cheaper: try a delete, solved without pools.
         plan = ctx.state.simulate(names, pods, new_nodes=False)
         if not plan.unschedulable:
             return plan, []
-        key = next(iter(sorted(plan.unschedulable)))
-        cheapest = "no instance type" if floor is None else f"none under ${floor:.4f}/h"
-        why = (
-            f"pod {key} fits on no other node, and no new node could be cheaper than "
-            f"${total:.4f}/h ({cheapest} holds its pods)"
-        )
-        return why if floor is None else TooDear(why)
+        # Some pods may still land on the other nodes and the rest on a smaller new node.
+        floor = ctx.state.cheapest_holding(pods, names)
+        if floor is None or floor >= total - 1e-9:
+            key = next(iter(sorted(plan.unschedulable)))
+            cheapest = "no instance type" if floor is None else f"none under ${floor:.4f}/h"
+            why = (
+                f"pod {key} fits on no other node, and no new node could be cheaper than "
+                f"${total:.4f}/h ({cheapest} holds the pods the other nodes have no room for)"
+            )
+            return why if floor is None else TooDear(why)
     plan = ctx.state.simulate(names, pods)
     if plan.unschedulable:
         key, reason = next(iter(sorted(plan.unschedulable.items())))

@@ -145,6 +145,7 @@ class RoundState:
             daemonsets=self.problem.daemonsets,
             volume_requirements=self.problem.volume_requirements,
             volumes=self.problem.volumes,
+            namespace_labels=self.problem.namespace_labels,
             policies=self.problem.policies,
         )
         return Solver(sub, catalog=self.catalog, rejections=self.rejections).solve()
@@ -171,11 +172,14 @@ class RoundState:
             if self._wide_anti is not None:
                 self._wide_anti += _wide_terms(claim.pods)
 
-    def cheapest_holding(self, pods: Sequence[Pod]) -> float | None:
+    def cheapest_holding(
+        self, pods: Sequence[Pod], without: Collection[str] | None = None
+    ) -> float | None:
         """A lower bound on the price of one new node for ``pods``: the cheapest available
         offering of any type whose allocatable holds their summed cpu, memory and count
-        (labels, taints and DaemonSet overhead ignored, so no real node is cheaper; every
-        pool's catalog counts, so no pool's node is either)."""
+        (less, given ``without``, what the usable nodes other than those have free: some pods
+        may land there; labels, taints and DaemonSet overhead ignored, so no real node is cheaper;
+        every pool's catalog counts, so no pool's node is either)."""
         if self._price_order is None:
             order = []
             for types in self.problem.catalogs():
@@ -185,13 +189,24 @@ class RoundState:
                         a = it.allocatable
                         order.append((min(prices), a.get(CPU, 0), a.get(MEMORY, 0), a.get(PODS, 0)))
             self._price_order = sorted(order)
-        cpu = sum(p.requests.get(CPU, 0) for p in pods)
-        mem = sum(p.requests.get(MEMORY, 0) for p in pods)
-        count = 1000 * len(pods)
+        free = (0, 0, 0) if without is None else self._free_room(without)
+        cpu = sum(p.requests.get(CPU, 0) for p in pods) - free[0]
+        mem = sum(p.requests.get(MEMORY, 0) for p in pods) - free[1]
+        count = 1000 * len(pods) - free[2]
         for price, c, m, n in self._price_order:
             if c >= cpu and m >= mem and n >= count:
                 return price
         return None
+
+    def _free_room(self, without: Collection[str]) -> tuple[int, int, int]:
+        """Free cpu, memory and pod slots summed over the usable nodes not in ``without``."""
+        cpu = mem = slots = 0
+        for name, _, room in self._listing():
+            if room is not None and name not in without:
+                cpu += max(0, room[0])
+                mem += max(0, room[1])
+                slots += max(0, room[2])
+        return cpu, mem, slots
 
     def _listing(self) -> list[tuple[str, NodeInfo, tuple[int, int, int] | None]]:
         """The nodes not removed, in order, each with its room if pods may land on it (None
