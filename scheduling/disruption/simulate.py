@@ -85,6 +85,7 @@ class RoundState:
     _rooms: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     _wide_anti: list[AffinityTerm] | None = None
     _price_order: list[tuple[float, int, int, int]] | None = None
+    _zones: list[str] | None = None
     _listed: tuple[int, list[tuple[str, NodeInfo, tuple[int, int, int] | None]]] | None = None
 
     @classmethod
@@ -105,11 +106,14 @@ class RoundState:
         new_nodes: bool = True,
         one_new_node: bool = False,
         avoid: Collection[str] = (),
+        zone: str | None = None,
     ) -> Plan:
         """Solve ``pods`` onto the usable nodes other than ``without`` and the removed ones,
         opening new claims where they fit nowhere (unless ``new_nodes`` is False; at most
         one per pool with ``one_new_node``, which then takes pods up to its largest type).
-        The nodes in ``avoid`` stay, their pods counted, but take none of ``pods``."""
+        The nodes in ``avoid`` stay, their pods counted, but take none of ``pods``; with
+        ``zone``, a new claim whose zone a pod's spread or affinity pins goes to that zone
+        when the rule allows it (``Problem.zone_hint``)."""
         self.simulations += 1
         gone = set(without)
         need = _smallest(pods) if pods else (0, 0, 0)
@@ -147,6 +151,7 @@ class RoundState:
             volumes=self.problem.volumes,
             namespace_labels=self.problem.namespace_labels,
             policies=self.problem.policies,
+            zone_hint=zone,
         )
         return Solver(sub, catalog=self.catalog, rejections=self.rejections).solve()
 
@@ -226,6 +231,20 @@ class RoundState:
         if twin is None or twin.pods is not node.pods:
             twin = self._counted_only[name] = replace(node, schedulable=False)
         return twin
+
+    def zones(self) -> list[str]:
+        """Every zone an available offering of the round's catalogs is in."""
+        if self._zones is None:
+            self._zones = sorted(
+                {
+                    o.zone
+                    for types in self.problem.catalogs()
+                    for it in types
+                    for o in it.offerings
+                    if o.available
+                }
+            )
+        return self._zones
 
     def room(self, name: str) -> tuple[int, int, int]:
         """Free cpu, memory and pod slots of a node now."""

@@ -153,3 +153,98 @@ def test_affinity_through_a_namespace_selector_selects_only_those_namespaces() -
     out = disrupt(docs, CATALOG)
     assert commands(out) == []
     assert "no matching pod" in kept_reasons(out)["big"]
+
+
+def _zonal_catalog() -> dict[str, Any]:
+    """A 1-cpu type sold only in zone a, a 2-cpu type only in zone b, a 4-cpu type in both."""
+
+    def entry(name: str, cpu: str, offers: dict[str, float]) -> dict[str, Any]:
+        return {
+            "name": name,
+            "capacity": {"cpu": cpu, "memory": "8Gi", "pods": "50"},
+            "offerings": [
+                {"zone": z, "capacityType": "on-demand", "price": p} for z, p in offers.items()
+            ],
+        }
+
+    return {
+        "instanceTypes": [
+            entry("one-cpu", "1", {ZA: 0.02}),
+            entry("two-cpu", "2", {ZB: 0.05}),
+            entry("four-cpu", "4", {ZA: 0.10, ZB: 0.10}),
+        ]
+    }
+
+
+def _four_cpu(name: str, zone: str) -> list[Mapping[str, Any]]:
+    body = node(
+        name,
+        "4",
+        "8Gi",
+        "50",
+        zone=zone,
+        instance_type="four-cpu",
+        nodepool="default",
+        labels={"karpenter.sh/initialized": "true"},
+    )
+    body["metadata"]["creationTimestamp"] = LONG_AGO
+    body["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    return [body, claim_for(body)]
+
+
+def test_pods_that_must_share_a_zone_move_to_the_zone_where_they_fit_for_less() -> None:
+    """Two pods that must share a zone (pod affinity to their own app): the first pod alone
+    is cheapest in zone a, where both together need the 4-cpu type again; in zone b one
+    2-cpu node holds both for half the price (before the fix: kept, the claim pinned to
+    the first pod's cheapest zone)."""
+    affinity = {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [pod_term(ZONE, {"app": "web"})]
+        }
+    }
+    docs: list[Mapping[str, Any]] = [pool(budgets=ALL), *_four_cpu("big", ZA)]
+    docs += [
+        bound(f"web-{i}", "big", "800m", "1Gi", labels={"app": "web"}, affinity=affinity)
+        for i in range(2)
+    ]
+    out = disrupt(docs, _zonal_catalog())
+    (cmd,) = commands(out)
+    assert cmd["nodes"] == ["big"]
+    (rep,) = cmd["replacements"]
+    assert rep["zones"] == [ZB]
+    assert rep["instanceTypes"] == ["two-cpu"]
+    assert set(cmd["pods"].values()) == {"replacement-0"}
+
+
+def test_pods_without_a_zonal_rule_are_not_moved_across_zones_for_nothing() -> None:
+    """The same two pods without the affinity: two 1-cpu nodes in zone a would do, but a
+    round launches one node; the 2-cpu node of zone b holds both for less than the 4-cpu
+    node, found without any zone being pinned."""
+    docs: list[Mapping[str, Any]] = [pool(budgets=ALL), *_four_cpu("big", ZA)]
+    docs += [bound(f"web-{i}", "big", "800m", "1Gi", labels={"app": "web"}) for i in range(2)]
+    out = disrupt(docs, _zonal_catalog())
+    (cmd,) = commands(out)
+    (rep,) = cmd["replacements"]
+    assert rep["instanceTypes"] == ["two-cpu"]
+
+
+def test_a_pod_with_zonal_anti_affinity_does_not_pin_its_companions_zone() -> None:
+    """A pod that must avoid zones holding its own app pins the new claim's zone as a spread
+    does: to the zone cheapest for it alone (a), where it and its companion need the 4-cpu
+    type again; zone b holds both on a 2-cpu node."""
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [pod_term(ZONE, {"app": "solo"})]
+        }
+    }
+    docs: list[Mapping[str, Any]] = [
+        pool(budgets=ALL),
+        *_four_cpu("big", ZA),
+        bound("solo-0", "big", "800m", "1Gi", labels={"app": "solo"}, affinity=anti),
+        bound("plain-0", "big", "800m", "1Gi", labels={"app": "plain"}),
+    ]
+    out = disrupt(docs, _zonal_catalog())
+    (cmd,) = commands(out)
+    (rep,) = cmd["replacements"]
+    assert rep["zones"] == [ZB]
+    assert rep["instanceTypes"] == ["two-cpu"]
