@@ -258,7 +258,7 @@ class RoundState:
             return False
         if self._wide_anti is None:
             self._wide_anti = _wide_terms(p for n in self.nodes.values() for p in n.pods)
-        return not any(_may_select(t, p) for t in self._wide_anti for p in pods)
+        return not any(may_select(t, p) for t in self._wide_anti for p in pods)
 
 
 def _one_more_node(pool: NodePool, nodes: Sequence[NodeInfo]) -> NodePool:
@@ -280,7 +280,7 @@ def _wide_terms(pods: Iterable[Pod]) -> list[AffinityTerm]:
     return [t for p in pods for t in p.anti_affinity if t.key != L.HOSTNAME]
 
 
-def _may_select(term: AffinityTerm, pod: Pod) -> bool:
+def may_select(term: AffinityTerm, pod: Pod) -> bool:
     """Whether ``term`` may select ``pod`` (namespace selectors count as yes)."""
     named = not term.all_namespaces and term.namespace_selector is None and term.namespaces
     if named and pod.namespace not in term.namespaces:
