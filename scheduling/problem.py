@@ -54,6 +54,11 @@ class Problem:
     pool_instance_types: dict[str, list[InstanceType]] = field(default_factory=dict)
     # Karpenter's MIN_VALUES_POLICY, PREFERENCE_POLICY and feature gates (models.policies).
     policies: Policies = field(default_factory=Policies)
+    # The zone to pin a new claim to when a pod's zonal spread or affinity pins its zone and
+    # allows this one among others (Karpenter pins any least-filled zone; the solver the
+    # cheapest for the pod at hand): consolidation tries each, as the pods together may be
+    # cheaper in another zone. None: the cheapest.
+    zone_hint: str | None = None
 
     def catalog_of(self, pool: str) -> list[InstanceType]:
         """The instance types the pool named ``pool`` can launch."""

@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Sequence
 from operator import itemgetter
 
+from models import labels as L
 from models.resources import CPU, MEMORY
 from scheduling.disruption.context import RoundContext
 from scheduling.disruption.replacement import cheaper_replacement
@@ -130,17 +131,20 @@ def _simulate_outcome(
     total = sum(c.node.price or 0.0 for c in cands)
     floor = ctx.state.cheapest_holding(pods)
     if floor is None or floor >= total - 1e-9:
-        # No new node could be cheaper: only a delete can save, so solve without pools.
+        # No new node for all the pods could be cheaper: try a delete, solved without pools.
         plan = ctx.state.simulate(names, pods, new_nodes=False)
         if not plan.unschedulable:
             return plan, []
-        key = next(iter(sorted(plan.unschedulable)))
-        cheapest = "no instance type" if floor is None else f"none under ${floor:.4f}/h"
-        why = (
-            f"pod {key} fits on no other node, and no new node could be cheaper than "
-            f"${total:.4f}/h ({cheapest} holds its pods)"
-        )
-        return why if floor is None else TooDear(why)
+        # Some pods may still land on the other nodes and the rest on a smaller new node.
+        floor = ctx.state.cheapest_holding(pods, names)
+        if floor is None or floor >= total - 1e-9:
+            key = next(iter(sorted(plan.unschedulable)))
+            cheapest = "no instance type" if floor is None else f"none under ${floor:.4f}/h"
+            why = (
+                f"pod {key} fits on no other node, and no new node could be cheaper than "
+                f"${total:.4f}/h ({cheapest} holds the pods the other nodes have no room for)"
+            )
+            return why if floor is None else TooDear(why)
     plan = ctx.state.simulate(names, pods)
     if plan.unschedulable:
         key, reason = next(iter(sorted(plan.unschedulable.items())))
@@ -151,15 +155,60 @@ def _simulate_outcome(
         # The solver opens a claim per best-priced size; one larger node may hold them all.
         single = ctx.state.simulate(names, pods, one_new_node=True)
         if single.unschedulable or len(single.claims) != 1:
-            return f"its pods need {len(plan.claims)} new nodes, consolidation launches at most one"
+            why = f"its pods need {len(plan.claims)} new nodes, consolidation launches at most one"
+            return _in_another_zone(ctx, cands, pods, single, why)
         plan = single
     gates = ctx.state.problem.policies.gates
     narrowed = cheaper_replacement(
         plan.claims[0], [c.node for c in cands], gates.spot_to_spot_consolidation
     )
     if isinstance(narrowed, str):
-        return TooDear(narrowed)
+        return _in_another_zone(ctx, cands, pods, plan, TooDear(narrowed))
     return plan, [narrowed]
+
+
+def _zonal(p: Pod) -> bool:
+    """The pod's own spread, pod affinity or anti-affinity counts pods per zone."""
+    return any(s.key == L.ZONE for s in p.spreads) or any(
+        t.key == L.ZONE for t in (*p.affinity, *p.anti_affinity)
+    )
+
+
+def _in_another_zone(
+    ctx: RoundContext,
+    cands: Sequence[Candidate],
+    pods: Sequence[Pod],
+    plan: Plan,
+    why: str,
+) -> tuple[Plan, list[PlannedClaim]] | str:
+    """The replacement in another zone, when a pod's zonal spread, affinity or anti-affinity
+    pinned the claim's zone: the solver pins the zone cheapest for the first pod alone, where
+    the pods together may need a larger type than in a zone dearer for one pod (Karpenter
+    pins any least-filled zone). Each other zone is tried as the pinned one, the rules still
+    counted as before; the cheapest valid replacement wins. Only tried when a zone was
+    pinned, so a candidate whose pods have no zonal rule costs no extra simulation."""
+    zones = {z for c in plan.claims for z in c.zones}
+    if len(zones) != 1 or not any(_zonal(p) for p in pods):
+        return why
+    names = [c.node.name for c in cands]
+    gates = ctx.state.problem.policies.gates
+    best: tuple[Plan, list[PlannedClaim]] | None = None
+    for zone in ctx.state.zones():
+        if zone in zones:
+            continue
+        other = ctx.state.simulate(names, pods, one_new_node=True, zone=zone)
+        if other.unschedulable or len(other.claims) > 1:
+            continue
+        if not other.claims:
+            return other, []
+        narrowed = cheaper_replacement(
+            other.claims[0], [c.node for c in cands], gates.spot_to_spot_consolidation
+        )
+        if isinstance(narrowed, str):
+            continue
+        if best is None or narrowed.price < best[1][0].price:
+            best = (other, [narrowed])
+    return why if best is None else best
 
 
 def _balanced_refusal(

@@ -16,9 +16,9 @@ from models.nodepool import NodePool
 from scheduling.disruption.budgets import BudgetLedger
 from scheduling.disruption.new_domains import MovedPods, NodeView
 from scheduling.disruption.pdb import PdbLedger
-from scheduling.disruption.simulate import RoundState
+from scheduling.disruption.simulate import RoundState, may_select
 from scheduling.disruption.types import Candidate, Command
-from scheduling.pods import Pod
+from scheduling.pods import AffinityTerm, Pod
 from scheduling.solver import Plan, PlannedClaim
 
 
@@ -43,6 +43,10 @@ class RoundContext:
     # The round's moves of pods with a required spread (a later command must keep them).
     moved: MovedPods = field(default_factory=MovedPods)
     _pod_sigs: dict[int, tuple[Pod, tuple[str, tuple[object, ...]]]] = field(default_factory=dict)
+    # Required pod affinity terms of the pods moved this round, with the pod: the pods they
+    # select must stay where they are, or a pod moved earlier in the round may find, when
+    # it is evicted and scheduled again, no pod it needs in the domain it was sent to.
+    _needed: list[tuple[AffinityTerm, Pod]] = field(default_factory=list)
 
     def signature(
         self, pod: Pod, compute: Callable[[Pod], tuple[object, ...]]
@@ -68,6 +72,13 @@ class RoundContext:
             if self.budgets.remaining(pool, reason) < n:
                 return self.budgets.describe(pool, reason)
         pods = [p for c in cands for p in c.pods]
+        for term, owner in self._needed:
+            needed = next((p for p in pods if may_select(term, p)), None)
+            if needed is not None:
+                return (
+                    f"pod {owner.key}, moved this round, needs pod {needed.key} where it is "
+                    f"(pod affinity on {term.key})"
+                )
         if not self.pdbs.can_evict(pods):
             blocking = next((r for p in pods if (r := self.pdbs.blocking(p))), None)
             return blocking or (
@@ -118,6 +129,7 @@ class RoundContext:
         self.pdbs.take([p for c in cands for p in c.pods])
         names = [c.node.name for c in cands]
         changes = self._changes(cands, plan)
+        self._needed += [(t, p) for c in cands for p in c.pods for t in p.affinity]
         self.state.apply(names, plan)
         live = (
             (n.labels, n.pods)

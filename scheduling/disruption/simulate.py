@@ -85,6 +85,7 @@ class RoundState:
     _rooms: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     _wide_anti: list[AffinityTerm] | None = None
     _price_order: list[tuple[float, int, int, int]] | None = None
+    _zones: list[str] | None = None
     _listed: tuple[int, list[tuple[str, NodeInfo, tuple[int, int, int] | None]]] | None = None
 
     @classmethod
@@ -105,11 +106,14 @@ class RoundState:
         new_nodes: bool = True,
         one_new_node: bool = False,
         avoid: Collection[str] = (),
+        zone: str | None = None,
     ) -> Plan:
         """Solve ``pods`` onto the usable nodes other than ``without`` and the removed ones,
         opening new claims where they fit nowhere (unless ``new_nodes`` is False; at most
         one per pool with ``one_new_node``, which then takes pods up to its largest type).
-        The nodes in ``avoid`` stay, their pods counted, but take none of ``pods``."""
+        The nodes in ``avoid`` stay, their pods counted, but take none of ``pods``; with
+        ``zone``, a new claim whose zone a pod's spread or affinity pins goes to that zone
+        when the rule allows it (``Problem.zone_hint``)."""
         self.simulations += 1
         gone = set(without)
         need = _smallest(pods) if pods else (0, 0, 0)
@@ -145,7 +149,9 @@ class RoundState:
             daemonsets=self.problem.daemonsets,
             volume_requirements=self.problem.volume_requirements,
             volumes=self.problem.volumes,
+            namespace_labels=self.problem.namespace_labels,
             policies=self.problem.policies,
+            zone_hint=zone,
         )
         return Solver(sub, catalog=self.catalog, rejections=self.rejections).solve()
 
@@ -171,11 +177,14 @@ class RoundState:
             if self._wide_anti is not None:
                 self._wide_anti += _wide_terms(claim.pods)
 
-    def cheapest_holding(self, pods: Sequence[Pod]) -> float | None:
+    def cheapest_holding(
+        self, pods: Sequence[Pod], without: Collection[str] | None = None
+    ) -> float | None:
         """A lower bound on the price of one new node for ``pods``: the cheapest available
         offering of any type whose allocatable holds their summed cpu, memory and count
-        (labels, taints and DaemonSet overhead ignored, so no real node is cheaper; every
-        pool's catalog counts, so no pool's node is either)."""
+        (less, given ``without``, what the usable nodes other than those have free: some pods
+        may land there; labels, taints and DaemonSet overhead ignored, so no real node is cheaper;
+        every pool's catalog counts, so no pool's node is either)."""
         if self._price_order is None:
             order = []
             for types in self.problem.catalogs():
@@ -185,13 +194,24 @@ class RoundState:
                         a = it.allocatable
                         order.append((min(prices), a.get(CPU, 0), a.get(MEMORY, 0), a.get(PODS, 0)))
             self._price_order = sorted(order)
-        cpu = sum(p.requests.get(CPU, 0) for p in pods)
-        mem = sum(p.requests.get(MEMORY, 0) for p in pods)
-        count = 1000 * len(pods)
+        free = (0, 0, 0) if without is None else self._free_room(without)
+        cpu = sum(p.requests.get(CPU, 0) for p in pods) - free[0]
+        mem = sum(p.requests.get(MEMORY, 0) for p in pods) - free[1]
+        count = 1000 * len(pods) - free[2]
         for price, c, m, n in self._price_order:
             if c >= cpu and m >= mem and n >= count:
                 return price
         return None
+
+    def _free_room(self, without: Collection[str]) -> tuple[int, int, int]:
+        """Free cpu, memory and pod slots summed over the usable nodes not in ``without``."""
+        cpu = mem = slots = 0
+        for name, _, room in self._listing():
+            if room is not None and name not in without:
+                cpu += max(0, room[0])
+                mem += max(0, room[1])
+                slots += max(0, room[2])
+        return cpu, mem, slots
 
     def _listing(self) -> list[tuple[str, NodeInfo, tuple[int, int, int] | None]]:
         """The nodes not removed, in order, each with its room if pods may land on it (None
@@ -212,6 +232,20 @@ class RoundState:
             twin = self._counted_only[name] = replace(node, schedulable=False)
         return twin
 
+    def zones(self) -> list[str]:
+        """Every zone an available offering of the round's catalogs is in."""
+        if self._zones is None:
+            self._zones = sorted(
+                {
+                    o.zone
+                    for types in self.problem.catalogs()
+                    for it in types
+                    for o in it.offerings
+                    if o.available
+                }
+            )
+        return self._zones
+
     def room(self, name: str) -> tuple[int, int, int]:
         """Free cpu, memory and pod slots of a node now."""
         hit = self._rooms.get(name)
@@ -224,7 +258,7 @@ class RoundState:
             return False
         if self._wide_anti is None:
             self._wide_anti = _wide_terms(p for n in self.nodes.values() for p in n.pods)
-        return not any(_may_select(t, p) for t in self._wide_anti for p in pods)
+        return not any(may_select(t, p) for t in self._wide_anti for p in pods)
 
 
 def _one_more_node(pool: NodePool, nodes: Sequence[NodeInfo]) -> NodePool:
@@ -246,7 +280,7 @@ def _wide_terms(pods: Iterable[Pod]) -> list[AffinityTerm]:
     return [t for p in pods for t in p.anti_affinity if t.key != L.HOSTNAME]
 
 
-def _may_select(term: AffinityTerm, pod: Pod) -> bool:
+def may_select(term: AffinityTerm, pod: Pod) -> bool:
     """Whether ``term`` may select ``pod`` (namespace selectors count as yes)."""
     named = not term.all_namespaces and term.namespace_selector is None and term.namespaces
     if named and pod.namespace not in term.namespaces:

@@ -306,9 +306,13 @@ class TopologyDomains:
         return stays
 
     def _cheapest_domain(self, t: Target, key: str, reqs: Requirements, doms: list[str]) -> str:
-        """Of ``doms``, the one whose cheapest offering is cheapest (ties by name)."""
+        """Of ``doms``, the one whose cheapest offering is cheapest (ties by name), or the
+        problem's zone hint when it is one of them."""
         if not isinstance(t, ClaimTarget) or key not in (L.ZONE, L.CAPACITY_TYPE):
             return min(doms)
+        hint = self.view.problem.zone_hint
+        if key == L.ZONE and hint in doms:
+            return hint
         zones, cts = self.offers.offered(t.types, reqs)
         prices = zones if key == L.ZONE else cts
         inf = float("inf")

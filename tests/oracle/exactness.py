@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import argparse
 import itertools
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,12 +37,14 @@ from tests.oracle.generate import (
 )
 from tests.oracle.judge import judge_round
 from tests.oracle.objects import ZONE, node
-from tests.oracle.resources import pod_requests
+from tests.oracle.resources import fit_failure, pod_requests
 from tests.oracle.rounds import apply, cluster_cost, managed_nodes, node_price
+from tests.oracle.selectors import pod_matches_node_selection, untolerated_taint
 
 NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
 MAX_MANAGED = 6
 MAX_ROUNDS = 10
+REPLACEMENT = "brute-replacement"
 SEARCH_BUDGET = 20_000  # oracle calls per cluster before the brute force gives up
 
 
@@ -70,14 +72,20 @@ def _allows_spot(pool: Mapping[str, Any]) -> bool:
     )
 
 
+def _pools_in_order(objects: Sequence[Obj]) -> list[Obj]:
+    """NodePools as Karpenter's scheduler tries them for a new claim: by weight, highest
+    first, then by name."""
+    pools = [o for o in objects if o.get("kind") == "NodePool"]
+    return sorted(pools, key=lambda p: (-int(p["spec"].get("weight") or 0), name_of(p)))
+
+
 def _replacements(
     objects: Sequence[Obj], catalog: Mapping[str, Any]
-) -> list[tuple[float, dict[str, Any], bool]]:
-    """Every node one claim could become: (price, Node, whether its pool allows spot) per
-    pool, type and available offering the pool's requirements admit."""
+) -> list[tuple[float, dict[str, Any], bool, str]]:
+    """Every node one claim could become: (price, Node, whether its pool allows spot, the
+    pool's name) per pool, type and available offering the pool's requirements admit."""
     out = []
-    pools = [o for o in objects if o.get("kind") == "NodePool"]
-    for pool in pools:
+    for pool in _pools_in_order(objects):
         spot_ok = _allows_spot(pool)
         tmpl = pool["spec"]["template"]
         for entry in catalog["instanceTypes"]:
@@ -97,7 +105,7 @@ def _replacements(
                 alloc = allocatable(entry)
                 extra = {k: v for k, v in alloc.items() if k not in ("cpu", "memory", "pods")}
                 body = node(
-                    "brute-replacement",
+                    REPLACEMENT,
                     labels,
                     taints=tmpl["spec"]["taints"],
                     cpu=alloc["cpu"],
@@ -105,8 +113,48 @@ def _replacements(
                     pods=int(alloc["pods"]),
                     extra=extra,
                 )
-                out.append((float(off["price"]), body, spot_ok))
+                out.append((float(off["price"]), body, spot_ok, name_of(pool)))
     return out
+
+
+def _node_admits_alone(pod: Obj, node_body: Obj) -> bool:
+    """The node-level filters only (labels, taints, resources on the empty node): whether a
+    claim that could become ``node_body`` is one the pod may open."""
+    if not pod_matches_node_selection(pod, node_body) or untolerated_taint(pod, node_body):
+        return False
+    alone = Cluster(nodes={name_of(node_body): node_body})
+    return fit_failure(pod, node_body, alone) is None
+
+
+class PoolOrder:
+    """Karpenter's rule for the pool of a new claim: a pod that needs a new node opens it in
+    the first pool (weight, then name) whose template and types admit it, and later pods join
+    that claim. So a replacement from pool P holds at least one pod that no pool before P
+    admits; a replacement whose pods an earlier pool admits all is one Karpenter would not
+    launch (it would open the earlier pool's claim)."""
+
+    def __init__(self, replacements: Sequence[tuple[float, dict[str, Any], bool, str]]) -> None:
+        self.order: list[str] = []
+        self.bodies: dict[str, list[dict[str, Any]]] = {}
+        for _, body, _, pool in replacements:
+            if pool not in self.bodies:
+                self.order.append(pool)
+                self.bodies[pool] = []
+            self.bodies[pool].append(body)
+        self._seen: dict[tuple[str, str], bool] = {}
+
+    def _admitted(self, pod: Obj, pool: str) -> bool:
+        key = (key_of(pod), pool)
+        if key not in self._seen:
+            self._seen[key] = any(_node_admits_alone(pod, b) for b in self.bodies[pool])
+        return self._seen[key]
+
+    def allows(self, pool: str, pods: Sequence[Obj]) -> bool:
+        """Whether Karpenter could have opened a claim of ``pool`` holding ``pods``."""
+        if not pods:
+            return True
+        earlier = self.order[: self.order.index(pool)]
+        return any(not any(self._admitted(p, q) for q in earlier) for p in pods)
 
 
 class OutOfBudget(Exception):
@@ -116,10 +164,16 @@ class OutOfBudget(Exception):
 @dataclass
 class Search:
     calls: int = 0
+    # Karpenter's reachable set: a test of the pods landing on the replacement (if any).
+    onto_replacement: Callable[[list[Obj]], bool] | None = None
 
     def place(self, cluster: Cluster, pods: list[Obj], placed: list[tuple[Obj, str]]) -> bool:
         """Can ``pods`` be admitted one by one (any destinations) onto ``cluster``?"""
         if not pods:
+            if self.onto_replacement is not None:
+                landed = [p for p, n in placed if n == REPLACEMENT]
+                if not self.onto_replacement(landed):
+                    return False
             return first_failure(_without(cluster, placed), placed, final_state=True) is None
         pod, rest = pods[0], pods[1:]
         for name in sorted(cluster.nodes):
@@ -142,37 +196,63 @@ def _without(cluster: Cluster, placed: list[tuple[Obj, str]]) -> Cluster:
     return c
 
 
+@dataclass(frozen=True)
+class Step:
+    """The brute force's cheapest step: the cost it reaches, the nodes it removes, and the
+    pods it moves (none when no step saves anything)."""
+
+    cost: float
+    gone: tuple[str, ...] = ()
+    moved: tuple[Obj, ...] = ()
+
+
 def optimum(
-    objects: Sequence[Obj], catalog: Mapping[str, Any], spot_to_spot: bool = False
+    objects: Sequence[Obj],
+    catalog: Mapping[str, Any],
+    spot_to_spot: bool = False,
+    pool_order: bool = False,
 ) -> float:
+    """The cost of ``cheapest_step`` (its arguments)."""
+    return cheapest_step(objects, catalog, spot_to_spot, pool_order).cost
+
+
+def cheapest_step(
+    objects: Sequence[Obj],
+    catalog: Mapping[str, Any],
+    spot_to_spot: bool = False,
+    pool_order: bool = False,
+) -> Step:
     """The cheapest cost one step (a subset of managed nodes removed, at most one
     replacement) reaches with every evicted pod admitted; raises OutOfBudget.
 
     Karpenter's SpotToSpotConsolidation gate (``spot_to_spot``, off by default): nodes that
     are all spot are never replaced by a claim whose pool allows spot (they may only go
-    without a replacement, or be replaced from a pool that cannot launch spot)."""
+    without a replacement, or be replaced from a pool that cannot launch spot). With
+    ``pool_order``, a replacement must also be one Karpenter's pool order can open
+    (``PoolOrder``)."""
     managed = managed_nodes(objects)
     nodes = {name_of(o): o for o in objects if o.get("kind") == "Node"}
     price = {n: node_price(nodes[n], catalog) for n in managed}
     base = sum(price.values())
-    options: list[tuple[float, tuple[str, ...], dict[str, Any] | None]] = []
+    options: list[tuple[float, tuple[str, ...], dict[str, Any] | None, str]] = []
     replacements = _replacements(objects, catalog)
+    order = PoolOrder(replacements)
     for k in range(1, len(managed) + 1):
         for gone in itertools.combinations(managed, k):
             saved = sum(price[n] for n in gone)
-            options.append((base - saved, gone, None))
+            options.append((base - saved, gone, None, ""))
             all_spot = all(
                 (nodes[n]["metadata"].get("labels") or {}).get(CAPACITY_TYPE) == "spot"
                 for n in gone
             )
-            for rp, body, spot_ok in replacements:
+            for rp, body, spot_ok, pool in replacements:
                 if all_spot and spot_ok and not spot_to_spot:
                     continue
                 if rp < saved:
-                    options.append((base - saved + rp, gone, body))
+                    options.append((base - saved + rp, gone, body, pool))
     options.sort(key=lambda o: (o[0], len(o[1])))
     search = Search()
-    for cost, gone, replacement in options:
+    for cost, gone, replacement, pool in options:
         if cost >= base - 1e-9:
             break
         cluster = Cluster.from_objects(objects)
@@ -183,10 +263,15 @@ def optimum(
             cluster.nodes[name_of(replacement)] = replacement
         if not _room(cluster, evicted):
             continue
+        search.onto_replacement = (
+            (lambda pods, pool=pool: order.allows(pool, pods))
+            if pool_order and replacement is not None
+            else None
+        )
         evicted.sort(key=lambda p: -sum(pod_requests(p, cluster).values()))
         if search.place(cluster, evicted, []):
-            return cost
-    return base
+            return Step(cost, gone, tuple(evicted))
+    return Step(base)
 
 
 def _room(cluster: Cluster, pods: list[Obj]) -> bool:
@@ -209,6 +294,13 @@ class Outcome:
     best: float | None  # None: the brute force ran out of budget
     invalid: str | None  # a round the oracle refused (the fixpoint stops there)
     features: frozenset[str] = frozenset()
+    # The optimum among the steps Karpenter's pool order allows (``PoolOrder``).
+    reachable: float | None = None
+    final: list[dict[str, Any]] | None = field(default=None, repr=False)  # the fixpoint
+
+    def against_reachable(self) -> Outcome:
+        """The same outcome compared with the optimum Karpenter's pool order allows."""
+        return replace(self, best=self.reachable)
 
 
 # Pod features behind known, Karpenter-shaped gaps (docs/disruption.md): the solver tries a
@@ -260,9 +352,54 @@ def run_one(seed: int) -> Outcome:
         objects = apply(objects, sc.catalog, out["disruption"], f"r{r}")
     try:
         best: float | None = optimum(sc.objects, sc.catalog)
+        reachable: float | None = optimum(sc.objects, sc.catalog, pool_order=True)
     except OutOfBudget:
-        best = None
-    return Outcome(seed, cluster_cost(objects, sc.catalog), best, invalid, features(sc.objects))
+        best = reachable = None
+    cost = cluster_cost(objects, sc.catalog)
+    return Outcome(seed, cost, best, invalid, features(sc.objects), reachable, objects)
+
+
+# The order in which a gap is put in a class by what its step moves (``classify``).
+MOVE_CLASSES = (
+    "spot nodes",
+    "zonal spread",
+    "hostname spread",
+    "several node-selector terms",
+    "soft spread",
+    "zonal pod affinity",
+)
+
+
+def _move_features(objects: Sequence[Obj]) -> frozenset[str]:
+    """``features`` plus two that only a classification of steps needs."""
+    out = set(features(objects))
+    for o in objects:
+        if o.get("kind") != "Pod":
+            continue
+        spec = o.get("spec") or {}
+        for c in spec.get("topologySpreadConstraints") or []:
+            if c.get("whenUnsatisfiable") == "ScheduleAnyway":
+                out.add("soft spread")
+        pa = (spec.get("affinity") or {}).get("podAffinity") or {}
+        for t in pa.get("requiredDuringSchedulingIgnoredDuringExecution") or []:
+            if t.get("topologyKey") == ZONE:
+                out.add("zonal pod affinity")
+    return frozenset(out)
+
+
+def classify(o: Outcome) -> str:
+    """Why a fixpoint stays above the optimum Karpenter's pool order allows, as a class:
+    "path" when no step from the fixpoint itself saves (the rounds went another way, each
+    one step as Karpenter takes them); else the first of ``MOVE_CLASSES`` among the nodes
+    and pods that the cheapest step from the fixpoint removes and moves ("other": none)."""
+    assert o.final is not None
+    catalog = small_cluster(o.seed).catalog
+    step = cheapest_step(o.final, catalog, pool_order=True)
+    if step.cost >= o.joinery - 1e-6:
+        return "path"
+    gone = [n for n in o.final if n.get("kind") == "Node" and name_of(n) in step.gone]
+    found = _move_features([*gone, *step.moved])
+    return next((f"step: {c}" for c in MOVE_CLASSES if c in found), "step: other")
 
 
 @dataclass
@@ -315,22 +452,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--clusters", type=int, default=1000)
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--show-gaps", action="store_true", help="print every seed with a gap")
+    ap.add_argument("--classify", action="store_true", help="count the gaps (pool order) by class")
     args = ap.parse_args(argv)
     outcomes = [run_one(s) for s in range(args.first_seed, args.first_seed + args.clusters)]
+    classes: dict[int, str] = {}
+    if args.classify:
+        for o in outcomes:
+            if o.reachable is not None and o.invalid is None and o.joinery > o.reachable + 1e-6:
+                classes[o.seed] = classify(o)
     print("all clusters:")
     for line in summarize(outcomes).lines():
         print("  " + line)
+    print("all clusters, against the optimum Karpenter's pool order allows:")
+    for line in summarize([o.against_reachable() for o in outcomes]).lines():
+        print("  " + line)
     plain = [o for o in outcomes if not o.features]
     print("clusters without the features of the known gaps (" + ", ".join(KNOWN) + "):")
-    for line in summarize(plain).lines():
+    for line in summarize([o.against_reachable() for o in plain]).lines():
         print("  " + line)
     if args.show_gaps:
         for o in outcomes:
             if o.best is not None and o.invalid is None and o.joinery > o.best + 1e-6:
                 tags = ", ".join(sorted(o.features)) or "-"
-                print(f"seed {o.seed}: joinery {o.joinery:.4f}/h, optimum {o.best:.4f}/h ({tags})")
+                cls = f" [{classes[o.seed]}]" if o.seed in classes else ""
+                print(
+                    f"seed {o.seed}: joinery {o.joinery:.4f}/h, optimum {o.best:.4f}/h, "
+                    f"in pool order {o.reachable:.4f}/h ({tags}){cls}"
+                )
             if o.invalid:
                 print(f"seed {o.seed}: round refused: {o.invalid}")
+    if args.classify:
+        print("gaps above the optimum in pool order, by class:")
+        for name in sorted(set(classes.values()), key=lambda c: -list(classes.values()).count(c)):
+            seeds = [s for s, c in classes.items() if c == name]
+            print(f"  {name}: {len(seeds)} (seeds {', '.join(map(str, seeds[:8]))}...)")
     return 0
 
 

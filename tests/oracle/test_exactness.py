@@ -9,10 +9,12 @@ from tests.oracle.exactness import run_one, small_cluster, summarize
 from tests.oracle.rounds import cluster_cost
 
 CLUSTERS = 150
-# Measured on seeds 0..149 (session of issue 35): the share of clusters whose fixpoint is at
-# or below the one-step optimum. Karpenter-shaped gaps (exactness.KNOWN) and heuristic
-# bin packing keep it below 100%.
-REACHED_FLOOR = 0.70
+# Measured on seeds 0..149 (issue 35): the share of clusters whose fixpoint is at or below
+# the one-step optimum (129 of 150), and below the optimum Karpenter's pool order allows
+# (132). Karpenter-shaped gaps and greedy rounds keep them below 100% (docs/disruption.md,
+# "Exactness", by class).
+REACHED_FLOOR = 0.86
+REACHABLE_FLOOR = 0.88
 
 
 def test_small_clusters_reach_the_brute_force_optimum() -> None:
@@ -27,3 +29,16 @@ def test_small_clusters_reach_the_brute_force_optimum() -> None:
         assert o.joinery <= start + 1e-9, f"seed {o.seed}: the fixpoint costs more than the start"
     assert summary.unknown == 0
     assert summary.reached >= REACHED_FLOOR * summary.compared
+    reachable = summarize([o.against_reachable() for o in outcomes])
+    for line in reachable.lines():
+        print("in Karpenter's pool order: " + line)
+    assert reachable.reached >= REACHABLE_FLOOR * reachable.compared
+
+
+def test_a_round_keeps_the_pods_its_moved_pods_need_by_affinity() -> None:
+    """Seeds whose rounds once moved a pod next to the pod its required affinity selects,
+    then, in a later command of the same round, moved that pod away (the first pod, evicted
+    and scheduled again, would have found none): the oracle refused them."""
+    for seed in (2837, 6319, 7144):
+        o = run_one(seed)
+        assert o.invalid is None, (seed, o.invalid)

@@ -1,0 +1,250 @@
+"""Consolidations the exactness brute force (``python -m tests.oracle.exactness``) found that
+Joinery missed, each reduced to a hand-written cluster (issue 35, item 5)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from tests.support.catalogs import ZA, ZB, ZC
+from tests.support.disruption import ALL, LONG_AGO, bound, claim_for, commands, disrupt, pool
+from tests.support.disruption import kept as kept_reasons
+from tests.support.manifests import ZONE, node, pod_term
+
+# name: (cpu, memory, on-demand price in every zone)
+SIZES = {
+    "two-cpu": ("2", "8Gi", 0.06),
+    "four-cpu": ("4", "16Gi", 0.15),
+    "eight-cpu": ("8", "32Gi", 0.33),
+}
+CATALOG: dict[str, Any] = {
+    "instanceTypes": [
+        {
+            "name": name,
+            "capacity": {"cpu": cpu, "memory": mem, "pods": "50"},
+            "offerings": [
+                {"zone": z, "capacityType": "on-demand", "price": price} for z in (ZA, ZB, ZC)
+            ],
+        }
+        for name, (cpu, mem, price) in SIZES.items()
+    ]
+}
+
+
+def _managed(name: str, size: str, zone: str = ZA) -> list[Mapping[str, Any]]:
+    cpu, mem, _ = SIZES[size]
+    body = node(
+        name,
+        cpu,
+        mem,
+        "50",
+        zone=zone,
+        instance_type=size,
+        nodepool="default",
+        labels={"karpenter.sh/initialized": "true"},
+    )
+    body["metadata"]["creationTimestamp"] = LONG_AGO
+    body["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    return [body, claim_for(body)]
+
+
+def _unmanaged(name: str, cpu: str, zone: str = ZA) -> Mapping[str, Any]:
+    body = node(name, cpu, "8Gi", "50", zone=zone, instance_type="own")
+    body["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    return body
+
+
+def test_pods_split_between_a_node_with_room_and_a_smaller_new_node() -> None:
+    """No new node cheaper than the 8-cpu node holds all 4.5 cpu of its pods; but one pod fits
+    on an unmanaged node's free room and the other 3 cpu on a 4-cpu node: replaced for less
+    (before the fix: kept, "no new node could be cheaper", from a bound that counted every
+    pod on the new node)."""
+    docs: list[Mapping[str, Any]] = [pool(budgets=ALL), *_managed("big", "eight-cpu")]
+    docs.append(_unmanaged("own", "2"))
+    docs += [bound(f"w{i}", "big", "1500m", "1Gi") for i in range(3)]
+    out = disrupt(docs, CATALOG)
+    (cmd,) = commands(out)
+    assert cmd["nodes"] == ["big"]
+    (rep,) = cmd["replacements"]
+    assert rep["instanceTypes"][0] == "four-cpu"  # the cheapest first
+    landed = sorted(cmd["pods"].values())
+    assert landed == ["own", "replacement-0", "replacement-0"]
+    assert cmd["savingsPerHour"] == pytest.approx(0.33 - 0.15)
+
+
+def test_the_bound_still_keeps_a_node_whose_pods_the_others_cannot_take() -> None:
+    """The same node with nowhere for any pod to go: the bound finds no cheaper node."""
+    docs: list[Mapping[str, Any]] = [pool(budgets=ALL), *_managed("big", "eight-cpu")]
+    docs += [bound(f"w{i}", "big", "1500m", "1Gi") for i in range(3)]
+    out = disrupt(docs, CATALOG)
+    assert commands(out) == []
+    assert "no new node could be cheaper" in kept_reasons(out)["big"]
+
+
+def _namespace(name: str, team: str) -> Mapping[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": name, "labels": {"team": team}},
+    }
+
+
+def test_affinity_through_a_namespace_selector_sees_the_pods_it_selects() -> None:
+    """A pod that must share a zone with a database in namespaces labelled team=a: the
+    database runs in zone a, so an oversized node of zone a is replaced by a smaller one in
+    zone a (before the fix the simulation knew no namespace labels, so the selector selected
+    nothing and the pod "fit nowhere")."""
+    affinity = {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    **pod_term(ZONE, {"app": "db"}),
+                    "namespaceSelector": {"matchLabels": {"team": "a"}},
+                }
+            ]
+        }
+    }
+    docs: list[Mapping[str, Any]] = [
+        pool(budgets=ALL),
+        _namespace("data", "a"),
+        _namespace("web", "b"),
+        *_managed("big", "eight-cpu", ZA),
+        _unmanaged("db-node", "2", ZA),
+        bound("db-0", "db-node", "1500m", "1Gi", namespace="data", labels={"app": "db"}),
+        bound(
+            "web-0", "big", "1", "1Gi", namespace="web", labels={"app": "web"}, affinity=affinity
+        ),
+    ]
+    out = disrupt(docs, CATALOG)
+    (cmd,) = commands(out)
+    assert cmd["nodes"] == ["big"]
+    (rep,) = cmd["replacements"]
+    assert rep["instanceTypes"][0] == "two-cpu"  # the cheapest first
+    assert rep["zones"] == [ZA]
+    assert cmd["pods"] == {"web/web-0": "replacement-0"}
+
+
+def test_affinity_through_a_namespace_selector_selects_only_those_namespaces() -> None:
+    """The same, with the database in a namespace the selector does not select: no zone holds
+    a matching pod, so the pod fits nowhere and its node is kept."""
+    affinity = {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    **pod_term(ZONE, {"app": "db"}),
+                    "namespaceSelector": {"matchLabels": {"team": "a"}},
+                }
+            ]
+        }
+    }
+    docs: list[Mapping[str, Any]] = [
+        pool(budgets=ALL),
+        _namespace("data", "b"),
+        _namespace("web", "b"),
+        *_managed("big", "eight-cpu", ZA),
+        _unmanaged("db-node", "2", ZB),
+        bound("db-0", "db-node", "1500m", "1Gi", namespace="data", labels={"app": "db"}),
+        bound(
+            "web-0", "big", "1", "1Gi", namespace="web", labels={"app": "web"}, affinity=affinity
+        ),
+    ]
+    out = disrupt(docs, CATALOG)
+    assert commands(out) == []
+    assert "no matching pod" in kept_reasons(out)["big"]
+
+
+def _zonal_catalog() -> dict[str, Any]:
+    """A 1-cpu type sold only in zone a, a 2-cpu type only in zone b, a 4-cpu type in both."""
+
+    def entry(name: str, cpu: str, offers: dict[str, float]) -> dict[str, Any]:
+        return {
+            "name": name,
+            "capacity": {"cpu": cpu, "memory": "8Gi", "pods": "50"},
+            "offerings": [
+                {"zone": z, "capacityType": "on-demand", "price": p} for z, p in offers.items()
+            ],
+        }
+
+    return {
+        "instanceTypes": [
+            entry("one-cpu", "1", {ZA: 0.02}),
+            entry("two-cpu", "2", {ZB: 0.05}),
+            entry("four-cpu", "4", {ZA: 0.10, ZB: 0.10}),
+        ]
+    }
+
+
+def _four_cpu(name: str, zone: str) -> list[Mapping[str, Any]]:
+    body = node(
+        name,
+        "4",
+        "8Gi",
+        "50",
+        zone=zone,
+        instance_type="four-cpu",
+        nodepool="default",
+        labels={"karpenter.sh/initialized": "true"},
+    )
+    body["metadata"]["creationTimestamp"] = LONG_AGO
+    body["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    return [body, claim_for(body)]
+
+
+def test_pods_that_must_share_a_zone_move_to_the_zone_where_they_fit_for_less() -> None:
+    """Two pods that must share a zone (pod affinity to their own app): the first pod alone
+    is cheapest in zone a, where both together need the 4-cpu type again; in zone b one
+    2-cpu node holds both for half the price (before the fix: kept, the claim pinned to
+    the first pod's cheapest zone)."""
+    affinity = {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [pod_term(ZONE, {"app": "web"})]
+        }
+    }
+    docs: list[Mapping[str, Any]] = [pool(budgets=ALL), *_four_cpu("big", ZA)]
+    docs += [
+        bound(f"web-{i}", "big", "800m", "1Gi", labels={"app": "web"}, affinity=affinity)
+        for i in range(2)
+    ]
+    out = disrupt(docs, _zonal_catalog())
+    (cmd,) = commands(out)
+    assert cmd["nodes"] == ["big"]
+    (rep,) = cmd["replacements"]
+    assert rep["zones"] == [ZB]
+    assert rep["instanceTypes"] == ["two-cpu"]
+    assert set(cmd["pods"].values()) == {"replacement-0"}
+
+
+def test_pods_without_a_zonal_rule_are_not_moved_across_zones_for_nothing() -> None:
+    """The same two pods without the affinity: two 1-cpu nodes in zone a would do, but a
+    round launches one node; the 2-cpu node of zone b holds both for less than the 4-cpu
+    node, found without any zone being pinned."""
+    docs: list[Mapping[str, Any]] = [pool(budgets=ALL), *_four_cpu("big", ZA)]
+    docs += [bound(f"web-{i}", "big", "800m", "1Gi", labels={"app": "web"}) for i in range(2)]
+    out = disrupt(docs, _zonal_catalog())
+    (cmd,) = commands(out)
+    (rep,) = cmd["replacements"]
+    assert rep["instanceTypes"] == ["two-cpu"]
+
+
+def test_a_pod_with_zonal_anti_affinity_does_not_pin_its_companions_zone() -> None:
+    """A pod that must avoid zones holding its own app pins the new claim's zone as a spread
+    does: to the zone cheapest for it alone (a), where it and its companion need the 4-cpu
+    type again; zone b holds both on a 2-cpu node."""
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [pod_term(ZONE, {"app": "solo"})]
+        }
+    }
+    docs: list[Mapping[str, Any]] = [
+        pool(budgets=ALL),
+        *_four_cpu("big", ZA),
+        bound("solo-0", "big", "800m", "1Gi", labels={"app": "solo"}, affinity=anti),
+        bound("plain-0", "big", "800m", "1Gi", labels={"app": "plain"}),
+    ]
+    out = disrupt(docs, _zonal_catalog())
+    (cmd,) = commands(out)
+    (rep,) = cmd["replacements"]
+    assert rep["zones"] == [ZB]
+    assert rep["instanceTypes"] == ["two-cpu"]
