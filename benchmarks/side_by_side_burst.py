@@ -1,7 +1,7 @@
 """A burst of N pending pods, real Karpenter and Joinery side by side, interleaved.
 
     python -m benchmarks.side_by_side_burst --shape packed|one-per-node|two-cpu --pods N
-        [--pairs K] [--timeout S] [--json]
+        [--pairs K] [--timeout S] [--json] [--scale-down [--quiet S]]
 
 Each run starts a fresh sandbox control plane (``sandbox/cluster.py``) and one autoscaler on
 it: Karpenter v1.14.1's kwok provider (``benchmarks/karpenter_kwok/``) or ``joinery dev``'s
@@ -27,6 +27,12 @@ nodes and their $/h at the catalog's prices, and CPU seconds over the burst of t
 the rest of the control plane (etcd, scheduler, controller-manager, kwok) and of this process
 (for Joinery it hosts the EC2 emulator and the simulated kubelets); then per pair the ratio
 Joinery / Karpenter, and the medians.
+
+``--scale-down``: once all pods Run, a PDB (``maxUnavailable: 1``), the Deployment scaled to a
+tenth and the NodePool set to ``consolidateAfter: 0s`` (default budgets); each side's
+consolidation then runs until no NodeClaim has changed for ``--quiet`` seconds
+(``benchmarks/scale_down.py`` says what is counted: the last disruption, nodes and $/h at the
+end, pods evicted, the PDB held).
 """
 
 from __future__ import annotations
@@ -85,6 +91,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--pairs", type=_positive, default=3, help="Karpenter+Joinery pairs")
     parser.add_argument("--timeout", type=float, default=900.0, help="per run, seconds")
     parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    parser.add_argument(
+        "--scale-down",
+        action="store_true",
+        help="after the burst, scale to a tenth with consolidateAfter: 0s and a PDB",
+    )
+    parser.add_argument(
+        "--quiet",
+        type=float,
+        default=60.0,
+        help="scale-down: over once no NodeClaim changed for this many seconds",
+    )
     return parser.parse_args(argv)
 
 
@@ -199,7 +216,22 @@ def burst(
             waits.append(
                 _stamp(ready[0]["lastTransitionTime"]) - _stamp(p["metadata"]["creationTimestamp"])
             )
-    raw = core.list_node(label_selector=f"{L.NODEPOOL}={pool}", _preload_content=False)
+    return {
+        "secondsToAllRunning": round(seconds, 1),
+        "pendingToRunningP50": round(percentile(waits, 0.5), 1) if waits else None,
+        "pendingToRunningP99": round(percentile(waits, 0.99), 1) if waits else None,
+        **pool_nodes(api, pool, prices),
+        "cpuSeconds": {k: round(cpu1[k] - cpu0.get(k, 0.0), 1) for k in cpu1},
+    }
+
+
+def pool_nodes(api: Any, pool: str, prices: dict[tuple[str, str, str], float]) -> dict[str, Any]:
+    """The pool's Nodes now: how many, their types and $/h at the catalog's prices."""
+    from kubernetes import client as k8s
+
+    raw = k8s.CoreV1Api(api).list_node(
+        label_selector=f"{L.NODEPOOL}={pool}", _preload_content=False
+    )
     nodes = json.loads(raw.data).get("items") or []
     cost = 0.0
     for n in nodes:
@@ -207,15 +239,36 @@ def burst(
         key = (lab.get(L.INSTANCE_TYPE, ""), lab.get(L.CAPACITY_TYPE, ""), lab.get(L.ZONE, ""))
         cost += prices.get(key, float("nan"))
     types = sorted({(n["metadata"].get("labels") or {}).get(L.INSTANCE_TYPE, "?") for n in nodes})
-    return {
-        "secondsToAllRunning": round(seconds, 1),
-        "pendingToRunningP50": round(percentile(waits, 0.5), 1) if waits else None,
-        "pendingToRunningP99": round(percentile(waits, 0.99), 1) if waits else None,
-        "nodes": len(nodes),
-        "instanceTypes": types,
-        "dollarsPerHour": round(cost, 4),
-        "cpuSeconds": {k: round(cpu1[k] - cpu0.get(k, 0.0), 1) for k in cpu1},
-    }
+    return {"nodes": len(nodes), "instanceTypes": types, "dollarsPerHour": round(cost, 4)}
+
+
+def measured(
+    api: Any,
+    pool: str,
+    shape: Shape,
+    pods: int,
+    timeout: float,
+    cpu: CpuReader,
+    prices: dict[tuple[str, str, str], float],
+    quiet: float | None,
+) -> dict[str, Any]:
+    """The burst's figures, and the scale-down's under ``scaleDown`` when ``quiet`` is set."""
+    out = burst(api, pool, shape, pods, timeout, cpu, prices)
+    if quiet is not None:
+        from benchmarks import scale_down
+
+        out["scaleDown"] = scale_down.run(
+            api,
+            pool,
+            f"burst-{pool}",
+            APP,
+            pods,
+            quiet,
+            timeout,
+            cpu,
+            lambda: pool_nodes(api, pool, prices),
+        )
+    return out
 
 
 def _control_plane_cpu(pids: dict[str, int]) -> dict[str, float]:
@@ -230,7 +283,13 @@ def _control_plane_cpu(pids: dict[str, int]) -> dict[str, float]:
 
 
 def run_karpenter(
-    shape: Shape, pods: int, timeout: float, types_file: Path, prices: Any, log: Any
+    shape: Shape,
+    pods: int,
+    timeout: float,
+    types_file: Path,
+    prices: Any,
+    log: Any,
+    quiet: float | None = None,
 ) -> dict[str, Any]:
     from benchmarks.karpenter_kwok import karpenter
     from sandbox.processes import tree_cpu_seconds
@@ -259,14 +318,16 @@ def run_karpenter(
             return {"karpenter": tree_cpu_seconds(pid), **_control_plane_cpu(pids)}
 
         return {
-            **burst(api, pool, shape, pods, timeout, cpu, prices),
+            **measured(api, pool, shape, pods, timeout, cpu, prices, quiet),
             "warmUpSeconds": round(warm, 1),
         }
     finally:
         side.stop()
 
 
-def run_joinery(shape: Shape, pods: int, timeout: float, prices: Any, log: Any) -> dict[str, Any]:
+def run_joinery(
+    shape: Shape, pods: int, timeout: float, prices: Any, log: Any, quiet: float | None = None
+) -> dict[str, Any]:
     from kubernetes import client as k8s
 
     from sandbox.dev import DevOptions, DevStack, TemporalDevServer
@@ -293,7 +354,7 @@ def run_joinery(shape: Shape, pods: int, timeout: float, prices: Any, log: Any) 
             }
 
         return {
-            **burst(api, pool, shape, pods, timeout, cpu, prices),
+            **measured(api, pool, shape, pods, timeout, cpu, prices, quiet),
             "warmUpSeconds": round(warm, 1),
         }
     finally:
@@ -315,6 +376,28 @@ def pair_ratios(k: dict[str, Any], j: dict[str, Any]) -> dict[str, float | None]
         ),
         "apiserverCpuSeconds": _ratio(j["cpuSeconds"]["apiserver"], k["cpuSeconds"]["apiserver"]),
     }
+
+
+def down_ratios(k: dict[str, Any], j: dict[str, Any]) -> dict[str, float | None]:
+    """Joinery / Karpenter for one pair's scale-down (below 1: Joinery did better)."""
+    return {
+        "lastDisruptionSeconds": _ratio(j["lastDisruptionSeconds"], k["lastDisruptionSeconds"]),
+        "dollarsPerHour": _ratio(j["dollarsPerHour"], k["dollarsPerHour"]),
+        "podsEvicted": _ratio(j["podsEvicted"], k["podsEvicted"]),
+    }
+
+
+def _down_line(side: str, d: dict[str, Any]) -> str:
+    pdb = d["pdb"]
+    held = "held" if pdb["violations"] == 0 else f"{pdb['violations']} samples below"
+    return (
+        f"{side:<9} scale-down to {d['replicas']}: last disruption "
+        f"{d['lastDisruptionSeconds']} s (last claim gone {d['lastClaimGoneSeconds']} s), "
+        f"claims +{d['claimsCreated']} -{d['claimsDeleted']}, {d['nodes']} nodes "
+        f"{'/'.join(d['instanceTypes'])} ${d['dollarsPerHour']}/h, {d['podsEvicted']} pods "
+        f"evicted, PDB {held} (min {pdb['minHealthy']} healthy, floor {pdb['floor']}, "
+        f"{pdb['samples']} samples){' TIMED OUT' if d['timedOut'] else ''}"
+    )
 
 
 def medians(runs: list[dict[str, Any]]) -> dict[str, float]:
@@ -373,10 +456,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 load0 = _load()
                 log(f"pair {i + 1}/{args.pairs}: {side}, {args.pods} pods {args.shape}")
                 try:
+                    quiet = args.quiet if args.scale_down else None
                     if side == "karpenter":
-                        r = run_karpenter(shape, args.pods, args.timeout, types_file, prices, log)
+                        r = run_karpenter(
+                            shape, args.pods, args.timeout, types_file, prices, log, quiet
+                        )
                     else:
-                        r = run_joinery(shape, args.pods, args.timeout, prices, log)
+                        r = run_joinery(shape, args.pods, args.timeout, prices, log, quiet)
                 except Exception as exc:  # one failed run is reported, the others still run
                     r = {"error": f"{type(exc).__name__}: {exc}"}
                 r["loadBefore"], r["loadAfter"] = load0, _load()
@@ -385,8 +471,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(
                         _line(side, r) if "error" not in r else f"{side}: {r['error']}", flush=True
                     )
+                    if "scaleDown" in r:
+                        print(_down_line(side, r["scaleDown"]), flush=True)
             if all("error" not in pair[s] for s in SIDES):
                 pair["ratio"] = pair_ratios(pair["karpenter"], pair["joinery"])
+                if all("scaleDown" in pair[s] for s in SIDES):
+                    pair["scaleDownRatio"] = down_ratios(
+                        pair["karpenter"]["scaleDown"], pair["joinery"]["scaleDown"]
+                    )
+                    if not args.json:
+                        print(f"scale-down Joinery/Karpenter: {pair['scaleDownRatio']}")
                 if not args.json:
                     print(f"pair {i + 1} Joinery/Karpenter: {pair['ratio']}", flush=True)
             out["pairs"].append(pair)

@@ -17,6 +17,7 @@ from activities.disruption import claim_conditions, cluster_state, events
 from activities.disruption.types import MAX_VERDICTS, CommandSpec, ComputeInput, Decision, clip
 from activities.planning.plan import disruption_catalogs, planned_nodeclaim
 from models.nodepool import NodePool
+from scheduling.disruption.due import next_due
 from scheduling.disruption.round import RoundResult, run_round
 from scheduling.disruption.types import DRIFTED, EMPTY, REASONS, UNDERUTILIZED, Command, ManagedNode
 from scheduling.inputs import Document
@@ -49,14 +50,31 @@ def compute(deps: Deps, inp: ComputeInput, now: datetime | None = None) -> Decis
     )
     tell(deps, result, state.documents)
     claim_conditions.sync(deps, result.inputs.cluster, state.documents, at)
+    out = decision(result, inp, at)
+    kept = {c.key() for c in out.commands} | {
+        (c.reason, tuple(sorted(c.nodes))) for c in result.decision.commands
+    }
+    for proposed in inp.validating:
+        if proposed and (proposed[0], tuple(proposed[1:])) not in kept:
+            deps.counters.disruption_validation_failed(
+                consolidation_type(proposed[0], len(proposed) - 1)
+            )
+    return out
+
+
+def decision(result: RoundResult, inp: ComputeInput, at: datetime) -> Decision:
+    """The engine's round as the workflow records it: the commands (those on paused pools
+    moved to ``held``), bounded per-node verdicts and when the next round is due. No I/O."""
     managed = {m.name: m for m in result.inputs.cluster.managed}
     pools = result.inputs.cluster.pools
     paused = set(inp.paused_pools)
+    due = next_due(result.inputs.cluster, at)
     out = Decision(
         cost_before=result.decision.cost_before,
         cost_after=result.decision.cost_after,
         blocked=len(result.decision.blocked),
         kept=len(result.decision.kept),
+        due=due.isoformat() if due else "",
     )
     for command in result.decision.commands:
         spec = _spec(command, managed, pools)
@@ -78,14 +96,6 @@ def compute(deps: Deps, inp: ComputeInput, now: datetime | None = None) -> Decis
         for v in verdicts[: max(0, room)]:
             into[v.node] = clip(v.reason)
         room -= len(verdicts)
-    kept = {c.key() for c in out.commands} | {
-        (c.reason, tuple(sorted(c.nodes))) for c in result.decision.commands
-    }
-    for proposed in inp.validating:
-        if proposed and (proposed[0], tuple(proposed[1:])) not in kept:
-            deps.counters.disruption_validation_failed(
-                consolidation_type(proposed[0], len(proposed) - 1)
-            )
     return out
 
 

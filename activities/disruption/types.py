@@ -49,6 +49,10 @@ class Decision:
     blocked_nodes: dict[str, str] = field(default_factory=dict)
     kept_nodes: dict[str, str] = field(default_factory=dict)
     held_nodes: dict[str, str] = field(default_factory=dict)  # → the held command's line
+    # When a node held back only by time (consolidateAfter, a pod's do-not-disrupt duration,
+    # a budget window) may become a candidate: RFC 3339, "" when no clock changes anything.
+    # The workflow runs its next round then (``workflows.disruption.trigger``).
+    due: str = ""
 
 
 @dataclass

@@ -23,7 +23,7 @@ from temporalio.worker import Worker
 from activities.disruption.types import Decision, Readiness
 from activities.lifecycle.types import DrainStatus
 from models import contract
-from tests.support.disruption_fakes import FakeDisruption, command
+from tests.support.disruption_fakes import EmptiedNode, FakeDisruption, command
 from tests.support.garbage_fakes import FakeGarbage
 from tests.support.provisioner_fakes import FakePlanner
 from tests.support.workflow_fakes import FakeCloud, blocked, spec
@@ -215,6 +215,31 @@ async def record_disruption(env: WorkflowEnvironment) -> str:
         return (await handle.fetch_history()).to_json()
 
 
+async def record_disruption_due(env: WorkflowEnvironment) -> str:
+    """A round due when a node's consolidateAfter ends: an emptied node held 30 s, removed
+    by the round that ran then (validated, deleted); then quiet slow-timer rounds."""
+    fake = FakeDisruption()
+    fake.engine = EmptiedNode(lambda: fake.args(contract.DisruptionActivity.DELETE_NODECLAIMS))
+    queue = "record-disruption-due"
+    async with Worker(
+        env.client,
+        task_queue=queue,
+        workflows=[DisruptionWorkflow],
+        activities=fake.activities(),
+    ):
+        handle = await env.client.start_workflow(
+            DisruptionWorkflow.run,
+            DisruptionInput("record-due"),
+            id=contract.disruption_id("record-due"),
+            task_queue=queue,
+        )
+        while contract.DisruptionActivity.DELETE_NODECLAIMS not in fake.names():
+            await env.sleep(1)
+        await env.sleep(200)
+        await handle.terminate("recorded")
+        return (await handle.fetch_history()).to_json()
+
+
 async def record_garbage_collection(env: WorkflowEnvironment) -> str:
     """Three rounds: an orphan terminated and a template deleted; a step failing all its
     attempts while the others run; a quiet round."""
@@ -265,6 +290,9 @@ async def main(only: list[str]) -> None:
         if not only or "disruption_rounds" in only:
             (HERE / "disruption_rounds.json").write_text(await record_disruption(env))
             print("recorded disruption_rounds")
+        if not only or "disruption_due_rounds" in only:
+            (HERE / "disruption_due_rounds.json").write_text(await record_disruption_due(env))
+            print("recorded disruption_due_rounds")
         if not only or "garbage_collection_rounds" in only:
             history = await record_garbage_collection(env)
             (HERE / "garbage_collection_rounds.json").write_text(history)

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.disruption.compute import decision
 from activities.disruption.types import (
     CommandSpec,
     ComputeInput,
@@ -21,7 +22,12 @@ from activities.disruption.types import (
     Readiness,
 )
 from activities.planning.types import PlannedNodeClaim
+from models.catalog import load_catalog
 from models.contract import DisruptionActivity as names
+from scheduling.disruption.round import run_round
+from scheduling.inputs import Document
+from tests.support.catalogs import catalog
+from tests.support.disruption import claim_for, managed, pool
 
 
 def command(nodes: list[str], replacements: int = 1, reason: str = "Underutilized") -> CommandSpec:
@@ -50,6 +56,9 @@ class FakeDisruption:
     )
     paused: ComputeInput = field(default_factory=ComputeInput)
     compute_failures: int = 0  # the first computes fail for good (attempts used up)
+    # When set, decides every round from the server's time instead of ``decisions`` (a test
+    # running the real engine on its own documents).
+    engine: Callable[[ComputeInput, datetime], Decision] | None = None
     calls: list[tuple[str, Any, datetime]] = field(default_factory=list)
 
     def _record(self, name: str, arg: Any) -> None:
@@ -76,6 +85,8 @@ class FakeDisruption:
             fake._record(names.COMPUTE, inp)
             if len(fake.args(names.COMPUTE)) <= fake.compute_failures:
                 raise ApplicationError("the engine could not decide", non_retryable=True)
+            if fake.engine is not None:
+                return fake.engine(inp, activity.info().current_attempt_scheduled_time)
             return fake.decisions.pop(0) if fake.decisions else Decision()
 
         @activity.defn(name=names.MARK)
@@ -105,3 +116,26 @@ class FakeDisruption:
             return len(claims)
 
         return [pause_state, compute, mark, unmark, launch, initialized, delete]
+
+
+class EmptiedNode:
+    """An ``engine`` for ``FakeDisruption``: one managed node, ``a``, whose last pod left
+    when the first round ran, in a pool with ``consolidateAfter`` (30 s by default). Each
+    round runs the real engine (``run_round``) on it at the server's time; once its claim is
+    deleted (``deleted`` lists the delete calls' arguments) the node is gone."""
+
+    def __init__(self, deleted: Callable[[], list[Any]], after: str = "30s") -> None:
+        self.emptied: datetime | None = None
+        self.deleted = deleted
+        self.after = after
+        self.types = load_catalog(catalog())
+
+    def __call__(self, inp: ComputeInput, now: datetime) -> Decision:
+        self.emptied = self.emptied or now
+        docs: list[dict[str, Any]] = [pool(consolidate_after=self.after)]
+        if not any("a-claim" in claims for claims in self.deleted()):
+            node = managed("a")
+            stamp = self.emptied.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            docs += [node, claim_for(node, last_pod_event=stamp)]
+        documents = [Document(d, f"doc {i}") for i, d in enumerate(docs)]
+        return decision(run_round(documents, self.types, now), inp, now)

@@ -24,7 +24,7 @@ from workflows import search
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
 PERFORMANCE = ROOT / "docs" / "performance.md"
-PERFORMANCE_MAX_LINES = 400
+PERFORMANCE_MAX_LINES = 415  # 400 until issue 33 added the scale-down table
 
 # Where operators copy the search attributes from: each must list every one of them.
 SEARCH_ATTRIBUTE_PLACES = sorted(

@@ -35,6 +35,7 @@ async def test_histories_exist() -> None:
         "nodeclaim_happy_path",
         "provisioner_rounds_pause_resume",
         "disruption_rounds",
+        "disruption_due_rounds",
         "garbage_collection_rounds",
         "nodeclaim_local_calls_patched",
         "nodeclaim_shape1_happy_path",

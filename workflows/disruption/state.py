@@ -23,6 +23,11 @@ DEBOUNCE_MAX = timedelta(seconds=30)
 # With no change at all, a round still runs this often (drift, expiring budgets, time-based
 # consolidateAfter): Karpenter polls every 10 s; a durable round is dearer, so 2 minutes.
 SLOW_TIMER = timedelta(minutes=2)
+# A node held back only by time (consolidateAfter, a do-not-disrupt duration, a budget
+# window) makes a round due when the hold ends, sooner than the slow timer; but never sooner
+# than this after the last round, Karpenter's polling period, so a hold that keeps moving
+# (a pod event every second) cannot make the rounds a busy loop.
+DUE_FLOOR = timedelta(seconds=10)
 
 
 # What the last round did with a node (``NodeOutcome.outcome``).
@@ -66,6 +71,10 @@ class DisruptionInput:
     # How long a decision must hold before its commands run (set when the worker starts the
     # workflow; carried across continue-as-new, so a restarted worker does not change it).
     validation_delay_seconds: float = VALIDATION_DELAY_SECONDS
+    # The last round's ``Decision.due`` (RFC 3339, "" none): when the next round is due with
+    # no change, carried across continue-as-new. A run started before this field existed
+    # reads "" and keeps the slow timer, as its history recorded.
+    due: str = ""
 
     @property
     def validation_delay(self) -> timedelta:

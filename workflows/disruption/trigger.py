@@ -1,24 +1,39 @@
 """Waiting for a reason to run a round: a cluster change (the watchers' signals, debounced:
-a round starts once DEBOUNCE passes without a new one, at most DEBOUNCE_MAX after the first)
-or, when nothing changes, the SLOW_TIMER."""
+a round starts once DEBOUNCE passes without a new one, at most DEBOUNCE_MAX after the first),
+the moment the last round said a node's time hold ends (``Decision.due``, not sooner than
+DUE_FLOOR), or, when nothing changes, the SLOW_TIMER.
+
+The due time comes from an activity's result (recorded in the history), so the timer a
+replay starts is the one the run started: a history recorded before due times existed has
+none in its decisions and replays with the slow timer."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from temporalio import workflow
 
-from workflows.disruption.state import DEBOUNCE, DEBOUNCE_MAX, SLOW_TIMER
+from workflows.disruption.state import DEBOUNCE, DEBOUNCE_MAX, DUE_FLOOR, SLOW_TIMER
 
 
-async def wait(changes: Callable[[], int], changed: Callable[[], bool]) -> None:
+def quiet_wait(due: str, now: datetime) -> tuple[timedelta, str]:
+    """How long to wait with no change, and the timer's summary: until ``due`` (RFC 3339)
+    within DUE_FLOOR .. SLOW_TIMER, else the SLOW_TIMER."""
+    if not due:
+        return SLOW_TIMER, "no cluster change: slow timer"
+    left = datetime.fromisoformat(due) - now
+    if left >= SLOW_TIMER:
+        return SLOW_TIMER, "no cluster change: slow timer"
+    return max(DUE_FLOOR, left), "no cluster change: a node's time hold ends"
+
+
+async def wait(changes: Callable[[], int], changed: Callable[[], bool], due: str = "") -> None:
     """Return when a round should run. ``changes`` counts signals; ``changed`` says whether
-    one arrived since the last round."""
+    one arrived since the last round; ``due`` is when the last round said one is due."""
+    timeout, summary = quiet_wait(due, workflow.now())
     try:
-        await workflow.wait_condition(
-            changed, timeout=SLOW_TIMER, timeout_summary="no cluster change: slow timer"
-        )
+        await workflow.wait_condition(changed, timeout=timeout, timeout_summary=summary)
     except TimeoutError:
         return
     first = workflow.now()

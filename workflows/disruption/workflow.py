@@ -4,9 +4,10 @@ Each round: compute → validation delay → recompute, keep what still holds �
 surviving commands concurrently (``execute``). Rounds run one at a time, so the engine's
 budgets (which count NodeClaims already being deleted) hold across rounds too: a round's
 commands have finished launching and deleting before the next round reads the cluster.
-The watchers signal ``cluster_changed`` on pod and node changes; with no change, a slow
-timer still runs a round. ``joinery pause [--nodepool]`` holds commands on paused pools
-(the pause state lives in the provisioner; the compute step asks it).
+The watchers signal ``cluster_changed`` on pod and node changes; with no change, a round
+runs when the last one said a node's time hold ends (``trigger``), else on a slow timer.
+``joinery pause [--nodepool]`` holds commands on paused pools (the pause state lives in the
+provisioner; the compute step asks it).
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ class DisruptionWorkflow(history.QueueMove):
     async def run(self, inp: DisruptionInput) -> None:
         while True:
             if not self.inp.changed:
-                await trigger.wait(lambda: self._changes, lambda: self.inp.changed)
+                await trigger.wait(lambda: self._changes, lambda: self.inp.changed, self.inp.due)
             self.inp.changed = False
             await self._round()
             await history.continue_if_long(self.inp.history_limit, self.inp, self.move_to)
@@ -85,11 +86,13 @@ class DisruptionWorkflow(history.QueueMove):
             # crashes) loses this round only: the workflow, the one per cluster, lives on
             # and the next change or the slow timer runs another. Nothing is marked yet.
             self.inp.last_summary = f"round abandoned, no decision: {exc.cause or exc}"
+            self.inp.due = ""
             self._enter(IDLE, f"round {self.inp.rounds}: {self.inp.last_summary}")
             return
         if first.commands:
             self.inp.validations += 1  # compute.validated waited the delay
         self.inp.last_summary = round_summary(first, kept)
+        self.inp.due = latest.due
         self.inp.last_round_at = workflow.now().isoformat()
         self.inp.last_outcomes = outcomes.decided(
             first, latest, kept, self.inp.rounds, self.inp.last_outcomes
