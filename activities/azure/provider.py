@@ -54,6 +54,12 @@ class AzureProvider:
     compute: Any  # azure.mgmt.compute.ComputeManagementClient
     pricing: AzurePricing
     observe: CallObserver | None = None
+    # The cluster's Kubernetes core API, given by the worker (``share_unavailable_offerings``):
+    # spot eviction notices are Node conditions (activities/azure/eviction.py).
+    core_api: Any = None
+    # Offerings Azure refused or took back, by (capacity type, SKU, zone): None until the
+    # launch path keeps them.
+    mark_unavailable: Callable[[str, str, str], None] | None = None
     _skus: list[Sku] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -163,13 +169,22 @@ class AzureProvider:
         self._vms("garbage collection")
 
     def interruption_source(self) -> InterruptionSource | None:
-        self._vms("the interruption source (spot eviction)")
+        """Spot eviction notices, read off the Nodes' ``PreemptionScheduled`` condition."""
+        from activities.azure.eviction import PreemptionWatch, node_lister
+
+        if self.core_api is None:
+            return None
+        return PreemptionWatch(node_lister(self.core_api), vm_id)
 
     def share_unavailable_offerings(self, core_api: Any) -> None:
-        self._vms("sharing unavailable offerings")
+        self.core_api = core_api
 
     def offering_interrupted(self, event: InterruptionEvent, instance_type: str, zone: str) -> bool:
-        self._vms("interruption")
+        from activities.azure.eviction import mark_evicted_offering
+
+        if self.mark_unavailable is None:
+            return False
+        return mark_evicted_offering(self.mark_unavailable, event, instance_type, zone)
 
     def unhealthy_instances(self, now: datetime) -> list[Unhealthy]:
         self._vms("instance health")

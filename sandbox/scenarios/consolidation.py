@@ -58,7 +58,7 @@ REPLICAS_UP = 40
 REPLICAS_DOWN = 4
 CPU, MEMORY = "1", "1Gi"
 # Nodes of at most 8 vCPUs, so 40 pods spread over several of them.
-REQUIREMENTS = [{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Lt", "values": ["9"]}]
+MAX_NODE_CPUS = 8
 MAX_UNAVAILABLE = 1
 BUDGET_PERCENT = 10  # Karpenter's default budget: the pool sets none
 VALIDATION_DELAY_SECONDS = 15.0  # workflows.disruption.state.VALIDATION_DELAY
@@ -72,7 +72,7 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     with DisruptionRun(sandbox, summary, NAME, POOL, APP, deadline) as run:
         run.setup(
-            requirements=REQUIREMENTS,
+            requirements=[sandbox.cloud.max_cpu_requirement(MAX_NODE_CPUS)],
             disruption={
                 "consolidationPolicy": "WhenEmptyOrUnderutilized",
                 "consolidateAfter": os.environ.get(CONSOLIDATE_AFTER_ENV, "0s"),

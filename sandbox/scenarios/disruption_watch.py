@@ -293,20 +293,10 @@ def plan_disruption(sandbox: Sandbox) -> Obj:
     import json
 
     stack = sandbox.stack
-    assert stack.cluster is not None and stack.moto is not None
+    assert stack.cluster is not None
     catalog = stack.workdir / "plan-catalog.yaml"
     catalog.write_text(
-        _joinery(
-            sandbox,
-            "joinery catalog",
-            "catalog",
-            "--region",
-            stack.options.region,
-            "--endpoint-url",
-            stack.moto.endpoint_url,
-            "--cluster-name",
-            stack.options.cluster_name,
-        )
+        _joinery(sandbox, "joinery catalog", "catalog", *sandbox.cloud.catalog_args())
     )
     out = _joinery(
         sandbox,

@@ -2,9 +2,10 @@
 
 Four pods that must each have a node of their own (required pod anti-affinity on the
 hostname), so the interrupted node's pod cannot fit anywhere that exists: Joinery has to
-cordon and drain the node, launch a replacement, and terminate the interrupted instance. The
-message is the EventBridge "EC2 Spot Instance Interruption Warning", sent to the interruption
-queue the worker polls.
+cordon and drain the node, launch a replacement, and terminate the interrupted instance. On
+EC2 the warning is the EventBridge "EC2 Spot Instance Interruption Warning", sent to the
+interruption queue the worker polls; on Azure, a spot eviction notice (the Node condition
+``PreemptionScheduled``) with the VM taken 30 s later.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
     victims.sort(key=lambda i: (i.capacity_type != "spot", i.id))
     victim = victims[0]
     victim_pods = {p["metadata"]["name"] for p in pods if p["spec"]["nodeName"] == victim.id}
-    sandbox.send_spot_interruption(victim.id, victim.zone)
+    sandbox.send_spot_interruption(victim)
     interrupted = time.monotonic()
     sandbox.log(
         f"sent a spot interruption warning for {victim.id} ({victim.instance_type}/"

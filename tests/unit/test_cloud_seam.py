@@ -200,7 +200,6 @@ def test_azure_serves_its_catalog_and_refuses_what_needs_vms_naming_the_issue() 
         lambda: azure.get("vm"),
         lambda: azure.list_owned(),
         lambda: azure.delete("vm"),
-        lambda: azure.interruption_source(),
     ]
     for call in calls:
         with pytest.raises(
