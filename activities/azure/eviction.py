@@ -11,10 +11,13 @@ while the notice stands; its message names the event and, for a scheduled one, t
 - ``SpotRebalanceRecommendation Advisory. ...``: news only, nothing to drain.
 
 Karpenter Azure reads that condition (level-triggered, so a restart picks an outstanding
-notice up again) and deletes the node's NodeClaim, which cordons and drains it. Here
+notice up again), stamps the deadline on the NodeClaim as its termination timestamp (so the
+drain runs against Azure's clock, only ever moved earlier) and deletes the claim, which
+cordons and drains it. Here
 :class:`PreemptionWatch` reads it off the cluster's Nodes and hands the worker the neutral
 :class:`~activities.cloud.interruption.InterruptionEvent` the EC2 queue's messages become,
-so the same watcher signals the claim's lifecycle, and the interrupted offering (its SKU,
+so the same watcher signals the claim's lifecycle (after :func:`deadline_stamper` has
+stamped the deadline), and the interrupted offering (its SKU,
 zone, spot) is kept out of the next launches as an insufficient-capacity answer is
 (:func:`mark_evicted_offering`). A VM evicted with no notice seen at all simply goes; the
 garbage collector then finds its claim without a VM.
@@ -50,6 +53,8 @@ POLL_SECONDS = 2.0
 
 Obj = dict[str, Any]
 MarkUnavailable = Callable[[str, str, str], None]  # (capacity type, instance type, zone)
+# (the Node's provider id, the eviction's deadline): record it where the drain reads it
+StampDeadline = Callable[[str, datetime], None]
 
 
 @dataclass(frozen=True)
@@ -153,10 +158,12 @@ class PreemptionWatch:
         list_nodes: Callable[[], Iterable[Obj]],
         instance_id: Callable[[str], str],
         poll_seconds: float = POLL_SECONDS,
+        stamp_deadline: StampDeadline | None = None,
     ) -> None:
         self._list_nodes = list_nodes
         self._instance_id = instance_id
         self._poll = poll_seconds
+        self._stamp = stamp_deadline
         self._handled: set[str] = set()
 
     def poll_once(
@@ -177,6 +184,7 @@ class PreemptionWatch:
                 continue
             if received is not None:
                 received(event.kind)
+            self._stamp_deadline(node)
             try:
                 handled = handle(event)
             except Exception:
@@ -190,6 +198,17 @@ class PreemptionWatch:
             done += 1
         self._handled &= seen  # a notice withdrawn (or its Node gone) is forgotten
         return done
+
+    def _stamp_deadline(self, node: Obj) -> None:
+        """The notice's deadline on the node's claim, before the claim is told to go."""
+        condition = _condition(node)
+        notice = parse_notice(str((condition or {}).get("message") or ""))
+        if self._stamp is None or notice is None or notice.not_before is None:
+            return
+        try:
+            self._stamp(str(node["spec"]["providerID"]), notice.not_before)
+        except Exception as exc:  # the drain still runs, on the claim's own grace period
+            log.warning("node %s: eviction deadline not stamped: %s", node["metadata"]["name"], exc)
 
     def run(
         self,
@@ -215,6 +234,38 @@ def node_lister(core_api: Any) -> Callable[[], list[Obj]]:
         return raw.list_all(core_api.list_node, label_selector=NODEPOOL_LABEL)
 
     return list_nodes
+
+
+def deadline_stamper(core_api: Any) -> StampDeadline:
+    """Stamps an eviction's deadline as the termination timestamp of the NodeClaim whose
+    Node has the provider id; an earlier timestamp already there stays."""
+    from activities.kubernetes import nodeclaims
+    from activities.kubernetes.client import Kube
+    from models.labels import NODECLAIM_TERMINATION_TIMESTAMP as KEY
+
+    kube = Kube(core_api.api_client)
+
+    def stamp(provider_id: str, not_before: datetime) -> None:
+        claims, _ = nodeclaims.list_(kube)
+        for claim in claims:
+            if (claim.get("status") or {}).get("providerID") != provider_id:
+                continue
+            existing = (claim["metadata"].get("annotations") or {}).get(KEY)
+            if existing and _earlier_or_same(existing, not_before):
+                return
+            at = not_before.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            nodeclaims.patch_metadata(kube, claim["metadata"]["name"], annotations={KEY: at})
+            return
+
+    return stamp
+
+
+def _earlier_or_same(stamp: str, when: datetime) -> bool:
+    try:
+        at = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return False  # unreadable: the drain cannot use it either
+    return at <= when
 
 
 def mark_evicted_offering(

@@ -170,11 +170,13 @@ class AzureProvider:
 
     def interruption_source(self) -> InterruptionSource | None:
         """Spot eviction notices, read off the Nodes' ``PreemptionScheduled`` condition."""
-        from activities.azure.eviction import PreemptionWatch, node_lister
+        from activities.azure.eviction import PreemptionWatch, deadline_stamper, node_lister
 
         if self.core_api is None:
             return None
-        return PreemptionWatch(node_lister(self.core_api), vm_id)
+        return PreemptionWatch(
+            node_lister(self.core_api), vm_id, stamp_deadline=deadline_stamper(self.core_api)
+        )
 
     def share_unavailable_offerings(self, core_api: Any) -> None:
         self.core_api = core_api

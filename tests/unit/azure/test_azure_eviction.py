@@ -179,3 +179,29 @@ def test_only_an_eviction_marks_its_spot_offering() -> None:
     assert not mark_evicted_offering(mark, advisory, "Standard_D2s_v3", "eastus-1")
     assert not mark_evicted_offering(mark, evicted, "", "eastus-1")
     assert marked == [("spot", "Standard_D2s_v3", "eastus-1")]
+
+
+def test_a_scheduled_notice_stamps_its_deadline_before_the_claim_is_told() -> None:
+    deadline = datetime(2026, 11, 28, 13, 0, 30, tzinfo=UTC)
+    nodes = [_node("a", notice_message(deadline)), _node("b", "Preempt Started.")]
+    order: list[str] = []
+
+    def stamp(provider: str, not_before: datetime) -> None:
+        order.append(f"stamp {vm_id(provider).rsplit('/', 1)[1]} {not_before.isoformat()}")
+
+    def handle(event: InterruptionEvent) -> bool:
+        order.append(f"handle {event.instance_ids[0].rsplit('/', 1)[1]}")
+        return True
+
+    PreemptionWatch(lambda: nodes, vm_id, stamp_deadline=stamp).poll_once(handle)
+    # a started eviction has no deadline to stamp: the claim's own grace period applies
+    assert order == [f"stamp a {deadline.isoformat()}", "handle a", "handle b"]
+
+
+def test_a_failing_stamp_does_not_keep_the_claim_from_being_told() -> None:
+    def stamp(provider: str, not_before: datetime) -> None:
+        raise RuntimeError("API server down")
+
+    nodes = [_node("a", notice_message(datetime(2026, 11, 28, 13, 0, 30, tzinfo=UTC)))]
+    handler = Recorder({VM.replace("aks-default-abc12", "a")})
+    assert PreemptionWatch(lambda: nodes, vm_id, stamp_deadline=stamp).poll_once(handler) == 1
