@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any, NoReturn
 
 from activities.azure.catalog import build_catalog, fetch_skus
+from activities.azure.nodeclasses import AKSNodeClassResolver, resolver_for
 from activities.azure.params import CatalogParams
 from activities.azure.pricing import AzurePricing, url_fetcher
 from activities.azure.skus import Sku
@@ -60,6 +61,8 @@ class AzureProvider:
     # Offerings Azure refused or took back, by (capacity type, SKU, zone): None until the
     # launch path keeps them.
     mark_unavailable: Callable[[str, str, str], None] | None = None
+    # Images, Kubernetes version and subnet of node classes (``nodeclass_resolver``).
+    nodeclasses: AKSNodeClassResolver | None = None
     _skus: list[Sku] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -73,7 +76,12 @@ class AzureProvider:
             raise ValueError("--provider azure: no subscription (AZURE_SUBSCRIPTION_ID)")
         compute = compute_client(opts.subscription_id, endpoint=opts.endpoint_url or None)
         fetch = None if opts.endpoint_url else url_fetcher()
-        return AzureProvider(opts.region, compute, AzurePricing(opts.region, fetch=fetch))
+        return AzureProvider(
+            opts.region,
+            compute,
+            AzurePricing(opts.region, fetch=fetch),
+            nodeclasses=resolver_for(opts, compute),
+        )
 
     @property
     def name(self) -> str:
@@ -125,16 +133,27 @@ class AzureProvider:
             self._skus = list(snapshot)
 
     # -- node classes ---------------------------------------------------------------------
+    def nodeclass_resolver(self) -> AKSNodeClassResolver:
+        """The node class resolver (images, Kubernetes version, subnet); a provider made
+        without one resolves images through its compute client and knows no version."""
+        with self._lock:
+            if self.nodeclasses is None:
+                self.nodeclasses = resolver_for(None, self.compute, region=self.region)
+            return self.nodeclasses
+
     def nodeclass_not_ready(self, nodeclass: AKSNodeClass) -> str | None:
-        """Only validation so far: a field Joinery does not act on makes the class not Ready
-        (images and subnets are resolved with the VMs, issue 32)."""
-        if not unimplemented_fields(nodeclass.spec):
-            return None
-        return validation_condition(nodeclass.spec).message or "not ready"
+        """A field Joinery does not act on, or no image, version or subnet to launch with
+        (the resolution is cached, so this costs no call per planning round)."""
+        if unimplemented_fields(nodeclass.spec):
+            return validation_condition(nodeclass.spec).message or "not ready"
+        return self.nodeclass_resolver().not_ready(nodeclass)
 
     def nodeclass_status(self, nodeclass: AKSNodeClass) -> NodeClassStatus:
+        """Validation, then the resolver's conditions and ``images`` / ``kubernetesVersion``."""
         c = validation_condition(nodeclass.spec, nodeclass.metadata.generation)
-        return NodeClassStatus([cond.Condition(c.type, c.status, c.reason, c.message or "")])
+        resolved = self.nodeclass_resolver().status(nodeclass)
+        validation = cond.Condition(c.type, c.status, c.reason, c.message or "")
+        return NodeClassStatus([*resolved.conditions, validation], resolved.fields)
 
     # -- what needs VMs: issue 32 -----------------------------------------------------------
     def _vms(self, operation: str) -> NoReturn:

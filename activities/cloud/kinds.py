@@ -15,8 +15,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from activities.azure import type_labels as azure_labels
+from activities.kubernetes.nodeclasses import EC2NODECLASS_READINESS
 from activities.kubernetes.resources import AKSNODECLASS, EC2NODECLASS, CustomResource
-from models import ec2nodeclass_hash
+from models import aksnodeclass, aksnodeclass_hash, ec2nodeclass_hash
 from models import labels as L
 from models.aksnodeclass import AKSNodeClass
 from models.ec2nodeclass import EC2NodeClass
@@ -38,6 +39,10 @@ class NodeClassKind:
     well_known_labels: frozenset[str]
     # The annotations a claim launched from the class records (its static hash), for drift.
     hash_annotations: Callable[[Any], dict[str, str]] = field(default=_no_stamp)
+    # Resolved status values (not lists) its nodes drift on (the AKSNodeClass's version).
+    drift_status_values: tuple[str, ...] = ()
+    # The conditions its Ready needs all True.
+    readiness: tuple[str, ...] = EC2NODECLASS_READINESS
 
     @property
     def kind(self) -> str:
@@ -56,8 +61,9 @@ class NodeClassKind:
             key: [str(e.get("id")) for e in status.get(key) or [] if isinstance(e, dict)]
             for key in self.drift_status_lists
         }
+        values = {key: status.get(key) for key in self.drift_status_values}
         generation = (body.get("metadata") or {}).get("generation")
-        return f"{generation}|{ids}"
+        return f"{generation}|{ids}" + (f"|{values}" if values else "")
 
 
 EC2_NODECLASS = NodeClassKind(
@@ -73,6 +79,9 @@ AKS_NODECLASS = NodeClassKind(
     model=AKSNodeClass,
     drift_status_lists=("images",),
     label_domain=azure_labels.GROUP,
+    hash_annotations=aksnodeclass_hash.hash_annotations,
+    drift_status_values=("kubernetesVersion",),
+    readiness=aksnodeclass.READINESS,
     well_known_labels=frozenset(
         {
             azure_labels.SKU_NAME,

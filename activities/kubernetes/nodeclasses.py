@@ -1,4 +1,5 @@
-"""EC2NodeClasses: read them and publish what their selectors resolved to."""
+"""Node classes (EC2NodeClasses unless a ``resource`` says otherwise): read them and publish
+what they resolved to."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from activities.kubernetes import conditions as cond
 from activities.kubernetes import custom_objects, status
 from activities.kubernetes.client import Kube
 from activities.kubernetes.custom_objects import Obj, WatchEvent
-from activities.kubernetes.resources import EC2NODECLASS
+from activities.kubernetes.resources import EC2NODECLASS, CustomResource
 from models import conditions
 
 # Each resolved selector is a condition; Ready needs them all.
@@ -22,8 +23,8 @@ EC2NODECLASS_READINESS = (
 )
 
 
-def get(kube: Kube, name: str) -> Obj:
-    return custom_objects.get(kube, EC2NODECLASS, name)
+def get(kube: Kube, name: str, resource: CustomResource = EC2NODECLASS) -> Obj:
+    return custom_objects.get(kube, resource, name)
 
 
 def list_(kube: Kube) -> tuple[list[Obj], str]:
@@ -42,12 +43,20 @@ def set_conditions(
     updates: Iterable[cond.Condition],
     *,
     at: str | None = None,
+    resource: CustomResource = EC2NODECLASS,
+    readiness: tuple[str, ...] = EC2NODECLASS_READINESS,
 ) -> Obj:
     return status.set_conditions(
-        kube, EC2NODECLASS, nodeclass, updates, ready_dependents=EC2NODECLASS_READINESS, at=at
+        kube, resource, nodeclass, updates, ready_dependents=readiness, at=at
     )
 
 
-def record_resolved(kube: Kube, nodeclass: Mapping[str, Any], resolved: Mapping[str, Any]) -> Obj:
-    """Publish resolved subnets / securityGroups / amis / instanceProfile in status."""
-    return status.patch_status(kube, EC2NODECLASS, nodeclass, resolved)
+def record_resolved(
+    kube: Kube,
+    nodeclass: Mapping[str, Any],
+    resolved: Mapping[str, Any],
+    resource: CustomResource = EC2NODECLASS,
+) -> Obj:
+    """Publish what the class resolved to in status (an EC2NodeClass's subnets /
+    securityGroups / amis / instanceProfile, an AKSNodeClass's images / kubernetesVersion)."""
+    return status.patch_status(kube, resource, nodeclass, resolved)

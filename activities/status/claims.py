@@ -31,8 +31,10 @@ from pydantic import ValidationError
 from activities.kubernetes import custom_objects, nodeclaims
 from activities.kubernetes.client import Kube
 from activities.kubernetes.resources import NODECLAIM
+from models import aksnodeclass_hash, karpenter_hash
 from models import ec2nodeclass_hash as nodeclass_hash
-from models import karpenter_hash
+from models.aksnodeclass import KIND as AKS_KIND
+from models.aksnodeclass import AKSNodeClass
 from models.conditions import DRIFTED
 from models.ec2nodeclass import EC2NodeClass
 from models.nodepool import NodePool
@@ -72,11 +74,38 @@ def _keeps_pool_hash(claim: Obj) -> bool:
 
 
 def needs_nodeclass_stamp(claim: Obj) -> bool:
-    """A foreign nodeclass hash version, or none on a launched claim."""
-    version = _annotations(claim).get(nodeclass_hash.HASH_VERSION_ANNOTATION)
+    """A foreign nodeclass hash version, or none on a launched claim (an AKSNodeClass's
+    hash, ``models.aksnodeclass_hash``, the same way as an EC2NodeClass's)."""
+    annotations = _annotations(claim)
+    if annotations.get(aksnodeclass_hash.HASH_VERSION_ANNOTATION) == (
+        aksnodeclass_hash.HASH_VERSION
+    ):
+        return False
+    version = annotations.get(nodeclass_hash.HASH_VERSION_ANNOTATION)
     if version == nodeclass_hash.HASH_VERSION:
         return False
-    return version is not None or bool((claim.get("status") or {}).get("providerID"))
+    foreign = version or annotations.get(aksnodeclass_hash.HASH_VERSION_ANNOTATION)
+    return foreign is not None or bool((claim.get("status") or {}).get("providerID"))
+
+
+def _nodeclass_stamp(nodeclass: Obj) -> dict[str, str | None]:
+    """The hash annotations for ``nodeclass`` by its kind; a class that does not validate
+    gets its version alone (no hash, so no static drift, and no stamp again)."""
+    if nodeclass.get("kind") == AKS_KIND:
+        try:
+            return dict(aksnodeclass_hash.hash_annotations(AKSNodeClass.model_validate(nodeclass)))
+        except ValidationError:
+            return {
+                aksnodeclass_hash.HASH_ANNOTATION: None,
+                aksnodeclass_hash.HASH_VERSION_ANNOTATION: aksnodeclass_hash.HASH_VERSION,
+            }
+    try:
+        return dict(nodeclass_hash.hash_annotations(EC2NodeClass.model_validate(nodeclass)))
+    except ValidationError:
+        return {
+            nodeclass_hash.HASH_ANNOTATION: None,
+            nodeclass_hash.HASH_VERSION_ANNOTATION: nodeclass_hash.HASH_VERSION,
+        }
 
 
 def karpenter_drifted(claim: Obj, pool: Obj) -> bool:
@@ -113,13 +142,7 @@ def restamp(kube: Kube, claim: Obj, pool: Obj, nodeclass: Obj | None = None) -> 
         elif _keeps_pool_hash(claim):
             del wanted[HASH_ANNOTATION]
     if nodeclass is not None and needs_nodeclass_stamp(claim):
-        try:
-            valid = EC2NodeClass.model_validate(nodeclass)
-        except ValidationError:
-            wanted[nodeclass_hash.HASH_ANNOTATION] = None
-            wanted[nodeclass_hash.HASH_VERSION_ANNOTATION] = nodeclass_hash.HASH_VERSION
-        else:
-            wanted.update(nodeclass_hash.hash_annotations(valid))
+        wanted.update(_nodeclass_stamp(nodeclass))
     if not wanted:
         return False
     nodeclaims.patch_metadata(kube, str(claim["metadata"]["name"]), annotations=wanted)

@@ -56,23 +56,26 @@ def desired(
 
 def report(kube: Kube, cloud: CloudProvider, name: str) -> list[cond.Condition]:
     """Bring ``name``'s status up to date; return the conditions that newly turned False."""
-    body = reporting.live(lambda: nodeclasses.get(kube, name))
+    kind = cloud.nodeclass_kind
+    resource = kind.resource
+    body = reporting.live(lambda: nodeclasses.get(kube, name, resource))
     if body is None:
         return []
     wanted, fields = desired(body, cloud)
 
     def write() -> list[cond.Condition]:
-        current = nodeclasses.get(kube, name)
+        current = nodeclasses.get(kube, name, resource)
         status = current.get("status") or {}
         existing = status.get("conditions") or []
         turned_false = reporting.newly_false(existing, wanted)
         if reporting.needs_write(existing, wanted):
-            current = nodeclasses.set_conditions(kube, current, wanted)
+            current = nodeclasses.set_conditions(
+                kube, current, wanted, resource=resource, readiness=kind.readiness
+            )
         if fields and any(status.get(k) != v for k, v in fields.items()):
-            nodeclasses.record_resolved(kube, current, fields)
+            nodeclasses.record_resolved(kube, current, fields, resource)
         return turned_false
 
     turned_false = retry_conflicts(write)
-    resource = cloud.nodeclass_kind.resource
     reporting.warn(kube, resource.kind, name, turned_false, resource.api_version)
     return turned_false

@@ -21,6 +21,7 @@ from typing import Any
 
 from sandbox.azure.arm_reads import ArmReads, NotFound
 from sandbox.azure.faults import Faults
+from sandbox.azure.galleries import Galleries
 from sandbox.azure.operations import Operations
 from sandbox.azure.seed import AzureSeed
 from sandbox.processes import free_ports
@@ -60,6 +61,7 @@ class AzureEmulator:
     faults: Faults = field(default_factory=Faults)
     operations: Operations = field(default_factory=Operations)
     arm: ArmReads = field(default_factory=ArmReads)
+    galleries: Galleries = field(default_factory=Galleries)
     sku_page_size: int = 10
     price_page_size: int = 1000
     requests: list[tuple[str, str]] = field(default_factory=list)  # (method, path?query)
@@ -98,7 +100,8 @@ class AzureEmulator:
             return exc.status, _error(exc.code, exc.message), {}
 
     def _arm_read(self, path: str) -> dict[str, Any]:
-        """Quota, provider registrations, resource groups and subnets (``arm_reads``)."""
+        """Quota, provider registrations, resource groups and subnets (``arm_reads``), and
+        community gallery image versions (``galleries``)."""
         if m := USAGES.match(path):
             skus = self.seed.skus_in(m["loc"])
             families = [str(s["family"]) for s in skus if s.get("family")]
@@ -109,6 +112,9 @@ class AzureEmulator:
             return self.arm.resource_group(m["sub"], m["rg"])
         if SUBNET.match(path):
             return self.arm.subnet(path)
+        gallery = self.galleries.answer(path)
+        if gallery is not None:
+            return gallery
         raise ArmError(404, "NotFound", f"the emulator does not serve {path}")
 
     def _check_arm(self, headers: Any, query: dict[str, str]) -> None:

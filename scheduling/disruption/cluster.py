@@ -27,6 +27,8 @@ from typing import Any
 from models import labels as L
 from models.instancetype import InstanceType
 from models.nodepool import NodePool
+from scheduling.disruption.aks_drift_reasons import KIND as AKS_NODECLASS_KIND
+from scheduling.disruption.aks_drift_reasons import AKSNodeClassFacts, read_aks_nodeclass
 from scheduling.disruption.nodeclass_drift_reasons import KIND as NODECLASS_KIND
 from scheduling.disruption.nodeclass_drift_reasons import NodeClassFacts, read_nodeclass
 from scheduling.disruption.pdb import Pdb, PdbError, parse_pdb
@@ -36,6 +38,8 @@ from scheduling.pods import Pod
 from scheduling.problem import Problem
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+# A pool's node class facts: the EC2NodeClass's or the AKSNodeClass's.
+ClassFacts = NodeClassFacts | AKSNodeClassFacts
 
 
 def parse_time(value: Any, where: str) -> datetime | None:
@@ -70,6 +74,7 @@ class ClaimFacts:
     annotations: Mapping[str, str]
     expire_after: str | None
     image_id: str = ""  # status.imageID: the AMI its instance was launched from
+    kubelet_version: str = ""  # its Node's status.nodeInfo.kubeletVersion
 
 
 @dataclass
@@ -84,15 +89,15 @@ class ClusterView:
     pdbs: list[Pdb] = field(default_factory=list)
     # Pool name → its catalog by type name (pools on one catalog share one mapping).
     catalogs: dict[str, Mapping[str, InstanceType]] = field(default_factory=dict)
-    # Pool name → the facts of the EC2NodeClass its template refers to (when given).
-    nodeclasses: dict[str, NodeClassFacts] = field(default_factory=dict)
+    # Pool name → the facts of the node class its template refers to (when given).
+    nodeclasses: dict[str, ClassFacts] = field(default_factory=dict)
 
     def types_of(self, pool: str) -> Mapping[str, InstanceType]:
         """The instance types the pool's nodes are priced from and checked for drift against."""
         return self.catalogs.get(pool, {})
 
-    def nodeclass_of(self, pool: str) -> NodeClassFacts | None:
-        """The pool's EC2NodeClass facts; None when its class is not among the inputs."""
+    def nodeclass_of(self, pool: str) -> ClassFacts | None:
+        """The pool's node class facts; None when its class is not among the inputs."""
         return self.nodeclasses.get(pool)
 
 
@@ -171,7 +176,7 @@ def read_cluster(documents: Iterable[Document], problem: Problem) -> ClusterView
     claims: list[Document] = []
     pods: dict[str, PodFacts] = {}
     pdbs: list[Pdb] = []
-    classes: dict[str, NodeClassFacts] = {}
+    classes: dict[tuple[str, str], ClassFacts] = {}
     for d in flatten(documents):
         kind = d.body.get("kind")
         if kind == "Node":
@@ -188,7 +193,10 @@ def read_cluster(documents: Iterable[Document], problem: Problem) -> ClusterView
                 raise InputError(f"{d.label()}: {exc}") from None
         elif kind == NODECLASS_KIND:
             nodeclass = read_nodeclass(d)
-            classes[nodeclass.name] = nodeclass
+            classes[(NODECLASS_KIND, nodeclass.name)] = nodeclass
+        elif kind == AKS_NODECLASS_KIND:
+            aks = read_aks_nodeclass(d)
+            classes[(AKS_NODECLASS_KIND, aks.name)] = aks
 
     by_provider = {
         str((d.body.get("spec") or {}).get("providerID")): name
@@ -234,6 +242,7 @@ def read_cluster(documents: Iterable[Document], problem: Problem) -> ClusterView
             annotations=_strings(cmeta.get("annotations")),
             expire_after=str(expire) if expire is not None else None,
             image_id=str(image or ""),
+            kubelet_version=_kubelet_version(d.body),
         )
         annotations[name] = _strings(meta.get("annotations"))
         managed.append(
@@ -266,12 +275,21 @@ def read_cluster(documents: Iterable[Document], problem: Problem) -> ClusterView
 
 
 def _pool_classes(
-    pools: Mapping[str, NodePool], classes: Mapping[str, NodeClassFacts]
-) -> dict[str, NodeClassFacts]:
-    """Each pool whose template refers to one of ``classes`` → that class's facts."""
-    out: dict[str, NodeClassFacts] = {}
+    pools: Mapping[str, NodePool], classes: Mapping[tuple[str, str], ClassFacts]
+) -> dict[str, ClassFacts]:
+    """Each pool whose template refers to one of ``classes`` (by kind and name) → that
+    class's facts."""
+    out: dict[str, ClassFacts] = {}
     for name, pool in pools.items():
         ref = pool.spec.template.spec.node_class_ref
-        if ref.kind == NODECLASS_KIND and ref.name in classes:
-            out[name] = classes[ref.name]
+        facts = classes.get((ref.kind, ref.name))
+        if facts is not None:
+            out[name] = facts
     return out
+
+
+def _kubelet_version(node: Mapping[str, Any]) -> str:
+    status = node.get("status") or {}
+    info = status.get("nodeInfo") if isinstance(status, Mapping) else None
+    version = info.get("kubeletVersion") if isinstance(info, Mapping) else None
+    return str(version or "")

@@ -15,6 +15,8 @@ Three checks, as Karpenter's Drifted condition reasons:
 
 Then, for a pool whose EC2NodeClass is known, the AWS provider's reasons
 (``nodeclass_drift_reasons``): ``NodeClassDrift``, ``AMIDrift``, ``SecurityGroupDrift``,
+``SubnetDrift``; for a pool whose AKSNodeClass is known, the Azure provider's
+(``aks_drift_reasons``): ``NodeClassDrift``, ``K8sVersionDrift``, ``ImageDrift``,
 ``SubnetDrift``.
 """
 
@@ -29,8 +31,9 @@ from models.nodepool import NodePool
 from models.nodepool_hash import HASH_ANNOTATION, HASH_VERSION, HASH_VERSION_ANNOTATION
 from models.nodepool_hash import template_hash as pool_hash
 from models.requirements import Requirements
-from scheduling.disruption.cluster import ClaimFacts, ClusterView
-from scheduling.disruption.nodeclass_drift_reasons import NodeClassFacts, nodeclass_drift_reason
+from scheduling.disruption.aks_drift_reasons import AKSNodeClassFacts, aks_drift_reason
+from scheduling.disruption.cluster import ClaimFacts, ClassFacts, ClusterView
+from scheduling.disruption.nodeclass_drift_reasons import nodeclass_drift_reason
 from scheduling.disruption.types import ManagedNode
 
 # A claim's instance type and offering are held against the catalog only once the claim is
@@ -60,7 +63,7 @@ def drift_reason(
     pool: NodePool,
     types: Mapping[str, InstanceType],
     now: datetime,
-    nodeclass: NodeClassFacts | None = None,
+    nodeclass: ClassFacts | None = None,
 ) -> str | None:
     """Why ``node`` has drifted from ``pool`` (or from ``nodeclass``, its EC2NodeClass), or
     None. ``now`` dates the claim: its type is checked against the catalog only past
@@ -83,6 +86,8 @@ def drift_reason(
         missing = type_not_found(node, it)
         if missing:
             return missing
+    if isinstance(nodeclass, AKSNodeClassFacts):
+        return aks_drift_reason(claim.annotations, claim.image_id, claim.kubelet_version, nodeclass)
     if nodeclass is not None:
         return nodeclass_drift_reason(
             claim.annotations, claim.image_id, it, nodeclass, claim.labels

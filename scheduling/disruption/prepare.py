@@ -10,6 +10,7 @@ from datetime import datetime
 
 from models.instancetype import InstanceType
 from models.policies import Policies
+from scheduling.disruption.aks_drift_reasons import KIND as AKS_NODECLASS_KIND
 from scheduling.disruption.budgets import BudgetLedger
 from scheduling.disruption.candidates import classify
 from scheduling.disruption.cluster import ClusterView, read_cluster
@@ -20,7 +21,7 @@ from scheduling.inputs import Document, Parsed, build_problem
 from scheduling.solver import Plan, Solver
 
 # Read by the round alone (``read_cluster``), not by the planner (which would warn of them).
-_ROUND_KINDS = frozenset({"PodDisruptionBudget", NODECLASS_KIND})
+_ROUND_KINDS = frozenset({"PodDisruptionBudget", NODECLASS_KIND, AKS_NODECLASS_KIND})
 
 
 @dataclass

@@ -15,14 +15,17 @@ import importlib.util
 import io
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
 from azure.mgmt.compute.models import ResourceSku
 from botocore.exceptions import ClientError
 
+from activities.azure.images import ImageResolver
+from activities.azure.nodeclasses import AKSNodeClassResolver
 from activities.azure.pricing import AzurePricing
 from activities.azure.provider import AzureProvider, provider_id, vm_id
 from activities.azure.skus import Sku
@@ -209,12 +212,31 @@ def test_azure_serves_its_catalog_and_refuses_what_needs_vms_naming_the_issue() 
         assert not err.value.retryable
 
 
+class _Versions:
+    """Community gallery versions: one published version of every definition."""
+
+    def list(self, location: str, gallery: str, definition: str) -> list[Any]:
+        when = datetime(2026, 1, 1, tzinfo=UTC)
+        props = SimpleNamespace(published_date=when, exclude_from_latest=False)
+        return [SimpleNamespace(name="202601.01.0", properties=props)]
+
+
 def test_azure_node_class_readiness_and_provider_ids() -> None:
     azure = _azure()
     plain = AKSNodeClass.model_validate({"metadata": {"name": "a"}})
+    # no Kubernetes version known: no image can be chosen
+    assert "Kubernetes version is not known" in (azure.nodeclass_not_ready(plain) or "")
+    compute: Any = type("Compute", (), {"community_gallery_image_versions": _Versions()})()
+    subnet = (
+        "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v"
+        "/subnets/nodes"
+    )
+    azure.nodeclasses = AKSNodeClassResolver(
+        ImageResolver(compute, "eastus"), lambda: "1.33.2", cluster_subnet_id=subnet
+    )
     assert azure.nodeclass_not_ready(plain) is None
-    [validated] = azure.nodeclass_status(plain).conditions
-    assert (validated.type, validated.status) == ("ValidationSucceeded", "True")
+    got = {c.type: c.status for c in azure.nodeclass_status(plain).conditions}
+    assert got["ValidationSucceeded"] == got["ImagesReady"] == got["SubnetsReady"] == "True"
     streaming = AKSNodeClass.model_validate(
         {"metadata": {"name": "b"}, "spec": {"artifactStreaming": {"enabled": True}}}
     )
