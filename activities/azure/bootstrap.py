@@ -34,6 +34,9 @@ from typing import Any
 import yaml
 
 from activities.azure import type_labels as AZ
+from activities.azure.capacity import kube_reserved
+from activities.azure.params import cluster_label
+from activities.azure.skus import Sku
 from activities.cloud.launch import LaunchRequest
 from models import labels as L
 from models.aksnodeclass import AKSNodeClass, KubeletConfiguration
@@ -188,9 +191,11 @@ class BootstrapParams:
         subnet_id: str,
         node_image_version: str = "",
         labels: Mapping[str, str] | None = None,
+        sku: Sku | None = None,
     ) -> BootstrapParams:
         """The parameters for one claim: its labels (``labels`` adds the instance type's) and
-        taints, the class's kubelet block and image family."""
+        taints, the class's kubelet block and image family; with the VM's ``sku``, the
+        kubelet reserves what the catalog took off its allocatable (``capacity``)."""
         return BootstrapParams(
             cluster=cluster,
             image_family=nodeclass.spec.image_family,
@@ -202,6 +207,7 @@ class BootstrapParams:
             kubelet=nodeclass.spec.kubelet,
             max_pods=max_pods,
             subnet_id=subnet_id,
+            kube_reserved=kube_reserved_flags(sku) if sku is not None else {},
         )
 
     def registration_taints(self) -> list[Mapping[str, Any]]:
@@ -219,7 +225,7 @@ class BootstrapParams:
         """The labels the kubelet registers: AKS's own, then the claim's it may set."""
         out = {
             ROLE_LABEL: "agent",
-            AZ.AKS_CLUSTER: self.cluster.node_resource_group,
+            AZ.AKS_CLUSTER: cluster_label(self.cluster.node_resource_group),
             AZ.AKS_MODE: "user",
             AZ.AKS_OS_SKU: os_sku(self.image_family),
         }
@@ -258,6 +264,13 @@ def kubelet_may_set(key: str) -> bool:
     if any(domain == s or domain.endswith("." + s) for s in _ALLOWED_SUBDOMAINS):
         return True
     return not any(domain == d or domain.endswith("." + d) for d in _RESTRICTED_DOMAINS)
+
+
+def kube_reserved_flags(sku: Sku) -> dict[str, str]:
+    """``--kube-reserved`` values for a VM size: AKS's sliding scale (``capacity``), the
+    same numbers the catalog subtracts, so the node's allocatable is the planned one."""
+    cpu_milli, memory_bytes = kube_reserved(sku.vcpus or 0, sku.memory_gib or 0.0)
+    return {"cpu": f"{cpu_milli}m", "memory": f"{memory_bytes // 2**20}Mi"}
 
 
 def taint_flag(taint: Mapping[str, Any]) -> str:

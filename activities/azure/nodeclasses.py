@@ -245,7 +245,8 @@ def resolver_for(
     the API server when the worker reads it there), subnets read with ``network``."""
     version = opts.kubernetes_version if opts is not None else ""
     where = opts.region if opts is not None and opts.region else region
-    ttl = DEFAULT_TTL_SECONDS
+    # AMI_/SUBNET_REFRESH_INTERVAL's Azure twin: how long a listed image version serves
+    ttl = opts.nodeclass_refresh_seconds if opts is not None else DEFAULT_TTL_SECONDS
     return AKSNodeClassResolver(
         ImageResolver(compute, where, ttl_seconds=ttl),
         lambda: version,

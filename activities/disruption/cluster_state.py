@@ -2,7 +2,7 @@
 PodDisruptionBudgets and the NodeClaims already being deleted (a node whose claim is going
 away uses up its pool's budget). Plain dicts wrapped as ``Document``s, read-only.
 
-The EC2NodeClasses are kept apart (``ClusterState.nodeclasses``: the catalogs are built from
+The node classes are kept apart (``ClusterState.nodeclasses``: the catalogs are built from
 them); ``nodeclass_documents`` wraps them for the round, whose drift checks read them."""
 
 from __future__ import annotations
@@ -12,20 +12,20 @@ from typing import Any
 
 from activities.kubernetes import nodeclaims, raw
 from activities.kubernetes.client import Kube
-from activities.kubernetes.resources import EC2NODECLASS
+from activities.kubernetes.resources import EC2NODECLASS, CustomResource
 from activities.planning.cluster_state import ClusterState
 from activities.planning.cluster_state import read as read_cluster_state
 from scheduling.inputs import Document
 
 
-def read(kube: Kube) -> list[Document]:
-    return read_state(kube).documents
+def read(kube: Kube, nodeclass_resource: CustomResource = EC2NODECLASS) -> list[Document]:
+    return read_state(kube, nodeclass_resource).documents
 
 
-def read_state(kube: Kube) -> ClusterState:
-    """The cluster state (NodePools and NodeClasses parsed, for the catalog) whose
-    ``documents`` are what the disruption engine reads."""
-    state = read_cluster_state(kube)
+def read_state(kube: Kube, nodeclass_resource: CustomResource = EC2NODECLASS) -> ClusterState:
+    """The cluster state (NodePools and the provider's node classes parsed, for the
+    catalog) whose ``documents`` are what the disruption engine reads."""
+    state = read_cluster_state(kube, nodeclass_resource=nodeclass_resource)
     docs = state.documents
     claims, _ = nodeclaims.list_(kube)
     for claim in claims:
@@ -40,13 +40,16 @@ def read_state(kube: Kube) -> ClusterState:
     return state
 
 
-def nodeclass_documents(nodeclasses: Mapping[str, Mapping[str, Any]]) -> list[Document]:
-    """The EC2NodeClass bodies (by name) as the round's documents, kind and apiVersion set
-    (a listed object may lack them)."""
+def nodeclass_documents(
+    nodeclasses: Mapping[str, Mapping[str, Any]], resource: CustomResource = EC2NODECLASS
+) -> list[Document]:
+    """The node class bodies (by name; EC2NodeClasses unless ``resource`` names the
+    AKSNodeClass) as the round's documents, kind and apiVersion set (a listed object may
+    lack them)."""
     return [
         Document(
-            {"apiVersion": EC2NODECLASS.api_version, **body, "kind": EC2NODECLASS.kind},
-            f"EC2NodeClass {name}",
+            {"apiVersion": resource.api_version, **body, "kind": resource.kind},
+            f"{resource.kind} {name}",
         )
         for name, body in nodeclasses.items()
     ]

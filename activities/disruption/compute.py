@@ -37,11 +37,12 @@ def summary(reason: str, nodes: int, replacements: list[PlannedClaim], savings: 
 
 
 def compute(deps: Deps, inp: ComputeInput, now: datetime | None = None) -> Decision:
-    state = cluster_state.read_state(deps.kube)
+    resource = deps.provider().nodeclass_kind.resource
+    state = cluster_state.read_state(deps.kube, resource)
     types, own = disruption_catalogs(deps.provider(), state.nodepools, state.nodeclasses)
     started = time.perf_counter()
     at = now or datetime.now(UTC)
-    docs = [*state.documents, *cluster_state.nodeclass_documents(state.nodeclasses)]
+    docs = [*state.documents, *cluster_state.nodeclass_documents(state.nodeclasses, resource)]
     result = run_round(docs, types, at, own, deps.policies)
     deps.counters.disruption_evaluated(
         time.perf_counter() - started, eligible(result), allowed(result), consuming(result)

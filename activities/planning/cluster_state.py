@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from activities.kubernetes import custom_objects, nodeclaims, nodepools, nodes, raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.object_cache import ObjectCache, WatchedObjects
-from activities.kubernetes.resources import EC2NODECLASS
+from activities.kubernetes.resources import EC2NODECLASS, CustomResource
 from activities.planning.claim_nodes import ClaimNodes, linked
 from models import labels as L
 from models import unimplemented
@@ -117,6 +117,7 @@ def read(
     kube: Kube,
     paused_pools: frozenset[str] = frozenset(),
     watched: WatchedObjects | None = None,
+    nodeclass_resource: CustomResource = EC2NODECLASS,
 ) -> ClusterState:
     """The cluster as the solver's input. With ``watched`` (the worker's watches), pods,
     Nodes and NodeClaims come from there while each watch is synced; the rest is listed."""
@@ -137,7 +138,7 @@ def read(
             continue
         state.nodepools.append(pool)
         docs.append(Document(body, f"NodePool {name}"))
-    classes, _ = custom_objects.list_(kube, EC2NODECLASS)
+    classes, _ = custom_objects.list_(kube, nodeclass_resource)  # the provider's kind
     state.nodeclasses = {str(c["metadata"]["name"]): c for c in classes}
     add_watched(
         state,

@@ -227,7 +227,8 @@ def plan(
     counters: Counters | None = None,
     policies: Policies | None = None,
 ) -> PlanOutcome:
-    return plan_state(cluster_state.read(kube, paused_pools), cloud, counters, policies=policies)
+    state = cluster_state.read(kube, paused_pools, nodeclass_resource=cloud.nodeclass_kind.resource)
+    return plan_state(state, cloud, counters, policies=policies)
 
 
 def plan_state(

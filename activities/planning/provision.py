@@ -63,7 +63,9 @@ def round_namer(key: str, attempt: int, taken: set[str]) -> Namer:
 def provision(
     deps: Deps, paused_pools: frozenset[str], key: str, attempt: int = 1
 ) -> ProvisionOutcome:
-    state = cluster_state.read(deps.kube, paused_pools, deps.watched)
+    state = cluster_state.read(
+        deps.kube, paused_pools, deps.watched, deps.provider().nodeclass_kind.resource
+    )
     earlier = sorted(name for name, made_by in state.claim_rounds.items() if made_by == key)
     outcome = plan.plan_state(
         state,

@@ -26,6 +26,11 @@ _BASE = (
 )
 VERSIONS = re.compile(_BASE + r"$", re.I)
 VERSION = re.compile(_BASE + r"/(?P<version>[^/]+)$", re.I)
+_CIG_ID = re.compile(
+    r"^/CommunityGalleries/(?P<gallery>[^/]+)/images/(?P<definition>[^/]+)"
+    r"/versions/(?P<version>[^/]+)$",
+    re.I,
+)
 _NEW_SCHEME = re.compile(r"^(?P<y>\d{4})(?P<m>\d{2})\.(?P<d>\d{2})\.\d+$")
 
 
@@ -73,6 +78,16 @@ class Galleries:
                 self._versions.pop(key, None)
             else:
                 self._versions.get(key, {}).pop(version, None)
+
+    def exists(self, image_id: str) -> bool:
+        """Whether a VM's ``communityGalleryImageId`` names a published version (the VM
+        emulator refuses others, as Azure answers ``GalleryImageNotFound``)."""
+        m = _CIG_ID.match(image_id)
+        if m is None:
+            return False
+        with self._lock:
+            versions = self._versions.get((m["gallery"].lower(), m["definition"].lower()), {})
+            return m["version"] in versions
 
     def reset(self) -> None:
         with self._lock:

@@ -4,6 +4,7 @@ The Azure SDK sends bearer tokens only over HTTPS, so the server speaks TLS with
 throwaway CA (``sandbox/tls.py``); clients trust ``ca_file``. Answers are shaped as ARM's:
 ``{"value": [...], "nextLink": ...}`` pages, ``{"error": {"code", "message"}}`` errors,
 429 with ``Retry-After`` when throttled; the Retail Prices API pages with ``NextPageLink``.
+VMs, their disks and NICs (``vms``, ``nics``) answer writes too, as long-running operations.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 import ssl
 import tempfile
 import threading
+import time
 import urllib.parse
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,8 +24,11 @@ from typing import Any
 from sandbox.azure.arm_reads import ArmReads, NotFound
 from sandbox.azure.faults import Faults
 from sandbox.azure.galleries import Galleries
+from sandbox.azure.nics import NetworkInterfaces
 from sandbox.azure.operations import Operations
+from sandbox.azure.resource_table import Answer, ArmFailure
 from sandbox.azure.seed import AzureSeed
+from sandbox.azure.vms import VirtualMachines
 from sandbox.processes import free_ports
 from sandbox.tls import CertFiles, make_certs
 
@@ -31,7 +36,8 @@ _SUB = r"/subscriptions/(?P<sub>[^/]+)"
 SKUS = re.compile(_SUB + r"/providers/Microsoft\.Compute/skus$", re.I)
 LOCATIONS = re.compile(_SUB + r"/locations$", re.I)
 OPERATION = re.compile(
-    _SUB + r"/providers/Microsoft\.Compute/locations/(?P<loc>[^/]+)/operations/(?P<id>[^/]+)$",
+    _SUB + r"/providers/Microsoft\.(Compute|Network)/locations/(?P<loc>[^/]+)/operations/"
+    r"(?P<id>[^/]+)$",
     re.I,
 )
 USAGES = re.compile(_SUB + r"/providers/Microsoft\.Compute/locations/(?P<loc>[^/]+)/usages$", re.I)
@@ -66,38 +72,66 @@ class AzureEmulator:
     price_page_size: int = 1000
     requests: list[tuple[str, str]] = field(default_factory=list)  # (method, path?query)
     base_url: str = ""
+    nics: NetworkInterfaces = field(init=False)
+    vms: VirtualMachines = field(init=False)
 
-    def handle(
-        self, method: str, target: str, headers: Any
-    ) -> tuple[int, dict[str, Any], dict[str, str]]:
-        """(status, JSON body, extra headers) for one request."""
+    def __post_init__(self) -> None:
+        self.nics = NetworkInterfaces(self.arm, self.operations)
+        self.vms = VirtualMachines(self.seed.skus_in, self.nics, self.operations)
+
+    def handle(self, method: str, target: str, headers: Any, body: bytes = b"") -> Answer:
+        """(status, JSON body, extra headers) for one request; status 0: no answer at all
+        (an injected timeout: the connection is dropped)."""
         self.requests.append((method, target))
         url = urllib.parse.urlsplit(target)
         query = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query).items()}
-        fault = self.faults.take(url.path)
+        fault = self.faults.take(url.path, method)
         if fault is not None:
+            if fault.hang_seconds:
+                time.sleep(fault.hang_seconds)
+                return 0, {}, {}
             extra = {"Retry-After": str(fault.retry_after)} if fault.retry_after else {}
             return fault.status, _error(fault.code, fault.message), extra
         try:
+            if url.path != RETAIL:
+                self._check_arm(headers, query)
+            written = self._resources(method, url.path, query, body)
+            if written is not None:
+                return written
             if method != "GET":
                 raise ArmError(405, "MethodNotAllowed", f"{method} is not supported here")
             if url.path == RETAIL:
                 return 200, self._retail(query), {}
-            self._check_arm(headers, query)
             if m := SKUS.match(url.path):
                 return 200, self._skus(m["sub"], query), {}
             if m := LOCATIONS.match(url.path):
                 return 200, {"value": self.seed.locations}, {}
             if m := OPERATION.match(url.path):
-                body = self.operations.status(m["id"])
-                if body is None:
+                status = self.operations.status(m["id"])
+                if status is None:
                     raise ArmError(404, "NotFound", f"operation {m['id']} not found")
-                return 200, body, {}
+                return 200, status, {}
             return 200, self._arm_read(url.path), {}
         except NotFound as exc:
             return 404, _error(exc.code, exc.message), {}
-        except ArmError as exc:
+        except (ArmError, ArmFailure) as exc:
             return exc.status, _error(exc.code, exc.message), {}
+
+    def _resources(
+        self, method: str, path: str, query: dict[str, str], raw: bytes
+    ) -> Answer | None:
+        """VMs, disks and NICs (``vms``, ``nics``); None when the path is none of theirs."""
+        try:
+            body = json.loads(raw) if raw else {}
+        except ValueError:
+            raise ArmError(
+                400, "InvalidRequestContent", "The request content is not JSON."
+            ) from None
+        for kind in (self.vms, self.nics):
+            answer = kind.handle(method, path, query, body, self.base_url)
+            if answer is not None:
+                return answer
+        return None
 
     def _arm_read(self, path: str) -> dict[str, Any]:
         """Quota, provider registrations, resource groups and subnets (``arm_reads``), and
@@ -203,10 +237,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
-        status, body, extra = self.emulator.handle(self.command, self.path, self.headers)
-        data = json.dumps(body).encode()
+        raw = self.rfile.read(length) if length else b""
+        status, body, extra = self.emulator.handle(self.command, self.path, self.headers, raw)
+        if status == 0:  # an injected timeout: no answer
+            self.close_connection = True
+            return
+        data = json.dumps(body).encode() if status != 204 else b""
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))

@@ -17,9 +17,12 @@ def read_live(kubeconfig: str, *, disruption: bool) -> list[Document]:
     try:
         if disruption:
             from activities.disruption.cluster_state import read_state
+
+            state = read_state(kube)
         else:
-            from activities.planning.cluster_state import read as read_state
-        state = read_state(kube)
+            from activities.planning.cluster_state import read
+
+            state = read(kube)
         # The EC2NodeClasses too, so each pool plans on its own catalog as the worker's do
         # (``worker.plan_inputs.plan_catalogs``) and the round checks its nodes for drift from them.
         from activities.disruption.cluster_state import nodeclass_documents

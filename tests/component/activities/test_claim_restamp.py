@@ -12,9 +12,11 @@ from activities.kubernetes import custom_objects, nodeclaims, nodeclasses
 from activities.kubernetes.client import Kube
 from activities.kubernetes.resources import NODECLAIM, NODEPOOL
 from activities.status import claims as claim_status
+from models import aksnodeclass_hash as aks_hash
 from models import ec2nodeclass_hash as class_hash
 from models import karpenter_hash
 from models import nodepool_hash as pool_hash
+from models.aksnodeclass import AKSNodeClass
 from models.ec2nodeclass import EC2NodeClass
 from models.nodepool import NodePool
 from tests.support.kube_objects import ensure_nodeclass, ensure_nodepool, nodeclaim
@@ -139,3 +141,29 @@ def test_a_claim_karpenter_launched_from_an_older_template_is_stamped_as_drifted
 def test_an_older_karpenter_hash_version_is_never_read_as_drift(admin: Kube) -> None:
     claim, pool = _claim(admin, {**KARPENTER, pool_hash.HASH_VERSION_ANNOTATION: "v2"})
     assert not claim_status.karpenter_drifted(claim, pool)
+
+
+def test_a_claim_karpenter_azure_stamped_gets_joinerys_aksnodeclass_hash(admin: Kube) -> None:
+    """Karpenter Azure's ``v3`` AKSNodeClass hash is replaced by Joinery's, and no EC2NodeClass
+    annotation is written on an Azure claim."""
+    karpenter_azure = {
+        pool_hash.HASH_ANNOTATION: "",
+        pool_hash.HASH_VERSION_ANNOTATION: "v3",
+        aks_hash.HASH_ANNOTATION: "1234567890",
+        aks_hash.HASH_VERSION_ANNOTATION: "v3",
+    }
+    claim, pool = _claim(admin, karpenter_azure)
+    aks = {
+        "apiVersion": "karpenter.azure.com/v1beta1",
+        "kind": "AKSNodeClass",
+        "metadata": {"name": "default"},
+        "spec": {"imageFamily": "AzureLinux", "osDiskSizeGB": 64},
+    }
+    assert claim_status.needs_stamp(claim)
+    assert claim_status.restamp(admin, claim, pool, aks)
+    expected = {
+        **pool_hash.hash_annotations(NodePool.model_validate(pool)),
+        **aks_hash.hash_annotations(AKSNodeClass.model_validate(aks)),
+    }
+    assert _annotations(admin, claim) == expected
+    assert not claim_status.needs_stamp(nodeclaims.get(admin, claim["metadata"]["name"]))

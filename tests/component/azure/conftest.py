@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from azure.mgmt.compute import ComputeManagementClient
 
-from activities.azure.clients import compute_client
+from activities.azure.clients import compute_client, network_client
 from sandbox.azure.credential import FakeCredential
 from sandbox.azure.server import AzureServer, start_server
 
@@ -29,6 +30,8 @@ def azure(azure_server: AzureServer) -> Iterator[AzureServer]:
     yield azure_server
     emu.faults.clear()
     emu.arm.clear()
+    emu.vms.clear()
+    emu.nics.table.clear()
     emu.seed.extra_prices.clear()
     emu.sku_page_size, emu.price_page_size = 10, 1000
 
@@ -42,4 +45,17 @@ def compute(azure: AzureServer) -> ComputeManagementClient:
         credential=FakeCredential(),
         ca_file=azure.ca_file,
         retry_backoff_factor=0.1,
+        polling_interval=0.05,
+    )
+
+
+@pytest.fixture
+def network(azure: AzureServer) -> Any:
+    return network_client(
+        SUBSCRIPTION,
+        endpoint=azure.endpoint,
+        credential=FakeCredential(),
+        ca_file=azure.ca_file,
+        retry_backoff_factor=0.1,
+        polling_interval=0.05,
     )

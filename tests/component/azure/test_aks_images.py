@@ -69,3 +69,15 @@ def test_single_version_and_missing_definition(
     assert got.properties is not None and got.properties.published_date is not None
     with pytest.raises(ResourceNotFoundError):
         list(ops.list("eastus", UBUNTU, "no-such-definition"))
+
+
+def test_exists_names_only_published_versions(galleries: AzureServer) -> None:
+    g = galleries.emulator.galleries
+    seeded = f"/CommunityGalleries/{UBUNTU}/images/2404gen2containerd/versions/202512.18.0"
+    assert g.exists(seeded)
+    assert not g.exists(seeded.replace("202512.18.0", "202601.01.0"))
+    g.publish(UBUNTU, "2404gen2containerd", "202601.01.0")
+    assert g.exists(seeded.replace("202512.18.0", "202601.01.0"))
+    g.withdraw(UBUNTU, "2404gen2containerd", "202512.18.0")
+    assert not g.exists(seeded)
+    assert not g.exists("/subscriptions/s/resourceGroups/r/providers/x")

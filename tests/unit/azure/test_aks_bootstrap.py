@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 import yaml
+from azure.mgmt.compute.models import ResourceSku
 
 from activities.azure.bootstrap import BootstrapParams, ClusterJoin, render_custom_data
+from activities.azure.skus import Sku
 from activities.cloud.launch import LaunchRequest
 from models.aksnodeclass import AKSNodeClass
 
@@ -177,6 +179,7 @@ def test_every_join_value_is_present(family: str, os_sku: str, arch: str) -> Non
     assert "node-role.kubernetes.io/worker" not in labels
     assert labels["kubernetes.azure.com/os-sku"] == os_sku
     assert labels["kubernetes.azure.com/cluster"] == "MC_rg_prod_eastus"
+    assert labels["kubernetes.azure.com/mode"] == "user"
     assert labels["kubernetes.azure.com/node-image-version"] == f"AKS{family}-202512.18.0"
     assert labels["kubernetes.azure.com/kubelet-identity-client-id"] == (
         "11111111-2222-3333-4444-555555555555"
@@ -210,3 +213,43 @@ def test_pem_ca_and_bad_ca() -> None:
     assert _files(_render("Ubuntu2404", ca_bundle=CA))["/etc/kubernetes/certs/ca.crt"] == CA
     with pytest.raises(ValueError, match="CA bundle"):
         _render("Ubuntu2404", ca_bundle="not a certificate")
+
+
+def _sku(vcpus: str, memory_gb: str) -> Sku:
+    caps = {"vCPUs": vcpus, "MemoryGB": memory_gb, "CpuArchitectureType": "x64"}
+    item: dict[str, Any] = {
+        "resourceType": "virtualMachines",
+        "name": "Standard_D4s_v5",
+        "size": "D4s_v5",
+        "family": "standardDSv5Family",
+        "locations": ["eastus"],
+        "locationInfo": [{"location": "eastus", "zones": ["1"]}],
+        "capabilities": [{"name": k, "value": v} for k, v in caps.items()],
+        "restrictions": [],
+    }
+    return Sku.from_sdk(ResourceSku(item), "eastus")
+
+
+def test_kube_reserved_follows_aks_sliding_scale() -> None:
+    """AKS's documented reservation for a 4 vCPU / 16 GiB VM: CPU 60+40+20+20 = 140m; memory
+    25% of 4 GiB + 20% of 4 GiB + 10% of 8 GiB = 2.6 GiB = 2662Mi (whole MiB)."""
+    params = BootstrapParams.for_launch(
+        _cluster(),
+        _nodeclass("Ubuntu2204"),
+        _request(),
+        arch="amd64",
+        max_pods=42,
+        subnet_id=SUBNET,
+        sku=_sku("4", "16"),
+    )
+    files = _files(_decode(render_custom_data(params)))
+    flags = _flags(_env(files["/etc/default/kubelet"])["KUBELET_FLAGS"])
+    assert sorted(flags["--kube-reserved"].split(",")) == ["cpu=140m", "memory=2662Mi"]
+
+
+def test_cluster_label_is_aks_label_form() -> None:
+    """A node resource group with parentheses becomes a valid label value, as AKS writes it."""
+    doc = _render("Ubuntu2204", node_resource_group="MC_rg(prod)")
+    kubelet = _env(_files(doc)["/etc/default/kubelet"])
+    labels = dict(kv.split("=", 1) for kv in kubelet["KUBELET_NODE_LABELS"].split(","))
+    assert labels["kubernetes.azure.com/cluster"] == "MC_rg-prod-z"
