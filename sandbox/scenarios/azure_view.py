@@ -84,23 +84,31 @@ class AzureView:
         return self.pricing.on_demand(machine.instance_type)
 
     def interrupt(self, machine: Machine) -> str:
+        """Azure evicts only Spot VMs: the notice on the Node now, the VM taken at its
+        deadline (``SpotEvictions``)."""
+        from sandbox.scenarios.common import ScenarioFailed
+
+        if machine.capacity_type != "spot":
+            raise ScenarioFailed(f"VM {machine.id} is not a Spot VM: Azure would not evict it")
         return self.evictions.evict(machine.id).event_id
 
     def _delete_vm(self, name: str) -> None:
-        """Azure reclaiming a spot VM with eviction policy Delete: the VM goes (its NIC is
-        left to whoever made it)."""
-        from azure.core.exceptions import ResourceNotFoundError
-
+        """Azure reclaiming the spot VM at its deadline (the emulator's eviction: under policy
+        Delete the VM goes, its disk and NICs as their deleteOptions say). A VM already gone
+        (Joinery terminated it first) has nothing left to take."""
         try:
-            self.compute.virtual_machines.begin_delete(self.resource_group, name).result()
-        except ResourceNotFoundError:
+            self.cloud.emulator.vms.evict(name)
+        except KeyError:
             return
 
     def nics(self) -> list[str]:
         return [str(n.name) for n in self.network.network_interfaces.list(self.resource_group)]
 
+    def disks(self) -> list[str]:
+        return [str(d.name) for d in self.compute.disks.list_by_resource_group(self.resource_group)]
+
     def leftovers(self) -> dict[str, int]:
-        return {"network interfaces": len(self.nics())}
+        return {"network interfaces": len(self.nics()), "disks": len(self.disks())}
 
     def max_cpu_requirement(self, cpus: int) -> Obj:
         return {"key": SKU_CPU, "operator": "Lt", "values": [str(cpus + 1)]}

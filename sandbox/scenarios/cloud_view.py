@@ -50,7 +50,7 @@ class CloudView(Protocol):
         ...
 
     def leftovers(self) -> dict[str, int]:
-        """Resources besides machines still there that launches made (Azure: NICs)."""
+        """Resources besides machines still there that launches made (Azure: NICs, disks)."""
         ...
 
     def max_cpu_requirement(self, cpus: int) -> Obj:

@@ -276,7 +276,8 @@ class Sandbox:
         return len(left)
 
     def wait_leftovers_gone(self, *, timeout: float) -> dict[str, int]:
-        """What launches made besides machines (Azure: NICs) still there after ``timeout``."""
+        """What launches made besides machines (Azure: NICs, disks) still there after
+        ``timeout``."""
         left: dict[str, int] = {}
 
         def done() -> bool:
@@ -285,7 +286,7 @@ class Sandbox:
             return not any(left.values())
 
         with contextlib.suppress(ScenarioFailed):
-            self.wait("every NIC deleted", done, timeout=timeout, interval=1.0)
+            self.wait("every NIC and disk deleted", done, timeout=timeout, interval=1.0)
         return left
 
     # -- timings -------------------------------------------------------------------------------
