@@ -31,8 +31,9 @@ SUBNET_PREFIX = "10.224.0.0/16"
 MANIFEST = Path(__file__).resolve().parent.parent / "scenarios" / "manifests" / "azure.yaml"
 
 # The environment a worker reads for Azure. Names follow Karpenter Azure's settings where it
-# has one (AZURE_SUBSCRIPTION_ID, AZURE_NODE_RESOURCE_GROUP, LOCATION); the emulator's
-# endpoint and CA are Joinery's own.
+# has one (AZURE_SUBSCRIPTION_ID, AZURE_NODE_RESOURCE_GROUP, AZURE_SUBNET_ID, LOCATION,
+# KUBELET_BOOTSTRAP_TOKEN); the emulator's endpoint and CA are Joinery's own. The cluster's
+# CA, version and endpoint are read from the API server (JOINERY_EKS_CONTROL_PLANE=false).
 ENV_PROVIDER = "JOINERY_PROVIDER"
 ENV_SUBSCRIPTION = "AZURE_SUBSCRIPTION_ID"
 ENV_NODE_RESOURCE_GROUP = "AZURE_NODE_RESOURCE_GROUP"
@@ -40,7 +41,11 @@ ENV_LOCATION = "LOCATION"
 ENV_ENDPOINT = "JOINERY_AZURE_ENDPOINT_URL"
 ENV_CA_FILE = "JOINERY_AZURE_CA_FILE"
 ENV_TOKEN = "JOINERY_AZURE_ACCESS_TOKEN"
-ENV_SUBNET = "AZURE_VNET_SUBNET_ID"
+ENV_SUBNET = "AZURE_SUBNET_ID"
+ENV_BOOTSTRAP_TOKEN = "KUBELET_BOOTSTRAP_TOKEN"
+ENV_FACTS_FROM_API_SERVER = "JOINERY_EKS_CONTROL_PLANE"
+# A token in the bootstrap token format (<6>.<16>); the simulated kubelets never present it.
+BOOTSTRAP_TOKEN = "joinry.0123456789abcdef"
 
 Log = Callable[[str], None]
 
@@ -113,6 +118,8 @@ class AzureDevCloud:
             ENV_CA_FILE: self.ca_file,
             ENV_TOKEN: FAKE_TOKEN,
             ENV_SUBNET: self.subnet_id,
+            ENV_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
+            ENV_FACTS_FROM_API_SERVER: "false",
         }
 
     def banner_lines(self) -> list[str]:
