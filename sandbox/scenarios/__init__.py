@@ -65,7 +65,7 @@ def run(
                 summary.extra[f"{what.replace(' ', '_')}_left"] = count
                 if count:
                     summary.failures.append(f"{count} {what} left behind")
-        sandbox.cloud.close()
+        sandbox.close()
     if summary.instancesLeftRunning and not summary.fleetKept:
         summary.failures.append(f"{summary.instancesLeftRunning} instance(s) left running")
     summary.ok = not summary.failures

@@ -96,6 +96,10 @@ class Sandbox:
         self.region = stack.options.region
         self.cloud: CloudView = cloud_view.for_stack(stack)
 
+    def close(self) -> None:
+        """Stop what the scenario's view of the cloud started."""
+        self.cloud.close()
+
     # -- the EC2 emulator, for the scenarios that exist on AWS only ----------------------------
 
     def _aws(self) -> Any:
