@@ -243,9 +243,8 @@ def deadline_stamper(core_api: Any) -> StampDeadline:
     from activities.kubernetes.client import Kube
     from models.labels import NODECLAIM_TERMINATION_TIMESTAMP as KEY
 
-    kube = Kube(core_api.api_client)
-
     def stamp(provider_id: str, not_before: datetime) -> None:
+        kube = Kube(core_api.api_client)
         claims, _ = nodeclaims.list_(kube)
         for claim in claims:
             if (claim.get("status") or {}).get("providerID") != provider_id:

@@ -205,3 +205,20 @@ def test_a_failing_stamp_does_not_keep_the_claim_from_being_told() -> None:
     nodes = [_node("a", notice_message(datetime(2026, 11, 28, 13, 0, 30, tzinfo=UTC)))]
     handler = Recorder({VM.replace("aks-default-abc12", "a")})
     assert PreemptionWatch(lambda: nodes, vm_id, stamp_deadline=stamp).poll_once(handler) == 1
+
+
+def test_the_provider_reads_notices_once_it_has_the_cluster() -> None:
+    from activities.azure.eviction import PreemptionWatch
+    from activities.azure.provider import AzureProvider
+
+    provider = AzureProvider("eastus", compute=None, pricing=None)  # type: ignore[arg-type]
+    assert provider.interruption_source() is None  # no cluster to read Nodes from yet
+    provider.share_unavailable_offerings(object())
+    assert isinstance(provider.interruption_source(), PreemptionWatch)
+    # with nowhere to keep unavailable offerings, an eviction marks none
+    evicted = InterruptionEvent(SPOT_INTERRUPTION, (VM,))
+    assert provider.offering_interrupted(evicted, "Standard_D2s_v3", "eastus-1") is False
+    marked: list[tuple[str, str, str]] = []
+    provider.mark_unavailable = lambda *offering: marked.append(offering)
+    assert provider.offering_interrupted(evicted, "Standard_D2s_v3", "eastus-1") is True
+    assert marked == [("spot", "Standard_D2s_v3", "eastus-1")]
