@@ -1,9 +1,9 @@
-"""The Azure ``CloudProvider`` so far: the catalog (Resource SKUs) and its prices.
+"""The Azure ``CloudProvider``: the catalog (Resource SKUs) and its prices, node classes,
+and the VMs (``activities.azure.machines``: launch, get, list, delete, garbage collection).
 
-What needs VMs (launch, get, list, delete, the interruption source, the cluster) is issue 32;
-until then those calls raise ``NotImplementedOnProvider`` naming it, and the worker refuses
-``--provider azure`` at start (``worker.running.app``), so only plan-type use (the catalog,
-``joinery plan``) runs on Azure.
+A provider made without a node resource group (plan-type use: ``joinery plan``, ``joinery
+catalog``) has no VMs; its VM calls raise ``NotImplementedOnProvider``. The interruption
+source (spot eviction events) is not here yet.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, NoReturn
+from typing import Any
 
 from activities.azure.catalog import build_catalog, fetch_skus
+from activities.azure.machines import Machines, without_unavailable
 from activities.azure.nodeclasses import AKSNodeClassResolver, resolver_for
 from activities.azure.params import CatalogParams
 from activities.azure.pricing import AzurePricing, url_fetcher
@@ -31,8 +32,8 @@ from activities.kubernetes import conditions as cond
 from models.aksnodeclass import AKSNodeClass, unimplemented_fields, validation_condition
 from models.instancetype import InstanceType
 
-# The issue that brings AKS nodes (launch, terminate, list, spot eviction).
-VM_ISSUE = "issue 32"
+# Why a provider has no VMs: it was built for plan-type use.
+NO_VMS = "no node resource group (AZURE_NODE_RESOURCE_GROUP) configured"
 PROVIDER_ID_PREFIX = "azure://"
 
 
@@ -58,11 +59,10 @@ class AzureProvider:
     # The cluster's Kubernetes core API, given by the worker (``share_unavailable_offerings``):
     # spot eviction notices are Node conditions (activities/azure/eviction.py).
     core_api: Any = None
-    # Offerings Azure refused or took back, by (capacity type, SKU, zone): None until the
-    # launch path keeps them.
-    mark_unavailable: Callable[[str, str, str], None] | None = None
     # Images, Kubernetes version and subnet of node classes (``nodeclass_resolver``).
     nodeclasses: AKSNodeClassResolver | None = None
+    # The VMs (None: no node resource group, no VMs: plan-type use only).
+    machines: Machines | None = None
     _skus: list[Sku] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -70,17 +70,38 @@ class AzureProvider:
     def from_options(opts: ProviderOptions) -> AzureProvider:
         """The provider ``--provider azure`` builds: ARM (or ``endpoint_url``) for the SKUs,
         the Retail Prices API for prices (the bundled table with an endpoint given)."""
-        from activities.azure.clients import compute_client
+        from activities.azure.clients import compute_client, network_client
 
         if not opts.subscription_id:
             raise ValueError("--provider azure: no subscription (AZURE_SUBSCRIPTION_ID)")
-        compute = compute_client(opts.subscription_id, endpoint=opts.endpoint_url or None)
+        endpoint = opts.endpoint_url or None
+        ca_file = opts.azure_ca_file or None
+        compute = compute_client(opts.subscription_id, endpoint=endpoint, ca_file=ca_file)
         fetch = None if opts.endpoint_url else url_fetcher()
-        return AzureProvider(
+        network = None
+        if opts.node_resource_group:
+            network = network_client(opts.subscription_id, endpoint=endpoint, ca_file=ca_file)
+        provider = AzureProvider(
             opts.region,
             compute,
             AzurePricing(opts.region, fetch=fetch),
-            nodeclasses=resolver_for(opts, compute),
+            nodeclasses=resolver_for(
+                opts, compute, network=network, cluster_subnet_id=opts.azure_subnet_id
+            ),
+        )
+        if network is not None:
+            provider.attach_machines(opts, network)
+        return provider
+
+    def attach_machines(self, opts: ProviderOptions, network: Any) -> None:
+        """Give the provider its VMs in ``opts.node_resource_group`` (``machines``)."""
+        self.machines = Machines.build(
+            opts,
+            self.compute,
+            network,
+            self.nodeclass_resolver,
+            self._raw_instance_types,
+            self._region_skus,
         )
 
     @property
@@ -103,7 +124,7 @@ class AzureProvider:
     def watch_launches(
         self, launch_failed: Callable[..., None], batch: Callable[..., None]
     ) -> None:
-        return None  # no launches on Azure yet (issue 32)
+        return None  # no launch batches on Azure: one VM per call
 
     def loaded_instance_types(self) -> list[InstanceType]:
         return []
@@ -117,9 +138,16 @@ class AzureProvider:
                 self._skus = skus
             return self._skus
 
-    def instance_types(self, nodeclass: AKSNodeClass | None = None) -> list[InstanceType]:
+    def _raw_instance_types(self, nodeclass: AKSNodeClass | None = None) -> list[InstanceType]:
         params = CatalogParams.for_node_class(nodeclass)
         return build_catalog(self._region_skus(), self.region, self.pricing, params)
+
+    def instance_types(self, nodeclass: AKSNodeClass | None = None) -> list[InstanceType]:
+        """The catalog, with the offerings Azure refused lately marked unavailable."""
+        types = self._raw_instance_types(nodeclass)
+        if self.machines is None:
+            return types
+        return without_unavailable(types, self.machines.unavailable)
 
     def load_catalog(self) -> None:
         self._region_skus()
@@ -155,29 +183,32 @@ class AzureProvider:
         validation = cond.Condition(c.type, c.status, c.reason, c.message or "")
         return NodeClassStatus([*resolved.conditions, validation], resolved.fields)
 
-    # -- what needs VMs: issue 32 -----------------------------------------------------------
-    def _vms(self, operation: str) -> NoReturn:
-        raise NotImplementedOnProvider(operation, AZURE, VM_ISSUE)
+    # -- VMs ----------------------------------------------------------------------------
+    def _vms(self, operation: str) -> Machines:
+        if self.machines is None:
+            raise NotImplementedOnProvider(operation, AZURE, NO_VMS)
+        return self.machines
 
     def launch(self, request: LaunchRequest, nodeclass: AKSNodeClass) -> LaunchResult:
-        self._vms("launch")
+        return self._vms("launch").launcher.launch(request, nodeclass)
 
     def get(self, instance_id: str) -> Instance:
-        self._vms("get")
+        return self._vms("get").vms.get(instance_id)
 
     def find_by_nodeclaim(self, nodeclaim: str) -> Instance | None:
-        self._vms("find by NodeClaim")
+        return self._vms("find by NodeClaim").vms.find_by_nodeclaim(nodeclaim)
 
     def list_owned(self, nodepool: str | None = None) -> Sequence[Instance]:
-        self._vms("list")
+        return self._vms("list").vms.list_owned(nodepool)
 
     def leaked(
         self, known_nodeclaims: Iterable[str], now: datetime | None, grace: timedelta
     ) -> Sequence[Instance]:
-        self._vms("list")
+        return self._vms("list").vms.leaked(known_nodeclaims, now, grace)
 
     def delete(self, instance_id: str) -> bool:
-        self._vms("delete")
+        """The VM, then its NIC, then its OS disk; True once all are gone."""
+        return self._vms("delete").vms.delete(instance_id)
 
     def garbage_collect(
         self,
@@ -185,7 +216,10 @@ class AzureProvider:
         now: datetime | None = None,
         roles: Mapping[str, str] | None = None,
     ) -> dict[str, list[str]]:
-        self._vms("garbage collection")
+        """Orphan NICs (leaked VMs go through ``leaked`` and the orphan-instance sweep)."""
+        if self.machines is None:
+            return {}
+        return self.machines.garbage_collect(now)
 
     def interruption_source(self) -> InterruptionSource | None:
         """Spot eviction notices, read off the Nodes' ``PreemptionScheduled`` condition."""
@@ -198,20 +232,33 @@ class AzureProvider:
         )
 
     def share_unavailable_offerings(self, core_api: Any) -> None:
+        """Replicas share what Azure refused through the same ConfigMap as on EC2; the same
+        cluster's Nodes carry the spot eviction notices (``interruption_source``)."""
         self.core_api = core_api
+        if self.machines is not None:
+            from activities.cloud.shared_offerings import ConfigMapRecord
+
+            self.machines.unavailable.share(ConfigMapRecord(core_api))
 
     def offering_interrupted(self, event: InterruptionEvent, instance_type: str, zone: str) -> bool:
+        """A spot eviction keeps the VM's spot offering out for a while, as Karpenter Azure
+        does (``eviction.mark_evicted_offering``: evictions only, not advisories)."""
         from activities.azure.eviction import mark_evicted_offering
 
-        if self.mark_unavailable is None:
+        if self.machines is None:
             return False
-        return mark_evicted_offering(self.mark_unavailable, event, instance_type, zone)
+        mark = self.machines.unavailable.mark_unavailable
+        return mark_evicted_offering(mark, event, instance_type, zone)
 
     def unhealthy_instances(self, now: datetime) -> list[Unhealthy]:
-        self._vms("instance health")
+        return []  # Azure's scheduled events are not read yet
 
     def reservation_states(self, ids: Sequence[str]) -> dict[str, str]:
         return {}  # no capacity reservations on Azure yet
 
     def describe_cluster(self) -> str:
-        self._vms("cluster discovery")
+        vms = self._vms("cluster discovery").vms
+        return (
+            f"AKS cluster {vms.cluster} in {self.region}: VMs in resource group "
+            f"{vms.resource_group} of subscription {vms.subscription}"
+        )

@@ -39,3 +39,14 @@ class ProviderOptions:
     min_values_policy: str = "Strict"
     # Azure: the subscription whose resource SKUs and VMs are used.
     subscription_id: str = ""
+    # Azure: where and how VMs are made (Karpenter Azure's AZURE_NODE_RESOURCE_GROUP,
+    # AZURE_TENANT_ID, AZURE_SUBNET_ID, KUBELET_BOOTSTRAP_TOKEN, KUBELET_IDENTITY_CLIENT_ID,
+    # NODE_IDENTITIES, SSH_PUBLIC_KEY); ``azure_ca_file`` trusts an emulator's CA.
+    node_resource_group: str = ""
+    tenant_id: str = ""
+    azure_subnet_id: str = ""
+    kubelet_bootstrap_token: str = ""
+    kubelet_identity_client_id: str = ""
+    node_identities: tuple[str, ...] = ()
+    ssh_public_key: str = ""
+    azure_ca_file: str = ""

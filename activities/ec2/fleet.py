@@ -22,6 +22,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from activities.cloud.offering_choice import choose_capacity_type, usable_offerings
 from activities.ec2.amis import ResolvedAMI
 from activities.ec2.batcher import Batcher
 from activities.ec2.capacity import EFA
@@ -132,27 +133,6 @@ class Candidate:
     @property
     def price(self) -> float:
         return min(o.price for o in self.offerings)
-
-
-def usable_offerings(
-    it: InstanceType, reqs: Requirements, capacity_type: str
-) -> tuple[Offering, ...]:
-    zone = reqs.get_or_exists(L.ZONE)
-    return tuple(
-        o
-        for o in it.offerings
-        if o.available and o.capacity_type == capacity_type and zone.has(o.zone)
-    )
-
-
-def choose_capacity_type(types: list[InstanceType], reqs: Requirements) -> str | None:
-    """As Karpenter prioritizes: a reservation with room when allowed; else spot when allowed
-    and offered anywhere; else on-demand when allowed; else nothing."""
-    allowed = reqs.get_or_exists(L.CAPACITY_TYPE)
-    for ct in (L.CAPACITY_TYPE_RESERVED, L.CAPACITY_TYPE_SPOT, L.CAPACITY_TYPE_ON_DEMAND):
-        if allowed.has(ct) and any(usable_offerings(it, reqs, ct) for it in types):
-            return ct
-    return None
 
 
 def rank_candidates(

@@ -9,7 +9,7 @@ whenever anything that shapes it changes (a refetch, prices, the unavailable off
 an entry keeps its list alive, so an identity is never reused while it is remembered: a new
 catalog is always matched afresh. What the match looks at (a type's labels and allocatable)
 does not depend on availability anyway; which offerings are usable is decided per launch,
-after the match (``usable_offerings`` in activities/ec2/fleet.py).
+after the match (``usable_offerings`` in activities/cloud/offering_choice.py).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 
+from activities.cloud.offering_choice import compatible_types
 from models.instancetype import InstanceType
 from models.requirements import Requirement, Requirements
-from models.resources import fits
 
 # A worker sees one catalog per (EC2NodeClass, subnet zones) at a time, and a burst a handful
 # of distinct claim shapes per round; both bounds leave room for both.
@@ -28,25 +28,6 @@ MAX_CATALOGS = 4
 MAX_SHAPES_PER_CATALOG = 64
 
 ShapeKey = tuple[frozenset[Requirement], frozenset[tuple[str, int]]]
-
-
-def compatible_types(
-    types: list[InstanceType], reqs: Requirements, requests: Mapping[str, int]
-) -> list[InstanceType]:
-    """Types whose labels meet the requirements and whose allocatable holds the requests.
-
-    The claim's requirements are checked against the type's, as Karpenter's launch filter
-    does (``claim.IsCompatible(type)``): a custom key the type does not define (a NodePool
-    template label such as ``team``, which the claim carries as a requirement) constrains
-    the node's labels, not the instance type, so it does not rule the type out."""
-    out = []
-    for it in types:
-        if reqs.compatible(it.requirements) is not None:
-            continue
-        if not fits(requests, it.allocatable):
-            continue
-        out.append(it)
-    return out
 
 
 def shape_key(reqs: Requirements, requests: Mapping[str, int]) -> ShapeKey:

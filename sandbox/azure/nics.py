@@ -45,6 +45,7 @@ class NetworkInterfaces:
     def handle(
         self, method: str, path: str, query: dict[str, str], body: dict[str, Any], base_url: str
     ) -> Answer | None:
+        self.operations.settle()
         if m := NIC_ITEM.match(path):
             rid = path
             if method == "GET":

@@ -188,7 +188,8 @@ def _azure() -> AzureProvider:
     return provider
 
 
-def test_azure_serves_its_catalog_and_refuses_what_needs_vms_naming_the_issue() -> None:
+def test_azure_without_vms_serves_its_catalog_and_refuses_what_needs_vms() -> None:
+    """A provider built for plan-type use (no node resource group) has no VMs."""
     azure = _azure()
     assert azure.nodeclass_kind is AKS_NODECLASS
     types = {t.name: t for t in azure.instance_types()}
@@ -205,11 +206,11 @@ def test_azure_serves_its_catalog_and_refuses_what_needs_vms_naming_the_issue() 
         lambda: azure.delete("vm"),
     ]
     for call in calls:
-        with pytest.raises(
-            errors.NotImplementedOnProvider, match=r"on azure yet \(issue 32\)"
-        ) as err:
+        with pytest.raises(errors.NotImplementedOnProvider, match=r"no node resource group") as err:
             call()
         assert not err.value.retryable
+    assert azure.interruption_source() is None
+    assert azure.garbage_collect() == {}
 
 
 class _Versions:

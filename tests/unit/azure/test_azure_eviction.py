@@ -210,15 +210,24 @@ def test_a_failing_stamp_does_not_keep_the_claim_from_being_told() -> None:
 def test_the_provider_reads_notices_once_it_has_the_cluster() -> None:
     from activities.azure.eviction import PreemptionWatch
     from activities.azure.provider import AzureProvider
+    from activities.cloud.unavailable_offerings import UnavailableOfferings
 
     provider = AzureProvider("eastus", compute=None, pricing=None)  # type: ignore[arg-type]
     assert provider.interruption_source() is None  # no cluster to read Nodes from yet
     provider.share_unavailable_offerings(object())
     assert isinstance(provider.interruption_source(), PreemptionWatch)
-    # with nowhere to keep unavailable offerings, an eviction marks none
     evicted = InterruptionEvent(SPOT_INTERRUPTION, (VM,))
+    # with no VMs (plan-type use), an eviction marks nothing
     assert provider.offering_interrupted(evicted, "Standard_D2s_v3", "eastus-1") is False
-    marked: list[tuple[str, str, str]] = []
-    provider.mark_unavailable = lambda *offering: marked.append(offering)
+
+    class Machines:
+        unavailable = UnavailableOfferings()
+
+    provider.machines = Machines()  # type: ignore[assignment]
     assert provider.offering_interrupted(evicted, "Standard_D2s_v3", "eastus-1") is True
-    assert marked == [("spot", "Standard_D2s_v3", "eastus-1")]
+    advisory = InterruptionEvent(REBALANCE_RECOMMENDATION, (VM,))
+    assert provider.offering_interrupted(advisory, "Standard_D2s_v3", "eastus-2") is False
+    unavailable = Machines.unavailable
+    assert unavailable.is_unavailable("spot", "Standard_D2s_v3", "eastus-1")
+    assert not unavailable.is_unavailable("spot", "Standard_D2s_v3", "eastus-2")
+    assert not unavailable.is_unavailable("on-demand", "Standard_D2s_v3", "eastus-1")
