@@ -28,16 +28,23 @@ class VM:
 
 def vm_of(raw: Any, region: str) -> VM:
     """A scenario's reading of one SDK ``VirtualMachine``; its zone as the Node's label
-    writes it (``eastus-1``)."""
+    writes it (``eastus-1``, ``0`` for none)."""
     zones = list(raw.zones or [])
-    priority = str(raw.priority or "Regular")
+    size = raw.hardware_profile.vm_size if raw.hardware_profile else ""
+    priority = _text(raw.priority) or "Regular"
     return VM(
         id=str(raw.name),
-        instance_type=str(raw.hardware_profile.vm_size if raw.hardware_profile else ""),
-        zone=f"{region}-{zones[0]}" if zones else "",
+        instance_type=_text(size),
+        # AKS labels a VM placed in no zone "0"
+        zone=f"{region}-{zones[0]}" if zones else "0",
         capacity_type="spot" if priority.lower() == "spot" else "on-demand",
-        provisioning_state=str(raw.provisioning_state or ""),
+        provisioning_state=_text(raw.provisioning_state),
     )
+
+
+def _text(value: Any) -> str:
+    """An SDK field as its wire text (the SDK's enums print as ``Type.MEMBER``)."""
+    return str(getattr(value, "value", value) or "")
 
 
 class AzureView:

@@ -15,6 +15,7 @@ import time
 from sandbox.scenarios.common import SCENARIO_LABEL, Sandbox, ScenarioFailed, Summary, deployment
 
 NAME = "interruption"
+CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
 REPLICAS = 4
 
 
@@ -28,10 +29,19 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
     summary.pods = REPLICAS
     selector = f"{SCENARIO_LABEL}={NAME}"
     began = time.monotonic()
+    # Azure evicts only Spot VMs (and, pricing spot as on-demand, the emulated region would
+    # launch on-demand ones): the pods ask for spot there.
+    spot = {CAPACITY_TYPE_LABEL: "spot"} if sandbox.cloud.name == "azure" else None
     sandbox.create_deployment(
         ns,
         deployment(
-            "spread", scenario=NAME, replicas=REPLICAS, cpu="500m", memory="1Gi", one_per_node=True
+            "spread",
+            scenario=NAME,
+            replicas=REPLICAS,
+            cpu="500m",
+            memory="1Gi",
+            one_per_node=True,
+            node_selector=spot,
         ),
     )
     pods = sandbox.wait_all_running(ns, selector, REPLICAS, timeout=left())
