@@ -82,9 +82,18 @@ def node_for(claim: Mapping[str, Any]) -> Obj:
     }
 
 
+# The Node a claim's machine registers, or None while it cannot (not running yet): EC2's
+# is ``node_for``; Azure's reads the emulated VM (``sandbox.azure.vm_nodes``).
+NodeFor = Callable[[Mapping[str, Any]], Obj | None]
+
+
 def register(admin: Kube, claim: Mapping[str, Any]) -> Obj:
     """Create the claim's Node (idempotent: an existing one is returned)."""
-    node = node_for(claim)
+    return register_node(admin, node_for(claim))
+
+
+def register_node(admin: Kube, node: Obj) -> Obj:
+    """Create ``node`` (idempotent: an existing one is returned)."""
     try:
         return raw.call(admin.core.create_node, node)
     except AlreadyExists:
@@ -95,7 +104,9 @@ class NodeSimulator:
     """Registers Nodes for launched NodeClaims after ``boot_seconds``, on a background thread.
 
     ``should_register(claim)`` returning False simulates an instance that never joins (for
-    registration-timeout tests). Runs until ``stop()``; also a context manager.
+    registration-timeout tests). ``make_node`` builds the Node from the claim's machine (the
+    emulated Azure VM's: ``sandbox.azure.vm_nodes``), None while it does not run; without
+    it, the Node is the claim's (``node_for``). Runs until ``stop()``; also a context manager.
     """
 
     def __init__(
@@ -105,8 +116,10 @@ class NodeSimulator:
         boot_seconds: float = 0.0,
         interval: float = 0.25,
         should_register: Callable[[Mapping[str, Any]], bool] = lambda _claim: True,
+        make_node: NodeFor | None = None,
     ) -> None:
         self._admin = admin
+        self._make_node = make_node
         self._boot_seconds = boot_seconds
         self._interval = interval
         self._should_register = should_register
@@ -192,7 +205,14 @@ class NodeSimulator:
                     self._registering.discard(provider_id)
                     return
             try:
-                register(self._admin, claim)
+                if self._make_node is None:
+                    register(self._admin, claim)
+                else:
+                    node = self._make_node(claim)
+                    if node is None:
+                        self._stop.wait(self._interval)  # the machine is not running (yet)
+                        continue
+                    register_node(self._admin, node)
             except Exception as exc:  # the API server busy or restarting: a kubelet retries
                 log.debug("node simulator: registering %s: %s", provider_id, exc)
                 self._stop.wait(self._interval)

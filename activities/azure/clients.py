@@ -42,6 +42,9 @@ def _pipeline_kwargs(endpoint: str | None, ca_file: str | None, kwargs: dict[str
     if endpoint:
         kwargs["base_url"] = endpoint.rstrip("/")
         kwargs.setdefault("credential_scopes", [f"{ARM_ENDPOINT}/.default"])
+        # ARM names each long-running operation's wait (Retry-After); an endpoint that may
+        # not (an emulator) is polled every second, not at the SDK's 30 s default
+        kwargs.setdefault("polling_interval", 1.0)
     if ca_file:
         kwargs["connection_verify"] = ca_file
 

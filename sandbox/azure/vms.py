@@ -387,6 +387,14 @@ class VirtualMachines:
                 return self.vms.live(str(vm["id"]))
         return None
 
+    def is_running(self, name_or_id: str) -> bool:
+        """Whether the VM is created and running (not deallocated, evicted or gone)."""
+        self.operations.settle()
+        vm = self.find(name_or_id)
+        if vm is None or vm["properties"].get("provisioningState") != "Succeeded":
+            return False
+        return self._power.get(str(vm["id"]).lower()) == RUNNING
+
     def running(self) -> list[dict[str, Any]]:
         """Every VM created and running (what a node simulator boots)."""
         self.operations.settle()

@@ -37,6 +37,8 @@ from activities.ec2 import errors as ec2_errors
 from activities.ec2.provider import EC2Provider
 from models.aksnodeclass import AKSNodeClass
 from worker.cli.command import main
+from worker.running.app import provider_options, refusal
+from worker.running.settings import Settings, TemporalSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "layers.py"
@@ -256,12 +258,24 @@ def _worker_refusal(argv: list[str]) -> str:
     return line
 
 
-def test_the_worker_refuses_azure_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_worker_on_azure_needs_where_its_vms_go(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("AZURE_SUBSCRIPTION_ID", "AZURE_NODE_RESOURCE_GROUP"):
+        monkeypatch.delenv(name, raising=False)
     line = _worker_refusal(["--provider", "azure"])
-    assert line.startswith("joinery worker: --provider azure: the worker cannot run on azure yet")
-    assert "issue 32" in line
+    assert line == (
+        "joinery worker: --provider azure: AZURE_SUBSCRIPTION_ID and "
+        "AZURE_NODE_RESOURCE_GROUP must be set (where its VMs go)"
+    )
     monkeypatch.setenv("JOINERY_PROVIDER", "azure")
     assert _worker_refusal([]) == line
+    monkeypatch.setenv("AZURE_SUBSCRIPTION_ID", "sub")
+    monkeypatch.setenv("AZURE_NODE_RESOURCE_GROUP", "MC_rg_c_eastus")
+    monkeypatch.setenv("NODE_IDENTITIES", "/id/a, /id/b")
+    assert refusal("azure") is None
+    settings = Settings(TemporalSettings(), provider="azure", region="eastus")
+    opts = provider_options(settings)
+    assert (opts.subscription_id, opts.node_resource_group) == ("sub", "MC_rg_c_eastus")
+    assert opts.node_identities == ("/id/a", "/id/b")
     monkeypatch.setenv("JOINERY_PROVIDER", "gcp")
     assert _worker_refusal([]) == (
         "joinery worker: --provider 'gcp' (or JOINERY_PROVIDER): one of aws, azure"

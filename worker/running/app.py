@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.worker import Worker
 
 from activities.cloud import registry
-from activities.cloud.options import AWS, PROVIDERS, ProviderOptions
+from activities.cloud.options import AWS, AZURE, PROVIDERS, ProviderOptions
 from activities.cloud.provider import CloudProvider
 from activities.deps import Deps
 from activities.disruption.defs import DisruptionActivities
@@ -41,6 +43,7 @@ from activities.lifecycle.defs import NodeClaimActivities
 from activities.planning.defs import PlanningActivities
 from models import contract
 from worker.running import (
+    azure_settings,
     catalog_cache,
     cluster_facts,
     connection,
@@ -88,7 +91,7 @@ def activities_for(deps: Deps) -> list[Callable[..., Any]]:
 
 def provider_options(settings: Settings) -> ProviderOptions:
     """What the settings tell the cloud provider (``activities.cloud.registry`` builds it)."""
-    return ProviderOptions(
+    opts = ProviderOptions(
         provider=settings.provider,
         cluster=settings.cluster,
         region=settings.region,
@@ -105,20 +108,21 @@ def provider_options(settings: Settings) -> ProviderOptions:
         reserved_enis=settings.reserved_enis,
         nodeclass_refresh_seconds=settings.nodeclass_refresh_seconds,
     )
+    if settings.provider == AZURE:  # Karpenter Azure's settings, from the environment
+        opts = dataclasses.replace(opts, **azure_settings.provider_fields(os.environ))
+    return opts
 
 
 def refusal(provider: str) -> str | None:
-    """Why the worker cannot run on ``provider`` (one line), or None when it can: on Azure
-    only plan-type use works so far (``joinery plan``, ``joinery catalog``); the worker
-    launches and retires VMs, which is issue 32."""
+    """Why the worker cannot run on ``provider`` (one line), or None when it can: on Azure,
+    without the subscription and node resource group its VMs go into."""
     if provider == AWS:
         return None
     if provider not in PROVIDERS:  # argparse checks the flag, not JOINERY_PROVIDER
         return f"--provider {provider!r} (or JOINERY_PROVIDER): one of {', '.join(PROVIDERS)}"
-    return (
-        f"--provider {provider}: the worker cannot run on {provider} yet (launching, listing "
-        "and deleting VMs is issue 32); joinery plan and joinery catalog work there"
-    )
+    if lacking := azure_settings.missing(os.environ):
+        return f"--provider {provider}: {' and '.join(lacking)} must be set (where its VMs go)"
+    return None
 
 
 def cloud_provider(settings: Settings) -> CloudProvider:

@@ -165,7 +165,7 @@ def add_provider_arg(p: argparse.ArgumentParser) -> None:
         "--provider",
         choices=PROVIDERS,
         default=_env("JOINERY_PROVIDER", AWS) or AWS,
-        help="the cluster's cloud (default: aws; azure serves planning only so far)",
+        help="the cluster's cloud (default: aws; azure also reads AZURE_* settings)",
     )
 
 

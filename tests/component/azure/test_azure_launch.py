@@ -15,13 +15,18 @@ import pytest
 from activities.azure.clients import compute_client, network_client
 from activities.azure.pricing import AzurePricing
 from activities.azure.provider import AzureProvider
+from activities.cloud import registry
 from activities.cloud.errors import InsufficientCapacity, Throttled, TransientError
 from activities.cloud.launch import LaunchRequest
 from activities.cloud.options import ProviderOptions
 from models.aksnodeclass import AKSNodeClass
 from sandbox.azure.credential import FakeCredential
 from sandbox.azure.server import AzureServer
+from sandbox.azure.vm_nodes import vm_node_maker
+from sandbox.azure.worker_env import worker_env
 from tests.component.azure.conftest import SUBSCRIPTION
+from worker.running.app import provider_options
+from worker.running.settings import Settings, TemporalSettings
 
 RG = "MC_rg_joinery_eastus"
 SUBNET = (
@@ -43,6 +48,7 @@ def provider(azure: AzureServer) -> Iterator[AzureProvider]:
         "retry_backoff_factor": 0.05,
         "retry_total": 2,
         "polling_interval": 0.05,
+        "read_timeout": 1,
     }
     compute = compute_client(SUBSCRIPTION, **kwargs)
     network = network_client(SUBSCRIPTION, **kwargs)
@@ -209,6 +215,15 @@ def test_server_errors_and_timeouts_are_retryable(
     # the next attempt, faults used up, launches (the NIC made before is the same NIC)
     assert provider.launch(request("5xx"), nodeclass()).instance_type == "Standard_D2s_v3"
     assert vm_count(azure) == 1
+    # no answer at all (every try of the SDK's): retryable too
+    azure.emulator.faults.timeout(
+        VM_PATH + "/virtualMachines/aks-5xx", seconds=1.5, times=3, method="GET"
+    )
+    with pytest.raises(TransientError) as err:
+        provider.find_by_nodeclaim("5xx")
+    assert err.value.retryable
+    found = provider.find_by_nodeclaim("5xx")
+    assert found is not None and found.state == "succeeded"
 
 
 @pytest.mark.parametrize(
@@ -290,3 +305,53 @@ def test_garbage_collection(azure: AzureServer, provider: AzureProvider) -> None
     names = sorted(n["name"] for n in azure.emulator.nics.table.all())
     assert names == ["aks-kept", "aks-leaked"]
     assert json.dumps(kept.labels)
+
+
+def test_a_running_vm_registers_its_node_as_its_custom_data_says(
+    azure: AzureServer, provider: AzureProvider
+) -> None:
+    result = provider.launch(
+        request("node-1", sizes=("Standard_D4s_v3",), capacity="spot"), nodeclass()
+    )
+    claim = {
+        "metadata": {"name": "node-1", "labels": {"karpenter.sh/nodepool": "default"}},
+        "spec": {"requirements": [], "taints": [{"key": "dedicated", "effect": "NoSchedule"}]},
+        "status": {"providerID": result.provider_id, "capacity": {"cpu": "4", "pods": "110"}},
+    }
+    make = vm_node_maker(azure.emulator)
+    node = make(claim)
+    assert node is not None
+    assert node["metadata"]["name"] == "aks-node-1"
+    labels = node["metadata"]["labels"]
+    assert labels["kubernetes.azure.com/mode"] == "user"  # from the custom data
+    assert labels["karpenter.sh/nodepool"] == "default"
+    assert {"key": "karpenter.sh/unregistered", "effect": "NoExecute"} in node["spec"]["taints"]
+    assert node["status"]["nodeInfo"]["kubeletVersion"] == "v1.33.0"
+    azure.emulator.vms.evict("aks-node-1")
+    assert make(claim) is None  # evicted: no kubelet to register
+
+
+def test_the_worker_settings_build_a_provider_that_launches(
+    azure: AzureServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--provider azure`` as the worker builds it: Karpenter Azure's environment (here
+    pointing at the emulator) through ``provider_options`` and the registry."""
+    env = worker_env(azure, subscription=SUBSCRIPTION, node_resource_group=RG, subnet_id=SUBNET)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    settings = Settings(
+        TemporalSettings(),
+        cluster="joinery",
+        provider="azure",
+        region="eastus",
+        cluster_endpoint="https://joinery.hcp.eastus.azmk8s.io:443",
+        cluster_ca_bundle=CA.decode(),
+        kubernetes_version="1.33.0",
+    )
+    built = registry.build(provider_options(settings))
+    assert isinstance(built, AzureProvider) and built.machines is not None
+    plain = AKSNodeClass.model_validate({"metadata": {"name": "default"}})  # cluster subnet
+    result = built.launch(request("from-env"), plain)
+    assert result.subnet_id == SUBNET
+    assert "resource group " + RG in built.describe_cluster()
+    assert [i.id for i in built.list_owned()] == [result.instance_id]
