@@ -468,8 +468,13 @@ class DevStack:
         self.admin = from_kubeconfig(admin_config, user_agent=SANDBOX_USER_AGENT)
         # its own client, so the API server's audit log tells the simulated kubelets apart
         self.simulator_kube = from_kubeconfig(admin_config, user_agent=nodes.USER_AGENT)
+        make_node = None
+        if self.azure is not None:  # a Node only while its emulated VM runs
+            from sandbox.azure.vm_nodes import vm_node_maker
+
+            make_node = vm_node_maker(self.azure.emulator)
         self.simulator = nodes.NodeSimulator(
-            self.simulator_kube, boot_seconds=self.options.boot_delay
+            self.simulator_kube, boot_seconds=self.options.boot_delay, make_node=make_node
         ).start()
         if self.options.state_dir is not None:
             self.kubeconfig_copy = self._stable_kubeconfig(self.options.state_dir)

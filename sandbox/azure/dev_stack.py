@@ -14,38 +14,26 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from activities.cloud.options import AZURE
-from sandbox.azure.credential import FAKE_TOKEN
 from sandbox.azure.server import AzureEmulator, AzureServer, start_server
+from sandbox.azure.worker_env import worker_env
 
 DEFAULT_REGION = "eastus"
 # Any GUID: ARM names subscriptions by one; the emulator accepts every subscription.
 SUBSCRIPTION = "12345678-1234-1234-1234-123456789012"
 VNET = "aks-vnet"
 SUBNET = "aks-subnet"
-SUBNET_PREFIX = "10.224.0.0/16"
 # The manifest of the AKSNodeClass and NodePool `joinery dev --provider azure` applies.
 MANIFEST = Path(__file__).resolve().parent.parent / "scenarios" / "manifests" / "azure.yaml"
 
-# The environment a worker reads for Azure. Names follow Karpenter Azure's settings where it
-# has one (AZURE_SUBSCRIPTION_ID, AZURE_NODE_RESOURCE_GROUP, AZURE_SUBNET_ID, LOCATION,
-# KUBELET_BOOTSTRAP_TOKEN); the emulator's endpoint and CA are Joinery's own. The cluster's
-# CA, version and endpoint are read from the API server (JOINERY_EKS_CONTROL_PLANE=false).
+# Besides what ``sandbox.azure.worker_env`` gives (Karpenter Azure's settings, the emulator's
+# endpoint and CA): the provider, and the cluster's CA, version and endpoint read from the API
+# server (there is no EKS to ask).
 ENV_PROVIDER = "JOINERY_PROVIDER"
-ENV_SUBSCRIPTION = "AZURE_SUBSCRIPTION_ID"
-ENV_NODE_RESOURCE_GROUP = "AZURE_NODE_RESOURCE_GROUP"
-ENV_LOCATION = "LOCATION"
-ENV_ENDPOINT = "JOINERY_AZURE_ENDPOINT_URL"
-ENV_CA_FILE = "JOINERY_AZURE_CA_FILE"
-ENV_TOKEN = "JOINERY_AZURE_ACCESS_TOKEN"
-ENV_SUBNET = "AZURE_SUBNET_ID"
-ENV_BOOTSTRAP_TOKEN = "KUBELET_BOOTSTRAP_TOKEN"
 ENV_FACTS_FROM_API_SERVER = "JOINERY_EKS_CONTROL_PLANE"
-# A token in the bootstrap token format (<6>.<16>); the simulated kubelets never present it.
-BOOTSTRAP_TOKEN = "joinry.0123456789abcdef"
 
 Log = Callable[[str], None]
 
@@ -64,6 +52,7 @@ class AzureDevCloud:
     cluster: str
     certs_dir: Path
     subscription: str = SUBSCRIPTION
+    _worker_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def emulator(self) -> AzureEmulator:
@@ -94,9 +83,14 @@ class AzureDevCloud:
         certs_dir.mkdir(parents=True, exist_ok=True)
         server = start_server(certs_dir=certs_dir)
         cloud = cls(server, region, cluster, certs_dir)
-        arm = server.emulator.arm
-        arm.add_resource_group(cloud.subscription, cloud.resource_group, region)
-        arm.add_subnet(cloud.subnet_id, SUBNET_PREFIX)
+        # seeds the node resource group and the subnet in the emulator
+        cloud._worker_env = worker_env(
+            server,
+            subscription=cloud.subscription,
+            node_resource_group=cloud.resource_group,
+            subnet_id=cloud.subnet_id,
+            location=region,
+        )
         log(
             f"Azure emulator at {cloud.endpoint} ({region}: subscription {cloud.subscription}, "
             f"node resource group {cloud.resource_group})"
@@ -111,14 +105,7 @@ class AzureDevCloud:
         """What ``joinery worker --provider azure`` reads to use this emulator."""
         return {
             ENV_PROVIDER: AZURE,
-            ENV_SUBSCRIPTION: self.subscription,
-            ENV_NODE_RESOURCE_GROUP: self.resource_group,
-            ENV_LOCATION: self.region,
-            ENV_ENDPOINT: self.endpoint,
-            ENV_CA_FILE: self.ca_file,
-            ENV_TOKEN: FAKE_TOKEN,
-            ENV_SUBNET: self.subnet_id,
-            ENV_BOOTSTRAP_TOKEN: BOOTSTRAP_TOKEN,
+            **self._worker_env,
             ENV_FACTS_FROM_API_SERVER: "false",
         }
 
