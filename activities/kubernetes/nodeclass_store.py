@@ -25,6 +25,7 @@ from typing import Any
 
 from activities.kubernetes import nodeclasses, raw
 from activities.kubernetes.client import Kube
+from activities.kubernetes.resources import EC2NODECLASS, CustomResource
 
 Obj = dict[str, Any]
 
@@ -39,6 +40,8 @@ class _Entry:
 class NodeClassStore:
     kube: Kube
     ttl_seconds: float = 10.0
+    # the provider's node class kind (EC2NodeClass, AKSNodeClass)
+    resource: CustomResource = EC2NODECLASS
     clock: Callable[[], float] = time.monotonic
     _entries: dict[str, _Entry] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -55,7 +58,7 @@ class NodeClassStore:
             fresh = self._fresh(name)
             if fresh is not None:
                 return fresh
-            obj = nodeclasses.get(self.kube, name)
+            obj = nodeclasses.get(self.kube, name, self.resource)
             with self._lock:
                 self._entries[name] = _Entry(obj, self.clock())
             return obj

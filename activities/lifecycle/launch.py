@@ -47,7 +47,11 @@ def _nodeclass(deps: Deps, name: str) -> NodeClass:
     kind = deps.provider().nodeclass_kind
     try:
         store = deps.nodeclass_store
-        body = store.get(name) if store is not None else nodeclasses.get(deps.kube, name)
+        body = (
+            store.get(name)
+            if store is not None
+            else nodeclasses.get(deps.kube, name, kind.resource)
+        )
     except NotFound:
         raise ApplicationError(
             f"{kind.kind} {name} not found",

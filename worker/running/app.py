@@ -272,7 +272,7 @@ async def run_worker(
         counters=PrometheusCounters(),
         cluster=settings.cluster,
         lifecycle_queue=queue,
-        nodeclass_store=NodeClassStore(kube),
+        nodeclass_store=NodeClassStore(kube, resource=cloud.nodeclass_kind.resource),
         node_index=NodeIndex(),
         watched=WatchedObjects() if settings.watchers else None,
         policies=settings.policies,
