@@ -266,6 +266,8 @@ class VirtualMachines:
             return True
         vm = self._read(rg, name)
         if vm is not None:
+            if vm.state == "deleting" and self.delete_wait_seconds <= 0:
+                return False  # asked already; no second DELETE while Azure works
             with azure_errors("VirtualMachines.Delete"):
                 poller = self.compute.virtual_machines.begin_delete(rg, name)
                 if not self._wait(poller) or self._read(rg, name) is not None:

@@ -27,8 +27,8 @@ def get(kube: Kube, name: str, resource: CustomResource = EC2NODECLASS) -> Obj:
     return custom_objects.get(kube, resource, name)
 
 
-def list_(kube: Kube) -> tuple[list[Obj], str]:
-    return custom_objects.list_(kube, EC2NODECLASS)
+def list_(kube: Kube, resource: CustomResource = EC2NODECLASS) -> tuple[list[Obj], str]:
+    return custom_objects.list_(kube, resource)
 
 
 def watch(kube: Kube, *, resource_version: str, timeout_seconds: int = 300) -> Iterator[WatchEvent]:

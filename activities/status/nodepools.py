@@ -24,7 +24,7 @@ from activities.kubernetes import nodeclaims, nodeclasses, nodepools
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import NotFound
 from activities.kubernetes.object_cache import ObjectCache
-from activities.kubernetes.resources import EC2NODECLASS
+from activities.kubernetes.resources import EC2NODECLASS, CustomResource
 from activities.kubernetes.retries import retry_conflicts
 from activities.status import registration_health, reporting
 from models import conditions, contract, unimplemented
@@ -58,37 +58,38 @@ def validation(body: Mapping[str, Any]) -> cond.Condition:
 
 
 def nodeclass_readiness(
-    body: Mapping[str, Any], nodeclass: Mapping[str, Any] | None
+    body: Mapping[str, Any],
+    nodeclass: Mapping[str, Any] | None,
+    resource: CustomResource = EC2NODECLASS,
 ) -> cond.Condition:
+    """The pool's NodeClassReady, for the cluster's node class kind (``resource``)."""
     ref = nodeclass_ref(body)
     name = str(ref.get("name") or "")
-    if ref.get("kind") not in (None, EC2NODECLASS.kind) or ref.get("group") not in (
-        None,
-        EC2NODECLASS.group,
-    ):
+    kind = resource.kind
+    if ref.get("kind") not in (None, kind) or ref.get("group") not in (None, resource.group):
         return cond.Condition(
             NODECLASS,
             "False",
             "UnsupportedNodeClass",
             f"spec.template.spec.nodeClassRef: {ref.get('group')}/{ref.get('kind')} is not "
-            f"{EC2NODECLASS.group}/{EC2NODECLASS.kind}",
+            f"{resource.group}/{kind}",
         )
     if nodeclass is None:
         return cond.Condition(
             NODECLASS,
             "False",
             contract.ERR_NODECLASS_NOT_FOUND,
-            f"EC2NodeClass {name} does not exist",
+            f"{kind} {name} does not exist",
         )
     ready = cond.find((nodeclass.get("status") or {}).get("conditions") or [], conditions.READY)
     if ready is None:
         return cond.Condition(
-            NODECLASS, "Unknown", "AwaitingReconciliation", f"EC2NodeClass {name} has no status yet"
+            NODECLASS, "Unknown", "AwaitingReconciliation", f"{kind} {name} has no status yet"
         )
     if ready.get("status") != "True":
         detail = str(ready.get("message") or ready.get("reason") or "")
         return cond.Condition(
-            NODECLASS, "False", "NodeClassNotReady", f"EC2NodeClass {name} is not ready: {detail}"
+            NODECLASS, "False", "NodeClassNotReady", f"{kind} {name} is not ready: {detail}"
         )
     return cond.Condition(NODECLASS, "True", NODECLASS)
 
@@ -113,9 +114,15 @@ def claims_of(kube: Kube, pool: str, watched: ObjectCache | None = None) -> list
     return nodeclaims.list_(kube, nodepool=pool)[0]
 
 
-def report(kube: Kube, name: str, watched: ObjectCache | None = None) -> list[cond.Condition]:
+def report(
+    kube: Kube,
+    name: str,
+    watched: ObjectCache | None = None,
+    resource: CustomResource = EC2NODECLASS,
+) -> list[cond.Condition]:
     """Bring ``name``'s status up to date; return the conditions that newly turned False.
-    ``watched``: the worker's NodeClaim watch, read instead of listing the pool's claims."""
+    ``watched``: the worker's NodeClaim watch, read instead of listing the pool's claims;
+    ``resource``: the cluster's node class kind."""
 
     def write() -> list[cond.Condition]:
         pool = reporting.live(lambda: nodepools.get(kube, name))
@@ -123,11 +130,11 @@ def report(kube: Kube, name: str, watched: ObjectCache | None = None) -> list[co
             return []
         try:
             nodeclass: Obj | None = nodeclasses.get(
-                kube, str(nodeclass_ref(pool).get("name") or "")
+                kube, str(nodeclass_ref(pool).get("name") or ""), resource
             )
         except NotFound:
             nodeclass = None
-        wanted = [validation(pool), nodeclass_readiness(pool, nodeclass)]
+        wanted = [validation(pool), nodeclass_readiness(pool, nodeclass, resource)]
         unknown, class_generation = registration_health.reset(pool, nodeclass)
         health = unknown or registration_health.TRACKER.wanted(pool)
         if health is not None:

@@ -22,6 +22,7 @@ from activities.kubernetes import nodeclasses, nodepools
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import translate
 from activities.kubernetes.object_cache import ObjectCache
+from activities.kubernetes.resources import EC2NODECLASS, CustomResource
 from activities.status import nodeclasses as nodeclass_status
 from activities.status import nodepools as nodepool_status
 
@@ -98,7 +99,7 @@ class StatusReporter:
                     for pool in self._pools_using(name):
                         self.nodepool(pool)
                 else:
-                    nodepool_status.report(self.kube, name, self.claims)
+                    nodepool_status.report(self.kube, name, self.claims, self._nodeclasses())
             except Exception as exc:  # report and retry later; never let the thread die
                 log.warning("status of %s %s not updated: %s", kind, name, translate(exc))
                 self._enqueue(key, self.retry_seconds)
@@ -111,10 +112,14 @@ class StatusReporter:
             if nodepool_status.nodeclass_ref(p).get("name") == nodeclass
         ]
 
+    def _nodeclasses(self) -> CustomResource:
+        """The cluster's node class kind (EC2NodeClass without a provider)."""
+        return self.cloud.nodeclass_kind.resource if self.cloud is not None else EC2NODECLASS
+
     def _resync(self) -> None:
         while not self.stop.wait(self.resync_seconds):
             try:
-                for c in nodeclasses.list_(self.kube)[0]:
+                for c in nodeclasses.list_(self.kube, self._nodeclasses())[0]:
                     self.nodeclass(str(c["metadata"]["name"]))
                 for p in nodepools.list_(self.kube)[0]:
                     self.nodepool(str(p["metadata"]["name"]))

@@ -6,79 +6,29 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from activities.azure.clients import compute_client, network_client
-from activities.azure.pricing import AzurePricing
 from activities.azure.provider import AzureProvider
 from activities.cloud import registry
 from activities.cloud.errors import InsufficientCapacity, Throttled, TransientError
 from activities.cloud.launch import LaunchRequest
-from activities.cloud.options import ProviderOptions
 from models.aksnodeclass import AKSNodeClass
-from sandbox.azure.credential import FakeCredential
 from sandbox.azure.server import AzureServer
 from sandbox.azure.vm_nodes import vm_node_maker
 from sandbox.azure.worker_env import worker_env
-from tests.component.azure.conftest import SUBSCRIPTION
+from tests.support.azure_provider import CA, RG, SUBNET, SUBSCRIPTION, azure_provider
 from worker.running.app import provider_options
 from worker.running.settings import Settings, TemporalSettings
 
-RG = "MC_rg_joinery_eastus"
-SUBNET = (
-    f"/subscriptions/{SUBSCRIPTION}/resourceGroups/rg/providers/Microsoft.Network"
-    "/virtualNetworks/aks-vnet/subnets/aks-subnet"
-)
-CA = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
 VM_PATH = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{RG}/providers/Microsoft.Compute"
 
 
 @pytest.fixture
-def provider(azure: AzureServer) -> Iterator[AzureProvider]:
-    azure.emulator.arm.add_resource_group(SUBSCRIPTION, RG, "eastus")
-    azure.emulator.arm.add_subnet(SUBNET)
-    kwargs: dict[str, Any] = {
-        "endpoint": azure.endpoint,
-        "credential": FakeCredential(),
-        "ca_file": azure.ca_file,
-        "retry_backoff_factor": 0.05,
-        "retry_total": 2,
-        "polling_interval": 0.05,
-        "read_timeout": 1,
-    }
-    compute = compute_client(SUBSCRIPTION, **kwargs)
-    network = network_client(SUBSCRIPTION, **kwargs)
-    opts = ProviderOptions(
-        provider="azure",
-        cluster="joinery",
-        region="eastus",
-        subscription_id=SUBSCRIPTION,
-        cluster_endpoint="https://joinery.hcp.eastus.azmk8s.io:443",
-        cluster_ca_bundle=CA.decode(),
-        kubernetes_version="1.33.0",
-        node_resource_group=RG,
-        tenant_id="11111111-1111-1111-1111-111111111111",
-        kubelet_bootstrap_token="abcdef.0123456789abcdef",
-        node_identities=(
-            "/subscriptions/s/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/kubelet",
-        ),
-    )
-    from activities.azure.nodeclasses import resolver_for
-
-    p = AzureProvider(
-        "eastus",
-        compute,
-        AzurePricing("eastus", fetch=None),
-        nodeclasses=resolver_for(opts, compute, network=network),
-    )
-    p.attach_machines(opts, network)
-    assert p.machines is not None
-    p.machines.vms.delete_wait_seconds = 2.0
-    yield p
+def provider(azure: AzureServer) -> AzureProvider:
+    return azure_provider(azure)
 
 
 def nodeclass(**spec: Any) -> AKSNodeClass:
@@ -355,3 +305,37 @@ def test_the_worker_settings_build_a_provider_that_launches(
     assert result.subnet_id == SUBNET
     assert "resource group " + RG in built.describe_cluster()
     assert [i.id for i in built.list_owned()] == [result.instance_id]
+
+
+def test_a_launch_whose_worker_died_mid_create_is_adopted(
+    azure: AzureServer, provider: AzureProvider
+) -> None:
+    """The first try sent the create and died (nobody polls it); Azure goes on, and the
+    retried launch waits for that VM and adopts it instead of making a second one."""
+    assert provider.machines is not None
+    launcher = provider.machines.launcher
+    azure.emulator.vms.create_seconds = 2.0
+    azure.emulator.vms.create_polls = 1000  # only time ends it
+    try:
+        nic = launcher._nic("aks-crash", SUBNET, True, {"karpenter.azure.com_cluster": "joinery"})
+        body = {
+            "location": "eastus",
+            "zones": ["1"],
+            "tags": {"karpenter.azure.com_cluster": "joinery", "karpenter.sh_nodeclaim": "crash"},
+            "properties": {
+                "hardwareProfile": {"vmSize": "Standard_D2s_v3"},
+                "storageProfile": {"osDisk": {"createOption": "FromImage", "diskSizeGB": 128}},
+                "networkProfile": {"networkInterfaces": [{"id": nic}]},
+            },
+        }
+        provider.machines.vms.compute.virtual_machines.begin_create_or_update(
+            RG, "aks-crash", body, polling=False
+        )
+        made = azure.emulator.vms.find("aks-crash")
+        assert made is not None and made["properties"]["provisioningState"] == "Creating"
+        result = provider.launch(request("crash"), nodeclass())
+    finally:
+        azure.emulator.vms.create_seconds, azure.emulator.vms.create_polls = 0.5, 1
+    assert result.reused and result.instance_type == "Standard_D2s_v3"
+    assert result.zone == "eastus-1"  # the VM the first try made, not a new choice
+    assert vm_count(azure) == 1
