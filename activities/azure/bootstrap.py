@@ -35,6 +35,7 @@ import yaml
 
 from activities.azure import type_labels as AZ
 from activities.azure.capacity import kube_reserved
+from activities.azure.images import effective_name
 from activities.azure.params import cluster_label
 from activities.azure.skus import Sku
 from activities.cloud.launch import LaunchRequest
@@ -53,6 +54,8 @@ DEFAULT_SERVICE_CIDR = "10.0.0.0/16"
 DEFAULT_CLUSTER_DNS = "10.0.0.10"
 UNREGISTERED_TAINT = {"key": L.UNREGISTERED_TAINT_KEY, "effect": "NoExecute"}
 KUBELET_IDENTITY_LABEL = f"{AZ.AKS}/kubelet-identity-client-id"
+OS_SKU_REQUESTED_LABEL = f"{AZ.AKS}/os-sku-requested"
+OS_SKU_EFFECTIVE_LABEL = f"{AZ.AKS}/os-sku-effective"
 NODE_IMAGE_VERSION_LABEL = f"{AZ.AKS}/node-image-version"
 ROLE_LABEL = f"{AZ.AKS}/role"
 
@@ -114,12 +117,9 @@ def cluster_dns_ip(service_cidr: str) -> str:
 
 
 def os_sku(image_family: str) -> str:
-    """``kubernetes.azure.com/os-sku`` for a node class's (or boot) image family."""
-    if image_family.startswith("AzureLinux"):
-        return "AzureLinux"
-    if image_family in ("Ubuntu2204", "Ubuntu2404"):
-        return image_family
-    return "Ubuntu"
+    """``kubernetes.azure.com/os-sku`` for a node class's image family: AzureLinux or Ubuntu
+    (the catalog's requirement, ``type_labels.os_sku``)."""
+    return AZ.os_sku(image_family)
 
 
 @dataclass(frozen=True)
@@ -176,6 +176,8 @@ class BootstrapParams:
     kubelet: KubeletConfiguration | None = None
     max_pods: int = 110
     subnet_id: str = ""
+    fips: bool = False
+    trusted_launch: bool = False
     kube_reserved: Mapping[str, str] = field(default_factory=dict)
     system_reserved: Mapping[str, str] = field(default_factory=dict)
     eviction_hard: Mapping[str, str] = field(default_factory=dict)
@@ -207,6 +209,8 @@ class BootstrapParams:
             kubelet=nodeclass.spec.kubelet,
             max_pods=max_pods,
             subnet_id=subnet_id,
+            fips=nodeclass.spec.fips_mode == "FIPS",
+            trusted_launch=nodeclass.spec.trusted_launch_enabled,
             kube_reserved=kube_reserved_flags(sku) if sku is not None else {},
         )
 
@@ -221,14 +225,30 @@ class BootstrapParams:
                 out.append(t)
         return out
 
+    def effective_family(self) -> str:
+        """The family the node boots (Ubuntu2204, Ubuntu2404, AzureLinux2, AzureLinux3...)."""
+        return effective_name(
+            self.image_family,
+            self.cluster.kubernetes_version,
+            fips=self.fips,
+            trusted_launch=self.trusted_launch,
+        )
+
     def node_labels(self) -> dict[str, str]:
-        """The labels the kubelet registers: AKS's own, then the claim's it may set."""
+        """The labels the kubelet registers: AKS's own (those Karpenter Azure's label
+        provider sets), then the claim's it may set."""
         out = {
             ROLE_LABEL: "agent",
             AZ.AKS_CLUSTER: cluster_label(self.cluster.node_resource_group),
             AZ.AKS_MODE: "user",
             AZ.AKS_OS_SKU: os_sku(self.image_family),
+            OS_SKU_REQUESTED_LABEL: self.image_family,
+            OS_SKU_EFFECTIVE_LABEL: self.effective_family(),
+            # startup taints are the node's own to remove: Karpenter must not put them back
+            L.DO_NOT_SYNC_TAINTS: "true",
         }
+        if self.fips:
+            out[AZ.AKS_FIPS_ENABLED] = "true"
         if self.node_image_version:
             out[NODE_IMAGE_VERSION_LABEL] = self.node_image_version
         if self.cluster.kubelet_identity_client_id:
@@ -391,6 +411,7 @@ def node_env(params: BootstrapParams) -> dict[str, str]:
         "API_SERVER": c.server_url,
         "KUBERNETES_VERSION": c.kubernetes_version.removeprefix("v"),
         "IMAGE_FAMILY": params.image_family,
+        "IMAGE_FAMILY_EFFECTIVE": params.effective_family(),
         "OS_SKU": os_sku(params.image_family),
         "ARCH": params.arch,
         "NODE_IMAGE_VERSION": params.node_image_version,

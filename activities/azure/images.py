@@ -166,6 +166,23 @@ def boot_family(
     return UBUNTU_2404 if minor >= UBUNTU_2404_FROM else UBUNTU_2204
 
 
+# ``kubernetes.azure.com/os-sku-effective``: the family's name as Karpenter Azure labels it.
+EFFECTIVE_NAMES = {
+    UBUNTU_2004: "Ubuntu",
+    UBUNTU_2204: "Ubuntu2204",
+    UBUNTU_2404: "Ubuntu2404",
+    AZURE_LINUX_2: "AzureLinux2",
+    AZURE_LINUX_3: "AzureLinux3",
+}
+
+
+def effective_name(
+    image_family: str | None, kubernetes_version: str, *, fips: bool, trusted_launch: bool
+) -> str:
+    family = boot_family(image_family, kubernetes_version, fips=fips, trusted_launch=trusted_launch)
+    return EFFECTIVE_NAMES[family]
+
+
 def variant(*, fips: bool, trusted_launch: bool) -> str:
     if fips:
         return FIPS_TRUSTED_LAUNCH if trusted_launch else FIPS

@@ -99,7 +99,7 @@ class Launcher:
             raise LaunchFailed(
                 f"AKSNodeClass {nodeclass.name}: no vnetSubnetID and no cluster subnet"
             )
-        labels = self._labels(it, offering, request, nodeclass)
+        labels = self._labels(it, offering, request)
         spec = launch_spec(
             self.resolver(),
             self.cluster(),
@@ -173,7 +173,7 @@ class Launcher:
                 raise LaunchFailed(f"VM {vm.name} still {vm.state} after {waited:.0f}s")
             self.sleep(1.0)
             waited += 1.0
-            vm = self.vms._read(self.settings.resource_group, vm.name)
+            vm = self.vms.read(self.settings.resource_group, vm.name)
         return vm
 
     def _remove_failed(self, vm: AzureVM) -> None:
@@ -186,7 +186,7 @@ class Launcher:
 
     def _remove_failed_by_name(self, name: str) -> None:
         try:
-            vm = self.vms._read(self.settings.resource_group, name)
+            vm = self.vms.read(self.settings.resource_group, name)
             if vm is not None:
                 self._remove_failed(vm)
             self.vms.delete(self.vms.vm_id(name))
@@ -294,7 +294,7 @@ class Launcher:
 
     # -- results ---------------------------------------------------------------------------
     def _labels(
-        self, it: InstanceType, offering: Offering, request: LaunchRequest, nodeclass: AKSNodeClass
+        self, it: InstanceType, offering: Offering, request: LaunchRequest
     ) -> dict[str, str]:
         labels = dict(it.requirements.labels())
         labels.update(

@@ -7,7 +7,7 @@ the subnet with ``SubnetsReady`` (``spec.vnetSubnetID``, else the cluster's subn
 then read from the network API). The launch reads the same resolution: the image an
 instance type boots and the subnet its NIC goes into. Image versions and subnet reads are
 cached (``ImageResolver``'s TTL, ``SUBNET_TTL_SECONDS``), so the planner asking whether a
-class is ready costs no API call per round.
+class is ready reads the gallery and the subnet once per interval, not once per round.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
+from azure.core.exceptions import AzureError, ResourceNotFoundError
 
 from activities.azure.images import (
     DEFAULT_TTL_SECONDS,
@@ -162,7 +162,7 @@ class AKSNodeClassResolver:
             )
         try:
             images = self.images.resolve(nodeclass, version)
-        except HttpResponseError as exc:
+        except AzureError as exc:  # refused, throttled past the SDK's retries, unreachable
             return (
                 cond.Condition(
                     IMAGES_READY,
@@ -212,7 +212,7 @@ class AKSNodeClassResolver:
             found = cond.Condition(
                 SUBNETS_READY, "False", SUBNET_NOT_FOUND, f"resource not found: {subnet}"
             )
-        except HttpResponseError as exc:
+        except AzureError as exc:
             # not cached: the next check asks again
             return cond.Condition(
                 SUBNETS_READY,
@@ -230,6 +230,34 @@ class AKSNodeClassResolver:
 def _first_line(exc: Exception) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+@dataclass
+class CachedVersion:
+    """The cluster's Kubernetes version read through ``read`` (the API server's ``/version``)
+    at most once per ``ttl_seconds``, so a control-plane upgrade reaches the node classes
+    (and drifts their nodes) without a restart; a failed read keeps the last answer."""
+
+    read: Callable[[], str]
+    ttl_seconds: float = 300.0
+    clock: Callable[[], float] = time.monotonic
+    _value: str = ""
+    _at: float | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __call__(self) -> str:
+        now = self.clock()
+        with self._lock:
+            if self._at is not None and now - self._at < self.ttl_seconds:
+                return self._value
+        try:
+            value = self.read()
+        except Exception:  # the API server is away: the last version stands
+            with self._lock:
+                return self._value
+        with self._lock:
+            self._value, self._at = value, now
+            return value
 
 
 def resolver_for(

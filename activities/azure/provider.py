@@ -26,6 +26,7 @@ from activities.cloud.instances import Instance
 from activities.cloud.interruption import InterruptionEvent, InterruptionSource
 from activities.cloud.kinds import AKS_NODECLASS, NodeClassKind
 from activities.cloud.launch import LaunchRequest, LaunchResult
+from activities.cloud.observe import timed
 from activities.cloud.options import AZURE, ProviderOptions
 from activities.cloud.provider import CallObserver, NodeClassStatus
 from activities.kubernetes import conditions as cond
@@ -144,10 +145,14 @@ class AzureProvider:
 
     def instance_types(self, nodeclass: AKSNodeClass | None = None) -> list[InstanceType]:
         """The catalog, with the offerings Azure refused lately marked unavailable."""
-        types = self._raw_instance_types(nodeclass)
-        if self.machines is None:
-            return types
-        return without_unavailable(types, self.machines.unavailable)
+
+        def listed() -> list[InstanceType]:
+            types = self._raw_instance_types(nodeclass)
+            if self.machines is None:
+                return types
+            return without_unavailable(types, self.machines.unavailable)
+
+        return timed(self.observe, "GetInstanceTypes", listed)
 
     def load_catalog(self) -> None:
         self._region_skus()
@@ -171,7 +176,8 @@ class AzureProvider:
 
     def nodeclass_not_ready(self, nodeclass: AKSNodeClass) -> str | None:
         """A field Joinery does not act on, or no image, version or subnet to launch with
-        (the resolution is cached, so this costs no call per planning round)."""
+        (resolutions are cached: a gallery is listed once per refresh interval, not per
+        planning round)."""
         if unimplemented_fields(nodeclass.spec):
             return validation_condition(nodeclass.spec).message or "not ready"
         return self.nodeclass_resolver().not_ready(nodeclass)
@@ -190,16 +196,19 @@ class AzureProvider:
         return self.machines
 
     def launch(self, request: LaunchRequest, nodeclass: AKSNodeClass) -> LaunchResult:
-        return self._vms("launch").launcher.launch(request, nodeclass)
+        machines = self._vms("launch")
+        return timed(self.observe, "Create", lambda: machines.launcher.launch(request, nodeclass))
 
     def get(self, instance_id: str) -> Instance:
-        return self._vms("get").vms.get(instance_id)
+        vms = self._vms("get").vms
+        return timed(self.observe, "Get", lambda: vms.get(instance_id))
 
     def find_by_nodeclaim(self, nodeclaim: str) -> Instance | None:
         return self._vms("find by NodeClaim").vms.find_by_nodeclaim(nodeclaim)
 
     def list_owned(self, nodepool: str | None = None) -> Sequence[Instance]:
-        return self._vms("list").vms.list_owned(nodepool)
+        vms = self._vms("list").vms
+        return timed(self.observe, "List", lambda: vms.list_owned(nodepool))
 
     def leaked(
         self, known_nodeclaims: Iterable[str], now: datetime | None, grace: timedelta
@@ -208,7 +217,8 @@ class AzureProvider:
 
     def delete(self, instance_id: str) -> bool:
         """The VM, then its NIC, then its OS disk; True once all are gone."""
-        return self._vms("delete").vms.delete(instance_id)
+        vms = self._vms("delete").vms
+        return timed(self.observe, "Delete", lambda: vms.delete(instance_id))
 
     def garbage_collect(
         self,

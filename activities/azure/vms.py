@@ -9,7 +9,7 @@ without ``azure://``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -146,7 +146,8 @@ class VirtualMachines:
     def vm_id(self, name: str) -> str:
         return vm_resource_id(self.subscription, self.resource_group, name)
 
-    def _read(self, resource_group: str, name: str) -> AzureVM | None:
+    def read(self, resource_group: str, name: str) -> AzureVM | None:
+        """The VM ``name`` of ``resource_group``, in whatever state; None when it is gone."""
         try:
             with azure_errors("VirtualMachines.Get"):
                 raw = self.compute.virtual_machines.get(resource_group, name)
@@ -160,14 +161,14 @@ class VirtualMachines:
             rg, name = parse_vm_id(instance_id)
         except ValueError as exc:
             raise InstanceNotFound(str(exc)) from None
-        vm = self._read(rg, name)
+        vm = self.read(rg, name)
         if vm is None:
             raise InstanceNotFound(f"VM {name} not found")
         return vm
 
     def find_by_nodeclaim(self, nodeclaim: str) -> AzureVM | None:
         """The claim's VM, by its derived name, in whatever state (a Failed create too)."""
-        return self._read(self.resource_group, vm_name(nodeclaim))
+        return self.read(self.resource_group, vm_name(nodeclaim))
 
     def subnet_of(self, vm: AzureVM) -> str:
         """The subnet of the VM's primary NIC ("" when it cannot be read)."""
@@ -264,13 +265,13 @@ class VirtualMachines:
             rg, name = parse_vm_id(instance_id)
         except ValueError:
             return True
-        vm = self._read(rg, name)
+        vm = self.read(rg, name)
         if vm is not None:
             if vm.state == "deleting" and self.delete_wait_seconds <= 0:
                 return False  # asked already; no second DELETE while Azure works
             with azure_errors("VirtualMachines.Delete"):
                 poller = self.compute.virtual_machines.begin_delete(rg, name)
-                if not self._wait(poller) or self._read(rg, name) is not None:
+                if not self._wait(poller) or self.read(rg, name) is not None:
                     return False
         nic_gone = self._delete_nic(name)
         disk_gone = self._delete_disk(vm.os_disk if vm and vm.os_disk else disk_name(name))
@@ -327,7 +328,3 @@ def owned_tags(
         }
     )
     return out
-
-
-def nic_ids(vms: Sequence[AzureVM]) -> set[str]:
-    return {n.lower() for v in vms for n in v.nic_ids}

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from activities.cloud.health import Unhealthy
 from activities.cloud.interruption import InterruptionEvent
 from activities.cloud.kinds import EC2_NODECLASS, NodeClassKind
+from activities.cloud.observe import timed
 from activities.cloud.options import ProviderOptions
 from activities.cloud.provider import CallObserver, NodeClassStatus
 from activities.ec2.capacity_cache import UnavailableOfferings
@@ -269,16 +270,7 @@ class EC2Provider:
     def _timed(self, method: str, call: Callable[[], T]) -> T:
         """Run ``call`` and report it as Karpenter's cloud provider decorator does (method
         names as Karpenter's CloudProvider interface spells them)."""
-        if self.observe is None:
-            return call()
-        start = time.perf_counter()
-        try:
-            value = call()
-        except Exception as exc:
-            self.observe(method, time.perf_counter() - start, type(exc).__name__)
-            raise
-        self.observe(method, time.perf_counter() - start, None)
-        return value
+        return timed(self.observe, method, call)
 
     def instance_types(self, nodeclass: EC2NodeClass | None = None) -> list[InstanceType]:
         """The catalog; with a NodeClass, offerings in zones without its subnets are unavailable."""

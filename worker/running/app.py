@@ -244,13 +244,15 @@ async def run_worker(
     client: Client | None = None,
 ) -> None:
     """Run until ``stop`` is set (or cancelled). Adapters may be passed in (tests, sandbox)."""
-    refused = refusal(cloud.name if cloud is not None else settings.provider)
+    # a provider passed in (tests, the sandbox) is already built: nothing to refuse
+    refused = refusal(settings.provider) if cloud is None else None
     if refused is not None:
         raise ValueError(refused)
     if kube is None:
         kube = connect(settings.kubeconfig or None)
         rate_limit.limit(kube.api_client, settings.kube_client_qps, settings.kube_client_burst)
-    if settings.eks_control_plane is False:
+    if settings.eks_control_plane is False or settings.provider == AZURE:
+        # an AKS cluster's version, endpoint and CA come from its API server (no EKS)
         settings = cluster_facts.from_api_server(settings, kube)
     cloud = cloud or cloud_provider(settings)
     if client is None:

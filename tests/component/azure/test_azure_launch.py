@@ -121,8 +121,11 @@ def test_spot_and_ephemeral_os_disk(azure: AzureServer, provider: AzureProvider)
 
 
 def test_a_retried_launch_adopts_the_vm(azure: AzureServer, provider: AzureProvider) -> None:
+    seen: list[tuple[str, str | None]] = []
+    provider.observe = lambda method, seconds, error: seen.append((method, error))
     first = provider.launch(request("retry-1"), nodeclass())
     again = provider.launch(request("retry-1"), nodeclass())
+    assert seen == [("Create", None), ("Create", None)]  # karpenter_cloudprovider_* metrics
     assert again.instance_id == first.instance_id and again.reused
     assert again.subnet_id == SUBNET
     assert vm_count(azure) == 1

@@ -123,14 +123,15 @@ def _render(family: str, **cluster: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-    ("family", "os_sku", "arch"),
+    ("family", "os_sku", "effective", "arch"),
     [
-        ("Ubuntu2204", "Ubuntu2204", "amd64"),
-        ("Ubuntu2404", "Ubuntu2404", "amd64"),
-        ("AzureLinux", "AzureLinux", "arm64"),
+        ("Ubuntu2204", "Ubuntu", "Ubuntu2204", "amd64"),
+        ("Ubuntu2404", "Ubuntu", "Ubuntu2404", "amd64"),
+        # Kubernetes 1.33: AzureLinux is v3 from 1.32
+        ("AzureLinux", "AzureLinux", "AzureLinux3", "arm64"),
     ],
 )
-def test_every_join_value_is_present(family: str, os_sku: str, arch: str) -> None:
+def test_every_join_value_is_present(family: str, os_sku: str, effective: str, arch: str) -> None:
     doc = _render(family)
     files = _files(doc)
     assert files["/etc/kubernetes/certs/ca.crt"] == CA
@@ -178,6 +179,10 @@ def test_every_join_value_is_present(family: str, os_sku: str, arch: str) -> Non
     assert labels["node.kubernetes.io/instance-type"] == "Standard_D4s_v5"
     assert "node-role.kubernetes.io/worker" not in labels
     assert labels["kubernetes.azure.com/os-sku"] == os_sku
+    assert labels["kubernetes.azure.com/os-sku-requested"] == family
+    assert labels["kubernetes.azure.com/os-sku-effective"] == effective
+    assert labels["karpenter.sh/do-not-sync-taints"] == "true"
+    assert "kubernetes.azure.com/fips_enabled" not in labels
     assert labels["kubernetes.azure.com/cluster"] == "MC_rg_prod_eastus"
     assert labels["kubernetes.azure.com/mode"] == "user"
     assert labels["kubernetes.azure.com/node-image-version"] == f"AKS{family}-202512.18.0"
@@ -188,6 +193,7 @@ def test_every_join_value_is_present(family: str, os_sku: str, arch: str) -> Non
     env = _env(files["/opt/azure/joinery/node.env"])
     assert env["KUBERNETES_VERSION"] == "1.33.2"
     assert env["IMAGE_FAMILY"] == family
+    assert env["IMAGE_FAMILY_EFFECTIVE"] == effective
     assert env["OS_SKU"] == os_sku
     assert env["ARCH"] == arch
     assert env["API_SERVER"] == "https://prod-dns-1a2b3c.hcp.eastus.azmk8s.io:443"
@@ -253,3 +259,18 @@ def test_cluster_label_is_aks_label_form() -> None:
     kubelet = _env(_files(doc)["/etc/default/kubelet"])
     labels = dict(kv.split("=", 1) for kv in kubelet["KUBELET_NODE_LABELS"].split(","))
     assert labels["kubernetes.azure.com/cluster"] == "MC_rg-prod-z"
+
+
+def test_ubuntu_follows_the_kubernetes_version() -> None:
+    """Unset/Ubuntu boots 22.04 before Kubernetes 1.34 and 24.04 from it; AzureLinux v2
+    before 1.32."""
+
+    def effective(family: str, version: str) -> str:
+        doc = _render(family, kubernetes_version=version)
+        kubelet = _env(_files(doc)["/etc/default/kubelet"])
+        labels = dict(kv.split("=", 1) for kv in kubelet["KUBELET_NODE_LABELS"].split(","))
+        return labels["kubernetes.azure.com/os-sku-effective"]
+
+    assert effective("Ubuntu", "1.33.5") == "Ubuntu2204"
+    assert effective("Ubuntu", "1.34.0") == "Ubuntu2404"
+    assert effective("AzureLinux", "1.31.9") == "AzureLinux2"

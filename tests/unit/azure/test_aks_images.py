@@ -13,6 +13,7 @@ import pytest
 
 from activities.azure import images
 from activities.azure.images import ImageResolver, NodeImage, NoImages
+from activities.azure.nodeclasses import CachedVersion
 from models.aksnodeclass import AKSNodeClass
 
 UBUNTU_CIG = "AKSUbuntu-38d80f77-467a-481f-a8d4-09b6d4220bd2"
@@ -171,3 +172,23 @@ def test_image_for_arch_and_generation() -> None:
     assert pick("arm64", ["V2"]).version == "1.0.2"
     with pytest.raises(NoImages, match="arm64 Hyper-V generation V1"):
         pick("arm64", ["V1"])
+
+
+def test_cached_version_reads_once_per_ttl_and_keeps_the_last_on_failure() -> None:
+    now, answers, calls = [0.0], ["1.33.2"], [0]
+
+    def read() -> str:
+        calls[0] += 1
+        if not answers:
+            raise ConnectionError("API server away")
+        return answers[0]
+
+    version = CachedVersion(read, ttl_seconds=10, clock=lambda: now[0])
+    assert version() == "1.33.2" and version() == "1.33.2"
+    assert calls[0] == 1
+    answers[0] = "1.34.0"
+    now[0] = 11.0
+    assert version() == "1.34.0"
+    answers.clear()
+    now[0] = 22.0
+    assert version() == "1.34.0"
