@@ -129,11 +129,6 @@ def event_for(node: Obj, instance_id: Callable[[str], str]) -> InterruptionEvent
         return None
     notice = parse_notice(str(condition.get("message") or ""))
     if notice is None:
-        log.warning(
-            "node %s: %s condition with an unknown message, ignored",
-            node["metadata"]["name"],
-            CONDITION,
-        )
         return None
     vm = instance_id(str((node.get("spec") or {}).get("providerID") or ""))
     if not vm:
@@ -165,6 +160,7 @@ class PreemptionWatch:
         self._poll = poll_seconds
         self._stamp = stamp_deadline
         self._handled: set[str] = set()
+        self._unknown: set[str] = set()  # conditions whose message we could not read, told once
 
     def poll_once(
         self,
@@ -178,6 +174,7 @@ class PreemptionWatch:
         for node in self._list_nodes():
             event = event_for(node, self._instance_id)
             if event is None:
+                self._tell_unknown(node)
                 continue
             seen.add(event.event_id)
             if event.event_id in self._handled:
@@ -198,6 +195,22 @@ class PreemptionWatch:
             done += 1
         self._handled &= seen  # a notice withdrawn (or its Node gone) is forgotten
         return done
+
+    def _tell_unknown(self, node: Obj) -> None:
+        """Log, once per condition, a ``PreemptionScheduled`` whose message names no notice
+        we know (the detector re-asserts it every few seconds)."""
+        condition = _condition(node)
+        if condition is None or parse_notice(str(condition.get("message") or "")) is not None:
+            return
+        key = f"{node['metadata']['name']}@{condition.get('lastTransitionTime', '')}"
+        if key not in self._unknown:
+            self._unknown.add(key)
+            log.warning(
+                "node %s: %s condition with an unknown message, ignored: %r",
+                node["metadata"]["name"],
+                CONDITION,
+                str(condition.get("message") or "")[:200],
+            )
 
     def _stamp_deadline(self, node: Obj) -> None:
         """The notice's deadline on the node's claim, before the claim is told to go."""

@@ -231,3 +231,14 @@ def test_the_provider_reads_notices_once_it_has_the_cluster() -> None:
     assert unavailable.is_unavailable("spot", "Standard_D2s_v3", "eastus-1")
     assert not unavailable.is_unavailable("spot", "Standard_D2s_v3", "eastus-2")
     assert not unavailable.is_unavailable("on-demand", "Standard_D2s_v3", "eastus-1")
+
+
+def test_an_unknown_message_is_told_once(caplog: pytest.LogCaptureFixture) -> None:
+    nodes = [_node("a", "Freeze Scheduled: Sat, 28 Nov 2026 13:00:30 GMT.")]
+    handler = Recorder(set())
+    watch = PreemptionWatch(lambda: nodes, vm_id)
+    with caplog.at_level("WARNING", logger="activities.azure.eviction"):
+        assert watch.poll_once(handler) == 0
+        assert watch.poll_once(handler) == 0
+    assert handler.events == []
+    assert len([r for r in caplog.records if "unknown message" in r.getMessage()]) == 1
