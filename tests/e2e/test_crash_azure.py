@@ -7,7 +7,9 @@ kube-apiserver & co. with kwok, simulated kubelets. The worker runs as ``joinery
 zero with its NodeClaims deleted, a few times over. The kills are aimed: the emulator's
 request handler is observed, and each kill lands a moment after the worker made a VM or NIC
 write (a PUT: mid-launch, while the create is a long-running operation; a DELETE:
-mid-termination), so every kill interrupts a launch or a termination in flight.
+mid-termination), so kills interrupt launches and terminations in flight; one with no write
+for a while lands between them. Each phase takes a few kills, then finishes without, and the
+cycles go on until at least 20 kills, 6 of each kind, have landed.
 
 Counted emulator-side, from every write the emulator answered: each claim's VMs (names a
 PUT created, with the claim's tag) must be one, ever; at the end no VM and no NIC is left in
@@ -56,13 +58,19 @@ SEED = int(os.environ.get("JOINERY_CRASH_SEED", str(random.randrange(1_000_000))
 KILLS_ON = os.environ.get("JOINERY_CRASH_KILLS") != "0"
 REPLICAS = 3
 MIN_KILLS = 20
+# Kills aimed at each kind of write the run must land (beside the ones between writes).
+MIN_AIMED = 6
 MAX_CYCLES = 5
 # After a VM or NIC write, the kill lands within this many seconds (the create is still a
 # long-running operation, or the delete still in flight).
 KILL_DELAY = (0.0, 1.5)
 # With no write for this long after a worker came up, it is killed anyway (a restart caught
 # between writes: a registration, a drain).
-IDLE_KILL = (6.0, 12.0)
+IDLE_KILL = (15.0, 25.0)
+VM_CREATE_SECONDS = 2.0
+VM_DELETE_SECONDS = 1.5
+# Kills each phase (a scale-up's launches, the terminations after it) may take.
+KILLS_PER_PHASE = 4
 PHASE_LIMIT = 240.0
 CATALOG_WAIT = 180.0
 TEST_LIMIT = CATALOG_WAIT + 2 * MAX_CYCLES * PHASE_LIMIT + 300.0
@@ -70,7 +78,9 @@ TEST_LIMIT = CATALOG_WAIT + 2 * MAX_CYCLES * PHASE_LIMIT + 300.0
 
 class AimedChaos(threading.Thread):
     """While ``firing``: after each worker start, wait for its next VM or NIC write (or a
-    while), let it get in flight, then SIGKILL the worker and start a new one."""
+    while), let it get in flight, then SIGKILL the worker and start a new one. Each phase
+    gives it a budget of kills (``arm``); once spent, the phase finishes without kills, so
+    every launch and termination gets through however the kills fall."""
 
     def __init__(self, worker: WorkerProcess, writes: ArmWrites, rng: random.Random) -> None:
         super().__init__(name="aimed-chaos", daemon=True)
@@ -78,6 +88,19 @@ class AimedChaos(threading.Thread):
         self.halt = threading.Event()
         self.firing = threading.Event()
         self.kinds: dict[str, int] = {}
+        self.budget = 0
+        self._lock = threading.Lock()
+
+    def arm(self, kills: int) -> None:
+        with self._lock:
+            self.budget = kills
+
+    def _spend(self) -> bool:
+        with self._lock:
+            if self.budget <= 0:
+                return False
+            self.budget -= 1
+            return True
 
     def run(self) -> None:
         if not KILLS_ON:
@@ -92,7 +115,7 @@ class AimedChaos(threading.Thread):
             kind = self.writes.last_kind if self.writes.writes != seen else "idle"
             if self.halt.wait(self.rng.uniform(*KILL_DELAY)):
                 return
-            if not self.firing.is_set():
+            if not self.firing.is_set() or not self._spend():
                 continue
             self.worker.kill()
             self.kinds[kind] = self.kinds.get(kind, 0) + 1
@@ -107,6 +130,10 @@ class AimedChaos(threading.Thread):
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     work = tmp_path_factory.mktemp("crash-azure")
     cloud = AzureDevCloud.start(REGION, CLUSTER, work, log=print)
+    # Azure takes a minute or so to create a VM and tens of seconds to delete one; a few
+    # seconds here keep each write in flight long enough for a kill to land inside it.
+    cloud.emulator.vms.create_seconds = VM_CREATE_SECONDS
+    cloud.emulator.vms.delete_seconds = VM_DELETE_SECONDS
     writes = ArmWrites()
     writes.observe(cloud.emulator)
     loop = asyncio.new_event_loop()
@@ -271,6 +298,12 @@ def leftovers(cloud: AzureDevCloud) -> tuple[list[str], list[str]]:
     )
 
 
+def _enough(chaos: AimedChaos, worker: WorkerProcess) -> bool:
+    """Enough kills landed, and enough of them mid-launch and mid-termination."""
+    aimed = min(chaos.kinds.get("launch", 0), chaos.kinds.get("termination", 0))
+    return worker.kills >= MIN_KILLS and aimed >= MIN_AIMED
+
+
 @pytest.mark.timeout(TEST_LIMIT)
 def test_azure_worker_killed_mid_launch_and_termination(stack: dict[str, Any]) -> None:
     rng = random.Random(SEED)
@@ -297,13 +330,15 @@ def test_azure_worker_killed_mid_launch_and_termination(stack: dict[str, Any]) -
             )
             chaos.start()
             chaos.firing.set()
-            while cycles < MAX_CYCLES and (cycles < 2 or worker.kills < MIN_KILLS):
+            while cycles < MAX_CYCLES and (cycles < 2 or not _enough(chaos, worker)):
                 cycles += 1
+                chaos.arm(KILLS_PER_PHASE)
                 _scale(admin, namespace, REPLICAS)
                 _wait(
                     f"cycle {cycles}: {REPLICAS} pods Running",
                     lambda: _running(admin, namespace) == REPLICAS,
                 )
+                chaos.arm(KILLS_PER_PHASE)
                 _scale(admin, namespace, 0)
                 claims, _ = nodeclaims.list_(admin, nodepool=POOL)
                 for claim in claims:
@@ -338,4 +373,4 @@ def test_azure_worker_killed_mid_launch_and_termination(stack: dict[str, Any]) -
     assert len(writes.vms_by_claim) >= cycles * REPLICAS
     if KILLS_ON:
         assert worker.kills >= MIN_KILLS, chaos.kinds
-        assert chaos.kinds.get("launch", 0) >= 5 and chaos.kinds.get("termination", 0) >= 5
+        assert _enough(chaos, worker), chaos.kinds
