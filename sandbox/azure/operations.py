@@ -26,6 +26,12 @@ class Operation:
     deadline: float | None = None  # monotonic time it ends by, polled or not
     on_done: Callable[[], None] | None = None
     done: bool = False
+    done_at: float = 0.0
+
+
+# An ended operation is forgotten this long after it ended (its poller has long stopped):
+# a long sandbox run starts thousands.
+FORGET_AFTER_SECONDS = 300.0
 
 
 @dataclass
@@ -53,6 +59,7 @@ class Operations:
         if op.done:
             return
         op.done = True
+        op.done_at = self.clock()
         if op.on_done is not None:
             op.on_done()
 
@@ -63,6 +70,8 @@ class Operations:
             for op in list(self._ops.values()):
                 if not op.done and op.deadline is not None and now >= op.deadline:
                     self._finish(op)
+                elif op.done and now - op.done_at > FORGET_AFTER_SECONDS:
+                    del self._ops[op.id]
 
     def status(self, op_id: str) -> dict[str, Any] | None:
         """The body a poll of the operation gets, or None for an unknown id."""
