@@ -54,6 +54,7 @@ from sandbox.processes import ChildProcess, free_ports, wait_for
 if TYPE_CHECKING:
     from activities.ec2.clients import AWSClients
     from activities.kubernetes.client import Kube
+    from sandbox.azure.dev_stack import AzureDevCloud
     from sandbox.cluster import Cluster
     from sandbox.ec2.emulation import Emulation
     from sandbox.ec2.seed import SeededRegion
@@ -317,6 +318,12 @@ class DevOptions:
     # Where to leave the operator commands' environment (sandbox/dev_env.py); None: nowhere
     # (tests and scripted scenarios must not change what another terminal's CLI reads).
     env_file: Path | None = None
+    # The cloud emulated: "aws" (the EC2 emulator) or "azure" (sandbox/azure/dev_stack.py).
+    provider: str = "aws"
+
+    @property
+    def azure(self) -> bool:
+        return self.provider == "azure"
 
 
 @dataclass(eq=False)
@@ -334,6 +341,7 @@ class DevStack:
     admin: Kube | None = None
     simulator: NodeSimulator | None = None
     simulator_kube: Kube | None = None
+    azure: AzureDevCloud | None = None
     worker: ChildProcess | None = None
     kubeconfig_copy: Path | None = None
     started_seconds: float = 0.0
@@ -363,7 +371,10 @@ class DevStack:
         began = time.monotonic()
         try:
             stack._start_temporal(port, ui_port)
-            stack._start_ec2()
+            if options.azure:
+                stack._start_azure()
+            else:
+                stack._start_ec2()
             stack._start_cluster()
             stack._apply_defaults()
             if options.worker:
@@ -437,6 +448,15 @@ class DevStack:
         )
         self._timed("ec2", began)
 
+    def _start_azure(self) -> None:
+        began = time.monotonic()
+        from sandbox.azure.dev_stack import AzureDevCloud
+
+        self.azure = AzureDevCloud.start(
+            self.options.region, self.options.cluster_name, self.workdir, log=self.log
+        )
+        self._timed("azure", began)
+
     def _start_cluster(self) -> None:
         began = time.monotonic()
         from activities.kubernetes.client import from_kubeconfig
@@ -448,8 +468,13 @@ class DevStack:
         self.admin = from_kubeconfig(admin_config, user_agent=SANDBOX_USER_AGENT)
         # its own client, so the API server's audit log tells the simulated kubelets apart
         self.simulator_kube = from_kubeconfig(admin_config, user_agent=nodes.USER_AGENT)
+        make_node = None
+        if self.azure is not None:  # a Node only while its emulated VM runs
+            from sandbox.azure.vm_nodes import vm_node_maker
+
+            make_node = vm_node_maker(self.azure.emulator)
         self.simulator = nodes.NodeSimulator(
-            self.simulator_kube, boot_seconds=self.options.boot_delay
+            self.simulator_kube, boot_seconds=self.options.boot_delay, make_node=make_node
         ).start()
         if self.options.state_dir is not None:
             self.kubeconfig_copy = self._stable_kubeconfig(self.options.state_dir)
@@ -473,6 +498,11 @@ class DevStack:
 
     def _apply_defaults(self) -> None:
         assert self.admin is not None
+        if self.azure is not None:
+            from sandbox.azure.dev_stack import MANIFEST
+
+            apply_manifest(self.admin, MANIFEST, self.azure.manifest_variables())
+            return
         apply_manifest(self.admin, DEFAULTS_MANIFEST, {"CLUSTER_NAME": self.options.cluster_name})
 
     # -- the worker ---------------------------------------------------------------------------
@@ -480,18 +510,21 @@ class DevStack:
     def worker_env(self) -> dict[str, str]:
         """This process's environment plus everything a worker needs to find the stack.
 
-        AWS settings inherited from the shell are dropped first, so a profile, session token
-        or endpoint override can never point the sandbox's worker at a real account.
+        AWS and Azure settings inherited from the shell are dropped first, so a profile,
+        session token or endpoint override can never point the sandbox's worker at a real
+        account.
         """
         inherited = {
             k: v
             for k, v in os.environ.items()
-            if not k.startswith(("AWS_", "JOINERY_", "TEMPORAL_", "KUBECONFIG"))
+            if not k.startswith(("AWS_", "AZURE_", "JOINERY_", "TEMPORAL_", "KUBECONFIG"))
         }
         return {**inherited, "PYTHONUNBUFFERED": "1", **self.stack_env()}
 
     def stack_env(self) -> dict[str, str]:
         """What ``joinery worker`` reads to find this stack (and boto3 / kubectl too)."""
+        if self.azure is not None:
+            return {**self._common_env(), **self.azure.env()}
         assert self.temporal and self.moto and self.cluster
         return {
             **FAKE_AWS_CREDENTIALS,
@@ -511,6 +544,21 @@ class DevStack:
             "JOINERY_CATALOG_CACHE": str(self.workdir / "catalog.cache"),
         }
 
+    def _common_env(self) -> dict[str, str]:
+        """What a worker needs of the stack whichever cloud is emulated."""
+        assert self.temporal and self.cluster
+        return {
+            "KUBECONFIG": str(self.cluster.kubeconfig_path),
+            "TEMPORAL_ADDRESS": self.temporal.address,
+            "TEMPORAL_NAMESPACE": self.options.namespace,
+            "JOINERY_CLUSTER": self.options.cluster_name,
+            "JOINERY_CLUSTER_ENDPOINT": self.cluster.server,
+            "JOINERY_SEARCH_ATTRIBUTES": "true",
+            "JOINERY_HEALTH_PORT": str(self.health_port),
+            "JOINERY_HEALTH_HOST": "127.0.0.1",
+            "JOINERY_CATALOG_CACHE": str(self.workdir / "catalog.cache"),
+        }
+
     def operator_env(self) -> dict[str, str]:
         """What ``joinery status``, ``explain``, ``pause`` and ``resume`` need in another
         terminal: the stack's environment with the admin kubeconfig kubectl uses."""
@@ -524,7 +572,8 @@ class DevStack:
             "import sys; from worker.cli import main; from worker.cli.exiting import leave;"
             " leave(main(['worker', *sys.argv[1:]]))"
         )
-        return [sys.executable, "-c", run, *self.options.worker_args]
+        cloud = ["--region", self.options.region] if self.azure is not None else []
+        return [sys.executable, "-c", run, *cloud, *self.options.worker_args]
 
     @property
     def health_url(self) -> str:
@@ -576,7 +625,7 @@ class DevStack:
     # -- reporting ----------------------------------------------------------------------------
 
     def banner(self) -> str:
-        assert self.temporal and self.cluster and self.moto
+        assert self.temporal and self.cluster and (self.moto or self.azure)
         kubeconfig = self.kubeconfig_copy or self.cluster.admin_kubeconfig_path
         k = f"kubectl --kubeconfig {kubeconfig}"
         if self.worker:
@@ -594,14 +643,21 @@ class DevStack:
             f"  Temporal:      {self.temporal.address} (namespace {self.options.namespace})"
             + history,
             f"  kubeconfig:    {kubeconfig}",
-            f"  EC2 emulator:  {self.moto.endpoint_url} ({self.options.region})",
-            f"  interruptions: {self.interruption_queue_url}",
+            *(
+                self.azure.banner_lines()
+                if self.azure is not None
+                else [
+                    f"  EC2 emulator:  {self.moto.endpoint_url if self.moto else ''}"
+                    f" ({self.options.region})",
+                    f"  interruptions: {self.interruption_queue_url}",
+                ]
+            ),
             *worker,
             f"  logs:          {self.workdir / 'logs'}, control plane: "
             f"{self.workdir / 'k8s' / 'logs'}",
             "",
             "Try:",
-            f"  {k} get nodepools,ec2nodeclasses",
+            f"  {k} get nodepools,{'aksnodeclasses' if self.azure else 'ec2nodeclasses'}",
             f"  {k} create deployment inflate --image=registry.k8s.io/pause:3.10 --replicas=5",
             f"  {k} set resources deployment inflate --requests=cpu=1,memory=1Gi",
             f"  {k} get nodeclaims,nodes -w",
@@ -652,6 +708,8 @@ class DevStack:
             steps.append(("control plane", self.cluster.stop))
         if self.moto:
             steps.append(("EC2 emulator", self.moto.stop))
+        if self.azure:
+            steps.append(("Azure emulator", self.azure.stop))
         if self.temporal:
             steps.append(("Temporal", self.temporal.stop))
         if self.options.env_file is not None:
@@ -704,9 +762,10 @@ def apply_objects(admin: Kube, docs: list[dict[str, Any]]) -> None:
     from kubernetes import utils as k8s_utils
     from kubernetes.client.exceptions import ApiException
 
-    from activities.kubernetes.resources import EC2NODECLASS, NODECLAIM, NODEPOOL
+    from activities.kubernetes.resources import AKSNODECLASS, EC2NODECLASS, NODECLAIM, NODEPOOL
 
-    custom = {(r.api_version, r.kind): r for r in (EC2NODECLASS, NODECLAIM, NODEPOOL)}
+    kinds = (AKSNODECLASS, EC2NODECLASS, NODECLAIM, NODEPOOL)
+    custom = {(r.api_version, r.kind): r for r in kinds}
     for doc in docs:
         resource = custom.get((str(doc["apiVersion"]), str(doc["kind"])))
         if resource is not None:

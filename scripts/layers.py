@@ -60,6 +60,7 @@ EC2_ONLY = (
     "sandbox.ec2",  # the EC2 emulation (moto and its gaps)
     "sandbox.dev",  # ``joinery dev``'s emulated AWS account
     "sandbox.scenarios.common",  # scenario checks read the emulated account's instances
+    "sandbox.scenarios.ec2_view",  # the scenarios' view of the emulated AWS account
     "sandbox.scenarios.efa",  # checks the EC2 launch templates EFA claims launched from
     "worker.cli.catalog_command",  # ``joinery catalog``: EC2's catalog and prices
     "worker.cli.doctor_command",  # ``joinery doctor``: AWS permissions and resources

@@ -57,6 +57,9 @@ class AzureProvider:
     compute: Any  # azure.mgmt.compute.ComputeManagementClient
     pricing: AzurePricing
     observe: CallObserver | None = None
+    # The cluster's Kubernetes core API, given by the worker (``share_unavailable_offerings``):
+    # spot eviction notices are Node conditions (activities/azure/eviction.py).
+    core_api: Any = None
     # Images, Kubernetes version and subnet of node classes (``nodeclass_resolver``).
     nodeclasses: AKSNodeClassResolver | None = None
     # The VMs (None: no node resource group, no VMs: plan-type use only).
@@ -229,19 +232,33 @@ class AzureProvider:
         return self.machines.garbage_collect(now)
 
     def interruption_source(self) -> InterruptionSource | None:
-        return None  # spot eviction events: not read from Azure yet
+        """Spot eviction notices, read off the Nodes' ``PreemptionScheduled`` condition."""
+        from activities.azure.eviction import PreemptionWatch, deadline_stamper, node_lister
+
+        if self.core_api is None:
+            return None
+        return PreemptionWatch(
+            node_lister(self.core_api), vm_id, stamp_deadline=deadline_stamper(self.core_api)
+        )
 
     def share_unavailable_offerings(self, core_api: Any) -> None:
-        """Replicas share what Azure refused through the same ConfigMap as on EC2."""
+        """Replicas share what Azure refused through the same ConfigMap as on EC2; the same
+        cluster's Nodes carry the spot eviction notices (``interruption_source``)."""
+        self.core_api = core_api
         if self.machines is not None:
             from activities.cloud.shared_offerings import ConfigMapRecord
 
             self.machines.unavailable.share(ConfigMapRecord(core_api))
 
     def offering_interrupted(self, event: InterruptionEvent, instance_type: str, zone: str) -> bool:
+        """A spot eviction keeps the VM's spot offering out for a while, as Karpenter Azure
+        does (``eviction.mark_evicted_offering``: evictions only, not advisories)."""
+        from activities.azure.eviction import mark_evicted_offering
+
         if self.machines is None:
             return False
-        return self.machines.offering_interrupted(instance_type, zone)
+        mark = self.machines.unavailable.mark_unavailable
+        return mark_evicted_offering(mark, event, instance_type, zone)
 
     def unhealthy_instances(self, now: datetime) -> list[Unhealthy]:
         return []  # Azure's scheduled events are not read yet

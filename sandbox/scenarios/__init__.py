@@ -61,6 +61,11 @@ def run(
             except Exception as exc:
                 summary.failures.append(f"cleanup: {exc}")
             summary.instancesLeftRunning = sandbox.wait_instances_terminated(timeout=30.0)
+            for what, count in sandbox.wait_leftovers_gone(timeout=30.0).items():
+                summary.extra[f"{what.replace(' ', '_')}_left"] = count
+                if count:
+                    summary.failures.append(f"{count} {what} left behind")
+        sandbox.close()
     if summary.instancesLeftRunning and not summary.fleetKept:
         summary.failures.append(f"{summary.instancesLeftRunning} instance(s) left running")
     summary.ok = not summary.failures

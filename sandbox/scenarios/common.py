@@ -1,9 +1,10 @@
 """What every scenario does to the sandbox: workloads, waits, counts, cleanup, the summary.
 
 Scenarios act as a cluster user and an outside observer would: they create Deployments with
-the admin kubeconfig, watch Pods, NodeClaims and Nodes, read EC2 (the emulator) for what is
-really running and what it costs, and delete NodeClaims the way ``kubectl delete nodeclaim``
-does. They never call Joinery's code: whatever happens is the worker's doing.
+the admin kubeconfig, watch Pods, NodeClaims and Nodes, read the emulated cloud (EC2 or Azure,
+through ``cloud_view``) for what is really running and what it costs, and delete NodeClaims
+the way ``kubectl delete nodeclaim`` does. They never call Joinery's code: whatever happens
+is the worker's doing.
 """
 
 from __future__ import annotations
@@ -20,10 +21,14 @@ from typing import Any
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
-from activities.ec2.instances import Instance, InstanceProvider
-from activities.ec2.partitions import partition
+from activities.ec2.instances import InstanceProvider
 from activities.kubernetes.resources import NODECLAIM, CustomResource
 from sandbox.dev import DevStack
+from sandbox.scenarios import cloud_view
+from sandbox.scenarios.cloud_view import CloudView, Machine
+
+# What scenarios read of an instance or a VM (the name EC2's scenarios knew it by).
+Instance = Machine
 
 Obj = dict[str, Any]
 SCENARIO_LABEL = "joinery.dev/scenario"
@@ -81,18 +86,43 @@ class Sandbox:
     """A scenario's handle on a running ``DevStack``."""
 
     def __init__(self, stack: DevStack, log: Callable[[str], None]) -> None:
-        assert stack.admin and stack.aws and stack.emulation
+        assert stack.admin
         self.stack = stack
         self.log = log
         self.kube = stack.admin
         self.core = stack.admin.core
         self.custom = stack.admin.custom
         self.apps = k8s.AppsV1Api(stack.admin.api_client)
-        self.ec2 = stack.aws.ec2
-        self.sqs = stack.aws.sqs
         self.region = stack.options.region
-        self.instances = InstanceProvider(stack.aws.ec2, stack.options.cluster_name)
-        self.emulation = stack.emulation
+        self.cloud: CloudView = cloud_view.for_stack(stack)
+
+    def close(self) -> None:
+        """Stop what the scenario's view of the cloud started."""
+        self.cloud.close()
+
+    # -- the EC2 emulator, for the scenarios that exist on AWS only ----------------------------
+
+    def _aws(self) -> Any:
+        if self.stack.aws is None or self.stack.emulation is None:
+            raise ScenarioFailed("this scenario runs on the EC2 emulator only (--provider aws)")
+        return self.stack.aws
+
+    @property
+    def ec2(self) -> Any:
+        return self._aws().ec2
+
+    @property
+    def sqs(self) -> Any:
+        return self._aws().sqs
+
+    @property
+    def instances(self) -> InstanceProvider:
+        return InstanceProvider(self._aws().ec2, self.stack.options.cluster_name)
+
+    @property
+    def emulation(self) -> Any:
+        self._aws()
+        return self.stack.emulation
 
     # -- namespaces and workloads -----------------------------------------------------------
 
@@ -174,13 +204,13 @@ class Sandbox:
         ]
 
     def live_instances(self) -> list[Instance]:
-        """Instances Joinery launched for this cluster that are not terminated."""
-        return self.instances.list_owned()
+        """Instances (VMs) Joinery launched for this cluster that are not terminated."""
+        return self.cloud.live()
 
     def cost_per_hour(self, instances: Iterable[Instance]) -> float:
         total = 0.0
         for i in instances:
-            price = self.emulation.price(self.region, i.capacity_type, i.instance_type, i.zone)
+            price = self.cloud.price(i)
             if price != float("inf"):
                 total += price
         return total
@@ -249,6 +279,20 @@ class Sandbox:
             self.wait("every instance terminated", done, timeout=timeout, interval=1.0)
         return len(left)
 
+    def wait_leftovers_gone(self, *, timeout: float) -> dict[str, int]:
+        """What launches made besides machines (Azure: NICs, disks) still there after
+        ``timeout``."""
+        left: dict[str, int] = {}
+
+        def done() -> bool:
+            nonlocal left
+            left = self.cloud.leftovers()
+            return not any(left.values())
+
+        with contextlib.suppress(ScenarioFailed):
+            self.wait("every NIC and disk deleted", done, timeout=timeout, interval=1.0)
+        return left
+
     # -- timings -------------------------------------------------------------------------------
 
     def timeline(self, namespace: str, selector: str, since: float) -> dict[str, float]:
@@ -288,23 +332,10 @@ class Sandbox:
 
     # -- interruption ------------------------------------------------------------------------
 
-    def send_spot_interruption(self, instance_id: str, zone: str) -> str:
-        """The EventBridge "EC2 Spot Instance Interruption Warning" for one instance, via SQS."""
-        event = {
-            "version": "0",
-            "id": str(uuid.uuid4()),
-            "detail-type": "EC2 Spot Instance Interruption Warning",
-            "source": "aws.ec2",
-            "account": "123456789012",
-            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "region": self.region,
-            "resources": [f"arn:{partition(self.region)}:ec2:{zone}:instance/{instance_id}"],
-            "detail": {"instance-id": instance_id, "instance-action": "terminate"},
-        }
-        self.sqs.send_message(
-            QueueUrl=self.stack.interruption_queue_url, MessageBody=json.dumps(event)
-        )
-        return str(event["id"])
+    def send_spot_interruption(self, instance: Instance) -> str:
+        """A spot interruption of one machine, as its cloud announces it (EC2: the EventBridge
+        warning on the interruption queue; Azure: an eviction notice on its Node)."""
+        return self.cloud.interrupt(instance)
 
     # -- waiting -------------------------------------------------------------------------------
 

@@ -1,8 +1,9 @@
 """``consolidation``: a Deployment scaled from 40 pods to 4 behind a PDB → a cheaper fleet.
 
-40 pods (1 CPU, 1 GiB each) make Joinery launch a fleet; then the Deployment is scaled to 4
-and the NodePool's ``consolidateAfter`` set to ``0s`` (so the scenario does not sit out the
-default pool's minute). From then on only the worker acts: its DisruptionWorkflow deletes the
+40 pods (1 CPU, 1 GiB each; 250m and 512 MiB on Azure, whose emulated region has only small
+D sizes) make Joinery launch a fleet; then the Deployment is scaled to 4 and the NodePool's
+``consolidateAfter`` set to ``0s`` (so the scenario does not sit out the default pool's
+minute). From then on only the worker acts: its DisruptionWorkflow deletes the
 nodes whose pods fit elsewhere and replaces the others by cheaper ones, draining through the
 PDB (``maxUnavailable: 1``). A :class:`~sandbox.scenarios.disruption_watch.DisruptionWatch`
 samples the cluster twice a second meanwhile.
@@ -57,8 +58,11 @@ APP = "web"
 REPLICAS_UP = 40
 REPLICAS_DOWN = 4
 CPU, MEMORY = "1", "1Gi"
+# The emulated Azure region's D sizes of at most 8 vCPUs have 2 or 4: 1-CPU pods would need
+# about 30 VMs there. Smaller pods make a fleet of the EC2 run's shape (a handful of nodes).
+AZURE_CPU, AZURE_MEMORY = "250m", "512Mi"
 # Nodes of at most 8 vCPUs, so 40 pods spread over several of them.
-REQUIREMENTS = [{"key": "karpenter.k8s.aws/instance-cpu", "operator": "Lt", "values": ["9"]}]
+MAX_NODE_CPUS = 8
 MAX_UNAVAILABLE = 1
 BUDGET_PERCENT = 10  # Karpenter's default budget: the pool sets none
 VALIDATION_DELAY_SECONDS = 15.0  # workflows.disruption.state.VALIDATION_DELAY
@@ -72,14 +76,16 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     with DisruptionRun(sandbox, summary, NAME, POOL, APP, deadline) as run:
         run.setup(
-            requirements=REQUIREMENTS,
+            requirements=[sandbox.cloud.max_cpu_requirement(MAX_NODE_CPUS)],
             disruption={
                 "consolidationPolicy": "WhenEmptyOrUnderutilized",
                 "consolidateAfter": os.environ.get(CONSOLIDATE_AFTER_ENV, "0s"),
             },
             max_unavailable=MAX_UNAVAILABLE,
         )
-        before = run.start(REPLICAS_UP, CPU, MEMORY)
+        azure = sandbox.cloud.name == "azure"
+        cpu, memory = (AZURE_CPU, AZURE_MEMORY) if azure else (CPU, MEMORY)
+        before = run.start(REPLICAS_UP, cpu, memory)
         sandbox.log(
             f"{REPLICAS_UP} pods Running on {len(before.instances)} node(s) "
             f"(${before.cost:.4f}/h); scaling to {REPLICAS_DOWN}"

@@ -220,10 +220,12 @@ def create_nodepool(
     requirements: list[Obj],
     disruption: Obj,
     cpu_limit: str = "100",
+    node_class: str | None = None,
 ) -> None:
     """A NodePool of the scenario's own: the default pool's template (its EC2NodeClass and
     requirements) plus ``requirements``, with its own ``disruption`` block. The scenario's
-    pods select it by ``karpenter.sh/nodepool``, so the default pool stays as it was."""
+    pods select it by ``karpenter.sh/nodepool``, so the default pool stays as it was. With
+    ``node_class``, its template names that node class (of the default's kind) instead."""
     from activities.kubernetes.resources import NODEPOOL
 
     default = sandbox.custom.get_cluster_custom_object(
@@ -231,6 +233,8 @@ def create_nodepool(
     )
     template = default["spec"]["template"]
     template["spec"]["requirements"] = [*template["spec"].get("requirements", []), *requirements]
+    if node_class is not None:
+        template["spec"]["nodeClassRef"]["name"] = node_class
     body = {
         "apiVersion": f"{NODEPOOL.group}/{NODEPOOL.version}",
         "kind": NODEPOOL.kind,
@@ -293,20 +297,10 @@ def plan_disruption(sandbox: Sandbox) -> Obj:
     import json
 
     stack = sandbox.stack
-    assert stack.cluster is not None and stack.moto is not None
+    assert stack.cluster is not None
     catalog = stack.workdir / "plan-catalog.yaml"
     catalog.write_text(
-        _joinery(
-            sandbox,
-            "joinery catalog",
-            "catalog",
-            "--region",
-            stack.options.region,
-            "--endpoint-url",
-            stack.moto.endpoint_url,
-            "--cluster-name",
-            stack.options.cluster_name,
-        )
+        _joinery(sandbox, "joinery catalog", "catalog", *sandbox.cloud.catalog_args())
     )
     out = _joinery(
         sandbox,
@@ -406,8 +400,21 @@ class DisruptionRun:
         self.watch = DisruptionWatch(self.sandbox, self.namespace, self.selector, self.pool)
         return self
 
-    def setup(self, *, requirements: list[Obj], disruption: Obj, max_unavailable: int) -> None:
-        create_nodepool(self.sandbox, self.pool, requirements=requirements, disruption=disruption)
+    def setup(
+        self,
+        *,
+        requirements: list[Obj],
+        disruption: Obj,
+        max_unavailable: int,
+        node_class: str | None = None,
+    ) -> None:
+        create_nodepool(
+            self.sandbox,
+            self.pool,
+            requirements=requirements,
+            disruption=disruption,
+            node_class=node_class,
+        )
         self.sandbox.kube.policy.create_namespaced_pod_disruption_budget(
             self.namespace, pdb(self.app, self.app, max_unavailable)
         )

@@ -8,6 +8,10 @@ operator moving off a type would. Every node is now drifted (``RequirementsDrift
 the worker acts from here: its DisruptionWorkflow replaces them, at most the budget at once,
 each replacement Initialized before the old node is drained.
 
+On Azure the change is to the pool's own AKSNodeClass instead (its OS disk size:
+``NodeClassDrift``, ``sandbox/scenarios/aks_drift.py``), and the replacements must be VMs
+with the new OS disk.
+
 The pool's ``consolidateAfter`` is ``0s`` and its policy ``WhenEmpty``: drift is not gated by
 ``consolidateAfter`` (docs/disruption.md), and the scenario is about drift, not about
 consolidating the replacements.
@@ -24,7 +28,8 @@ from __future__ import annotations
 
 import time
 
-from sandbox.scenarios.common import Sandbox, Summary
+from sandbox.scenarios import aks_drift
+from sandbox.scenarios.common import Obj, Sandbox, Summary
 from sandbox.scenarios.disruption_watch import (
     NODEPOOL_LABEL,
     DisruptionRun,
@@ -45,6 +50,17 @@ INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
 def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
     deadline = time.monotonic() + timeout
+    azure = sandbox.cloud.name == "azure"
+    if azure:
+        aks_drift.own_nodeclass(sandbox, POOL)
+    try:
+        _run(sandbox, summary, deadline, azure)
+    finally:
+        if azure:
+            aks_drift.delete_nodeclass(sandbox, POOL)
+
+
+def _run(sandbox: Sandbox, summary: Summary, deadline: float, azure: bool) -> None:
     with DisruptionRun(sandbox, summary, NAME, POOL, APP, deadline) as run:
         run.setup(
             requirements=[],
@@ -54,40 +70,46 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
                 "budgets": [{"nodes": str(BUDGET)}],
             },
             max_unavailable=MAX_UNAVAILABLE,
+            node_class=POOL if azure else None,
         )
         before = run.start(REPLICAS, "500m", "512Mi", one_per_node=True)
         assert run.watch is not None
         old_types = sorted(_pool_instance_types(sandbox))
-        exclude = {"key": INSTANCE_TYPE_LABEL, "operator": "NotIn", "values": old_types}
-        requirements = [*_pool_requirements(sandbox), exclude]
-        sandbox.log(
-            f"{REPLICAS} pods Running on {len(before.claims)} node(s) of {old_types}; "
-            f"changing NodePool {POOL}'s requirements to exclude them"
-        )
-        changed = run.began = time.monotonic()
-        patch_nodepool(
-            sandbox, POOL, {"spec": {"template": {"spec": {"requirements": requirements}}}}
-        )
+        if azure:
+            sandbox.log(f"{REPLICAS} pods Running on {len(before.claims)} node(s) of {old_types}")
+            changed = run.began = time.monotonic()
+            sandbox.log(f"changed {aks_drift.change_nodeclass(sandbox, POOL)}")
+        else:
+            exclude = {"key": INSTANCE_TYPE_LABEL, "operator": "NotIn", "values": old_types}
+            requirements = [*_pool_requirements(sandbox), exclude]
+            sandbox.log(
+                f"{REPLICAS} pods Running on {len(before.claims)} node(s) of {old_types}; "
+                f"changing NodePool {POOL}'s requirements to exclude them"
+            )
+            changed = run.began = time.monotonic()
+            patch_nodepool(
+                sandbox, POOL, {"spec": {"template": {"spec": {"requirements": requirements}}}}
+            )
         # Until no NodeClaim of before the change is left and the pods run on new nodes.
         final = run.wait_for(
             "every drifted node to be replaced",
             lambda s: s.at > changed and not (s.claims & before.claims) and steady(s, REPLICAS),
             REPLICAS,
         )
-        _report(sandbox, summary, run.watch, before, final, changed, set(old_types))
+        _report(sandbox, summary, run.watch, before, final, changed, set(old_types), azure)
+        if azure:
+            rolled = {str(n["metadata"]["name"]) for n in _pool_nodes(sandbox)}
+            summary.failures.extend(aks_drift.check_rolled(sandbox, rolled))
 
 
-def _pool_nodes(sandbox: Sandbox) -> list[dict[str, object]]:
+def _pool_nodes(sandbox: Sandbox) -> list[Obj]:
     return [
         n for n in sandbox.nodes() if n["metadata"].get("labels", {}).get(NODEPOOL_LABEL) == POOL
     ]
 
 
 def _pool_instance_types(sandbox: Sandbox) -> set[str]:
-    return {
-        str(n["metadata"]["labels"].get(INSTANCE_TYPE_LABEL))  # type: ignore[index]
-        for n in _pool_nodes(sandbox)
-    }
+    return {str(n["metadata"]["labels"].get(INSTANCE_TYPE_LABEL)) for n in _pool_nodes(sandbox)}
 
 
 def _pool_requirements(sandbox: Sandbox) -> list[dict[str, object]]:
@@ -107,6 +129,7 @@ def _report(
     final: Sample,
     changed: float,
     old_types: set[str],
+    azure: bool = False,
 ) -> None:
     samples = [s for s in watch.since(changed) if s.at <= final.at]
     max_disrupting = max(len(s.disrupting) for s in samples)
@@ -135,7 +158,7 @@ def _report(
         summary.failures.append(
             f"only {min_running} of {REPLICAS} pods Running at one point; the PDB promises {floor}"
         )
-    if new_types & old_types:
+    if new_types & old_types and not azure:  # on Azure, a changed class may keep its types
         summary.failures.append(
             f"replacements of excluded instance type(s) {sorted(new_types & old_types)}"
         )

@@ -40,7 +40,8 @@ def run(sandbox: Sandbox, summary: Summary, timeout: float) -> None:
         extra_requests={EFA: "1"},
     )
     checked = 0
-    for instance in started.instances:
+    launched = {i.id for i in started.instances}
+    for instance in [i for i in sandbox.instances.list_owned() if i.id in launched]:
         wanted = _max_efa(sandbox, instance.instance_type)
         got = _efa_interfaces(sandbox, instance.tags.get(LT_ID_TAG, ""))
         sandbox.log(f"{instance.id} {instance.instance_type}: {got} EFA interface(s) of {wanted}")

@@ -20,7 +20,6 @@ import asyncio
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import threading
@@ -54,6 +53,7 @@ from tests.support.crash_invariants import Sampler, check_order
 from tests.support.manifests import nodepool_body
 from tests.support.round_history import Rounds, read_rounds
 from tests.support.waiting import eventually
+from tests.support.worker_process import WorkerProcess
 from workflows import search
 
 REGION = "us-east-1"
@@ -77,43 +77,6 @@ SETTLE = 180.0 + 15.0 * REPLICAS
 CATALOG_WAIT = 180.0
 # The longest a run may take: the catalog, then two phases at their limits, then cleanup.
 TEST_LIMIT = CATALOG_WAIT + 2 * (KILL_WINDOW + SETTLE) + 120.0
-
-
-class WorkerProcess:
-    """``joinery worker`` as a child process; ``kill()`` is SIGKILL to that process only."""
-
-    def __init__(self, argv: list[str], log: Path) -> None:
-        self.argv = argv
-        self.log = log
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.kills = 0
-
-    def start(self) -> None:
-        with self.log.open("ab") as out:
-            self.proc = subprocess.Popen(
-                self.argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-            )
-
-    def ups(self) -> int:
-        """How many times a worker logged that it is up (its watchers and pollers run)."""
-        try:
-            return self.log.read_bytes().count(b"worker up:")
-        except FileNotFoundError:
-            return 0
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-            self.kills += 1
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
 
 
 class Chaos(threading.Thread):

@@ -50,6 +50,7 @@ def joinery(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]
         (["--scenario", "smoke", "--no-worker"], "--scenario needs the worker"),
         (["--temporal-port", "70000"], "--temporal-port must be a port number"),
         (["--region", "us east 1"], "is not a region name"),
+        (["--provider", "azure", "--scenario", "efa"], "--scenario efa runs on aws only"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:

@@ -20,6 +20,8 @@ from typing import Any
 
 from worker.usage import UsageError
 
+# The scenarios that have an Azure twin (the others drive EC2-only features).
+AZURE_SCENARIOS = ("consolidation", "drift", "interruption", "smoke")
 # sandbox.scenarios.SCENARIOS, import-free
 SCENARIO_NAMES = (
     "burst",
@@ -40,7 +42,17 @@ def register(subparsers: Any) -> None:
         help="run Temporal, a Kubernetes control plane, emulated EC2 and a worker locally",
         description="Run the whole Joinery stack on 127.0.0.1 until Ctrl-C.",
     )
-    p.add_argument("--region", default="us-east-1", help="emulated AWS region (default us-east-1)")
+    p.add_argument(
+        "--provider",
+        choices=("aws", "azure"),
+        default="aws",
+        help="the cloud to emulate: aws (EC2, default) or azure (VMs in a node resource group)",
+    )
+    p.add_argument(
+        "--region",
+        default=None,
+        help="emulated region (default us-east-1 on aws, eastus on azure)",
+    )
     p.add_argument(
         "--boot-delay",
         type=float,
@@ -94,6 +106,8 @@ def register(subparsers: Any) -> None:
 
 
 def _validate(args: argparse.Namespace) -> None:
+    if args.region is None:
+        args.region = "eastus" if args.provider == "azure" else "us-east-1"
     if args.boot_delay < 0:
         raise UsageError(f"--boot-delay must be >= 0, got {args.boot_delay}")
     if args.timeout <= 0:
@@ -103,6 +117,10 @@ def _validate(args: argparse.Namespace) -> None:
             raise UsageError(f"{flag} must be a port number, got {port}")
     if args.ui_port is None and args.temporal_port > 64535:
         raise UsageError("--temporal-port above 64535 needs an explicit --ui-port")
+    if args.provider == "azure" and args.scenario and args.scenario not in AZURE_SCENARIOS:
+        raise UsageError(
+            f"--scenario {args.scenario} runs on aws only; on azure: {', '.join(AZURE_SCENARIOS)}"
+        )
     if args.scenario and args.no_worker:
         raise UsageError("--scenario needs the worker; drop --no-worker")
     if not args.region or not all(part.isalnum() for part in args.region.split("-")):
@@ -136,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
         temporal_kind=args.temporal,
         # an interactive stack tells the operator commands of other terminals where it is
         env_file=None if args.exit else dev_env.path(),
+        provider=args.provider,
     )
     # Ctrl-C, SIGTERM (a test harness, systemd) and a closed terminal all unwind through the
     # finally below. SIGINT is set explicitly: a shell starting us in the background would

@@ -1,6 +1,6 @@
 """The scenario runner's final cleanup: a fleet kept on purpose (``scale`` with
 ``JOINERY_SCALE_RETIRE=0``) is counted, not waited for, and is no failure; any other fleet
-left behind still is."""
+left behind still is, and so is anything else a launch made (Azure's NICs and disks)."""
 
 from __future__ import annotations
 
@@ -19,9 +19,17 @@ class FakeSandbox:
     """Three instances, each still running a workload pod (no node can empty)."""
 
     removals = 0
+    closed = 0
+    leftovers: dict[str, int] = {}
 
     def __init__(self, stack: Any, log: Any) -> None:
         pass
+
+    def wait_leftovers_gone(self, *, timeout: float) -> dict[str, int]:
+        return dict(FakeSandbox.leftovers)
+
+    def close(self) -> None:
+        FakeSandbox.closed += 1
 
     def live_instances(self) -> list[str]:
         return ["i-1", "i-2", "i-3"]
@@ -46,7 +54,7 @@ def run_with(monkeypatch: pytest.MonkeyPatch, keep: bool) -> Summary:
     monkeypatch.setitem(sys.modules, "fake_scenario", module)
     monkeypatch.setitem(scenarios.SCENARIOS, "fake", "fake_scenario")
     monkeypatch.setattr(scenarios, "Sandbox", FakeSandbox)
-    FakeSandbox.removals = 0
+    FakeSandbox.removals = FakeSandbox.closed = 0
     return scenarios.run("fake", stack=None, log=print)  # type: ignore[arg-type]
 
 
@@ -69,3 +77,13 @@ def test_a_fleet_left_otherwise_still_fails_the_run(monkeypatch: pytest.MonkeyPa
         "3 instance(s) left running",
     ]
     assert "fleetKept" not in summary.to_json()
+    assert FakeSandbox.closed == 1
+
+
+def test_nics_and_disks_left_fail_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(FakeSandbox, "leftovers", {"network interfaces": 2, "disks": 0})
+    summary = run_with(monkeypatch, keep=False)
+    assert "2 network interfaces left behind" in summary.failures
+    assert not any("disks" in f for f in summary.failures)
+    out = json.loads(summary.to_json())
+    assert (out["network_interfaces_left"], out["disks_left"]) == (2, 0)
