@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from activities.azure.arm_errors import azure_errors
 from activities.azure.catalog import build_catalog, fetch_skus
 from activities.azure.machines import Machines, without_unavailable
 from activities.azure.nodeclasses import AKSNodeClassResolver, resolver_for
@@ -134,7 +135,8 @@ class AzureProvider:
     def _region_skus(self) -> list[Sku]:
         with self._lock:
             if self._skus is None:
-                skus = fetch_skus(self.compute, self.region)
+                with azure_errors("list resource SKUs"):
+                    skus = fetch_skus(self.compute, self.region)
                 self.pricing.refresh()
                 self._skus = skus
             return self._skus
