@@ -215,9 +215,10 @@ class NodeSimulator:
                     self._registering.discard(provider_id)
                     return
             try:
-                if self._make_node is None:
-                    found = self._addresses(claim) if self._addresses else None
-                    register(self._admin, claim, found)
+                if self._make_node is None and self._addresses is not None:
+                    register(self._admin, claim, self._addresses(claim))
+                elif self._make_node is None:
+                    register(self._admin, claim)
                 else:
                     node = self._make_node(claim)
                     if node is None:
