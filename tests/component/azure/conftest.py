@@ -27,6 +27,7 @@ def azure_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AzureServ
 @pytest.fixture
 def azure(azure_server: AzureServer) -> Iterator[AzureServer]:
     emu = azure_server.emulator
+    emu.requests.clear()  # each test reads the requests it made, not another file's
     yield azure_server
     emu.faults.clear()
     emu.arm.clear()
