@@ -18,6 +18,7 @@ import pytest
 from azure.core.exceptions import HttpResponseError
 
 from activities.azure import permissions as P
+from activities.azure.arm_errors import AzureError
 from activities.azure.clients import compute_client
 from activities.azure.pricing import AzurePricing
 from activities.azure.provider import AzureProvider
@@ -76,11 +77,13 @@ def test_the_catalog_runs_under_the_documented_roles(azure: AzureServer) -> None
 def test_without_the_catalog_reader_arm_refuses_the_catalog(azure: AzureServer) -> None:
     scopes = {k: v for k, v in AS_DOCUMENTED.items() if k != P.SUBSCRIPTION}
     authorizer = Authorizer(role_assignments(ROLES, scopes))
-    with pytest.raises(HttpResponseError) as refused:
+    with pytest.raises(AzureError) as refused:  # the seam's error, not the SDK's
         _provider(azure, authorizer).instance_types()
-    assert refused.value.status_code == 403
-    assert refused.value.error is not None and refused.value.error.code == "AuthorizationFailed"
+    assert not refused.value.retryable
+    assert refused.value.code == "AuthorizationFailed"
     assert "'Microsoft.Compute/skus/read' over scope" in str(refused.value)
+    cause = refused.value.__cause__
+    assert isinstance(cause, HttpResponseError) and cause.status_code == 403
 
 
 def _nic_put() -> tuple[str, str, Any]:
