@@ -22,10 +22,14 @@ def read(kube: Kube, nodeclass_resource: CustomResource = EC2NODECLASS) -> list[
     return read_state(kube, nodeclass_resource).documents
 
 
-def read_state(kube: Kube, nodeclass_resource: CustomResource = EC2NODECLASS) -> ClusterState:
+def read_state(
+    kube: Kube, nodeclass_resource: CustomResource = EC2NODECLASS, *, managed_only: bool = False
+) -> ClusterState:
     """The cluster state (NodePools and the provider's node classes parsed, for the
     catalog) whose ``documents`` are what the disruption engine reads."""
-    state = read_cluster_state(kube, nodeclass_resource=nodeclass_resource)
+    state = read_cluster_state(
+        kube, nodeclass_resource=nodeclass_resource, managed_only=managed_only
+    )
     docs = state.documents
     claims, _ = nodeclaims.list_(kube)
     for claim in claims:

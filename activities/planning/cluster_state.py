@@ -118,9 +118,13 @@ def read(
     paused_pools: frozenset[str] = frozenset(),
     watched: WatchedObjects | None = None,
     nodeclass_resource: CustomResource = EC2NODECLASS,
+    managed_only: bool = False,
 ) -> ClusterState:
     """The cluster as the solver's input. With ``watched`` (the worker's watches), pods,
-    Nodes and NodeClaims come from there while each watch is synced; the rest is listed."""
+    Nodes and NodeClaims come from there while each watch is synced; the rest is listed.
+    ``managed_only`` (the worker's rounds) leaves out NodePools of another provider's node
+    class, as Karpenter's controllers do; ``joinery plan`` on a live cluster keeps them, to
+    name the cluster's provider from them."""
     state = ClusterState()
     docs = state.documents
     pools, _ = nodepools.list_(kube)
@@ -135,6 +139,15 @@ def read(
             continue
         if refused := unimplemented.nodepool_fields(body):
             state.skipped.append(f"NodePool {name}: {unimplemented.message(refused)}")
+            continue
+        ref = pool.spec.template.spec.node_class_ref
+        managed = (ref.group, ref.kind) == (nodeclass_resource.group, nodeclass_resource.kind)
+        if managed_only and not managed:
+            # Karpenter's IsManaged: another provider's pool is not this worker's to serve.
+            state.skipped.append(
+                f"NodePool {name}: spec.template.spec.nodeClassRef names {ref.kind} "
+                f"({ref.group}), not this provider's {nodeclass_resource.kind}"
+            )
             continue
         state.nodepools.append(pool)
         docs.append(Document(body, f"NodePool {name}"))

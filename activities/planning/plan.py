@@ -227,7 +227,9 @@ def plan(
     counters: Counters | None = None,
     policies: Policies | None = None,
 ) -> PlanOutcome:
-    state = cluster_state.read(kube, paused_pools, nodeclass_resource=cloud.nodeclass_kind.resource)
+    state = cluster_state.read(
+        kube, paused_pools, nodeclass_resource=cloud.nodeclass_kind.resource, managed_only=True
+    )
     return plan_state(state, cloud, counters, policies=policies)
 
 

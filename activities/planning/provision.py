@@ -64,7 +64,11 @@ def provision(
     deps: Deps, paused_pools: frozenset[str], key: str, attempt: int = 1
 ) -> ProvisionOutcome:
     state = cluster_state.read(
-        deps.kube, paused_pools, deps.watched, deps.provider().nodeclass_kind.resource
+        deps.kube,
+        paused_pools,
+        deps.watched,
+        deps.provider().nodeclass_kind.resource,
+        managed_only=True,
     )
     earlier = sorted(name for name, made_by in state.claim_rounds.items() if made_by == key)
     outcome = plan.plan_state(

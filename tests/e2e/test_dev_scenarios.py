@@ -31,7 +31,10 @@ KEYS = {
     "instancesLeftRunning",
     "ok",
 }
-SCENARIO_TIMEOUT = 150  # seconds the scenario itself may take (--timeout)
+# Seconds the scenario itself may take (--timeout): a guard against a hang, not a speed
+# bar (alone, smoke is Running in ~30 s). Seven stacks boot at once on two cores, and on a
+# loaded CI box smoke, started fifth, once waited past 150 s for its first NodeClaim.
+SCENARIO_TIMEOUT = 240
 # Disruption scenarios wait out several rounds, each with its 15 s validation delay.
 DISRUPTION_TIMEOUT = 420
 # The capacity block's end waits for a garbage-collection pass (every 2 minutes).

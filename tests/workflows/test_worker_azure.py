@@ -121,6 +121,17 @@ async def test_a_pending_pod_gets_an_azure_vm(
                 )
 
             await until(retired, timeout=120, what="the VM, its NIC and disk deleted")
+
+            def claim_gone() -> bool:
+                return name not in {
+                    c["metadata"]["name"] for c in nodeclaims.list_(admin, nodepool=pool)[0]
+                }
+
+            # The control plane is shared with later files (their AWS workers): leave no
+            # Azure claim, pool or class behind.
+            await until(claim_gone, timeout=60, what="the NodeClaim's finalizer removed")
         finally:
             stop.set()
             await asyncio.wait_for(task, 90)
+            with contextlib.suppress(Exception):
+                custom_objects.delete(admin, NODEPOOL, pool)

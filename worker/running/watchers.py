@@ -397,6 +397,8 @@ class Watchers:
             self.trigger_disruption()
 
     def on_nodeclaim(self, kind: str, claim: Obj) -> None:
+        if not self._managed(claim):
+            return
         if self.watched is not None:
             self.watched.nodeclaims.observe(kind, claim)
         meta = claim.get("metadata") or {}
@@ -444,6 +446,16 @@ class Watchers:
             self._deleting.add(name)
             self.signal_claim(name, contract.SIGNAL_DELETED, "NodeClaim")
             self._node_going_away(kind)
+
+    def _managed(self, claim: Obj) -> bool:
+        """Karpenter's IsManaged: a claim whose nodeClassRef names another provider's kind
+        is that provider's to launch and retire; this worker neither starts its lifecycle
+        nor counts it. A claim without a ref (not valid in v1) is taken as ours."""
+        ref = (claim.get("spec") or {}).get("nodeClassRef") or {}
+        if not ref.get("group") and not ref.get("kind"):
+            return True
+        resource = self.nodeclass_kind.resource
+        return (ref.get("group"), ref.get("kind")) == (resource.group, resource.kind)
 
     def _node_going_away(self, kind: str) -> None:
         """A node started going away: a provisioning round plans for its pods now, as

@@ -127,6 +127,29 @@ def test_a_static_nodepool_is_refused_and_left_out_of_provisioning(
     assert any(s.startswith(f"NodePool {name}: spec.replicas") for s in state.skipped)
 
 
+def test_another_providers_nodepool_is_left_out_of_provisioning(admin: Kube, kube: Kube) -> None:
+    """Karpenter's IsManaged: a NodePool whose class is an AKSNodeClass is not served by the
+    AWS worker with its default catalog; the round says why it left it out."""
+    name = f"aks-{uuid.uuid4().hex[:6]}"
+    body = nodepool_body(name, node_class="default", requirements=M5)
+    body["spec"]["template"]["spec"]["nodeClassRef"] = {
+        "group": "karpenter.azure.com",
+        "kind": "AKSNodeClass",
+        "name": "default",
+    }
+    custom_objects.create(admin, NODEPOOL, body)
+    try:
+        state = cluster_state.read(kube, managed_only=True)
+        assert name not in {p.name for p in state.nodepools}
+        assert name in {p.name for p in cluster_state.read(kube).nodepools}  # live plan's
+        assert any(
+            s.startswith(f"NodePool {name}: spec.template.spec.nodeClassRef names AKS")
+            for s in state.skipped
+        )
+    finally:
+        custom_objects.delete(admin, NODEPOOL, name)
+
+
 def test_a_launch_on_a_refused_nodeclass_is_refused(deps: Deps, admin: Kube, cloud: Cloud) -> None:
     """A claim made before the field was added is not launched without it (no EFA node for
     an EFA class): the launch fails retryably, as on a NodeClass that is not ready."""

@@ -222,3 +222,26 @@ def test_a_spot_interruption_marks_the_claims_offering_unavailable() -> None:
     assert not EC2.unavailable.is_unavailable("on-demand", "m5.large", "us-east-1a")
     interrupted = (contract.nodeclaim_id("c", "claim-s"), contract.SIGNAL_INTERRUPTED)
     assert any(s[:2] == interrupted for s in recorder.sent)
+
+
+def test_a_claim_of_another_providers_node_class_is_left_alone() -> None:
+    """Karpenter's IsManaged: an AKSNodeClass claim is not the AWS worker's to launch or
+    retire (a lifecycle started for it would retry its termination forever)."""
+    recorder = Recorder()
+    w = watchers(NodeIndex(), recorder)
+    ref = {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": "c"}
+    theirs: dict[str, Any] = {
+        "metadata": {"name": "az-1", "deletionTimestamp": "t", "finalizers": ["f"]},
+        "spec": {"nodeClassRef": ref},
+        "status": {"providerID": "azure:///subscriptions/s/virtualMachines/aks-az-1"},
+    }
+    w.on_nodeclaim("ADDED", theirs)
+    w.on_nodeclaim("MODIFIED", theirs)
+    assert recorder.sent == [] and not w._deleting
+    ours = copy.deepcopy(theirs)
+    ours["metadata"]["name"] = "aws-1"
+    ours["spec"]["nodeClassRef"] = {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass"}
+    w.on_nodeclaim("MODIFIED", ours)
+    assert (contract.nodeclaim_id("c", "aws-1"), contract.SIGNAL_DELETED, ("NodeClaim",)) in (
+        recorder.sent
+    )
