@@ -8,6 +8,7 @@ import re
 import threading
 import urllib.parse
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from sandbox.azure.arm_reads import NotFound
@@ -17,27 +18,35 @@ def resource_id(sub: str, rg: str, namespace: str, kind: str, name: str) -> str:
     return f"/subscriptions/{sub}/resourceGroups/{rg}/providers/{namespace}/{kind}/{name}"
 
 
-def item_pattern(namespace: str, kind: str) -> re.Pattern[str]:
-    """``/subscriptions/{sub}/resourceGroups/{rg}/providers/{ns}/{kind}/{name}``."""
-    return re.compile(
-        r"^/subscriptions/(?P<sub>[^/]+)/resourceGroups/(?P<rg>[^/]+)/providers/"
-        + re.escape(namespace)
-        + "/"
-        + re.escape(kind)
-        + r"/(?P<name>[^/]+)$",
-        re.I,
-    )
+@dataclass(frozen=True)
+class ResourceType:
+    """One ARM resource type (``Microsoft.Network/networkInterfaces``): the ``type`` its bodies
+    carry and the paths of one resource and of a resource group's list, matched as ARM matches
+    them (case-insensitively), with ``sub``, ``rg`` and, for one resource, ``name``."""
 
+    namespace: str
+    kind: str
 
-def list_pattern(namespace: str, kind: str) -> re.Pattern[str]:
-    return re.compile(
-        r"^/subscriptions/(?P<sub>[^/]+)/resourceGroups/(?P<rg>[^/]+)/providers/"
-        + re.escape(namespace)
-        + "/"
-        + re.escape(kind)
-        + "$",
-        re.I,
-    )
+    @property
+    def type(self) -> str:
+        return f"{self.namespace}/{self.kind}"
+
+    @cached_property
+    def item_path(self) -> re.Pattern[str]:
+        return self._pattern(r"/(?P<name>[^/]+)")
+
+    @cached_property
+    def list_path(self) -> re.Pattern[str]:
+        return self._pattern("")
+
+    def _pattern(self, tail: str) -> re.Pattern[str]:
+        return re.compile(
+            r"^/subscriptions/(?P<sub>[^/]+)/resourceGroups/(?P<rg>[^/]+)/providers/"
+            + re.escape(self.type)
+            + tail
+            + "$",
+            re.I,
+        )
 
 
 @dataclass
@@ -116,3 +125,33 @@ class ArmFailure(Exception):
     def __init__(self, status: int, code: str, message: str) -> None:
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
+
+
+def listed(
+    items: list[dict[str, Any]], base_url: str, path: str, query: dict[str, str], size: int
+) -> Answer:
+    """The answer to a list request: one page of ``items``."""
+    return 200, page(items, base_url, urllib.parse.quote(path), query, size), {}
+
+
+def location_of(body: dict[str, Any]) -> str:
+    """A PUT body's location, which ARM requires of every resource it creates."""
+    location = str(body.get("location") or "")
+    if not location:
+        raise ArmFailure(400, "LocationRequired", "The location property is required.")
+    return location
+
+
+def stored(
+    rtype: ResourceType, rid: str, name: str, location: str, body: dict[str, Any], **fields: Any
+) -> dict[str, Any]:
+    """A resource as ARM stores and returns it: what every type has (id, name, type,
+    location, the PUT's tags), then what this one adds (``properties``, ``zones``, ...)."""
+    return {
+        "id": rid,
+        "name": name,
+        "type": rtype.type,
+        "location": location,
+        "tags": dict(body.get("tags") or {}),
+        **fields,
+    }

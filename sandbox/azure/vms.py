@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import datetime
 import threading
-import urllib.parse
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,19 +38,16 @@ from sandbox.azure.resource_table import (
     Answer,
     ArmFailure,
     ResourceTable,
-    item_pattern,
-    list_pattern,
-    page,
+    ResourceType,
+    listed,
+    location_of,
     resource_id,
+    stored,
 )
 
 NAMESPACE = "Microsoft.Compute"
-VM_ITEM = item_pattern(NAMESPACE, "virtualMachines")
-VM_LIST = list_pattern(NAMESPACE, "virtualMachines")
-DISK_ITEM = item_pattern(NAMESPACE, "disks")
-DISK_LIST = list_pattern(NAMESPACE, "disks")
-VM_TYPE = "Microsoft.Compute/virtualMachines"
-DISK_TYPE = "Microsoft.Compute/disks"
+VM = ResourceType(NAMESPACE, "virtualMachines")
+DISK = ResourceType(NAMESPACE, "disks")
 RUNNING, DEALLOCATED = "running", "deallocated"
 
 
@@ -92,7 +88,7 @@ class VirtualMachines:
     def handle(
         self, method: str, path: str, query: dict[str, str], body: dict[str, Any], base_url: str
     ) -> Answer | None:
-        if m := VM_ITEM.match(path):
+        if m := VM.item_path.match(path):
             self.operations.settle()
             if method == "GET":
                 return 200, self._read(path, query), {}
@@ -100,20 +96,21 @@ class VirtualMachines:
                 return self._put(m["sub"], m["rg"], m["name"], path, body, base_url)
             if method == "DELETE":
                 return self._delete(m["sub"], path, base_url)
-        if method == "GET" and (m := VM_LIST.match(path)):
+        if method == "GET" and (m := VM.list_path.match(path)):
             self.operations.settle()
             items = [self._read(str(v["id"]), query) for v in self.vms.in_group(m["sub"], m["rg"])]
-            return 200, page(items, base_url, urllib.parse.quote(path), query, self.page_size), {}
-        if m := DISK_ITEM.match(path):
+            return listed(items, base_url, path, query, self.page_size)
+        if m := DISK.item_path.match(path):
             self.operations.settle()
             if method == "GET":
                 return 200, self.disks.get(path), {}
             if method == "DELETE":
                 return self._delete_disk(m["sub"], path, base_url)
-        if method == "GET" and (m := DISK_LIST.match(path)):
+        if method == "GET" and (m := DISK.list_path.match(path)):
             self.operations.settle()
-            items = self.disks.in_group(m["sub"], m["rg"])
-            return 200, page(items, base_url, urllib.parse.quote(path), query, self.page_size), {}
+            return listed(
+                self.disks.in_group(m["sub"], m["rg"]), base_url, path, query, self.page_size
+            )
         return None
 
     def _read(self, rid: str, query: dict[str, str]) -> dict[str, Any]:
@@ -194,9 +191,7 @@ class VirtualMachines:
     def _put(
         self, sub: str, rg: str, name: str, rid: str, body: dict[str, Any], base_url: str
     ) -> Answer:
-        location = str(body.get("location") or "")
-        if not location:
-            raise ArmFailure(400, "LocationRequired", "The location property is required.")
+        location = location_of(body)
         props = dict(body.get("properties") or {})
         zones = [str(z) for z in body.get("zones") or []]
         existing = self.vms.live(rid)
@@ -241,19 +236,12 @@ class VirtualMachines:
         props["provisioningState"] = "Creating"
         props["vmId"] = str(uuid.uuid4())
         props["timeCreated"] = datetime.datetime.now(datetime.UTC).isoformat()
-        stored = {
-            "id": rid,
-            "name": name,
-            "type": VM_TYPE,
-            "location": location,
-            "tags": dict(body.get("tags") or {}),
-            "properties": props,
-        }
+        vm = stored(VM, rid, name, location, body, properties=props)
         if zones:
-            stored["zones"] = zones
+            vm["zones"] = zones
         if body.get("identity"):
-            stored["identity"] = body["identity"]
-        self.vms.put(stored)
+            vm["identity"] = body["identity"]
+        self.vms.put(vm)
         for ref in props["networkProfile"]["networkInterfaces"]:
             self.nics.attach(str(ref["id"]), rid)
         error = {"code": refused.code, "message": refused.message} if refused else None
@@ -282,7 +270,7 @@ class VirtualMachines:
                 {
                     "id": disk_id,
                     "name": os_disk["name"],
-                    "type": DISK_TYPE,
+                    "type": DISK.type,
                     "location": vm["location"],
                     "tags": dict(vm.get("tags") or {}),
                     **({"zones": vm["zones"]} if vm.get("zones") else {}),
