@@ -87,7 +87,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -765,70 +765,41 @@ _installed: Emulation | None = None
 _originals: dict[str, Any] = {}
 
 
+# EC2 actions the emulation answers instead of moto, each by its method of the same name.
+_FORWARDED = (
+    "create_fleet",
+    "describe_spot_price_history",
+    "describe_launch_templates",
+    "get_instance_metadata_defaults",
+    "create_placement_group",
+    "describe_placement_groups",
+    "delete_placement_group",
+    "describe_capacity_reservations",
+    "create_capacity_reservation",
+)
+
+
+def _forward(action: str) -> Callable[[Any], ActionResult]:
+    """An ``EC2Response`` handler for ``action`` that the emulation installed when the request
+    comes in answers."""
+
+    def handler(self: Any) -> ActionResult:
+        assert _installed is not None
+        answer: ActionResult = getattr(_installed, action)(self)
+        return answer
+
+    handler.__name__ = handler.__qualname__ = action
+    return handler
+
+
 def install(emulation: Emulation | None = None) -> Emulation:
     """Patch moto's EC2 handlers to delegate to ``emulation`` (idempotent; returns it)."""
     global _installed
     emu = emulation or _installed or Emulation()
     if not _originals:
-        _originals["create_fleet"] = EC2Response.__dict__.get("create_fleet")
-        _originals["describe_spot_price_history"] = EC2Response.__dict__.get(
-            "describe_spot_price_history"
-        )
-        _originals["describe_launch_templates"] = EC2Response.__dict__.get(
-            "describe_launch_templates"
-        )
-        _originals["get_instance_metadata_defaults"] = EC2Response.__dict__.get(
-            "get_instance_metadata_defaults"
-        )
-
-        def get_instance_metadata_defaults(self: Any) -> ActionResult:
-            assert _installed is not None
-            return _installed.get_instance_metadata_defaults(self)
-
-        for action in (
-            "create_placement_group",
-            "describe_placement_groups",
-            "delete_placement_group",
-        ):
+        for action in _FORWARDED:
             _originals[action] = EC2Response.__dict__.get(action)
-
-        def delete_placement_group(self: Any) -> ActionResult:
-            assert _installed is not None
-            return _installed.delete_placement_group(self)
-
-        def create_placement_group(self: Any) -> ActionResult:
-            assert _installed is not None
-            return _installed.create_placement_group(self)
-
-        def describe_placement_groups(self: Any) -> ActionResult:
-            assert _installed is not None
-            return _installed.describe_placement_groups(self)
-
-        def create_fleet(self: Any) -> ActionResult:
-            assert _installed is not None
-            return _installed.create_fleet(self)
-
-        def describe_spot_price_history(self: Any) -> ActionResult:
-            assert _installed is not None
-            return _installed.describe_spot_price_history(self)
-
-        def describe_launch_templates(self: Any) -> ActionResult:
-            assert _installed is not None
-            return _installed.describe_launch_templates(self)
-
-        def describe_capacity_reservations(self: Any) -> ActionResult:
-            assert _installed is not None
-            return _installed.describe_capacity_reservations(self)
-
-        def create_capacity_reservation(self: Any) -> ActionResult:
-            assert _installed is not None
-            return _installed.create_capacity_reservation(self)
-
-        for action in ("describe_capacity_reservations", "create_capacity_reservation"):
-            _originals[action] = EC2Response.__dict__.get(action)
-        EC2Response.describe_capacity_reservations = describe_capacity_reservations  # type: ignore[attr-defined]
-        EC2Response.create_capacity_reservation = create_capacity_reservation  # type: ignore[attr-defined]
-
+            setattr(EC2Response, action, _forward(action))
         _originals["create_tags"] = EC2Response.__dict__.get("create_tags")
         inherited_create_tags = EC2Response.create_tags
 
@@ -841,14 +812,7 @@ def install(emulation: Emulation | None = None) -> Emulation:
                 )
             return inherited_create_tags(self)
 
-        EC2Response.create_fleet = create_fleet  # type: ignore[method-assign]
         EC2Response.create_tags = create_tags  # type: ignore[method-assign]
-        EC2Response.describe_launch_templates = describe_launch_templates  # type: ignore[method-assign]
-        EC2Response.get_instance_metadata_defaults = get_instance_metadata_defaults  # type: ignore[attr-defined]
-        EC2Response.create_placement_group = create_placement_group  # type: ignore[attr-defined]
-        EC2Response.describe_placement_groups = describe_placement_groups  # type: ignore[attr-defined]
-        EC2Response.delete_placement_group = delete_placement_group  # type: ignore[attr-defined]
-        EC2Response.describe_spot_price_history = describe_spot_price_history  # type: ignore[method-assign]
         _originals["iam:remove_role_from_instance_profile"] = (
             IAMBackend.remove_role_from_instance_profile
         )

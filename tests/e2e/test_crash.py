@@ -302,24 +302,7 @@ def _run(
             chaos.stop()
     claims, _ = nodeclaims.list_(admin, nodepool=POOL)
     names = {c["metadata"]["name"] for c in claims}
-
-    seen: list[dict[str, list[str]]] = [{}]
-
-    def instances_settled() -> dict[str, list[str]] | None:
-        found = fleet_checks.instances(stack["clients"].ec2, live_only=True)
-        seen[0] = found
-        return found if set(found) == names else None
-
-    try:
-        instances = eventually(
-            instances_settled,
-            timeout=60,
-            what="no instance without a claim",
-            every=0.5,
-            tolerate=(KubernetesError,),
-        )
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}: claims {sorted(names)}, live instances {seen[0]}") from None
+    instances = live_instances(stack, names)
     probe.halt.set()
     elapsed = time.monotonic() - started
     print(
@@ -332,6 +315,27 @@ def _run(
     assert probe.lowest >= REPLICAS - 1, f"PDB violated: {probe.lowest}/{REPLICAS}"
     # each phase waited for at least one kill (Chaos.phase), so two phases saw two or more
     assert worker.kills >= 2 or not KILLS_ON
+
+
+def live_instances(stack: dict[str, Any], names: set[str]) -> dict[str, list[str]]:
+    """The live instances by claim, once they belong to exactly the claims ``names`` (a
+    deleted claim's instance may take a moment to terminate)."""
+    seen: list[dict[str, list[str]]] = [{}]
+
+    def settled() -> dict[str, list[str]] | None:
+        seen[0] = fleet_checks.instances(stack["clients"].ec2, live_only=True)
+        return seen[0] if set(seen[0]) == names else None
+
+    try:
+        return eventually(
+            settled,
+            timeout=60,
+            what="no instance without a claim",
+            every=0.5,
+            tolerate=(KubernetesError,),
+        )
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}: claims {sorted(names)}, live instances {seen[0]}") from None
 
 
 def _temporal_view(stack: dict[str, Any]) -> str:
@@ -548,22 +552,7 @@ def _check_consolidation(
     # every live instance belongs to a live claim
     ever = fleet_checks.instances(stack["clients"].ec2)
     problems += fleet_checks.double_launches({n: ever.get(n, []) for n in sampler.claims})
-    seen: list[dict[str, list[str]]] = [{}]
-
-    def settled() -> dict[str, list[str]] | None:
-        seen[0] = fleet_checks.instances(stack["clients"].ec2, live_only=True)
-        return seen[0] if set(seen[0]) == names else None
-
-    try:
-        live = eventually(
-            settled,
-            timeout=60,
-            what="no instance without a claim",
-            every=0.5,
-            tolerate=(KubernetesError,),
-        )
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}: claims {sorted(names)}, live instances {seen[0]}") from None
+    live = live_instances(stack, names)
     problems += [f"{n}: {ids}" for n, ids in live.items() if len(ids) != 1]
     # every claim the pool gained is a replacement a command launched
     replacements = {r for c in log.commands for r in c.replacements}
