@@ -15,15 +15,8 @@ from typing import Any
 
 from sandbox.azure.arm_reads import ArmReads, NotFound
 from sandbox.azure.operations import Operations, async_headers
-from sandbox.azure.resource_table import (
-    Answer,
-    ArmFailure,
-    ResourceTable,
-    ResourceType,
-    listed,
-    location_of,
-    stored,
-)
+from sandbox.azure.resource_table import Answer, ArmFailure, ResourceTable, listed
+from sandbox.azure.resource_type import ResourceType, put_fields, stored
 
 NIC = ResourceType("Microsoft.Network", "networkInterfaces")
 
@@ -60,8 +53,7 @@ class NetworkInterfaces:
     def _put(
         self, sub: str, rg: str, name: str, rid: str, body: dict[str, Any], base_url: str
     ) -> Answer:
-        location = location_of(body)
-        props = dict(body.get("properties") or {})
+        location, props = put_fields(body)
         configs = list(props.get("ipConfigurations") or [])
         if not configs:
             raise ArmFailure(

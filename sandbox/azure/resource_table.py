@@ -4,49 +4,12 @@ insensitively as ARM keys them, listed per resource group in pages with ``nextLi
 from __future__ import annotations
 
 import copy
-import re
 import threading
 import urllib.parse
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from sandbox.azure.arm_reads import NotFound
-
-
-def resource_id(sub: str, rg: str, namespace: str, kind: str, name: str) -> str:
-    return f"/subscriptions/{sub}/resourceGroups/{rg}/providers/{namespace}/{kind}/{name}"
-
-
-@dataclass(frozen=True)
-class ResourceType:
-    """One ARM resource type (``Microsoft.Network/networkInterfaces``): the ``type`` its bodies
-    carry and the paths of one resource and of a resource group's list, matched as ARM matches
-    them (case-insensitively), with ``sub``, ``rg`` and, for one resource, ``name``."""
-
-    namespace: str
-    kind: str
-
-    @property
-    def type(self) -> str:
-        return f"{self.namespace}/{self.kind}"
-
-    @cached_property
-    def item_path(self) -> re.Pattern[str]:
-        return self._pattern(r"/(?P<name>[^/]+)")
-
-    @cached_property
-    def list_path(self) -> re.Pattern[str]:
-        return self._pattern("")
-
-    def _pattern(self, tail: str) -> re.Pattern[str]:
-        return re.compile(
-            r"^/subscriptions/(?P<sub>[^/]+)/resourceGroups/(?P<rg>[^/]+)/providers/"
-            + re.escape(self.type)
-            + tail
-            + "$",
-            re.I,
-        )
 
 
 @dataclass
@@ -132,26 +95,3 @@ def listed(
 ) -> Answer:
     """The answer to a list request: one page of ``items``."""
     return 200, page(items, base_url, urllib.parse.quote(path), query, size), {}
-
-
-def location_of(body: dict[str, Any]) -> str:
-    """A PUT body's location, which ARM requires of every resource it creates."""
-    location = str(body.get("location") or "")
-    if not location:
-        raise ArmFailure(400, "LocationRequired", "The location property is required.")
-    return location
-
-
-def stored(
-    rtype: ResourceType, rid: str, name: str, location: str, body: dict[str, Any], **fields: Any
-) -> dict[str, Any]:
-    """A resource as ARM stores and returns it: what every type has (id, name, type,
-    location, the PUT's tags), then what this one adds (``properties``, ``zones``, ...)."""
-    return {
-        "id": rid,
-        "name": name,
-        "type": rtype.type,
-        "location": location,
-        "tags": dict(body.get("tags") or {}),
-        **fields,
-    }

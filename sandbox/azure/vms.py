@@ -34,16 +34,8 @@ from typing import Any
 from sandbox.azure.capacity_faults import CapacityFaults, refusal
 from sandbox.azure.nics import NetworkInterfaces
 from sandbox.azure.operations import Operations, async_headers
-from sandbox.azure.resource_table import (
-    Answer,
-    ArmFailure,
-    ResourceTable,
-    ResourceType,
-    listed,
-    location_of,
-    resource_id,
-    stored,
-)
+from sandbox.azure.resource_table import Answer, ArmFailure, ResourceTable, listed
+from sandbox.azure.resource_type import ResourceType, put_fields, stored
 
 NAMESPACE = "Microsoft.Compute"
 VM = ResourceType(NAMESPACE, "virtualMachines")
@@ -191,8 +183,7 @@ class VirtualMachines:
     def _put(
         self, sub: str, rg: str, name: str, rid: str, body: dict[str, Any], base_url: str
     ) -> Answer:
-        location = location_of(body)
-        props = dict(body.get("properties") or {})
+        location, props = put_fields(body)
         zones = [str(z) for z in body.get("zones") or []]
         existing = self.vms.live(rid)
         if existing is not None and existing["properties"].get("provisioningState") not in (
@@ -225,7 +216,7 @@ class VirtualMachines:
         os_disk["name"] = disk_name
         os_disk.setdefault("deleteOption", "Detach")
         if not ephemeral:
-            disk_id = resource_id(sub, rg, NAMESPACE, "disks", disk_name)
+            disk_id = DISK.resource_id(sub, rg, disk_name)
             os_disk["managedDisk"] = {**(os_disk.get("managedDisk") or {}), "id": disk_id}
         storage["osDisk"] = os_disk
         props["storageProfile"] = storage
