@@ -303,40 +303,17 @@ class Emulation:
         order = 0
         refusal = self.refusals.get(capacity_type)
         for cfg in configs:
-            spec = _clean_spec(cfg.get("LaunchTemplateSpecification", {}))
             for override in cfg.get("Overrides") or [{}]:
                 itype = str(override.get("InstanceType", ""))
-                zone = str(override.get("AvailabilityZone") or "")
-                if not zone and override.get("SubnetId"):
-                    zone = backend.get_subnet(override["SubnetId"]).availability_zone
+                zone = _override_zone(backend, override)
                 reserved = _targeted_reservation(backend, cfg)
                 full = reserved is not None and not self.reservations.take(
                     reserved, itype, zone, backend
                 )
-                if full:
-                    refused: tuple[str, str] | None = (
-                        EXCEEDED,
-                        f"The capacity reservation {reserved} has no available capacity.",
-                    )
-                else:
-                    refused = refusal
+                refused = (EXCEEDED, _exceeded(str(reserved))) if full else refusal
                 if refused is not None or self.is_insufficient(capacity_type, itype, zone):
-                    code, message = refused or (
-                        ICE,
-                        f"We currently do not have sufficient {itype} "
-                        f"capacity in the Availability Zone you requested ({zone}).",
-                    )
-                    errors.append(
-                        {
-                            "LaunchTemplateAndOverrides": {
-                                "LaunchTemplateSpecification": spec,
-                                "Overrides": _clean_override(override),
-                            },
-                            "Lifecycle": capacity_type,
-                            "ErrorCode": code,
-                            "ErrorMessage": message,
-                        }
-                    )
+                    code, message = refused or (ICE, _insufficient(itype, zone))
+                    errors.append(_fleet_error(cfg, override, capacity_type, code, message))
                     continue
                 candidate = (self.price(region, capacity_type, itype, zone), order, cfg, override)
                 order += 1
@@ -426,27 +403,12 @@ class Emulation:
         reserved = _targeted_reservation(backend, cfg)
         if reserved is None:
             return dict(target)
-        zone = str(override.get("AvailabilityZone") or "")
-        if not zone and override.get("SubnetId"):
-            zone = backend.get_subnet(override["SubnetId"]).availability_zone
+        zone = _override_zone(backend, override)
         itype = str(override.get("InstanceType", ""))
         left = self.reservations.take(reserved, itype, zone, backend)
         wanted = int(target.get("TotalTargetCapacity", 1))
         if left < wanted:
-            errors.append(
-                {
-                    "LaunchTemplateAndOverrides": {
-                        "LaunchTemplateSpecification": _clean_spec(
-                            cfg.get("LaunchTemplateSpecification", {})
-                        ),
-                        "Overrides": _clean_override(override),
-                    },
-                    "Lifecycle": ON_DEMAND,
-                    "ErrorCode": EXCEEDED,
-                    "ErrorMessage": f"The capacity reservation {reserved} has no available "
-                    "capacity.",
-                }
-            )
+            errors.append(_fleet_error(cfg, override, ON_DEMAND, EXCEEDED, _exceeded(reserved)))
         return {**target, "TotalTargetCapacity": min(wanted, left)}
 
     # -- capacity reservations (moto has none) -----------------------------------------------
@@ -490,9 +452,7 @@ class Emulation:
         backend: Any,
     ) -> dict[str, Any]:
         """The target capacity the chosen pool can give; the shortfall as an error."""
-        zone = str(override.get("AvailabilityZone") or "")
-        if not zone and override.get("SubnetId"):
-            zone = backend.get_subnet(override["SubnetId"]).availability_zone
+        zone = _override_zone(backend, override)
         pool = InjectedPool(capacity_type, str(override.get("InstanceType", "")), zone)
         wanted = int(target.get("TotalTargetCapacity", 1))
         with self._lock:
@@ -502,20 +462,8 @@ class Emulation:
             given = min(wanted, left)
             self.capacity_left[pool] = left - given
         if given < wanted:
-            errors.append(
-                {
-                    "LaunchTemplateAndOverrides": {
-                        "LaunchTemplateSpecification": _clean_spec(
-                            cfg.get("LaunchTemplateSpecification", {})
-                        ),
-                        "Overrides": _clean_override(override),
-                    },
-                    "Lifecycle": capacity_type,
-                    "ErrorCode": ICE,
-                    "ErrorMessage": f"We currently do not have sufficient {pool.instance_type} "
-                    f"capacity in the Availability Zone you requested ({zone}).",
-                }
-            )
+            message = _insufficient(pool.instance_type, zone)
+            errors.append(_fleet_error(cfg, override, capacity_type, ICE, message))
         return {**target, "TotalTargetCapacity": given}
 
     # -- DescribeSpotPriceHistory ------------------------------------------------------------
@@ -672,6 +620,40 @@ def _tag_with_template(backend: Any, spec: Mapping[str, Any], launched: list[Any
                     iam_instance_profile_name=profile.get("Name"),
                     iam_instance_profile_arn=profile.get("Arn"),
                 )
+
+
+def _override_zone(backend: Any, override: Mapping[str, Any]) -> str:
+    """The zone a fleet override launches in: its own, or its subnet's."""
+    zone = str(override.get("AvailabilityZone") or "")
+    if not zone and override.get("SubnetId"):
+        zone = backend.get_subnet(override["SubnetId"]).availability_zone
+    return zone
+
+
+def _fleet_error(
+    cfg: Mapping[str, Any], override: Mapping[str, Any], lifecycle: str, code: str, message: str
+) -> dict[str, Any]:
+    """One of CreateFleet's ``Errors``: the override EC2 refused, and why."""
+    return {
+        "LaunchTemplateAndOverrides": {
+            "LaunchTemplateSpecification": _clean_spec(cfg.get("LaunchTemplateSpecification", {})),
+            "Overrides": _clean_override(override),
+        },
+        "Lifecycle": lifecycle,
+        "ErrorCode": code,
+        "ErrorMessage": message,
+    }
+
+
+def _insufficient(instance_type: str, zone: str) -> str:
+    return (
+        f"We currently do not have sufficient {instance_type} "
+        f"capacity in the Availability Zone you requested ({zone})."
+    )
+
+
+def _exceeded(reservation: str) -> str:
+    return f"The capacity reservation {reservation} has no available capacity."
 
 
 def _clean_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
