@@ -41,7 +41,6 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -729,12 +728,7 @@ class DevStack:
     def __enter__(self) -> DevStack:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 

@@ -20,7 +20,6 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from types import TracebackType
 from typing import Any
 
 from activities.kubernetes import nodeclaims, raw
@@ -163,12 +162,7 @@ class NodeSimulator:
     def __enter__(self) -> NodeSimulator:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def step(self) -> None:

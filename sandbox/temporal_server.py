@@ -34,7 +34,6 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 
 import yaml
 
@@ -637,12 +636,7 @@ class ProductionTemporal:
     def __enter__(self) -> ProductionTemporal:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 

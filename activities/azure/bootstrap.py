@@ -38,6 +38,7 @@ from activities.azure.capacity import kube_reserved
 from activities.azure.images import effective_name
 from activities.azure.params import cluster_label
 from activities.azure.skus import Sku
+from activities.cloud.kubelet_labels import kubelet_may_set
 from activities.cloud.launch import LaunchRequest
 from models import labels as L
 from models.aksnodeclass import AKSNodeClass, KubeletConfiguration
@@ -59,24 +60,6 @@ OS_SKU_EFFECTIVE_LABEL = f"{AZ.AKS}/os-sku-effective"
 NODE_IMAGE_VERSION_LABEL = f"{AZ.AKS}/node-image-version"
 ROLE_LABEL = f"{AZ.AKS}/role"
 
-# Label domains the kubelet may not set on itself (the NodeRestriction admission plugin); a
-# node told to would not register. Only these sub-domains and well-known keys are allowed.
-_RESTRICTED_DOMAINS = ("kubernetes.io", "k8s.io")
-_ALLOWED_SUBDOMAINS = ("kubelet.kubernetes.io", "node.kubernetes.io")
-_ALLOWED_KEYS = frozenset(
-    {
-        "kubernetes.io/hostname",
-        "kubernetes.io/arch",
-        "kubernetes.io/os",
-        "topology.kubernetes.io/region",
-        "topology.kubernetes.io/zone",
-        "beta.kubernetes.io/instance-type",
-        "beta.kubernetes.io/arch",
-        "beta.kubernetes.io/os",
-        "failure-domain.beta.kubernetes.io/region",
-        "failure-domain.beta.kubernetes.io/zone",
-    }
-)
 
 # AKS's kubelet flags that do not depend on the node class (Karpenter Azure's base set, less
 # what newer kubelets dropped); the node class and the claim override them.
@@ -274,16 +257,6 @@ class BootstrapParams:
             taint_flag(t) for t in self.registration_taints()
         )
         return flags
-
-
-def kubelet_may_set(key: str) -> bool:
-    """Whether the kubelet may register its node with this label (NodeRestriction)."""
-    if key in _ALLOWED_KEYS or "/" not in key:
-        return True
-    domain = key.split("/", 1)[0]
-    if any(domain == s or domain.endswith("." + s) for s in _ALLOWED_SUBDOMAINS):
-        return True
-    return not any(domain == d or domain.endswith("." + d) for d in _RESTRICTED_DOMAINS)
 
 
 def kube_reserved_flags(sku: Sku) -> dict[str, str]:

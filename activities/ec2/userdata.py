@@ -29,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from activities.cloud.kubelet_labels import kubelet_may_set
 from activities.ec2.families import AL2, BOTTLEROCKET, CUSTOM, WINDOWS
 from activities.ec2.settings import IPV6, ClusterInfo
 
@@ -36,24 +37,6 @@ BOUNDARY = "//"
 NODECONFIG_TYPE = 'application/node.eks.aws; charset="us-ascii"'
 SHELL_TYPE = 'text/x-shellscript; charset="us-ascii"'
 RAID0 = "RAID0"
-# Label domains the kubelet may not set on itself (NodeRestriction); a node told to would
-# refuse to start. Only these sub-domains and well-known keys are allowed to it.
-_RESTRICTED_DOMAINS = ("kubernetes.io", "k8s.io")
-_ALLOWED_SUBDOMAINS = ("kubelet.kubernetes.io", "node.kubernetes.io")
-_ALLOWED_KEYS = frozenset(
-    {
-        "kubernetes.io/hostname",
-        "kubernetes.io/arch",
-        "kubernetes.io/os",
-        "topology.kubernetes.io/region",
-        "topology.kubernetes.io/zone",
-        "beta.kubernetes.io/instance-type",
-        "beta.kubernetes.io/arch",
-        "beta.kubernetes.io/os",
-        "failure-domain.beta.kubernetes.io/region",
-        "failure-domain.beta.kubernetes.io/zone",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -74,16 +57,6 @@ class Bootstrap:
         if not out.get("clusterDNS"):
             out["clusterDNS"] = [self.cluster.dns_ip]
         return out
-
-
-def kubelet_may_set(key: str) -> bool:
-    """Whether the kubelet may register a node with this label (NodeRestriction rules)."""
-    if key in _ALLOWED_KEYS:
-        return True
-    domain = key.split("/", 1)[0] if "/" in key else ""
-    if any(domain == d or domain.endswith("." + d) for d in _ALLOWED_SUBDOMAINS):
-        return True
-    return not any(domain == d or domain.endswith("." + d) for d in _RESTRICTED_DOMAINS)
 
 
 def _labels(b: Bootstrap) -> list[tuple[str, str]]:

@@ -31,18 +31,7 @@ def publish(kube: Kube, outcome: PlanOutcome) -> int:
     )
     count = 0
     for pod, message in itertools.islice(told, LIMIT):
-        namespace, _, name = pod.partition("/")
-        events.record(
-            kube,
-            kind="Pod",
-            name=name,
-            namespace=namespace,
-            uid=outcome.pod_uids.get(pod, ""),
-            reason=REASON,
-            message=message,
-            warning=True,
-            api_version="v1",
-        )
+        _tell(kube, outcome, pod, REASON, message, warning=True)
         count += 1
     return count + nominate(kube, outcome)
 
@@ -56,16 +45,24 @@ def nominate(kube: Kube, outcome: PlanOutcome, recent: events.Dedupe = RECENT) -
             break
         if not recent.first((pod, target), NOMINATED_WINDOW):
             continue
-        namespace, _, name = pod.partition("/")
-        events.record(
-            kube,
-            kind="Pod",
-            name=name,
-            namespace=namespace,
-            uid=outcome.pod_uids.get(pod, ""),
-            reason=NOMINATED,
-            message=f"Pod should schedule on: {target}",
-            api_version="v1",
-        )
+        _tell(kube, outcome, pod, NOMINATED, f"Pod should schedule on: {target}")
         count += 1
     return count
+
+
+def _tell(
+    kube: Kube, outcome: PlanOutcome, pod: str, reason: str, message: str, warning: bool = False
+) -> None:
+    """An event on ``pod`` (``namespace/name``), with its uid as the round read it."""
+    namespace, _, name = pod.partition("/")
+    events.record(
+        kube,
+        kind="Pod",
+        name=name,
+        namespace=namespace,
+        uid=outcome.pod_uids.get(pod, ""),
+        reason=reason,
+        message=message,
+        warning=warning,
+        api_version="v1",
+    )

@@ -10,25 +10,15 @@ from __future__ import annotations
 
 import itertools
 import threading
-import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
 from sandbox.azure.arm_reads import ArmReads, NotFound
 from sandbox.azure.operations import Operations, async_headers
-from sandbox.azure.resource_table import (
-    Answer,
-    ArmFailure,
-    ResourceTable,
-    item_pattern,
-    list_pattern,
-    page,
-)
+from sandbox.azure.resource_table import Answer, ArmFailure, ResourceTable, listed
+from sandbox.azure.resource_type import ResourceType, put_fields, stored
 
-NAMESPACE = "Microsoft.Network"
-NIC_ITEM = item_pattern(NAMESPACE, "networkInterfaces")
-NIC_LIST = list_pattern(NAMESPACE, "networkInterfaces")
-NIC_TYPE = "Microsoft.Network/networkInterfaces"
+NIC = ResourceType("Microsoft.Network", "networkInterfaces")
 
 
 @dataclass
@@ -46,7 +36,7 @@ class NetworkInterfaces:
         self, method: str, path: str, query: dict[str, str], body: dict[str, Any], base_url: str
     ) -> Answer | None:
         self.operations.settle()
-        if m := NIC_ITEM.match(path):
+        if m := NIC.item_path.match(path):
             rid = path
             if method == "GET":
                 return 200, self.table.get(rid), {}
@@ -54,18 +44,16 @@ class NetworkInterfaces:
                 return self._put(m["sub"], m["rg"], m["name"], rid, body, base_url)
             if method == "DELETE":
                 return self._delete(m["sub"], rid, base_url)
-        if method == "GET" and (m := NIC_LIST.match(path)):
-            items = self.table.in_group(m["sub"], m["rg"])
-            return 200, page(items, base_url, urllib.parse.quote(path), query, self.page_size), {}
+        if method == "GET" and (m := NIC.list_path.match(path)):
+            return listed(
+                self.table.in_group(m["sub"], m["rg"]), base_url, path, query, self.page_size
+            )
         return None
 
     def _put(
         self, sub: str, rg: str, name: str, rid: str, body: dict[str, Any], base_url: str
     ) -> Answer:
-        location = str(body.get("location") or "")
-        if not location:
-            raise ArmFailure(400, "LocationRequired", "The location property is required.")
-        props = dict(body.get("properties") or {})
+        location, props = put_fields(body)
         configs = list(props.get("ipConfigurations") or [])
         if not configs:
             raise ArmFailure(
@@ -110,18 +98,10 @@ class NetworkInterfaces:
         props.setdefault("enableIPForwarding", False)
         if existing is not None and "virtualMachine" in existing.get("properties", {}):
             props["virtualMachine"] = existing["properties"]["virtualMachine"]
-        stored = {
-            "id": rid,
-            "name": name,
-            "type": NIC_TYPE,
-            "location": location,
-            "tags": dict(body.get("tags") or {}),
-            "etag": 'W/"00000000-0000-0000-0000-000000000001"',
-            "properties": props,
-        }
-        self.table.put(stored)
+        etag = 'W/"00000000-0000-0000-0000-000000000001"'
+        self.table.put(stored(NIC, rid, name, location, body, etag=etag, properties=props))
         op = self.operations.start(seconds=self.op_seconds)
-        headers = async_headers(base_url, sub, NAMESPACE, location, op, self.poll_after)
+        headers = async_headers(base_url, sub, NIC.namespace, location, op, self.poll_after)
         return (200 if existing is not None else 201), self.table.get(rid), headers
 
     def _next_address(self) -> str:
@@ -144,7 +124,7 @@ class NetworkInterfaces:
         location = str(nic.get("location") or "")
         nic["properties"]["provisioningState"] = "Deleting"
         op = self.operations.start(seconds=self.op_seconds, on_done=lambda: self._gone(rid))
-        return 202, {}, async_headers(base_url, sub, NAMESPACE, location, op, self.poll_after)
+        return 202, {}, async_headers(base_url, sub, NIC.namespace, location, op, self.poll_after)
 
     def _gone(self, rid: str) -> None:
         self.table.remove(rid)

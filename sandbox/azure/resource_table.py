@@ -4,40 +4,12 @@ insensitively as ARM keys them, listed per resource group in pages with ``nextLi
 from __future__ import annotations
 
 import copy
-import re
 import threading
 import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
 from sandbox.azure.arm_reads import NotFound
-
-
-def resource_id(sub: str, rg: str, namespace: str, kind: str, name: str) -> str:
-    return f"/subscriptions/{sub}/resourceGroups/{rg}/providers/{namespace}/{kind}/{name}"
-
-
-def item_pattern(namespace: str, kind: str) -> re.Pattern[str]:
-    """``/subscriptions/{sub}/resourceGroups/{rg}/providers/{ns}/{kind}/{name}``."""
-    return re.compile(
-        r"^/subscriptions/(?P<sub>[^/]+)/resourceGroups/(?P<rg>[^/]+)/providers/"
-        + re.escape(namespace)
-        + "/"
-        + re.escape(kind)
-        + r"/(?P<name>[^/]+)$",
-        re.I,
-    )
-
-
-def list_pattern(namespace: str, kind: str) -> re.Pattern[str]:
-    return re.compile(
-        r"^/subscriptions/(?P<sub>[^/]+)/resourceGroups/(?P<rg>[^/]+)/providers/"
-        + re.escape(namespace)
-        + "/"
-        + re.escape(kind)
-        + "$",
-        re.I,
-    )
 
 
 @dataclass
@@ -116,3 +88,10 @@ class ArmFailure(Exception):
     def __init__(self, status: int, code: str, message: str) -> None:
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
+
+
+def listed(
+    items: list[dict[str, Any]], base_url: str, path: str, query: dict[str, str], size: int
+) -> Answer:
+    """The answer to a list request: one page of ``items``."""
+    return 200, page(items, base_url, urllib.parse.quote(path), query, size), {}

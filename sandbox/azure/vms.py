@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import datetime
 import threading
-import urllib.parse
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,23 +34,12 @@ from typing import Any
 from sandbox.azure.capacity_faults import CapacityFaults, refusal
 from sandbox.azure.nics import NetworkInterfaces
 from sandbox.azure.operations import Operations, async_headers
-from sandbox.azure.resource_table import (
-    Answer,
-    ArmFailure,
-    ResourceTable,
-    item_pattern,
-    list_pattern,
-    page,
-    resource_id,
-)
+from sandbox.azure.resource_table import Answer, ArmFailure, ResourceTable, listed
+from sandbox.azure.resource_type import ResourceType, put_fields, stored
 
 NAMESPACE = "Microsoft.Compute"
-VM_ITEM = item_pattern(NAMESPACE, "virtualMachines")
-VM_LIST = list_pattern(NAMESPACE, "virtualMachines")
-DISK_ITEM = item_pattern(NAMESPACE, "disks")
-DISK_LIST = list_pattern(NAMESPACE, "disks")
-VM_TYPE = "Microsoft.Compute/virtualMachines"
-DISK_TYPE = "Microsoft.Compute/disks"
+VM = ResourceType(NAMESPACE, "virtualMachines")
+DISK = ResourceType(NAMESPACE, "disks")
 RUNNING, DEALLOCATED = "running", "deallocated"
 
 
@@ -92,7 +80,7 @@ class VirtualMachines:
     def handle(
         self, method: str, path: str, query: dict[str, str], body: dict[str, Any], base_url: str
     ) -> Answer | None:
-        if m := VM_ITEM.match(path):
+        if m := VM.item_path.match(path):
             self.operations.settle()
             if method == "GET":
                 return 200, self._read(path, query), {}
@@ -100,20 +88,21 @@ class VirtualMachines:
                 return self._put(m["sub"], m["rg"], m["name"], path, body, base_url)
             if method == "DELETE":
                 return self._delete(m["sub"], path, base_url)
-        if method == "GET" and (m := VM_LIST.match(path)):
+        if method == "GET" and (m := VM.list_path.match(path)):
             self.operations.settle()
             items = [self._read(str(v["id"]), query) for v in self.vms.in_group(m["sub"], m["rg"])]
-            return 200, page(items, base_url, urllib.parse.quote(path), query, self.page_size), {}
-        if m := DISK_ITEM.match(path):
+            return listed(items, base_url, path, query, self.page_size)
+        if m := DISK.item_path.match(path):
             self.operations.settle()
             if method == "GET":
                 return 200, self.disks.get(path), {}
             if method == "DELETE":
                 return self._delete_disk(m["sub"], path, base_url)
-        if method == "GET" and (m := DISK_LIST.match(path)):
+        if method == "GET" and (m := DISK.list_path.match(path)):
             self.operations.settle()
-            items = self.disks.in_group(m["sub"], m["rg"])
-            return 200, page(items, base_url, urllib.parse.quote(path), query, self.page_size), {}
+            return listed(
+                self.disks.in_group(m["sub"], m["rg"]), base_url, path, query, self.page_size
+            )
         return None
 
     def _read(self, rid: str, query: dict[str, str]) -> dict[str, Any]:
@@ -194,10 +183,7 @@ class VirtualMachines:
     def _put(
         self, sub: str, rg: str, name: str, rid: str, body: dict[str, Any], base_url: str
     ) -> Answer:
-        location = str(body.get("location") or "")
-        if not location:
-            raise ArmFailure(400, "LocationRequired", "The location property is required.")
-        props = dict(body.get("properties") or {})
+        location, props = put_fields(body)
         zones = [str(z) for z in body.get("zones") or []]
         existing = self.vms.live(rid)
         if existing is not None and existing["properties"].get("provisioningState") not in (
@@ -230,7 +216,7 @@ class VirtualMachines:
         os_disk["name"] = disk_name
         os_disk.setdefault("deleteOption", "Detach")
         if not ephemeral:
-            disk_id = resource_id(sub, rg, NAMESPACE, "disks", disk_name)
+            disk_id = DISK.resource_id(sub, rg, disk_name)
             os_disk["managedDisk"] = {**(os_disk.get("managedDisk") or {}), "id": disk_id}
         storage["osDisk"] = os_disk
         props["storageProfile"] = storage
@@ -241,19 +227,12 @@ class VirtualMachines:
         props["provisioningState"] = "Creating"
         props["vmId"] = str(uuid.uuid4())
         props["timeCreated"] = datetime.datetime.now(datetime.UTC).isoformat()
-        stored = {
-            "id": rid,
-            "name": name,
-            "type": VM_TYPE,
-            "location": location,
-            "tags": dict(body.get("tags") or {}),
-            "properties": props,
-        }
+        vm = stored(VM, rid, name, location, body, properties=props)
         if zones:
-            stored["zones"] = zones
+            vm["zones"] = zones
         if body.get("identity"):
-            stored["identity"] = body["identity"]
-        self.vms.put(stored)
+            vm["identity"] = body["identity"]
+        self.vms.put(vm)
         for ref in props["networkProfile"]["networkInterfaces"]:
             self.nics.attach(str(ref["id"]), rid)
         error = {"code": refused.code, "message": refused.message} if refused else None
@@ -282,7 +261,7 @@ class VirtualMachines:
                 {
                     "id": disk_id,
                     "name": os_disk["name"],
-                    "type": DISK_TYPE,
+                    "type": DISK.type,
                     "location": vm["location"],
                     "tags": dict(vm.get("tags") or {}),
                     **({"zones": vm["zones"]} if vm.get("zones") else {}),

@@ -87,7 +87,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -303,40 +303,17 @@ class Emulation:
         order = 0
         refusal = self.refusals.get(capacity_type)
         for cfg in configs:
-            spec = _clean_spec(cfg.get("LaunchTemplateSpecification", {}))
             for override in cfg.get("Overrides") or [{}]:
                 itype = str(override.get("InstanceType", ""))
-                zone = str(override.get("AvailabilityZone") or "")
-                if not zone and override.get("SubnetId"):
-                    zone = backend.get_subnet(override["SubnetId"]).availability_zone
+                zone = _override_zone(backend, override)
                 reserved = _targeted_reservation(backend, cfg)
                 full = reserved is not None and not self.reservations.take(
                     reserved, itype, zone, backend
                 )
-                if full:
-                    refused: tuple[str, str] | None = (
-                        EXCEEDED,
-                        f"The capacity reservation {reserved} has no available capacity.",
-                    )
-                else:
-                    refused = refusal
+                refused = (EXCEEDED, _exceeded(str(reserved))) if full else refusal
                 if refused is not None or self.is_insufficient(capacity_type, itype, zone):
-                    code, message = refused or (
-                        ICE,
-                        f"We currently do not have sufficient {itype} "
-                        f"capacity in the Availability Zone you requested ({zone}).",
-                    )
-                    errors.append(
-                        {
-                            "LaunchTemplateAndOverrides": {
-                                "LaunchTemplateSpecification": spec,
-                                "Overrides": _clean_override(override),
-                            },
-                            "Lifecycle": capacity_type,
-                            "ErrorCode": code,
-                            "ErrorMessage": message,
-                        }
-                    )
+                    code, message = refused or (ICE, _insufficient(itype, zone))
+                    errors.append(_fleet_error(cfg, override, capacity_type, code, message))
                     continue
                 candidate = (self.price(region, capacity_type, itype, zone), order, cfg, override)
                 order += 1
@@ -426,27 +403,12 @@ class Emulation:
         reserved = _targeted_reservation(backend, cfg)
         if reserved is None:
             return dict(target)
-        zone = str(override.get("AvailabilityZone") or "")
-        if not zone and override.get("SubnetId"):
-            zone = backend.get_subnet(override["SubnetId"]).availability_zone
+        zone = _override_zone(backend, override)
         itype = str(override.get("InstanceType", ""))
         left = self.reservations.take(reserved, itype, zone, backend)
         wanted = int(target.get("TotalTargetCapacity", 1))
         if left < wanted:
-            errors.append(
-                {
-                    "LaunchTemplateAndOverrides": {
-                        "LaunchTemplateSpecification": _clean_spec(
-                            cfg.get("LaunchTemplateSpecification", {})
-                        ),
-                        "Overrides": _clean_override(override),
-                    },
-                    "Lifecycle": ON_DEMAND,
-                    "ErrorCode": EXCEEDED,
-                    "ErrorMessage": f"The capacity reservation {reserved} has no available "
-                    "capacity.",
-                }
-            )
+            errors.append(_fleet_error(cfg, override, ON_DEMAND, EXCEEDED, _exceeded(reserved)))
         return {**target, "TotalTargetCapacity": min(wanted, left)}
 
     # -- capacity reservations (moto has none) -----------------------------------------------
@@ -490,9 +452,7 @@ class Emulation:
         backend: Any,
     ) -> dict[str, Any]:
         """The target capacity the chosen pool can give; the shortfall as an error."""
-        zone = str(override.get("AvailabilityZone") or "")
-        if not zone and override.get("SubnetId"):
-            zone = backend.get_subnet(override["SubnetId"]).availability_zone
+        zone = _override_zone(backend, override)
         pool = InjectedPool(capacity_type, str(override.get("InstanceType", "")), zone)
         wanted = int(target.get("TotalTargetCapacity", 1))
         with self._lock:
@@ -502,20 +462,8 @@ class Emulation:
             given = min(wanted, left)
             self.capacity_left[pool] = left - given
         if given < wanted:
-            errors.append(
-                {
-                    "LaunchTemplateAndOverrides": {
-                        "LaunchTemplateSpecification": _clean_spec(
-                            cfg.get("LaunchTemplateSpecification", {})
-                        ),
-                        "Overrides": _clean_override(override),
-                    },
-                    "Lifecycle": capacity_type,
-                    "ErrorCode": ICE,
-                    "ErrorMessage": f"We currently do not have sufficient {pool.instance_type} "
-                    f"capacity in the Availability Zone you requested ({zone}).",
-                }
-            )
+            message = _insufficient(pool.instance_type, zone)
+            errors.append(_fleet_error(cfg, override, capacity_type, ICE, message))
         return {**target, "TotalTargetCapacity": given}
 
     # -- DescribeSpotPriceHistory ------------------------------------------------------------
@@ -674,6 +622,40 @@ def _tag_with_template(backend: Any, spec: Mapping[str, Any], launched: list[Any
                 )
 
 
+def _override_zone(backend: Any, override: Mapping[str, Any]) -> str:
+    """The zone a fleet override launches in: its own, or its subnet's."""
+    zone = str(override.get("AvailabilityZone") or "")
+    if not zone and override.get("SubnetId"):
+        zone = backend.get_subnet(override["SubnetId"]).availability_zone
+    return zone
+
+
+def _fleet_error(
+    cfg: Mapping[str, Any], override: Mapping[str, Any], lifecycle: str, code: str, message: str
+) -> dict[str, Any]:
+    """One of CreateFleet's ``Errors``: the override EC2 refused, and why."""
+    return {
+        "LaunchTemplateAndOverrides": {
+            "LaunchTemplateSpecification": _clean_spec(cfg.get("LaunchTemplateSpecification", {})),
+            "Overrides": _clean_override(override),
+        },
+        "Lifecycle": lifecycle,
+        "ErrorCode": code,
+        "ErrorMessage": message,
+    }
+
+
+def _insufficient(instance_type: str, zone: str) -> str:
+    return (
+        f"We currently do not have sufficient {instance_type} "
+        f"capacity in the Availability Zone you requested ({zone})."
+    )
+
+
+def _exceeded(reservation: str) -> str:
+    return f"The capacity reservation {reservation} has no available capacity."
+
+
 def _clean_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
     return {k: spec[k] for k in ("LaunchTemplateId", "LaunchTemplateName", "Version") if k in spec}
 
@@ -765,70 +747,41 @@ _installed: Emulation | None = None
 _originals: dict[str, Any] = {}
 
 
+# EC2 actions the emulation answers instead of moto, each by its method of the same name.
+_FORWARDED = (
+    "create_fleet",
+    "describe_spot_price_history",
+    "describe_launch_templates",
+    "get_instance_metadata_defaults",
+    "create_placement_group",
+    "describe_placement_groups",
+    "delete_placement_group",
+    "describe_capacity_reservations",
+    "create_capacity_reservation",
+)
+
+
+def _forward(action: str) -> Callable[[Any], ActionResult]:
+    """An ``EC2Response`` handler for ``action`` that the emulation installed when the request
+    comes in answers."""
+
+    def handler(self: Any) -> ActionResult:
+        assert _installed is not None
+        answer: ActionResult = getattr(_installed, action)(self)
+        return answer
+
+    handler.__name__ = handler.__qualname__ = action
+    return handler
+
+
 def install(emulation: Emulation | None = None) -> Emulation:
     """Patch moto's EC2 handlers to delegate to ``emulation`` (idempotent; returns it)."""
     global _installed
     emu = emulation or _installed or Emulation()
     if not _originals:
-        _originals["create_fleet"] = EC2Response.__dict__.get("create_fleet")
-        _originals["describe_spot_price_history"] = EC2Response.__dict__.get(
-            "describe_spot_price_history"
-        )
-        _originals["describe_launch_templates"] = EC2Response.__dict__.get(
-            "describe_launch_templates"
-        )
-        _originals["get_instance_metadata_defaults"] = EC2Response.__dict__.get(
-            "get_instance_metadata_defaults"
-        )
-
-        def get_instance_metadata_defaults(self: Any) -> ActionResult:
-            assert _installed is not None
-            return _installed.get_instance_metadata_defaults(self)
-
-        for action in (
-            "create_placement_group",
-            "describe_placement_groups",
-            "delete_placement_group",
-        ):
+        for action in _FORWARDED:
             _originals[action] = EC2Response.__dict__.get(action)
-
-        def delete_placement_group(self: Any) -> ActionResult:
-            assert _installed is not None
-            return _installed.delete_placement_group(self)
-
-        def create_placement_group(self: Any) -> ActionResult:
-            assert _installed is not None
-            return _installed.create_placement_group(self)
-
-        def describe_placement_groups(self: Any) -> ActionResult:
-            assert _installed is not None
-            return _installed.describe_placement_groups(self)
-
-        def create_fleet(self: Any) -> ActionResult:
-            assert _installed is not None
-            return _installed.create_fleet(self)
-
-        def describe_spot_price_history(self: Any) -> ActionResult:
-            assert _installed is not None
-            return _installed.describe_spot_price_history(self)
-
-        def describe_launch_templates(self: Any) -> ActionResult:
-            assert _installed is not None
-            return _installed.describe_launch_templates(self)
-
-        def describe_capacity_reservations(self: Any) -> ActionResult:
-            assert _installed is not None
-            return _installed.describe_capacity_reservations(self)
-
-        def create_capacity_reservation(self: Any) -> ActionResult:
-            assert _installed is not None
-            return _installed.create_capacity_reservation(self)
-
-        for action in ("describe_capacity_reservations", "create_capacity_reservation"):
-            _originals[action] = EC2Response.__dict__.get(action)
-        EC2Response.describe_capacity_reservations = describe_capacity_reservations  # type: ignore[attr-defined]
-        EC2Response.create_capacity_reservation = create_capacity_reservation  # type: ignore[attr-defined]
-
+            setattr(EC2Response, action, _forward(action))
         _originals["create_tags"] = EC2Response.__dict__.get("create_tags")
         inherited_create_tags = EC2Response.create_tags
 
@@ -841,14 +794,7 @@ def install(emulation: Emulation | None = None) -> Emulation:
                 )
             return inherited_create_tags(self)
 
-        EC2Response.create_fleet = create_fleet  # type: ignore[method-assign]
         EC2Response.create_tags = create_tags  # type: ignore[method-assign]
-        EC2Response.describe_launch_templates = describe_launch_templates  # type: ignore[method-assign]
-        EC2Response.get_instance_metadata_defaults = get_instance_metadata_defaults  # type: ignore[attr-defined]
-        EC2Response.create_placement_group = create_placement_group  # type: ignore[attr-defined]
-        EC2Response.describe_placement_groups = describe_placement_groups  # type: ignore[attr-defined]
-        EC2Response.delete_placement_group = delete_placement_group  # type: ignore[attr-defined]
-        EC2Response.describe_spot_price_history = describe_spot_price_history  # type: ignore[method-assign]
         _originals["iam:remove_role_from_instance_profile"] = (
             IAMBackend.remove_role_from_instance_profile
         )

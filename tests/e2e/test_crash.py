@@ -16,17 +16,14 @@ change the run.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import random
 import subprocess
-import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
@@ -34,7 +31,6 @@ os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 
 import pytest
-from kubernetes import client as k8s
 from temporalio.testing import WorkflowEnvironment
 
 from activities.ec2.clients import AWSClients
@@ -50,16 +46,17 @@ from sandbox.ec2.server import start_server
 from sandbox.nodes import NodeSimulator
 from sandbox.scenarios import spread_fleet as fleet
 from tests.support.crash_invariants import Sampler, check_order
+from tests.support.crash_stack import BIN, create_web, running, temporal_and_cluster, worker_argv
+from tests.support.kube_objects import create_namespace
 from tests.support.manifests import nodepool_body
 from tests.support.round_history import Rounds, read_rounds
 from tests.support.waiting import eventually
+from tests.support.worker_chaos import WorkerChaos, at_random
 from tests.support.worker_process import WorkerProcess
-from workflows import search
 
 REGION = "us-east-1"
 CLUSTER = "crash"
 POOL = "crash"
-BIN = Path(sys.executable).parent
 SEED = int(os.environ.get("JOINERY_CRASH_SEED", str(random.randrange(1_000_000))))
 REPLICAS = int(os.environ.get("JOINERY_CRASH_REPLICAS", "4"))
 # Seconds a worker lives before SIGKILL. Each kill costs the survivors about 10 s (lost
@@ -79,8 +76,8 @@ CATALOG_WAIT = 180.0
 TEST_LIMIT = CATALOG_WAIT + 2 * (KILL_WINDOW + SETTLE) + 120.0
 
 
-class Chaos(threading.Thread):
-    """Kills and restarts the worker while ``firing`` is set."""
+class Chaos:
+    """The kill loop (``WorkerChaos``, kills at random) and the phases it fires through."""
 
     def __init__(
         self,
@@ -88,29 +85,15 @@ class Chaos(threading.Thread):
         rng: random.Random,
         every: tuple[float, float] = KILL_EVERY,
     ) -> None:
-        super().__init__(name="chaos", daemon=True)
-        self.worker, self.rng, self.every = worker, rng, every
-        self.halt = threading.Event()
-        self.firing = threading.Event()
+        self.worker = worker
+        self.loop = WorkerChaos(worker, at_random(rng, every), enabled=KILLS_ON)
         self.held: list[str] = []  # phases that had to finish without kills
 
-    def run(self) -> None:
-        """Each kill lands 3-10 s after the worker said it is up: counting from the restart
-        instead, a loaded machine's slow start (imports, catalog) would swallow the interval
-        and the kills would only ever hit workers that had not begun to work."""
-        if not KILLS_ON:
-            return
-        while not self.halt.is_set():
-            up = self.worker.ups()
-            if self.halt.wait(self.rng.uniform(*self.every)):
-                return
-            if self.firing.is_set():
-                self.worker.kill()
-                self.worker.start()
-                deadline = time.monotonic() + 120
-                while self.worker.ups() <= up and time.monotonic() < deadline:
-                    if self.halt.wait(0.2):
-                        return
+    def start(self) -> None:
+        self.loop.start()
+
+    def stop(self) -> None:
+        self.loop.stop()
 
     def phase(
         self,
@@ -136,13 +119,13 @@ class Chaos(threading.Thread):
                 return None
             return done()
 
-        self.firing.set()
+        self.loop.firing.set()
         try:
             eventually(
                 killed_and_done, timeout=window, what=what, every=0.5, tolerate=(KubernetesError,)
             )
         except AssertionError:
-            self.firing.clear()
+            self.loop.firing.clear()
             self.held.append(what)
             try:
                 eventually(done, timeout=settle, what=what, every=0.5, tolerate=(KubernetesError,))
@@ -150,7 +133,7 @@ class Chaos(threading.Thread):
                 print(_temporal_view(stack))
                 raise
         finally:
-            self.firing.clear()
+            self.loop.firing.clear()
 
 
 class AvailabilityProbe(threading.Thread):
@@ -164,13 +147,7 @@ class AvailabilityProbe(threading.Thread):
         self.lowest = REPLICAS
 
     def available(self) -> int:
-        pods = raw.call(self.admin.core.list_namespaced_pod, self.namespace).get("items") or []
-        return sum(
-            1
-            for p in pods
-            if p.get("status", {}).get("phase") == "Running"
-            and not p["metadata"].get("deletionTimestamp")
-        )
+        return running(self.admin, self.namespace)
 
     def run(self) -> None:
         while not self.halt.wait(0.2):
@@ -189,16 +166,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     install(Emulation())
     clients = AWSClients.create(REGION, server.endpoint_url, server.session())
     seed_region(clients.ec2, REGION, CLUSTER)
-    loop = asyncio.new_event_loop()
-    env = loop.run_until_complete(
-        WorkflowEnvironment.start_local(
-            dev_server_existing_path=str(BIN / "temporal"),
-            search_attributes=list(search.ALL),
-            dev_server_log_level="error",
-        )
-    )
     try:
-        with Cluster.start(work / "k8s") as cluster:
+        with temporal_and_cluster(work) as (loop, env, cluster):
             yield {
                 "cluster": cluster,
                 "env": env,
@@ -208,8 +177,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                 "work": work,
             }
     finally:
-        loop.run_until_complete(env.shutdown())
-        loop.close()
         uninstall()
         server.stop()
 
@@ -233,14 +200,7 @@ def setup_cluster(admin: Kube, namespace: str) -> None:
         {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
     ]
     custom_objects.create(admin, NODEPOOL, nodepool_body(POOL, requirements=requirements))
-    raw.call(admin.core.create_namespace, {"metadata": {"name": namespace}})
-    eventually(
-        lambda: raw.call(admin.core.read_namespaced_service_account, "default", namespace),
-        timeout=30,
-        what="default service account",
-        every=0.5,
-        tolerate=(KubernetesError,),
-    )
+    create_namespace(admin, namespace)
     raw.call(
         admin.policy.create_namespaced_pod_disruption_budget,
         namespace,
@@ -249,57 +209,19 @@ def setup_cluster(admin: Kube, namespace: str) -> None:
             "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}},
         },
     )
-    spec = {
-        "nodeSelector": {"karpenter.sh/nodepool": POOL},
-        "terminationGracePeriodSeconds": 0,
-        "containers": [
-            {
-                "name": "web",
-                "image": "registry.k8s.io/pause:3.10",
-                # one per m5.large: a drained node's pods always need a new node
-                "resources": {"requests": {"cpu": "1200m", "memory": "1Gi"}},
-            }
-        ],
-    }
-    raw.call(
-        k8s.AppsV1Api(admin.api_client).create_namespaced_deployment,
-        namespace,
-        {
-            "metadata": {"name": "web"},
-            "spec": {
-                "replicas": REPLICAS,
-                "selector": {"matchLabels": {"app": "web"}},
-                "template": {"metadata": {"labels": {"app": "web"}}, "spec": spec},
-            },
-        },
-    )
+    create_web(admin, namespace, POOL, REPLICAS)
 
 
-def worker_argv(stack: dict[str, Any]) -> list[str]:
+def worker_command(stack: dict[str, Any]) -> list[str]:
     """``joinery worker`` for the crash cluster, as an operator runs it."""
-    cluster: Cluster = stack["cluster"]
-    env: WorkflowEnvironment = stack["env"]
-    return [
-        str(BIN / "joinery"),
-        "worker",
-        "--address",
-        env.client.service_client.config.target_host,
-        "--task-queue",
-        "crash",
-        "--cluster",
-        CLUSTER,
-        "--kubeconfig",
-        str(cluster.kubeconfig_path),
-        "--aws-endpoint-url",
-        stack["server"].endpoint_url,
-        "--region",
-        REGION,
-        "--health-port",
-        "0",
-        "--search-attributes",
-        "--catalog-cache",
-        str(stack["work"] / "catalog.cache"),
-    ]
+    return worker_argv(
+        stack["env"],
+        stack["cluster"],
+        stack["work"],
+        cluster_name=CLUSTER,
+        region=REGION,
+        cloud=["--aws-endpoint-url", stack["server"].endpoint_url],
+    )
 
 
 @pytest.mark.timeout(TEST_LIMIT)
@@ -310,7 +232,7 @@ def test_worker_killed_at_random_converges(stack: dict[str, Any]) -> None:
     namespace = f"crash-{uuid.uuid4().hex[:6]}"
     with contextlib_suppress_exists():
         setup_cluster(admin, namespace)
-    worker = WorkerProcess(worker_argv(stack), stack["work"] / "worker.log")
+    worker = WorkerProcess(worker_command(stack), stack["work"] / "worker.log")
     probe = AvailabilityProbe(admin, namespace)
     chaos = Chaos(worker, rng)
     started = time.monotonic()
@@ -377,28 +299,10 @@ def _run(
 
             chaos.phase(converged, "deleted claims gone, replacements Ready", stack, killed=True)
         finally:
-            chaos.halt.set()
-            chaos.join()
+            chaos.stop()
     claims, _ = nodeclaims.list_(admin, nodepool=POOL)
     names = {c["metadata"]["name"] for c in claims}
-
-    seen: list[dict[str, list[str]]] = [{}]
-
-    def instances_settled() -> dict[str, list[str]] | None:
-        found = fleet_checks.instances(stack["clients"].ec2, live_only=True)
-        seen[0] = found
-        return found if set(found) == names else None
-
-    try:
-        instances = eventually(
-            instances_settled,
-            timeout=60,
-            what="no instance without a claim",
-            every=0.5,
-            tolerate=(KubernetesError,),
-        )
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}: claims {sorted(names)}, live instances {seen[0]}") from None
+    instances = live_instances(stack, names)
     probe.halt.set()
     elapsed = time.monotonic() - started
     print(
@@ -411,6 +315,27 @@ def _run(
     assert probe.lowest >= REPLICAS - 1, f"PDB violated: {probe.lowest}/{REPLICAS}"
     # each phase waited for at least one kill (Chaos.phase), so two phases saw two or more
     assert worker.kills >= 2 or not KILLS_ON
+
+
+def live_instances(stack: dict[str, Any], names: set[str]) -> dict[str, list[str]]:
+    """The live instances by claim, once they belong to exactly the claims ``names`` (a
+    deleted claim's instance may take a moment to terminate)."""
+    seen: list[dict[str, list[str]]] = [{}]
+
+    def settled() -> dict[str, list[str]] | None:
+        seen[0] = fleet_checks.instances(stack["clients"].ec2, live_only=True)
+        return seen[0] if set(seen[0]) == names else None
+
+    try:
+        return eventually(
+            settled,
+            timeout=60,
+            what="no instance without a claim",
+            every=0.5,
+            tolerate=(KubernetesError,),
+        )
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}: claims {sorted(names)}, live instances {seen[0]}") from None
 
 
 def _temporal_view(stack: dict[str, Any]) -> str:
@@ -483,14 +408,7 @@ def setup_consolidation(admin: Kube, namespace: str) -> None:
     with contextlib_suppress_exists():
         custom_objects.create(admin, EC2NODECLASS, nodeclass())
     fleet.create_nodepool(admin, CONSOLIDATION_POOL)
-    raw.call(admin.core.create_namespace, {"metadata": {"name": namespace}})
-    eventually(
-        lambda: raw.call(admin.core.read_namespaced_service_account, "default", namespace),
-        timeout=30,
-        what="default service account",
-        every=0.5,
-        tolerate=(KubernetesError,),
-    )
+    create_namespace(admin, namespace)
     fleet.create_web_pdb(admin, namespace)
     fleet.create_spread(admin, namespace, CONSOLIDATION_POOL, fleet.FILLER, CONSOLIDATE_NODES)
 
@@ -537,7 +455,7 @@ def test_consolidation_rounds_survive_kills(stack: dict[str, Any]) -> None:
     watcher = from_kubeconfig(cluster.admin_kubeconfig_path)  # the sampler's own client
     namespace = f"consolidate-{uuid.uuid4().hex[:6]}"
     setup_consolidation(admin, namespace)
-    worker = WorkerProcess(worker_argv(stack), stack["work"] / "worker-consolidation.log")
+    worker = WorkerProcess(worker_command(stack), stack["work"] / "worker-consolidation.log")
     chaos = Chaos(worker, rng, CONSOLIDATION_KILL_EVERY)
     sampler = Sampler(
         watcher,
@@ -554,8 +472,7 @@ def test_consolidation_rounds_survive_kills(stack: dict[str, Any]) -> None:
             try:
                 baseline = _consolidate(admin, namespace, chaos, sampler, stack)
             finally:
-                chaos.halt.set()
-                chaos.join()
+                chaos.stop()
             consolidated = time.monotonic() - started
             # the workflow's last round (no kills now) must find nothing more to do
             plan = eventually(
@@ -635,22 +552,7 @@ def _check_consolidation(
     # every live instance belongs to a live claim
     ever = fleet_checks.instances(stack["clients"].ec2)
     problems += fleet_checks.double_launches({n: ever.get(n, []) for n in sampler.claims})
-    seen: list[dict[str, list[str]]] = [{}]
-
-    def settled() -> dict[str, list[str]] | None:
-        seen[0] = fleet_checks.instances(stack["clients"].ec2, live_only=True)
-        return seen[0] if set(seen[0]) == names else None
-
-    try:
-        live = eventually(
-            settled,
-            timeout=60,
-            what="no instance without a claim",
-            every=0.5,
-            tolerate=(KubernetesError,),
-        )
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}: claims {sorted(names)}, live instances {seen[0]}") from None
+    live = live_instances(stack, names)
     problems += [f"{n}: {ids}" for n, ids in live.items() if len(ids) != 1]
     # every claim the pool gained is a replacement a command launched
     replacements = {r for c in log.commands for r in c.replacements}

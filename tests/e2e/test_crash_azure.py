@@ -19,20 +19,16 @@ runs it without kills.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import random
-import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from kubernetes import client as k8s
-from temporalio.testing import WorkflowEnvironment
 
 from activities.azure.clients import compute_client, network_client
 from activities.kubernetes import custom_objects, nodeclaims, raw
@@ -45,15 +41,16 @@ from sandbox.azure.vm_nodes import vm_node_maker
 from sandbox.cluster import Cluster
 from sandbox.nodes import NodeSimulator
 from tests.support.azure_writes import ArmWrites
+from tests.support.crash_stack import create_web, running, temporal_and_cluster, worker_argv
+from tests.support.kube_objects import create_namespace
 from tests.support.waiting import eventually
+from tests.support.worker_chaos import Aim, WorkerChaos
 from tests.support.worker_process import WorkerProcess
-from workflows import search
 
 REGION = "eastus"
 CLUSTER = "crash-azure"
 POOL = "crash"
 SIZE = "Standard_D2s_v3"
-BIN = Path(sys.executable).parent
 SEED = int(os.environ.get("JOINERY_CRASH_SEED", str(random.randrange(1_000_000))))
 KILLS_ON = os.environ.get("JOINERY_CRASH_KILLS") != "0"
 REPLICAS = 3
@@ -76,54 +73,40 @@ CATALOG_WAIT = 180.0
 TEST_LIMIT = CATALOG_WAIT + 2 * MAX_CYCLES * PHASE_LIMIT + 300.0
 
 
-class AimedChaos(threading.Thread):
-    """While ``firing``: after each worker start, wait for its next VM or NIC write (or a
-    while), let it get in flight, then SIGKILL the worker and start a new one. Each phase
-    gives it a budget of kills (``arm``); once spent, the phase finishes without kills, so
-    every launch and termination gets through however the kills fall."""
+def aim_at_writes(writes: ArmWrites, rng: random.Random) -> Aim:
+    """The moment a kill lands: a little after the worker's next VM or NIC write (the write's
+    kind), or after a while without one ("idle")."""
 
-    def __init__(self, worker: WorkerProcess, writes: ArmWrites, rng: random.Random) -> None:
-        super().__init__(name="aimed-chaos", daemon=True)
-        self.worker, self.writes, self.rng = worker, writes, rng
-        self.halt = threading.Event()
-        self.firing = threading.Event()
-        self.kinds: dict[str, int] = {}
-        self.budget = 0
+    def aim(halt: threading.Event) -> str | None:
+        seen = writes.writes
+        patience = time.monotonic() + rng.uniform(*IDLE_KILL)
+        while writes.writes == seen and time.monotonic() < patience:
+            if halt.wait(0.05):
+                return None
+        kind = writes.last_kind if writes.writes != seen else "idle"
+        return None if halt.wait(rng.uniform(*KILL_DELAY)) else kind
+
+    return aim
+
+
+class KillBudget:
+    """The kills a phase may take (``arm``); once spent, the phase finishes without kills,
+    so every launch and termination gets through however the kills fall."""
+
+    def __init__(self) -> None:
+        self.left = 0
         self._lock = threading.Lock()
 
     def arm(self, kills: int) -> None:
         with self._lock:
-            self.budget = kills
+            self.left = kills
 
-    def _spend(self) -> bool:
+    def spend(self) -> bool:
         with self._lock:
-            if self.budget <= 0:
+            if self.left <= 0:
                 return False
-            self.budget -= 1
+            self.left -= 1
             return True
-
-    def run(self) -> None:
-        if not KILLS_ON:
-            return
-        while not self.halt.is_set():
-            up = self.worker.ups()
-            seen = self.writes.writes
-            patience = time.monotonic() + self.rng.uniform(*IDLE_KILL)
-            while self.writes.writes == seen and time.monotonic() < patience:
-                if self.halt.wait(0.05):
-                    return
-            kind = self.writes.last_kind if self.writes.writes != seen else "idle"
-            if self.halt.wait(self.rng.uniform(*KILL_DELAY)):
-                return
-            if not self.firing.is_set() or not self._spend():
-                continue
-            self.worker.kill()
-            self.kinds[kind] = self.kinds.get(kind, 0) + 1
-            self.worker.start()
-            deadline = time.monotonic() + 120
-            while self.worker.ups() <= up and time.monotonic() < deadline:
-                if self.halt.wait(0.2):
-                    return
 
 
 @pytest.fixture(scope="module")
@@ -136,16 +119,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     cloud.emulator.vms.delete_seconds = VM_DELETE_SECONDS
     writes = ArmWrites()
     writes.observe(cloud.emulator)
-    loop = asyncio.new_event_loop()
-    env = loop.run_until_complete(
-        WorkflowEnvironment.start_local(
-            dev_server_existing_path=str(BIN / "temporal"),
-            search_attributes=list(search.ALL),
-            dev_server_log_level="error",
-        )
-    )
     try:
-        with Cluster.start(work / "k8s") as cluster:
+        with temporal_and_cluster(work) as (_, env, cluster):
             yield {
                 "cluster": cluster,
                 "env": env,
@@ -154,38 +129,20 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                 "work": work,
             }
     finally:
-        loop.run_until_complete(env.shutdown())
-        loop.close()
         cloud.stop()
 
 
 def worker_process(stack: dict[str, Any]) -> WorkerProcess:
     cluster: Cluster = stack["cluster"]
-    env: WorkflowEnvironment = stack["env"]
     cloud: AzureDevCloud = stack["cloud"]
-    argv = [
-        str(BIN / "joinery"),
-        "worker",
-        "--provider",
-        "azure",
-        "--address",
-        env.client.service_client.config.target_host,
-        "--task-queue",
-        "crash-azure",
-        "--cluster",
-        CLUSTER,
-        "--kubeconfig",
-        str(cluster.kubeconfig_path),
-        "--cluster-endpoint",
-        cluster.server,
-        "--region",
-        REGION,
-        "--health-port",
-        "0",
-        "--search-attributes",
-        "--catalog-cache",
-        str(stack["work"] / "catalog.cache"),
-    ]
+    argv = worker_argv(
+        stack["env"],
+        cluster,
+        stack["work"],
+        cluster_name=CLUSTER,
+        region=REGION,
+        cloud=["--provider", "azure", "--cluster-endpoint", cluster.server],
+    )
     inherited = {
         k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "AZURE_", "JOINERY_"))
     }
@@ -225,38 +182,8 @@ def setup_cluster(admin: Kube, cloud: AzureDevCloud, namespace: str) -> None:
             },
         },
     )
-    raw.call(admin.core.create_namespace, {"metadata": {"name": namespace}})
-    eventually(
-        lambda: raw.call(admin.core.read_namespaced_service_account, "default", namespace),
-        timeout=30,
-        what="default service account",
-        every=0.5,
-        tolerate=(KubernetesError,),
-    )
-    spec = {
-        "nodeSelector": {"karpenter.sh/nodepool": POOL},
-        "terminationGracePeriodSeconds": 0,
-        "containers": [
-            {
-                "name": "web",
-                "image": "registry.k8s.io/pause:3.10",
-                # one per D2s_v3 (2 vCPUs): every pod needs a VM of its own
-                "resources": {"requests": {"cpu": "1200m", "memory": "1Gi"}},
-            }
-        ],
-    }
-    raw.call(
-        k8s.AppsV1Api(admin.api_client).create_namespaced_deployment,
-        namespace,
-        {
-            "metadata": {"name": "web"},
-            "spec": {
-                "replicas": 0,
-                "selector": {"matchLabels": {"app": "web"}},
-                "template": {"metadata": {"labels": {"app": "web"}}, "spec": spec},
-            },
-        },
-    )
+    create_namespace(admin, namespace)
+    create_web(admin, namespace, POOL, replicas=0)
 
 
 def _scale(admin: Kube, namespace: str, replicas: int) -> None:
@@ -265,16 +192,6 @@ def _scale(admin: Kube, namespace: str, replicas: int) -> None:
         "web",
         namespace,
         {"spec": {"replicas": replicas}},
-    )
-
-
-def _running(admin: Kube, namespace: str) -> int:
-    pods = raw.call(admin.core.list_namespaced_pod, namespace).get("items") or []
-    return sum(
-        1
-        for p in pods
-        if p.get("status", {}).get("phase") == "Running"
-        and not p["metadata"].get("deletionTimestamp")
     )
 
 
@@ -298,7 +215,7 @@ def leftovers(cloud: AzureDevCloud) -> tuple[list[str], list[str]]:
     )
 
 
-def _enough(chaos: AimedChaos, worker: WorkerProcess) -> bool:
+def _enough(chaos: WorkerChaos, worker: WorkerProcess) -> bool:
     """Enough kills landed, and enough of them mid-launch and mid-termination."""
     aimed = min(chaos.kinds.get("launch", 0), chaos.kinds.get("termination", 0))
     return worker.kills >= MIN_KILLS and aimed >= MIN_AIMED
@@ -314,7 +231,14 @@ def test_azure_worker_killed_mid_launch_and_termination(stack: dict[str, Any]) -
     namespace = f"crash-{uuid.uuid4().hex[:6]}"
     setup_cluster(admin, cloud, namespace)
     worker = worker_process(stack)
-    chaos = AimedChaos(worker, writes, rng)
+    budget = KillBudget()
+    chaos = WorkerChaos(
+        worker,
+        aim_at_writes(writes, rng),
+        may_kill=budget.spend,
+        enabled=KILLS_ON,
+        name="aimed-chaos",
+    )
     started = time.monotonic()
     cycles = 0
     try:
@@ -332,13 +256,13 @@ def test_azure_worker_killed_mid_launch_and_termination(stack: dict[str, Any]) -
             chaos.firing.set()
             while cycles < MAX_CYCLES and (cycles < 2 or not _enough(chaos, worker)):
                 cycles += 1
-                chaos.arm(KILLS_PER_PHASE)
+                budget.arm(KILLS_PER_PHASE)
                 _scale(admin, namespace, REPLICAS)
                 _wait(
                     f"cycle {cycles}: {REPLICAS} pods Running",
-                    lambda: _running(admin, namespace) == REPLICAS,
+                    lambda: running(admin, namespace) == REPLICAS,
                 )
-                chaos.arm(KILLS_PER_PHASE)
+                budget.arm(KILLS_PER_PHASE)
                 _scale(admin, namespace, 0)
                 claims, _ = nodeclaims.list_(admin, nodepool=POOL)
                 for claim in claims:
@@ -348,8 +272,7 @@ def test_azure_worker_killed_mid_launch_and_termination(stack: dict[str, Any]) -
                     lambda: not nodeclaims.list_(admin, nodepool=POOL)[0],
                 )
             chaos.firing.clear()
-            chaos.halt.set()
-            chaos.join()
+            chaos.stop()
             left: list[tuple[list[str], list[str]]] = [([], [])]
 
             def nothing_left() -> bool:

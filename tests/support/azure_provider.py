@@ -1,5 +1,6 @@
 """An Azure provider with VMs against the emulator, its SDK clients tuned for tests (short
-polls and backoff, few retries), and the resource group and subnet it launches into."""
+polls and backoff, few retries), and the resource group and subnet it launches into; with an
+``Authorizer``, each of its requests goes through emulated RBAC first."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from activities.azure.nodeclasses import resolver_for
 from activities.azure.pricing import AzurePricing
 from activities.azure.provider import AzureProvider
 from activities.cloud.options import ProviderOptions
+from sandbox.azure.authorization import Authorizer, EnforcingTransport
 from sandbox.azure.credential import FakeCredential
 from sandbox.azure.server import AzureServer
 
@@ -27,21 +29,34 @@ KUBELET_IDENTITY = (
 )
 
 
-def azure_provider(azure: AzureServer) -> AzureProvider:
-    """A provider whose VMs go to ``RG`` (seeded, with ``SUBNET``) in the emulator."""
+def azure_provider(
+    azure: AzureServer,
+    *,
+    authorizer: Authorizer | None = None,
+    node_identity: str = KUBELET_IDENTITY,
+) -> AzureProvider:
+    """A provider whose VMs go to ``RG`` (seeded, with ``SUBNET``) in the emulator, with
+    ``node_identity`` as their kubelet identity; with ``authorizer``, each client sends its
+    requests through an ``EnforcingTransport`` asking it."""
     azure.emulator.arm.add_resource_group(SUBSCRIPTION, RG, "eastus")
     azure.emulator.arm.add_subnet(SUBNET)
-    kwargs: dict[str, Any] = {
-        "endpoint": azure.endpoint,
-        "credential": FakeCredential(),
-        "ca_file": azure.ca_file,
-        "retry_backoff_factor": 0.05,
-        "retry_total": 2,
-        "polling_interval": 0.05,
-        "read_timeout": 1,
-    }
-    compute = compute_client(SUBSCRIPTION, **kwargs)
-    network = network_client(SUBSCRIPTION, **kwargs)
+
+    def client_kwargs() -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "endpoint": azure.endpoint,
+            "credential": FakeCredential(),
+            "ca_file": azure.ca_file,
+            "retry_backoff_factor": 0.05,
+            "retry_total": 2,
+            "polling_interval": 0.05,
+            "read_timeout": 1,
+        }
+        if authorizer is not None:
+            kwargs["transport"] = EnforcingTransport(authorizer, connection_verify=azure.ca_file)
+        return kwargs
+
+    compute = compute_client(SUBSCRIPTION, **client_kwargs())
+    network = network_client(SUBSCRIPTION, **client_kwargs())
     opts = ProviderOptions(
         provider="azure",
         cluster="joinery",
@@ -53,7 +68,7 @@ def azure_provider(azure: AzureServer) -> AzureProvider:
         node_resource_group=RG,
         tenant_id="11111111-1111-1111-1111-111111111111",
         kubelet_bootstrap_token="abcdef.0123456789abcdef",
-        node_identities=(KUBELET_IDENTITY,),
+        node_identities=(node_identity,),
     )
     provider = AzureProvider(
         "eastus",

@@ -37,26 +37,23 @@ def azure(azure_server: AzureServer) -> Iterator[AzureServer]:
     emu.sku_page_size, emu.price_page_size = 10, 1000
 
 
+def _client_settings(azure: AzureServer) -> dict[str, Any]:
+    """SDK client settings for tests: the emulator's endpoint and CA, short polls; the SDK's
+    retry policy honours Retry-After, and its own backoff is kept short."""
+    return {
+        "endpoint": azure.endpoint,
+        "credential": FakeCredential(),
+        "ca_file": azure.ca_file,
+        "retry_backoff_factor": 0.1,
+        "polling_interval": 0.05,
+    }
+
+
 @pytest.fixture
 def compute(azure: AzureServer) -> ComputeManagementClient:
-    # Retry-After is honoured by the SDK's retry policy; keep its own backoff short.
-    return compute_client(
-        SUBSCRIPTION,
-        endpoint=azure.endpoint,
-        credential=FakeCredential(),
-        ca_file=azure.ca_file,
-        retry_backoff_factor=0.1,
-        polling_interval=0.05,
-    )
+    return compute_client(SUBSCRIPTION, **_client_settings(azure))
 
 
 @pytest.fixture
 def network(azure: AzureServer) -> Any:
-    return network_client(
-        SUBSCRIPTION,
-        endpoint=azure.endpoint,
-        credential=FakeCredential(),
-        ca_file=azure.ca_file,
-        retry_backoff_factor=0.1,
-        polling_interval=0.05,
-    )
+    return network_client(SUBSCRIPTION, **_client_settings(azure))

@@ -11,20 +11,13 @@ used, so the roles are both enough and no more than the lifecycle needs.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from activities.azure import permissions as P
-from activities.azure.clients import compute_client, network_client
-from activities.azure.nodeclasses import resolver_for
-from activities.azure.pricing import AzurePricing
-from activities.azure.provider import AzureProvider
-from activities.cloud.options import ProviderOptions
-from sandbox.azure.authorization import Authorizer, EnforcingTransport, role_assignments
-from sandbox.azure.credential import FakeCredential
+from sandbox.azure.authorization import Authorizer, role_assignments
 from sandbox.azure.server import AzureServer
-from tests.component.azure.conftest import SUBSCRIPTION
-from tests.component.azure.test_azure_launch import CA, RG, SUBNET, nodeclass, request
+from tests.component.azure.test_azure_launch import nodeclass, request
 from tests.component.azure.test_azure_roles_enforced import ROLES
+from tests.support.azure_provider import RG, SUBNET, SUBSCRIPTION, azure_provider
 
 SUB = f"/subscriptions/{SUBSCRIPTION}"
 NODE_RG = f"{SUB}/resourceGroups/{RG}"
@@ -32,46 +25,10 @@ KUBELET = f"{NODE_RG}/providers/Microsoft.ManagedIdentity/userAssignedIdentities
 
 
 def test_the_lifecycle_runs_under_exactly_the_documented_roles(azure: AzureServer) -> None:
-    azure.emulator.arm.add_resource_group(SUBSCRIPTION, RG, "eastus")
-    azure.emulator.arm.add_subnet(SUBNET)
     scopes = {P.NODE_GROUP: [NODE_RG], P.SUBNET: [SUBNET], P.SUBSCRIPTION: [SUB]}
     authorizer = Authorizer(role_assignments(ROLES, scopes))
-
-    def client_kwargs() -> dict[str, Any]:
-        return {
-            "endpoint": azure.endpoint,
-            "credential": FakeCredential(),
-            "ca_file": azure.ca_file,
-            "retry_backoff_factor": 0.05,
-            "retry_total": 2,
-            "polling_interval": 0.05,
-            "transport": EnforcingTransport(authorizer, connection_verify=azure.ca_file),
-        }
-
-    compute = compute_client(SUBSCRIPTION, **client_kwargs())
-    network = network_client(SUBSCRIPTION, **client_kwargs())
-    opts = ProviderOptions(
-        provider="azure",
-        cluster="joinery",
-        region="eastus",
-        subscription_id=SUBSCRIPTION,
-        cluster_endpoint="https://joinery.hcp.eastus.azmk8s.io:443",
-        cluster_ca_bundle=CA.decode(),
-        kubernetes_version="1.33.0",
-        node_resource_group=RG,
-        tenant_id="11111111-1111-1111-1111-111111111111",
-        kubelet_bootstrap_token="abcdef.0123456789abcdef",
-        node_identities=(KUBELET,),
-    )
-    provider = AzureProvider(
-        "eastus",
-        compute,
-        AzurePricing("eastus", fetch=None),
-        nodeclasses=resolver_for(opts, compute, network=network),
-    )
-    provider.attach_machines(opts, network)
+    provider = azure_provider(azure, authorizer=authorizer, node_identity=KUBELET)
     assert provider.machines is not None
-    provider.machines.vms.delete_wait_seconds = 2.0
 
     nc = nodeclass()
     status = provider.nodeclass_status(nc)

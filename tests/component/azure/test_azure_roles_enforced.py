@@ -19,19 +19,15 @@ from azure.core.exceptions import HttpResponseError
 
 from activities.azure import permissions as P
 from activities.azure.arm_errors import AzureError
-from activities.azure.clients import compute_client
-from activities.azure.pricing import AzurePricing
-from activities.azure.provider import AzureProvider
 from sandbox.azure.authorization import (
     Assignment,
     Authorizer,
-    EnforcingTransport,
     assign,
     role_assignments,
 )
-from sandbox.azure.credential import FakeCredential
 from sandbox.azure.server import AzureServer
 from tests.component.azure.conftest import SUBSCRIPTION
+from tests.support.azure_provider import azure_provider
 from tests.support.azure_sdk_calls import recorded
 
 ROLES = {
@@ -53,22 +49,9 @@ KUBELET = (
 AS_DOCUMENTED = {P.NODE_GROUP: [NODE_RG], P.SUBNET: [SUBNET], P.SUBSCRIPTION: [SUB]}
 
 
-def _provider(azure: AzureServer, authorizer: Authorizer) -> AzureProvider:
-    transport = EnforcingTransport(authorizer, connection_verify=azure.ca_file)
-    compute = compute_client(
-        SUBSCRIPTION,
-        endpoint=azure.endpoint,
-        credential=FakeCredential(),
-        ca_file=azure.ca_file,
-        transport=transport,
-        retry_total=0,
-    )
-    return AzureProvider("eastus", compute, AzurePricing("eastus", fetch=None))
-
-
 def test_the_catalog_runs_under_the_documented_roles(azure: AzureServer) -> None:
     authorizer = Authorizer(role_assignments(ROLES, AS_DOCUMENTED))
-    types = _provider(azure, authorizer).instance_types()
+    types = azure_provider(azure, authorizer=authorizer).instance_types()
     assert types
     assert authorizer.checks and all(ok for _, _, ok in authorizer.checks)
     assert authorizer.actions_checked() == {"Microsoft.Compute/skus/read"}
@@ -78,7 +61,7 @@ def test_without_the_catalog_reader_arm_refuses_the_catalog(azure: AzureServer) 
     scopes = {k: v for k, v in AS_DOCUMENTED.items() if k != P.SUBSCRIPTION}
     authorizer = Authorizer(role_assignments(ROLES, scopes))
     with pytest.raises(AzureError) as refused:  # the seam's error, not the SDK's
-        _provider(azure, authorizer).instance_types()
+        azure_provider(azure, authorizer=authorizer).instance_types()
     assert not refused.value.retryable
     assert refused.value.code == "AuthorizationFailed"
     assert "'Microsoft.Compute/skus/read' over scope" in str(refused.value)
