@@ -1,7 +1,8 @@
 """Underutilized: delete nodes whose pods fit elsewhere, replace nodes by one cheaper node.
 
 For pools whose ``consolidationPolicy`` is ``WhenEmptyOrUnderutilized`` or ``Balanced``. Two
-passes over the candidates, cheapest to disrupt for what they cost first (Karpenter v1.14's
+passes over the candidates (run in order by ``underutilized.py``, after an exhaustive search
+when they are few), cheapest to disrupt for what they cost first (Karpenter v1.14's
 order: price over disruption cost, highest first), each on the cluster the previous commands
 leave:
 
@@ -90,7 +91,7 @@ def _signature(ctx: RoundContext, cands: Sequence[Candidate]) -> tuple[object, .
     return (ctx.state.version, nodes, pods)
 
 
-def _outcome(
+def outcome_of(
     ctx: RoundContext, cands: Sequence[Candidate]
 ) -> tuple[Plan, list[PlannedClaim]] | str:
     """Where the candidates' pods would go, as a valid Underutilized command, or why not.
@@ -234,7 +235,7 @@ def _balanced_refusal(
     return None
 
 
-def _try(
+def attempt(
     ctx: RoundContext,
     cands: Sequence[Candidate],
     all_cands: Sequence[Candidate],
@@ -245,7 +246,7 @@ def _try(
     why = ctx.refusal(cands, UNDERUTILIZED)
     if why is not None:
         return why
-    out = _outcome(ctx, cands)
+    out = outcome_of(ctx, cands)
     if isinstance(out, str):
         return out
     plan, replacements = out
@@ -332,7 +333,7 @@ def single_node_pass(ctx: RoundContext, order: list[Candidate], *, first_only: b
     for c in order:
         if not ctx.free(c):
             continue
-        why = _try(ctx, [c], order)
+        why = attempt(ctx, [c], order)
         if why is None:
             found += 1
             if first_only:
@@ -358,17 +359,6 @@ def _with_group(ctx: RoundContext, c: Candidate, why: str) -> str:
 def _is_hold(why: str) -> bool:
     """A refusal that says "not now" (budget, PDBs) rather than "nothing to gain"."""
     return ("budget" in why and why.startswith("nodepool")) or "PodDisruptionBudget" in why
-
-
-def consolidate(ctx: RoundContext, candidates: list[Candidate]) -> None:
-    order = consolidatable(ctx, candidates)
-    multi_node_pass(ctx, order)
-    # Karpenter's order puts the dearest nodes first, so its prefixes always include them;
-    # many small nodes whose pods one slightly larger node holds are found cheapest first;
-    # a large node with room to spare and the small nodes that fill it, dearest first.
-    multi_node_pass(ctx, sorted(order, key=lambda c: (c.node.price or 0.0, c.node.name)))
-    multi_node_pass(ctx, sorted(order, key=lambda c: (-(c.node.price or 0.0), c.node.name)))
-    single_node_pass(ctx, order)
 
 
 def _within_budget(ctx: RoundContext, batch: list[Candidate]) -> list[Candidate]:
@@ -401,7 +391,7 @@ def _multi_node(
 
     def outcome(n: int) -> tuple[Plan, list[PlannedClaim]] | str:
         if n not in outcomes:
-            outcomes[n] = _outcome(ctx, batch[:n])
+            outcomes[n] = outcome_of(ctx, batch[:n])
         return outcomes[n]
 
     best = _largest(2, len(batch), lambda n: not isinstance(outcome(n), str))
@@ -416,7 +406,7 @@ def _multi_node(
     saved = sum(c.node.price or 0.0 for c in batch[:best]) - sum(r.price for r in out[1])
     if prefer_delete and _delete_saves_more(ctx, batch[:best], saved, pool_ok):
         return True
-    if _try(ctx, batch[:best], pool_ok) is None:
+    if attempt(ctx, batch[:best], pool_ok) is None:
         return True
     _note_groups(ctx, batch, outcomes)
     return False
@@ -467,6 +457,6 @@ def _delete_saves_more(
     for c in sorted(prefix, key=lambda c: (-(c.node.price or 0.0), c.node.name)):
         if (c.node.price or 0.0) <= saved + 1e-9:
             return False
-        if room.may_fit(c) and _try(ctx, [c], pool_ok, delete_only=True) is None:
+        if room.may_fit(c) and attempt(ctx, [c], pool_ok, delete_only=True) is None:
             return True
     return False
