@@ -61,30 +61,54 @@ def _budgets_allow_all(ctx: RoundContext, order: Sequence[Candidate]) -> bool:
 def exhaustive_pass(ctx: RoundContext, order: list[Candidate]) -> int:
     """Take, while one saves anything, the subset of the free candidates whose command saves
     the most; returns how many commands. Ties go to the fewest pods disrupted, then to the
-    subset first in Karpenter's order (``order``), so the round stays deterministic."""
+    subset first in Karpenter's order (``order``), so the round stays deterministic. A
+    subset the command's last checks refuse (Balanced, the round's spreads) is passed over
+    for the next best."""
     found = 0
     while True:
         free = [c for c in order if ctx.free(c) and ctx.refusal([c], UNDERUTILIZED) is None]
-        taken = next((c for c in _ranked(ctx, free) if attempt(ctx, c, order) is None), None)
-        if taken is None:
-            return found
-        found += 1
+        refused: set[tuple[int, ...]] = set()
+        while True:
+            picked = _best(ctx, free, refused)
+            if picked is None:
+                return found
+            if attempt(ctx, [free[i] for i in picked], order) is None:
+                found += 1
+                break
+            refused.add(picked)
 
 
-def _ranked(ctx: RoundContext, free: Sequence[Candidate]) -> list[list[Candidate]]:
-    """The subsets of ``free`` whose command would save something, best first."""
-    scored: list[tuple[float, int, tuple[int, ...]]] = []
-    for k in range(1, len(free) + 1):
-        for picked in itertools.combinations(range(len(free)), k):
-            cands = [free[i] for i in picked]
-            if ctx.refusal(cands, UNDERUTILIZED) is not None:
-                continue  # budgets and PDBs are cheaper to ask than a simulation
-            out = outcome_of(ctx, cands)
-            if isinstance(out, str):
-                continue
-            saved = sum(c.node.price or 0.0 for c in cands) - sum(r.price for r in out[1])
-            if saved > 1e-9:
-                pods = sum(len(c.pods) for c in cands)
-                scored.append((-round(saved, 9), pods, picked))
-    scored.sort()
-    return [[free[i] for i in picked] for _, _, picked in scored]
+def _best(
+    ctx: RoundContext, free: Sequence[Candidate], refused: set[tuple[int, ...]]
+) -> tuple[int, ...] | None:
+    """The subset of ``free`` (as positions) whose command would save the most, or None.
+
+    Subsets are simulated dearest first: a subset saves at most what its nodes cost, so once
+    they cost less than the best saving found, no later one can win and the search stops
+    (on small clusters this leaves out most of them)."""
+    price = [c.node.price or 0.0 for c in free]
+    subsets = [
+        picked
+        for k in range(1, len(free) + 1)
+        for picked in itertools.combinations(range(len(free)), k)
+        if picked not in refused
+    ]
+    subsets.sort(key=lambda picked: -sum(price[i] for i in picked))
+    best: tuple[float, int, tuple[int, ...]] | None = None
+    for picked in subsets:
+        total = sum(price[i] for i in picked)
+        if best is not None and total < -best[0] - 1e-9:
+            break
+        cands = [free[i] for i in picked]
+        if ctx.refusal(cands, UNDERUTILIZED) is not None:
+            continue  # budgets and PDBs are cheaper to ask than a simulation
+        out = outcome_of(ctx, cands)
+        if isinstance(out, str):
+            continue
+        saved = total - sum(r.price for r in out[1])
+        if saved <= 1e-9:
+            continue
+        key = (-round(saved, 9), sum(len(c.pods) for c in cands), picked)
+        if best is None or key < best:
+            best = key
+    return None if best is None else best[2]
