@@ -156,6 +156,8 @@ def _simulate_outcome(
         # The solver opens a claim per best-priced size; one larger node may hold them all.
         single = ctx.state.simulate(names, pods, one_new_node=True)
         if single.unschedulable or len(single.claims) != 1:
+            single = _all_on_one_new_node(ctx, names, pods)
+        if single.unschedulable or len(single.claims) != 1:
             why = f"its pods need {len(plan.claims)} new nodes, consolidation launches at most one"
             return _in_another_zone(ctx, cands, pods, single, why)
         plan = single
@@ -166,6 +168,16 @@ def _simulate_outcome(
     if isinstance(narrowed, str):
         return _in_another_zone(ctx, cands, pods, plan, TooDear(narrowed))
     return plan, [narrowed]
+
+
+def _all_on_one_new_node(ctx: RoundContext, names: Sequence[str], pods: Sequence[Pod]) -> Plan:
+    """Every pod on one new node, the other nodes counted but taking none. The solver fills
+    the other nodes first, and a pod placed there can pin the rest elsewhere: a pod whose
+    affinity follows another moving pod into the zone of the node that took it, where the
+    one new node the others need is pinned to another zone. Karpenter's scheduler fills
+    existing nodes first too; this finds the command it misses."""
+    others = [n for n in ctx.state.nodes if n not in ctx.state.removed and n not in names]
+    return ctx.state.simulate(names, pods, one_new_node=True, avoid=others)
 
 
 def _zonal(p: Pod) -> bool:

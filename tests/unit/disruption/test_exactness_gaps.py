@@ -290,3 +290,29 @@ def test_a_replacement_pinned_to_spot_without_a_spot_offering_says_so() -> None:
     reason = kept_reasons(out)["big"]
     assert "not less than" not in reason, reason
     assert "launched as spot" in reason and "$0.0600/h" in reason, reason
+
+
+def test_pods_that_follow_each_other_all_go_to_the_one_new_node() -> None:
+    """An eight-cpu node in zone b runs two pods that must share a zone with each other and
+    one pod that must stay in zone b; an unmanaged node in zone c has room for one pod. The
+    solver fills that node first, the second pod follows the first into zone c and the zone-b
+    pod needs its own node: "2 new nodes". All three on one four-cpu node in zone b is a
+    valid, cheaper command (before the fix: kept)."""
+    together = {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [pod_term(ZONE, {"app": "pair"})]
+        }
+    }
+    docs: list[Mapping[str, Any]] = [pool(budgets=ALL), *_managed("big", "eight-cpu", ZB)]
+    docs.append(_unmanaged("own", "1500m", ZC))
+    docs += [
+        bound(f"pair-{i}", "big", "1", "1Gi", labels={"app": "pair"}, affinity=together)
+        for i in range(2)
+    ]
+    docs.append(bound("local", "big", "1", "1Gi", node_selector={ZONE: ZB}))
+    out = disrupt(docs, CATALOG)
+    (cmd,) = commands(out)
+    assert cmd["nodes"] == ["big"]
+    (rep,) = cmd["replacements"]
+    assert rep["instanceTypes"][0] == "four-cpu" and rep["zones"] == [ZB]
+    assert set(cmd["pods"].values()) == {"replacement-0"}
