@@ -473,6 +473,8 @@ class Summary:
     worst_seed: int | None
     unknown: int
     invalid: int
+    # Clusters above an optimum of $0/h (every managed node removable): no relative gap.
+    above_zero: tuple[int, ...] = ()
 
     def lines(self) -> list[str]:
         share = self.reached / self.compared if self.compared else 1.0
@@ -483,6 +485,8 @@ class Summary:
             f"({share:.2%}); below it (several rounds beat one step): {self.better}",
             f"worst gap above the optimum: {self.worst_gap:.2%}"
             + (f" (seed {self.worst_seed})" if self.worst_seed is not None else ""),
+            f"above an optimum of $0/h (every managed node removable): {len(self.above_zero)}"
+            + (f" (seeds {', '.join(map(str, self.above_zero[:8]))})" if self.above_zero else ""),
         ]
 
 
@@ -491,8 +495,11 @@ def summarize(outcomes: Sequence[Outcome]) -> Summary:
     reached = [o for o in compared if o.best is not None and o.joinery <= o.best + 1e-6]
     better = [o for o in compared if o.best is not None and o.joinery < o.best - 1e-6]
     worst, worst_seed = 0.0, None
+    above_zero = []
     for o in compared:
         assert o.best is not None
+        if o.best <= 1e-9 and o.joinery > 1e-6:
+            above_zero.append(o.seed)
         gap = (o.joinery - o.best) / o.best if o.best > 0 else 0.0
         if gap > worst + 1e-12:
             worst, worst_seed = gap, o.seed
@@ -505,6 +512,7 @@ def summarize(outcomes: Sequence[Outcome]) -> Summary:
         worst_seed,
         sum(1 for o in outcomes if o.best is None),
         sum(1 for o in outcomes if o.invalid is not None),
+        tuple(above_zero),
     )
 
 
