@@ -1,7 +1,8 @@
 """Underutilized: delete nodes whose pods fit elsewhere, replace nodes by one cheaper node.
 
 For pools whose ``consolidationPolicy`` is ``WhenEmptyOrUnderutilized`` or ``Balanced``. Two
-passes over the candidates, cheapest to disrupt for what they cost first (Karpenter v1.14's
+passes over the candidates (run in order by ``underutilized.py``, after an exhaustive search
+when they are few), cheapest to disrupt for what they cost first (Karpenter v1.14's
 order: price over disruption cost, highest first), each on the cluster the previous commands
 leave:
 
@@ -90,7 +91,7 @@ def _signature(ctx: RoundContext, cands: Sequence[Candidate]) -> tuple[object, .
     return (ctx.state.version, nodes, pods)
 
 
-def _outcome(
+def outcome_of(
     ctx: RoundContext, cands: Sequence[Candidate]
 ) -> tuple[Plan, list[PlannedClaim]] | str:
     """Where the candidates' pods would go, as a valid Underutilized command, or why not.
@@ -155,6 +156,8 @@ def _simulate_outcome(
         # The solver opens a claim per best-priced size; one larger node may hold them all.
         single = ctx.state.simulate(names, pods, one_new_node=True)
         if single.unschedulable or len(single.claims) != 1:
+            single = _all_on_one_new_node(ctx, names, pods)
+        if single.unschedulable or len(single.claims) != 1:
             why = f"its pods need {len(plan.claims)} new nodes, consolidation launches at most one"
             return _in_another_zone(ctx, cands, pods, single, why)
         plan = single
@@ -165,6 +168,16 @@ def _simulate_outcome(
     if isinstance(narrowed, str):
         return _in_another_zone(ctx, cands, pods, plan, TooDear(narrowed))
     return plan, [narrowed]
+
+
+def _all_on_one_new_node(ctx: RoundContext, names: Sequence[str], pods: Sequence[Pod]) -> Plan:
+    """Every pod on one new node, the other nodes counted but taking none. The solver fills
+    the other nodes first, and a pod placed there can pin the rest elsewhere: a pod whose
+    affinity follows another moving pod into the zone of the node that took it, where the
+    one new node the others need is pinned to another zone. Karpenter's scheduler fills
+    existing nodes first too; this finds the command it misses."""
+    others = [n for n in ctx.state.nodes if n not in ctx.state.removed and n not in names]
+    return ctx.state.simulate(names, pods, one_new_node=True, avoid=others)
 
 
 def _zonal(p: Pod) -> bool:
@@ -234,7 +247,7 @@ def _balanced_refusal(
     return None
 
 
-def _try(
+def attempt(
     ctx: RoundContext,
     cands: Sequence[Candidate],
     all_cands: Sequence[Candidate],
@@ -245,7 +258,7 @@ def _try(
     why = ctx.refusal(cands, UNDERUTILIZED)
     if why is not None:
         return why
-    out = _outcome(ctx, cands)
+    out = outcome_of(ctx, cands)
     if isinstance(out, str):
         return out
     plan, replacements = out
@@ -332,7 +345,7 @@ def single_node_pass(ctx: RoundContext, order: list[Candidate], *, first_only: b
     for c in order:
         if not ctx.free(c):
             continue
-        why = _try(ctx, [c], order)
+        why = attempt(ctx, [c], order)
         if why is None:
             found += 1
             if first_only:
@@ -358,17 +371,6 @@ def _with_group(ctx: RoundContext, c: Candidate, why: str) -> str:
 def _is_hold(why: str) -> bool:
     """A refusal that says "not now" (budget, PDBs) rather than "nothing to gain"."""
     return ("budget" in why and why.startswith("nodepool")) or "PodDisruptionBudget" in why
-
-
-def consolidate(ctx: RoundContext, candidates: list[Candidate]) -> None:
-    order = consolidatable(ctx, candidates)
-    multi_node_pass(ctx, order)
-    # Karpenter's order puts the dearest nodes first, so its prefixes always include them;
-    # many small nodes whose pods one slightly larger node holds are found cheapest first;
-    # a large node with room to spare and the small nodes that fill it, dearest first.
-    multi_node_pass(ctx, sorted(order, key=lambda c: (c.node.price or 0.0, c.node.name)))
-    multi_node_pass(ctx, sorted(order, key=lambda c: (-(c.node.price or 0.0), c.node.name)))
-    single_node_pass(ctx, order)
 
 
 def _within_budget(ctx: RoundContext, batch: list[Candidate]) -> list[Candidate]:
@@ -401,7 +403,7 @@ def _multi_node(
 
     def outcome(n: int) -> tuple[Plan, list[PlannedClaim]] | str:
         if n not in outcomes:
-            outcomes[n] = _outcome(ctx, batch[:n])
+            outcomes[n] = outcome_of(ctx, batch[:n])
         return outcomes[n]
 
     best = _largest(2, len(batch), lambda n: not isinstance(outcome(n), str))
@@ -416,7 +418,7 @@ def _multi_node(
     saved = sum(c.node.price or 0.0 for c in batch[:best]) - sum(r.price for r in out[1])
     if prefer_delete and _delete_saves_more(ctx, batch[:best], saved, pool_ok):
         return True
-    if _try(ctx, batch[:best], pool_ok) is None:
+    if attempt(ctx, batch[:best], pool_ok) is None:
         return True
     _note_groups(ctx, batch, outcomes)
     return False
@@ -467,6 +469,6 @@ def _delete_saves_more(
     for c in sorted(prefix, key=lambda c: (-(c.node.price or 0.0), c.node.name)):
         if (c.node.price or 0.0) <= saved + 1e-9:
             return False
-        if room.may_fit(c) and _try(ctx, [c], pool_ok, delete_only=True) is None:
+        if room.may_fit(c) and attempt(ctx, [c], pool_ok, delete_only=True) is None:
             return True
     return False

@@ -20,7 +20,6 @@ from contextlib import contextmanager
 
 from models.nodepool import NodePool
 from scheduling.disruption.budgets import BudgetLedger
-from scheduling.disruption.consolidation import consolidate
 from scheduling.disruption.context import RoundContext
 from scheduling.disruption.drift_method import replace_drifted
 from scheduling.disruption.emptiness import empty_nodes
@@ -33,6 +32,7 @@ from scheduling.disruption.types import (
     NodeVerdict,
     RoundDecision,
 )
+from scheduling.disruption.underutilized import consolidate
 from scheduling.problem import Problem
 from scheduling.solver import Plan
 

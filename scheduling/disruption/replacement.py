@@ -47,7 +47,8 @@ def cheaper_replacement(
     all_spot = all(n.capacity_type == SPOT for n in nodes)
     if all_spot and SPOT in cts and not spot_to_spot:
         return "SpotToSpotConsolidation is disabled: a spot node is not replaced by a spot node"
-    if SPOT in cts and ON_DEMAND in cts:
+    pinned = SPOT in cts and ON_DEMAND in cts
+    if pinned:
         cts = {SPOT}
     zones = set(claim.zones)
     priced: list[tuple[float, str, InstanceType]] = []
@@ -55,9 +56,25 @@ def cheaper_replacement(
         p = _price(it, zones, cts)
         if p is not None and p < total - 1e-9:
             priced.append((p, it.name, it))
-    if len(nodes) > 1:
+    if len(nodes) > 1 and priced:
         same = {n.instance_type: n.price or 0.0 for n in nodes}
-        priced = [x for x in priced if x[1] not in same or x[0] < same[x[1]] - 1e-9]
+        kept = [x for x in priced if x[1] not in same or x[0] < same[x[1]] - 1e-9]
+        if not kept:
+            # Cheaper than the nodes together, yet no cheaper than one of them of its type:
+            # saying "not less than" the total would not be true.
+            p, name, _ = min(priced, key=lambda x: (x[0], x[1]))
+            return (
+                f"the cheapest replacement that holds its pods is a {name} at ${p:.4f}/h, no "
+                f"cheaper than its own {name} node at ${same[name]:.4f}/h: keeping that node "
+                "and deleting the others would do"
+            )
+        priced = kept
+    if not priced and pinned:
+        return (
+            f"a replacement its pool may launch as spot or on-demand is launched as spot, and "
+            f"no spot offering that holds its pods costs less than ${total:.4f}/h (the "
+            f"cheapest of any capacity type: ${claim.price:.4f}/h)"
+        )
     if not priced:
         cheapest = claim.price
         return (

@@ -28,6 +28,7 @@ from tests.oracle.defects import open_defect
 from tests.oracle.generate import (
     CAPACITY_TYPE,
     INITIALIZED,
+    INSTANCE_TYPE,
     NODEPOOL,
     Scenario,
     allocatable,
@@ -36,10 +37,11 @@ from tests.oracle.generate import (
     type_labels,
 )
 from tests.oracle.judge import judge_round
+from tests.oracle.karpenter_rules import KarpenterRules, same_type_allows
 from tests.oracle.objects import ZONE, node
 from tests.oracle.resources import fit_failure, pod_requests
 from tests.oracle.rounds import apply, cluster_cost, managed_nodes, node_price
-from tests.oracle.selectors import pod_matches_node_selection, untolerated_taint
+from tests.oracle.selectors import node_labels, pod_matches_node_selection, untolerated_taint
 
 NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
 MAX_MANAGED = 6
@@ -166,6 +168,8 @@ class Search:
     calls: int = 0
     # Karpenter's reachable set: a test of the pods landing on the replacement (if any).
     onto_replacement: Callable[[list[Obj]], bool] | None = None
+    # Karpenter's scheduling rules on top of the kube-scheduler's (karpenter_rules.py).
+    rules: KarpenterRules | None = None
 
     def place(self, cluster: Cluster, pods: list[Obj], placed: list[tuple[Obj, str]]) -> bool:
         """Can ``pods`` be admitted one by one (any destinations) onto ``cluster``?"""
@@ -180,7 +184,9 @@ class Search:
             self.calls += 1
             if self.calls > SEARCH_BUDGET:
                 raise OutOfBudget
-            if admits(pod, name, cluster) is None:
+            if admits(pod, name, cluster) is None and (
+                self.rules is None or self.rules.refusal(pod, cluster.nodes[name], cluster) is None
+            ):
                 cluster.pods.append(with_node(pod, name))
                 ok = self.place(cluster, rest, [*placed, (pod, name)])
                 cluster.pods.pop()
@@ -211,9 +217,10 @@ def optimum(
     catalog: Mapping[str, Any],
     spot_to_spot: bool = False,
     pool_order: bool = False,
+    karpenter_rules: bool = False,
 ) -> float:
     """The cost of ``cheapest_step`` (its arguments)."""
-    return cheapest_step(objects, catalog, spot_to_spot, pool_order).cost
+    return cheapest_step(objects, catalog, spot_to_spot, pool_order, karpenter_rules).cost
 
 
 def cheapest_step(
@@ -221,6 +228,7 @@ def cheapest_step(
     catalog: Mapping[str, Any],
     spot_to_spot: bool = False,
     pool_order: bool = False,
+    karpenter_rules: bool = False,
 ) -> Step:
     """The cheapest cost one step (a subset of managed nodes removed, at most one
     replacement) reaches with every evicted pod admitted; raises OutOfBudget.
@@ -229,7 +237,8 @@ def cheapest_step(
     are all spot are never replaced by a claim whose pool allows spot (they may only go
     without a replacement, or be replaced from a pool that cannot launch spot). With
     ``pool_order``, a replacement must also be one Karpenter's pool order can open
-    (``PoolOrder``)."""
+    (``PoolOrder``); ``karpenter_rules`` adds pool order and Karpenter's scheduling rules
+    to the kube-scheduler's on every evicted pod's placement (``KarpenterRules``)."""
     managed = managed_nodes(objects)
     nodes = {name_of(o): o for o in objects if o.get("kind") == "Node"}
     price = {n: node_price(nodes[n], catalog) for n in managed}
@@ -237,21 +246,35 @@ def cheapest_step(
     options: list[tuple[float, tuple[str, ...], dict[str, Any] | None, str]] = []
     replacements = _replacements(objects, catalog)
     order = PoolOrder(replacements)
+    pool_order = pool_order or karpenter_rules
+    start = Cluster.from_objects(objects)
+    occupied = {n for n in managed if start.pods_on(n)}
     for k in range(1, len(managed) + 1):
         for gone in itertools.combinations(managed, k):
+            if karpenter_rules and not set(managed) - occupied <= set(gone):
+                continue  # Karpenter's Emptiness method has removed the empty nodes first
             saved = sum(price[n] for n in gone)
             options.append((base - saved, gone, None, ""))
+            # Karpenter's Emptiness method removes empty nodes before consolidation looks:
+            # an empty on-demand node does not lift the gate for the spot nodes with it.
+            gated = [n for n in gone if not karpenter_rules or n in occupied]
             all_spot = all(
                 (nodes[n]["metadata"].get("labels") or {}).get(CAPACITY_TYPE) == "spot"
-                for n in gone
+                for n in gated
             )
             for rp, body, spot_ok, pool in replacements:
                 if all_spot and spot_ok and not spot_to_spot:
+                    continue
+                if karpenter_rules and spot_ok and node_labels(body)[CAPACITY_TYPE] != "spot":
+                    # Karpenter pins a replacement its pool may launch as spot to spot (no
+                    # generated pod selects a capacity type, which would narrow it first).
                     continue
                 if rp < saved:
                     options.append((base - saved + rp, gone, body, pool))
     options.sort(key=lambda o: (o[0], len(o[1])))
     search = Search()
+    if karpenter_rules:
+        search.rules = KarpenterRules([body for _, body, _, _ in replacements])
     for cost, gone, replacement, pool in options:
         if cost >= base - 1e-9:
             break
@@ -268,10 +291,41 @@ def cheapest_step(
             if pool_order and replacement is not None
             else None
         )
+        moving = sorted(set(gone) & occupied)
+        if karpenter_rules and replacement is not None and len(moving) > 1:
+            cheapest: dict[str, float] = {}  # per type among the nodes with pods replaced
+            for n in moving:
+                cheapest[_type(nodes[n])] = min(price[n], cheapest.get(_type(nodes[n]), price[n]))
+            paid = cost - (base - sum(price[n] for n in gone))  # the replacement's price
+            search.onto_replacement = _karpenter_replacement(
+                order, pool, paid, replacements, cheapest, cluster
+            )
         evicted.sort(key=lambda p: -sum(pod_requests(p, cluster).values()))
         if search.place(cluster, evicted, []):
             return Step(cost, gone, tuple(evicted))
     return Step(base)
+
+
+def _type(n: Obj) -> str:
+    return str((n["metadata"].get("labels") or {}).get(INSTANCE_TYPE))
+
+
+def _karpenter_replacement(
+    order: PoolOrder,
+    pool: str,
+    price: float,
+    replacements: Sequence[tuple[float, dict[str, Any], bool, str]],
+    gone: Mapping[str, float],
+    cluster: Cluster,
+) -> Callable[[list[Obj]], bool]:
+    """The test of the pods landing on a replacement of several nodes under Karpenter's
+    rules: pool order, and no delete in disguise (``same_type_allows``)."""
+    options = [body for _, body, _, p in replacements if p == pool]
+
+    def allows(pods: list[Obj]) -> bool:
+        return order.allows(pool, pods) and same_type_allows(price, pods, options, gone, cluster)
+
+    return allows
 
 
 def _room(cluster: Cluster, pods: list[Obj]) -> bool:
@@ -297,10 +351,16 @@ class Outcome:
     # The optimum among the steps Karpenter's pool order allows (``PoolOrder``).
     reachable: float | None = None
     final: list[dict[str, Any]] | None = field(default=None, repr=False)  # the fixpoint
+    # The optimum among the steps Karpenter's rules allow (pool order and ``KarpenterRules``).
+    karpenter: float | None = None
 
     def against_reachable(self) -> Outcome:
         """The same outcome compared with the optimum Karpenter's pool order allows."""
         return replace(self, best=self.reachable)
+
+    def against_karpenter(self) -> Outcome:
+        """The same outcome compared with the optimum Karpenter's rules allow."""
+        return replace(self, best=self.karpenter)
 
 
 # Pod features behind known, Karpenter-shaped gaps (docs/disruption.md): the solver tries a
@@ -353,10 +413,11 @@ def run_one(seed: int) -> Outcome:
     try:
         best: float | None = optimum(sc.objects, sc.catalog)
         reachable: float | None = optimum(sc.objects, sc.catalog, pool_order=True)
+        karpenter: float | None = optimum(sc.objects, sc.catalog, karpenter_rules=True)
     except OutOfBudget:
-        best = reachable = None
+        best = reachable = karpenter = None
     cost = cluster_cost(objects, sc.catalog)
-    return Outcome(seed, cost, best, invalid, features(sc.objects), reachable, objects)
+    return Outcome(seed, cost, best, invalid, features(sc.objects), reachable, objects, karpenter)
 
 
 # The order in which a gap is put in a class by what its step moves (``classify``).
@@ -388,13 +449,13 @@ def _move_features(objects: Sequence[Obj]) -> frozenset[str]:
 
 
 def classify(o: Outcome) -> str:
-    """Why a fixpoint stays above the optimum Karpenter's pool order allows, as a class:
-    "path" when no step from the fixpoint itself saves (the rounds went another way, each
-    one step as Karpenter takes them); else the first of ``MOVE_CLASSES`` among the nodes
-    and pods that the cheapest step from the fixpoint removes and moves ("other": none)."""
+    """Why a fixpoint stays above the optimum Karpenter's rules allow, as a class: "path"
+    when no step from the fixpoint itself saves (the rounds went another way); else the
+    first of ``MOVE_CLASSES`` among the nodes and pods that the cheapest step from the
+    fixpoint removes and moves ("other": none)."""
     assert o.final is not None
     catalog = small_cluster(o.seed).catalog
-    step = cheapest_step(o.final, catalog, pool_order=True)
+    step = cheapest_step(o.final, catalog, karpenter_rules=True)
     if step.cost >= o.joinery - 1e-6:
         return "path"
     gone = [n for n in o.final if n.get("kind") == "Node" and name_of(n) in step.gone]
@@ -412,6 +473,8 @@ class Summary:
     worst_seed: int | None
     unknown: int
     invalid: int
+    # Clusters above an optimum of $0/h (every managed node removable): no relative gap.
+    above_zero: tuple[int, ...] = ()
 
     def lines(self) -> list[str]:
         share = self.reached / self.compared if self.compared else 1.0
@@ -422,6 +485,8 @@ class Summary:
             f"({share:.2%}); below it (several rounds beat one step): {self.better}",
             f"worst gap above the optimum: {self.worst_gap:.2%}"
             + (f" (seed {self.worst_seed})" if self.worst_seed is not None else ""),
+            f"above an optimum of $0/h (every managed node removable): {len(self.above_zero)}"
+            + (f" (seeds {', '.join(map(str, self.above_zero[:8]))})" if self.above_zero else ""),
         ]
 
 
@@ -430,8 +495,11 @@ def summarize(outcomes: Sequence[Outcome]) -> Summary:
     reached = [o for o in compared if o.best is not None and o.joinery <= o.best + 1e-6]
     better = [o for o in compared if o.best is not None and o.joinery < o.best - 1e-6]
     worst, worst_seed = 0.0, None
+    above_zero = []
     for o in compared:
         assert o.best is not None
+        if o.best <= 1e-9 and o.joinery > 1e-6:
+            above_zero.append(o.seed)
         gap = (o.joinery - o.best) / o.best if o.best > 0 else 0.0
         if gap > worst + 1e-12:
             worst, worst_seed = gap, o.seed
@@ -444,6 +512,7 @@ def summarize(outcomes: Sequence[Outcome]) -> Summary:
         worst_seed,
         sum(1 for o in outcomes if o.best is None),
         sum(1 for o in outcomes if o.invalid is not None),
+        tuple(above_zero),
     )
 
 
@@ -452,19 +521,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--clusters", type=int, default=1000)
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--show-gaps", action="store_true", help="print every seed with a gap")
-    ap.add_argument("--classify", action="store_true", help="count the gaps (pool order) by class")
+    ap.add_argument(
+        "--classify", action="store_true", help="count the gaps (Karpenter's rules) by class"
+    )
     args = ap.parse_args(argv)
     outcomes = [run_one(s) for s in range(args.first_seed, args.first_seed + args.clusters)]
     classes: dict[int, str] = {}
     if args.classify:
         for o in outcomes:
-            if o.reachable is not None and o.invalid is None and o.joinery > o.reachable + 1e-6:
+            if o.karpenter is not None and o.invalid is None and o.joinery > o.karpenter + 1e-6:
                 classes[o.seed] = classify(o)
     print("all clusters:")
     for line in summarize(outcomes).lines():
         print("  " + line)
     print("all clusters, against the optimum Karpenter's pool order allows:")
     for line in summarize([o.against_reachable() for o in outcomes]).lines():
+        print("  " + line)
+    print("all clusters, against the optimum Karpenter's rules allow (pool order included):")
+    for line in summarize([o.against_karpenter() for o in outcomes]).lines():
         print("  " + line)
     plain = [o for o in outcomes if not o.features]
     print("clusters without the features of the known gaps (" + ", ".join(KNOWN) + "):")
@@ -477,12 +551,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 cls = f" [{classes[o.seed]}]" if o.seed in classes else ""
                 print(
                     f"seed {o.seed}: joinery {o.joinery:.4f}/h, optimum {o.best:.4f}/h, "
-                    f"in pool order {o.reachable:.4f}/h ({tags}){cls}"
+                    f"in pool order {o.reachable:.4f}/h, Karpenter's rules {o.karpenter:.4f}/h "
+                    f"({tags}){cls}"
                 )
             if o.invalid:
                 print(f"seed {o.seed}: round refused: {o.invalid}")
     if args.classify:
-        print("gaps above the optimum in pool order, by class:")
+        print("gaps above the optimum Karpenter's rules allow, by class:")
         for name in sorted(set(classes.values()), key=lambda c: -list(classes.values()).count(c)):
             seeds = [s for s, c in classes.items() if c == name]
             print(f"  {name}: {len(seeds)} (seeds {', '.join(map(str, seeds[:8]))}...)")

@@ -10,11 +10,14 @@ from tests.oracle.rounds import cluster_cost
 
 CLUSTERS = 150
 # Measured on seeds 0..149 (issue 35): the share of clusters whose fixpoint is at or below
-# the one-step optimum (129 of 150), and below the optimum Karpenter's pool order allows
-# (132). Karpenter-shaped gaps and greedy rounds keep them below 100% (docs/disruption.md,
-# "Exactness", by class).
-REACHED_FLOOR = 0.86
-REACHABLE_FLOOR = 0.88
+# the one-step optimum (136 of 150), the optimum Karpenter's pool order allows (140), and
+# the optimum Karpenter's rules allow (149; the other +1.7%). Karpenter's rules, which
+# Joinery follows on purpose, keep the first two below 100%; greedy simulations the third
+# (docs/disruption.md, "Exactness", by class).
+REACHED_FLOOR = 0.90
+REACHABLE_FLOOR = 0.93
+KARPENTER_FLOOR = 0.99
+KARPENTER_WORST_GAP = 0.05
 
 
 def test_small_clusters_reach_the_brute_force_optimum() -> None:
@@ -33,6 +36,11 @@ def test_small_clusters_reach_the_brute_force_optimum() -> None:
     for line in reachable.lines():
         print("in Karpenter's pool order: " + line)
     assert reachable.reached >= REACHABLE_FLOOR * reachable.compared
+    karpenter = summarize([o.against_karpenter() for o in outcomes])
+    for line in karpenter.lines():
+        print("in Karpenter's rules: " + line)
+    assert karpenter.reached >= KARPENTER_FLOOR * karpenter.compared
+    assert karpenter.worst_gap <= KARPENTER_WORST_GAP and not karpenter.above_zero
 
 
 def test_a_round_keeps_the_pods_its_moved_pods_need_by_affinity() -> None:

@@ -3,6 +3,7 @@ Joinery missed, each reduced to a hand-written cluster (issue 35, item 5)."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 from tests.support.catalogs import ZA, ZB, ZC
 from tests.support.disruption import ALL, LONG_AGO, bound, claim_for, commands, disrupt, pool
 from tests.support.disruption import kept as kept_reasons
+from tests.support.labels import CAPACITY_TYPE
 from tests.support.manifests import ZONE, node, pod_term
 
 # name: (cpu, memory, on-demand price in every zone)
@@ -248,3 +250,69 @@ def test_a_pod_with_zonal_anti_affinity_does_not_pin_its_companions_zone() -> No
     (rep,) = cmd["replacements"]
     assert rep["zones"] == [ZB]
     assert rep["instanceTypes"] == ["two-cpu"]
+
+
+def test_a_merge_into_a_node_like_one_of_them_says_why_it_is_refused() -> None:
+    """A four-cpu node and a two-cpu node in zone b whose pod must stay in zone b: one four-cpu
+    node in zone b holds both pods for less than both nodes, but no less than the four-cpu
+    node itself (Karpenter refuses such a merge: keeping that node and deleting the other
+    would do). The kept reason said "$0.1500/h, not less than $0.2100/h", which is false."""
+    docs: list[Mapping[str, Any]] = [pool(budgets=ALL)]
+    docs += _managed("big", "four-cpu", ZA) + _managed("small", "two-cpu", ZB)
+    docs.append(bound("w-big", "big", "2500m", "1Gi"))
+    docs.append(bound("w-small", "small", "1200m", "1Gi", node_selector={ZONE: ZB}))
+    out = disrupt(docs, CATALOG)
+    assert commands(out) == []
+    reason = kept_reasons(out)["big"]
+    assert "not less than $0.2100/h" not in reason, reason
+    assert "no cheaper than its own four-cpu node at $0.1500/h" in reason, reason
+
+
+def test_a_replacement_pinned_to_spot_without_a_spot_offering_says_so() -> None:
+    """A pool allowing spot and on-demand: an eight-cpu node whose one pod a two-cpu node
+    holds, but the two-cpu type has no spot offering and the others' spot offerings cost
+    more than the node. The replacement is pinned to spot (as Karpenter pins it), so the
+    node is kept; the reason said the $0.06/h replacement cost "not less than $0.3300/h",
+    which is false."""
+    catalog = copy.deepcopy(CATALOG)
+    for entry in catalog["instanceTypes"]:
+        if entry["name"] != "two-cpu":
+            dear = [
+                {**o, "capacityType": "spot", "price": 3 * o["price"]} for o in entry["offerings"]
+            ]
+            entry["offerings"] += dear
+    both = [{"key": CAPACITY_TYPE, "operator": "In", "values": ["on-demand", "spot"]}]
+    docs: list[Mapping[str, Any]] = [pool(budgets=ALL, requirements=both)]
+    docs += _managed("big", "eight-cpu", ZA)
+    docs.append(bound("w", "big", "1", "1Gi"))
+    out = disrupt(docs, catalog)
+    assert commands(out) == []
+    reason = kept_reasons(out)["big"]
+    assert "not less than" not in reason, reason
+    assert "launched as spot" in reason and "$0.0600/h" in reason, reason
+
+
+def test_pods_that_follow_each_other_all_go_to_the_one_new_node() -> None:
+    """An eight-cpu node in zone b runs two pods that must share a zone with each other and
+    one pod that must stay in zone b; an unmanaged node in zone c has room for one pod. The
+    solver fills that node first, the second pod follows the first into zone c and the zone-b
+    pod needs its own node: "2 new nodes". All three on one four-cpu node in zone b is a
+    valid, cheaper command (before the fix: kept)."""
+    together = {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [pod_term(ZONE, {"app": "pair"})]
+        }
+    }
+    docs: list[Mapping[str, Any]] = [pool(budgets=ALL), *_managed("big", "eight-cpu", ZB)]
+    docs.append(_unmanaged("own", "1500m", ZC))
+    docs += [
+        bound(f"pair-{i}", "big", "1", "1Gi", labels={"app": "pair"}, affinity=together)
+        for i in range(2)
+    ]
+    docs.append(bound("local", "big", "1", "1Gi", node_selector={ZONE: ZB}))
+    out = disrupt(docs, CATALOG)
+    (cmd,) = commands(out)
+    assert cmd["nodes"] == ["big"]
+    (rep,) = cmd["replacements"]
+    assert rep["instanceTypes"][0] == "four-cpu" and rep["zones"] == [ZB]
+    assert set(cmd["pods"].values()) == {"replacement-0"}
