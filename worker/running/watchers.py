@@ -137,6 +137,8 @@ class Watchers:
     _node_seen: dict[str, Obj] = field(default_factory=dict)
     _disruption_pending: bool = False
     _disruption_lock: threading.Lock = field(default_factory=threading.Lock)
+    # NodeClaims whose Nodes went away since the last cluster_changed was sent: named in it
+    _disruption_gone: set[str] = field(default_factory=set)
     _provisioning_lock: threading.Lock = field(default_factory=threading.Lock)
     _provisioning_in_flight: bool = False
     _provisioning_again: bool = False
@@ -283,9 +285,13 @@ class Watchers:
                 self._provisioning_in_flight = False
             raise
 
-    def trigger_disruption(self) -> None:
-        """Tell the disruption workflow the cluster changed; one signal per second at most."""
+    def trigger_disruption(self, gone: str | None = None) -> None:
+        """Tell the disruption workflow the cluster changed; one signal per second at most.
+        ``gone``: the NodeClaim of a Node that went away, named in the signal (the workflow
+        starts its next round at once when the nodes its commands deleted are all gone)."""
         with self._disruption_lock:
+            if gone:
+                self._disruption_gone.add(gone)
             if self._disruption_pending:
                 return
             self._disruption_pending = True
@@ -295,7 +301,11 @@ class Watchers:
             await asyncio.sleep(DISRUPTION_COALESCE)
             with self._disruption_lock:
                 self._disruption_pending = False
-            await ignore_missing(handle.signal(contract.SIGNAL_CLUSTER_CHANGED))
+                names, self._disruption_gone = sorted(self._disruption_gone), set()
+            if names:
+                await ignore_missing(handle.signal(contract.SIGNAL_CLUSTER_CHANGED, names))
+            else:
+                await ignore_missing(handle.signal(contract.SIGNAL_CLUSTER_CHANGED))
 
         self._calls.submit(send())
 
@@ -510,7 +520,7 @@ class Watchers:
             self._deleting.discard(f"node/{name}")
             self._last_hint.pop(name, None)
             self._initialized.discard(name)
-            self.trigger_disruption()
+            self.trigger_disruption(gone=self._claim_of_node(node))
             return
         self._node_states.update(node)
         initialized = (meta.get("labels") or {}).get(L.NODE_INITIALIZED) == "true"
