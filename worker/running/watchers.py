@@ -26,6 +26,8 @@ so several workers may watch at once.
 - Disruption: a pod bound to, moved from or deleted off a node, a node added, initialized
   or deleted, a NodePool spec change → ``cluster_changed`` to the cluster's disruption
   workflow, coalesced to one signal per ``DISRUPTION_COALESCE`` (the workflow debounces too).
+  The signal names the NodeClaims whose Nodes went away or whose ``InstanceTerminating``
+  turned True meanwhile (their budget is free: the workflow's next round need not wait).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from activities.cloud import kinds
 from activities.cloud.interruption import DRAINING_EVENTS, InterruptionEvent
 from activities.cloud.kinds import NodeClassKind
 from activities.cloud.provider import CloudProvider
+from activities.kubernetes import conditions as cond
 from activities.kubernetes import raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import translate
@@ -59,6 +62,7 @@ from activities.planning.summary import summary_of_claim
 from activities.status import claims as claim_status
 from models import contract
 from models import labels as L
+from models.conditions import INSTANCE_TERMINATING
 from worker.running import metrics
 from worker.running.heartbeats import essentials
 from worker.running.metrics import PROVISIONING_SIGNALS
@@ -137,8 +141,11 @@ class Watchers:
     _node_seen: dict[str, Obj] = field(default_factory=dict)
     _disruption_pending: bool = False
     _disruption_lock: threading.Lock = field(default_factory=threading.Lock)
-    # NodeClaims whose Nodes went away since the last cluster_changed was sent: named in it
+    # NodeClaims whose Nodes went away (or whose instances began terminating) since the last
+    # cluster_changed was sent: named in it
     _disruption_gone: set[str] = field(default_factory=set)
+    # NodeClaims already named for their InstanceTerminating condition
+    _terminating: set[str] = field(default_factory=set)
     _provisioning_lock: threading.Lock = field(default_factory=threading.Lock)
     _provisioning_in_flight: bool = False
     _provisioning_again: bool = False
@@ -418,6 +425,7 @@ class Watchers:
         node_name = (claim.get("status") or {}).get("nodeName")
         if kind == raw.DELETED:
             self._deleting.discard(name)
+            self._terminating.discard(name)
             self._pod_event_sent.pop(name, None)
             self._claim_offering.pop(name, None)
             if provider_id:
@@ -454,6 +462,10 @@ class Watchers:
             self._deleting.add(name)
             self.signal_claim(name, contract.SIGNAL_DELETED, "NodeClaim")
             self._node_going_away(kind)
+        if name not in self._terminating and cond.is_true(claim, INSTANCE_TERMINATING):
+            # its budget is free (scheduling/disruption/budgets.py): a round may go on now
+            self._terminating.add(name)
+            self.trigger_disruption(gone=name)
 
     def _node_going_away(self, kind: str) -> None:
         """A node started going away: a provisioning round plans for its pods now, as

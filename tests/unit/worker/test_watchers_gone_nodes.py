@@ -1,6 +1,7 @@
-"""The ``cluster_changed`` signal names the NodeClaims whose Nodes went away within its
-coalescing window (the disruption workflow starts its next round at once when the nodes its
-commands deleted are all named), and names nothing when no Node went."""
+"""The ``cluster_changed`` signal names the NodeClaims whose Nodes went away (or whose
+instances began terminating) within its coalescing window (the disruption workflow starts
+its next round at once when the nodes its commands deleted are all named), and names nothing
+when no Node went."""
 
 from __future__ import annotations
 
@@ -80,3 +81,13 @@ def test_nodes_deleted_within_one_window_are_named_in_its_signal(
     # a change that is no Node going away: a signal naming nothing, as before
     watchers.trigger_disruption()
     assert _sent(client, 2)[1:] == [(contract.SIGNAL_CLUSTER_CHANGED,)]
+    # a claim whose instance began terminating is named once, however often it changes
+    claim: dict[str, Any] = {
+        "metadata": {"name": "claim-3"},
+        "status": {"conditions": [{"type": "InstanceTerminating", "status": "True"}]},
+    }
+    watchers.on_nodeclaim(raw.MODIFIED, claim)
+    watchers.on_nodeclaim(raw.MODIFIED, claim)
+    assert _sent(client, 3)[2:] == [(contract.SIGNAL_CLUSTER_CHANGED, ["claim-3"])]
+    time.sleep(0.4)
+    assert len(client.sent) == 3
