@@ -54,7 +54,11 @@ def compute(deps: Deps, inp: ComputeInput, now: datetime | None = None) -> Decis
     kept = {c.key() for c in out.commands} | {
         (c.reason, tuple(sorted(c.nodes))) for c in result.decision.commands
     }
+    # an emptiness command holds node by node (workflows/disruption/compute.still_valid)
+    empty = {n for c in out.commands if c.reason == EMPTY and not c.replacements for n in c.nodes}
     for proposed in inp.validating:
+        if proposed and proposed[0] == EMPTY and set(proposed[1:]) <= empty:
+            continue
         if proposed and (proposed[0], tuple(proposed[1:])) not in kept:
             deps.counters.disruption_validation_failed(
                 consolidation_type(proposed[0], len(proposed) - 1)

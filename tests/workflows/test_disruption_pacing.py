@@ -116,3 +116,25 @@ async def test_a_node_gone_before_the_delete_returned_still_counts(
             assert await _next_round_after(time_env, fake, at) < AT_ONCE
         finally:
             await handle.terminate("test over")
+
+
+async def test_an_empty_batch_holds_when_the_second_decision_deletes_more(
+    time_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    """Proposed while the last batch was leaving (part of its budget free), validated once
+    all of it is free: Karpenter validates an emptiness command node by node, so the nodes
+    proposed are deleted, not dropped for a new 15 s round."""
+    fake = FakeDisruption(
+        decisions=[
+            Decision(commands=[command(["a", "b"], replacements=0, reason="Empty")]),
+            Decision(commands=[command(["a", "b", "c"], replacements=0, reason="Empty")]),
+            Decision(commands=[command(["d"], replacements=0, reason="Empty")]),
+            Decision(commands=[command(["e"], replacements=0, reason="Empty")]),
+        ]
+    )
+    async with rounds(time_env, fake, task_queue) as handle:
+        await until_skipped(time_env, lambda: len(fake.times(names.COMPUTE)) >= 4, "round 2")
+        history = await handle.fetch_history()
+    # round 1's two nodes go; round 2's d is no longer an empty node to delete: dropped
+    assert fake.args(names.DELETE_NODECLAIMS) == [["claim-a", "claim-b"]]
+    await Replayer(workflows=[DisruptionWorkflow]).replay_workflow(history)
