@@ -32,6 +32,18 @@ def test_a_claim_marked_then_gone_is_one_disruption_and_one_deletion() -> None:
     assert f["pdb"] == {"floor": 9, "minHealthy": 10, "violations": 0, "samples": 3}
 
 
+def test_quiet_counts_from_when_the_scale_downs_own_deletions_are_done() -> None:
+    """No node is empty while the ReplicaSet's pods are still going: that minute is not
+    quiet, however long it lasts (a run once ended there, before Karpenter's first move)."""
+    w = _watch()
+    w.observe(30.0, {"c1": False, "c2": False, "c3": False}, _pods(10, deleting=90))
+    assert w.quiet(70.0) == 0.0
+    w.observe(75.0, {"c1": False, "c2": False, "c3": False}, _pods(10))
+    assert w.quiet(80.0) == 5.0
+    w.observe(90.0, {"c1": False, "c2": False, "c3": True}, _pods(10))
+    assert w.quiet(100.0) == 10.0
+
+
 def test_a_replacement_counts_as_a_disruption_and_each_new_pod_as_an_eviction() -> None:
     w = _watch()
     w.observe(1.0, {"c1": False, "c2": False, "c3": False}, _pods(10))
