@@ -39,7 +39,7 @@ def summary(reason: str, nodes: int, replacements: list[PlannedClaim], savings: 
 
 def compute(deps: Deps, inp: ComputeInput, now: datetime | None = None) -> Decision:
     resource = deps.provider().nodeclass_kind.resource
-    state = cluster_state.read_state(deps.kube, resource)
+    state = cluster_state.read_state(deps.kube, resource, deps.watched)
     types, own = disruption_catalogs(deps.provider(), state.nodepools, state.nodeclasses)
     started = time.perf_counter()
     at = now or datetime.now(UTC)
