@@ -1,8 +1,8 @@
 """Issue 33's scale-down pacing: once every node the last round's commands deleted is gone
 (the watchers' ``cluster_changed`` names their claims), the next round starts at once,
-without the 5 s debounce; any other change is still debounced. Karpenter's budget counts a
-node being deleted until its instance terminates, so the next batch of a scale-down waits
-for those nodes either way; the debounce after them was Joinery's own delay."""
+without the 5 s debounce, and not before; any other change is still debounced. Karpenter's
+budget counts a node being deleted until its instance terminates, so the next batch of a
+scale-down waits for those nodes either way; the debounce after them was Joinery's own."""
 
 from __future__ import annotations
 
@@ -33,6 +33,10 @@ def _emptied() -> FakeDisruption:
     return FakeDisruption(decisions=[Decision(commands=[cmd]), Decision(commands=[cmd])])
 
 
+async def _deleted(env: WorkflowEnvironment, fake: FakeDisruption) -> None:
+    await until_skipped(env, lambda: names.DELETE_NODECLAIMS in fake.names(), "round 1 deletes")
+
+
 async def _next_round_after(
     env: WorkflowEnvironment, fake: FakeDisruption, signalled: datetime
 ) -> timedelta:
@@ -48,15 +52,18 @@ async def test_the_round_after_the_deleted_nodes_are_gone_skips_the_debounce(
 ) -> None:
     fake = _emptied()
     async with rounds(time_env, fake, task_queue) as handle:
-        # round 1 (compute, validation, delete), then round 2 at once: nothing to do
-        await until_skipped(time_env, lambda: len(fake.times(names.COMPUTE)) >= 3, "round 2")
+        # round 1: compute, validation, delete; no round while the deleted nodes hold the
+        # budget (one now would find part of it free and propose part of a batch)
+        await _deleted(time_env, fake)
         assert fake.args(names.DELETE_NODECLAIMS) == [["claim-a", "claim-b"]]
+        await time_env.sleep(timedelta(seconds=10))
+        assert len(fake.times(names.COMPUTE)) == 2
         # one of the two deleted nodes gone: an ordinary change, debounced
         await handle.signal(DisruptionWorkflow.cluster_changed, ["claim-a"])
         first = await time_env.get_current_time()
         await time_env.sleep(timedelta(seconds=2))
-        assert len(fake.times(names.COMPUTE)) == 3
-        # the other one gone too: the budget they held is free, round 3 starts now
+        assert len(fake.times(names.COMPUTE)) == 2
+        # the other one gone too: the budget they held is free, round 2 starts now
         await handle.signal(DisruptionWorkflow.cluster_changed, ["claim-b"])
         second = await time_env.get_current_time()
         assert await _next_round_after(time_env, fake, second) < AT_ONCE
@@ -75,7 +82,7 @@ async def test_changes_that_name_no_deleted_node_are_debounced(
 ) -> None:
     fake = _emptied()
     async with rounds(time_env, fake, task_queue) as handle:
-        await until_skipped(time_env, lambda: len(fake.times(names.COMPUTE)) >= 3, "round 2")
+        await _deleted(time_env, fake)
         await handle.signal(DisruptionWorkflow.cluster_changed)  # an old sender: no names
         at = await time_env.get_current_time()
         assert await _next_round_after(time_env, fake, at) >= DEBOUNCE
@@ -110,7 +117,7 @@ async def test_a_node_gone_before_the_delete_returned_still_counts(
             DisruptionWorkflow.run, DisruptionInput(cluster), id=handle.id, task_queue=task_queue
         )
         try:
-            await until_skipped(time_env, lambda: len(fake.times(names.COMPUTE)) >= 3, "round 2")
+            await _deleted(time_env, fake)
             await handle.signal(DisruptionWorkflow.cluster_changed, ["claim-b"])
             at = await time_env.get_current_time()
             assert await _next_round_after(time_env, fake, at) < AT_ONCE
@@ -133,6 +140,8 @@ async def test_an_empty_batch_holds_when_the_second_decision_deletes_more(
         ]
     )
     async with rounds(time_env, fake, task_queue) as handle:
+        await _deleted(time_env, fake)
+        await handle.signal(DisruptionWorkflow.cluster_changed, ["claim-a", "claim-b"])
         await until_skipped(time_env, lambda: len(fake.times(names.COMPUTE)) >= 4, "round 2")
         history = await handle.fetch_history()
     # round 1's two nodes go; round 2's d is no longer an empty node to delete: dropped

@@ -31,6 +31,9 @@ from workflows.disruption.state import (
     DisruptionStatus,
 )
 
+# ``workflow.patched`` id of the round that waits, after commands, for their deleted nodes.
+HOLD_PATCH = "disruption-round-after-commands-waits-for-deleted-nodes"
+
 with workflow.unsafe.imports_passed_through():
     # The replacements in a Decision are planning payloads; their module must be in the
     # sandbox's own module table too, or decoding them cannot resolve their annotations.
@@ -136,8 +139,12 @@ class DisruptionWorkflow(history.QueueMove):
                 )
             self.in_flight = []
             self.inp.last_action = f"round {self.inp.rounds}: {self.inp.last_summary}"
-            # what the commands changed is worth another look at once
-            self.inp.changed = True
+            # What the commands changed is worth another look at once; but while nodes they
+            # deleted still hold their pool's budget, the look comes when those are gone
+            # (``trigger``): sooner, it finds part of the budget free and proposes part of a
+            # batch, and its validation holds the next one back for 15 s.
+            if not self.inp.awaiting or not workflow.patched(HOLD_PATCH):
+                self.inp.changed = True
         acted = ""
         if self.inp.last_action and not self.inp.last_action.startswith(
             f"round {self.inp.rounds}:"
