@@ -9,9 +9,9 @@ from the samples the poller hands it):
 - the last disruption: the last moment a NodeClaim of the pool appeared or was marked for
   deletion (a decision), and the last moment one appeared or vanished (its end); the run is
   over once neither has happened for ``quiet`` seconds since the scale-down's own pod
-  deletions were done (and no pod of the Deployment waits): Karpenter, once, did nothing in
-  the minute its cluster took to delete the 90 pods, and a quiet counted from the scale-down
-  ended its run before its first disruption;
+  deletions were done (and no pod of the Deployment waits), and before the first disruption
+  for ``FIRST_WAIT`` at least: on a loaded machine both sides once took over a minute to
+  make their first move, and a quiet minute ended the runs before it;
 - pods evicted: pods of the Deployment created after the scale-down (the ReplicaSet replaces
   each pod a disruption took; the scale-down itself creates none);
 - the PDB (``maxUnavailable: 1``): from the first sample where the remaining pods are all
@@ -30,6 +30,8 @@ from typing import Any
 from models import labels as L
 
 MAX_UNAVAILABLE = 1
+# Seconds to wait for the first disruption before the run may count as quiet.
+FIRST_WAIT = 300.0
 PDB_NAME = "burst"
 
 
@@ -120,6 +122,16 @@ class ScaleDownWatch:
         if self.settled is None:
             return 0.0
         return at - max(self.last_decision, self.last_change, self.settled)
+
+    @property
+    def acted(self) -> bool:
+        """Whether any NodeClaim has appeared, been marked or vanished yet."""
+        return bool(self.created or self.marked or self.vanished)
+
+    def over(self, at: float, quiet: float) -> bool:
+        """Quiet for ``quiet`` seconds; before the first disruption, for FIRST_WAIT at least
+        (on a loaded machine either side took over a minute to make its first move)."""
+        return self.quiet(at) >= (quiet if self.acted else max(quiet, FIRST_WAIT))
 
     def figures(self) -> dict[str, Any]:
         return {
@@ -214,7 +226,7 @@ def run(
         time.sleep(1.0)
         now = time.monotonic()
         watch.observe(now, claims(), pod_samples())
-        if watch.quiet(now) >= quiet and not watch.pending and watch.pdb_from is not None:
+        if watch.over(now, quiet) and not watch.pending and watch.pdb_from is not None:
             break
         if now > deadline:
             timed_out = True
