@@ -21,7 +21,7 @@ from tests.support.disruption_fakes import FakeDisruption, command
 from tests.support.waiting import until_skipped
 from tests.workflows.test_disruption_workflow import rounds
 from workflows.disruption.state import DEBOUNCE, DisruptionInput
-from workflows.disruption.workflow import DisruptionWorkflow
+from workflows.disruption.workflow import HOLD_MAX, DisruptionWorkflow
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 AT_ONCE = timedelta(seconds=1)
@@ -147,3 +147,16 @@ async def test_an_empty_batch_holds_when_the_second_decision_deletes_more(
     # round 1's two nodes go; round 2's d is no longer an empty node to delete: dropped
     assert fake.args(names.DELETE_NODECLAIMS) == [["claim-a", "claim-b"]]
     await Replayer(workflows=[DisruptionWorkflow]).replay_workflow(history)
+
+
+async def test_with_no_signal_at_all_the_round_after_commands_still_comes(
+    time_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    """The signals naming the deleted nodes can be lost with a worker: the round the
+    commands call for comes HOLD_MAX later all the same, not at the 2-minute slow timer."""
+    fake = _emptied()
+    async with rounds(time_env, fake, task_queue):
+        await _deleted(time_env, fake)
+        deleted = fake.times(names.DELETE_NODECLAIMS)[0]
+        await until_skipped(time_env, lambda: len(fake.times(names.COMPUTE)) >= 3, "round 2")
+    assert HOLD_MAX <= fake.times(names.COMPUTE)[2] - deleted < HOLD_MAX + AT_ONCE

@@ -15,6 +15,7 @@ provisioner; the compute step asks it).
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime, timedelta
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
@@ -33,6 +34,8 @@ from workflows.disruption.state import (
 
 # ``workflow.patched`` id of the round that waits, after commands, for their deleted nodes.
 HOLD_PATCH = "disruption-round-after-commands-waits-for-deleted-nodes"
+# ... at most this long with no change at all.
+HOLD_MAX = timedelta(seconds=30)
 
 with workflow.unsafe.imports_passed_through():
     # The replacements in a Decision are planning payloads; their module must be in the
@@ -72,12 +75,23 @@ class DisruptionWorkflow(history.QueueMove):
                 await trigger.wait(
                     lambda: self._changes,
                     lambda: self.inp.changed,
-                    self.inp.due,
+                    self._due(),
                     lambda: self._released,
                 )
             self.inp.changed = False
             await self._round()
             await history.continue_if_long(self.inp.history_limit, self.inp, self.move_to)
+
+    def _due(self) -> str:
+        """When a round is due with no change: the last round's ``due``, and while the nodes
+        its commands deleted are awaited, HOLD_MAX after now at the latest (a signal naming
+        them may be lost with a worker; the round then comes anyway, as it did at once)."""
+        if not self.inp.awaiting or not workflow.patched(HOLD_PATCH):
+            return self.inp.due
+        latest = workflow.now() + HOLD_MAX
+        if self.inp.due and datetime.fromisoformat(self.inp.due) <= latest:
+            return self.inp.due
+        return latest.isoformat()
 
     def _enter(self, phase: str, details: str = "") -> None:
         self.phase = phase
