@@ -67,11 +67,13 @@ class DisruptionWorkflow(history.QueueMove):
         self._gone: set[str] = set()
         # every claim in ``inp.awaiting`` was named gone since the last round began
         self._released = False
+        # the last round's commands wait for their nodes (HOLD_PATCH), whatever else changed
+        self._holding = False
 
     @workflow.run
     async def run(self, inp: DisruptionInput) -> None:
         while True:
-            if not self.inp.changed:
+            if not self.inp.changed or self._holding:
                 await trigger.wait(
                     lambda: self._changes,
                     lambda: self.inp.changed,
@@ -105,6 +107,7 @@ class DisruptionWorkflow(history.QueueMove):
     async def _round(self) -> None:
         self.inp.rounds += 1
         self._released = False
+        self._holding = False
         self._enter(COMPUTING, f"round {self.inp.rounds}")
         try:
             first, latest, kept = await compute.validated(
@@ -159,6 +162,8 @@ class DisruptionWorkflow(history.QueueMove):
             # batch, and its validation holds the next one back for 15 s.
             if not self.inp.awaiting or not workflow.patched(HOLD_PATCH):
                 self.inp.changed = True
+            else:  # changes signalled meanwhile wait for them too (or the debounce)
+                self._holding = True
         acted = ""
         if self.inp.last_action and not self.inp.last_action.startswith(
             f"round {self.inp.rounds}:"
