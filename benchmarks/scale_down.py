@@ -8,7 +8,10 @@ from the samples the poller hands it):
 
 - the last disruption: the last moment a NodeClaim of the pool appeared or was marked for
   deletion (a decision), and the last moment one appeared or vanished (its end); the run is
-  over once neither has happened for ``quiet`` seconds (and no pod of the Deployment waits);
+  over once neither has happened for ``quiet`` seconds since the scale-down's own pod
+  deletions were done (and no pod of the Deployment waits), and before the first disruption
+  for ``FIRST_WAIT`` at least: on a loaded machine both sides once took over a minute to
+  make their first move, and a quiet minute ended the runs before it;
 - pods evicted: pods of the Deployment created after the scale-down (the ReplicaSet replaces
   each pod a disruption took; the scale-down itself creates none);
 - the PDB (``maxUnavailable: 1``): from the first sample where the remaining pods are all
@@ -27,6 +30,8 @@ from typing import Any
 from models import labels as L
 
 MAX_UNAVAILABLE = 1
+# Seconds to wait for the first disruption before the run may count as quiet.
+FIRST_WAIT = 300.0
 PDB_NAME = "burst"
 
 
@@ -71,6 +76,7 @@ class ScaleDownWatch:
     marked: set[str] = field(default_factory=set)
     replacements: set[str] = field(default_factory=set)
     pdb_from: float | None = None  # when the remaining pods were first all Ready
+    settled: float | None = None  # when, besides, none of the scaled-away pods was left
     min_healthy: int | None = None
     violations: int = 0
     samples: int = 0
@@ -99,6 +105,8 @@ class ScaleDownWatch:
         live = sum(1 for p in pods if not p.deleting)
         if self.pdb_from is None and live == self.target and healthy == self.target:
             self.pdb_from = at
+        if self.settled is None and self.pdb_from is not None and live == len(pods):
+            self.settled = at
         if self.pdb_from is not None:
             self.samples += 1
             self.min_healthy = (
@@ -108,8 +116,22 @@ class ScaleDownWatch:
                 self.violations += 1
 
     def quiet(self, at: float) -> float:
-        """Seconds since the last NodeClaim appeared, was marked or vanished."""
-        return at - max(self.last_decision, self.last_change)
+        """Seconds since the last NodeClaim appeared, was marked or vanished, counted from
+        no earlier than when the scale-down's own pod deletions were done (0 before): until
+        then no node is empty, and an autoscaler still waiting for them has not stopped."""
+        if self.settled is None:
+            return 0.0
+        return at - max(self.last_decision, self.last_change, self.settled)
+
+    @property
+    def acted(self) -> bool:
+        """Whether any NodeClaim has appeared, been marked or vanished yet."""
+        return bool(self.created or self.marked or self.vanished)
+
+    def over(self, at: float, quiet: float) -> bool:
+        """Quiet for ``quiet`` seconds; before the first disruption, for FIRST_WAIT at least
+        (on a loaded machine either side took over a minute to make its first move)."""
+        return self.quiet(at) >= (quiet if self.acted else max(quiet, FIRST_WAIT))
 
     def figures(self) -> dict[str, Any]:
         return {
@@ -204,7 +226,7 @@ def run(
         time.sleep(1.0)
         now = time.monotonic()
         watch.observe(now, claims(), pod_samples())
-        if watch.quiet(now) >= quiet and not watch.pending and watch.pdb_from is not None:
+        if watch.over(now, quiet) and not watch.pending and watch.pdb_from is not None:
             break
         if now > deadline:
             timed_out = True

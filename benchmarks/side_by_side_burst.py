@@ -1,7 +1,7 @@
 """A burst of N pending pods, real Karpenter and Joinery side by side, interleaved.
 
     python -m benchmarks.side_by_side_burst --shape packed|one-per-node|two-cpu --pods N
-        [--pairs K] [--timeout S] [--json] [--scale-down [--quiet S]]
+        [--pairs K] [--timeout S] [--json] [--scale-down [--quiet S]] [--no-audit]
 
 Each run starts a fresh sandbox control plane (``sandbox/cluster.py``) and one autoscaler on
 it: Karpenter v1.14.1's kwok provider (``benchmarks/karpenter_kwok/``) or ``joinery dev``'s
@@ -33,6 +33,11 @@ tenth and the NodePool set to ``consolidateAfter: 0s`` (default budgets); each s
 consolidation then runs until no NodeClaim has changed for ``--quiet`` seconds
 (``benchmarks/scale_down.py`` says what is counted: the last disruption, nodes and $/h at the
 end, pods evicted, the PDB held).
+
+API requests (unless ``--no-audit``): both control planes write the API server's audit log,
+and each phase (the burst; the scale-down) reports the requests the autoscaler's own
+clients made per node (the burst's nodes; the nodes the scale-down removed) apart from the
+rest's (``benchmarks/side_by_side_requests.py``).
 """
 
 from __future__ import annotations
@@ -97,6 +102,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="after the burst, scale to a tenth with consolidateAfter: 0s and a PDB",
     )
     parser.add_argument(
+        "--no-audit",
+        action="store_true",
+        help="no API server audit log (no API requests by client; the log costs it CPU)",
+    )
+    parser.add_argument(
         "--quiet",
         type=float,
         default=60.0,
@@ -140,6 +150,8 @@ def _stamp(value: str) -> float:
 
 
 CpuReader = Callable[[], dict[str, float]]
+# The API server's audit log and the test for the autoscaler's own clients in it.
+Audit = tuple[Path, Callable[[str], bool]]
 
 
 def warm_up(api: Any, shape: Shape, node_class_ref: dict[str, str], timeout: float) -> float:
@@ -251,12 +263,21 @@ def measured(
     cpu: CpuReader,
     prices: dict[tuple[str, str, str], float],
     quiet: float | None,
+    audit: Audit | None = None,
 ) -> dict[str, Any]:
-    """The burst's figures, and the scale-down's under ``scaleDown`` when ``quiet`` is set."""
+    """The burst's figures, and the scale-down's under ``scaleDown`` when ``quiet`` is set;
+    with ``audit`` (the log and which clients are the autoscaler's) each phase's API
+    requests by client under ``apiRequests``."""
+    from benchmarks import side_by_side_requests as requests
+
+    mark = requests.AuditMark.now(audit[0]) if audit else None
     out = burst(api, pool, shape, pods, timeout, cpu, prices)
+    if audit and mark:
+        out["apiRequests"] = requests.measure(mark, out["nodes"], audit[1])
     if quiet is not None:
         from benchmarks import scale_down
 
+        mark = requests.AuditMark.now(audit[0]) if audit else None
         out["scaleDown"] = scale_down.run(
             api,
             pool,
@@ -268,6 +289,9 @@ def measured(
             cpu,
             lambda: pool_nodes(api, pool, prices),
         )
+        if audit and mark:  # per node removed
+            down = out["scaleDown"]
+            down["apiRequests"] = requests.measure(mark, down["claimsDeleted"], audit[1])
     return out
 
 
@@ -291,6 +315,7 @@ def run_karpenter(
     log: Any,
     quiet: float | None = None,
 ) -> dict[str, Any]:
+    from benchmarks import side_by_side_requests as requests
     from benchmarks.karpenter_kwok import karpenter
     from sandbox.processes import tree_cpu_seconds
 
@@ -317,8 +342,10 @@ def run_karpenter(
         def cpu() -> dict[str, float]:
             return {"karpenter": tree_cpu_seconds(pid), **_control_plane_cpu(pids)}
 
+        log_path = side.cluster.audit_log_path
+        audit = (log_path, requests.karpenter_client) if log_path else None
         return {
-            **measured(api, pool, shape, pods, timeout, cpu, prices, quiet),
+            **measured(api, pool, shape, pods, timeout, cpu, prices, quiet, audit),
             "warmUpSeconds": round(warm, 1),
         }
     finally:
@@ -330,6 +357,7 @@ def run_joinery(
 ) -> dict[str, Any]:
     from kubernetes import client as k8s
 
+    from benchmarks import side_by_side_requests as requests
     from sandbox.dev import DevOptions, DevStack, TemporalDevServer
     from sandbox.processes import tree_cpu_seconds
 
@@ -353,8 +381,10 @@ def run_joinery(
                 **_control_plane_cpu(pids),
             }
 
+        log_path = stack.cluster.audit_log_path
+        audit = (log_path, requests.joinery_client) if log_path else None
         return {
-            **measured(api, pool, shape, pods, timeout, cpu, prices, quiet),
+            **measured(api, pool, shape, pods, timeout, cpu, prices, quiet, audit),
             "warmUpSeconds": round(warm, 1),
         }
     finally:
@@ -432,6 +462,11 @@ def _line(side: str, r: dict[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     shape = SHAPES[args.shape]
+    from sandbox import api_audit
+
+    # each side's control plane writes the audit log the API request counts come from
+    os.environ[api_audit.ENV] = "0" if args.no_audit else "1"
+    from benchmarks import side_by_side_requests as requests
     from benchmarks.karpenter_kwok import instance_types
 
     def log(message: str) -> None:
@@ -471,8 +506,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(
                         _line(side, r) if "error" not in r else f"{side}: {r['error']}", flush=True
                     )
+                    if "apiRequests" in r:
+                        print(requests.line(side, "burst", r["apiRequests"]), flush=True)
                     if "scaleDown" in r:
                         print(_down_line(side, r["scaleDown"]), flush=True)
+                        if "apiRequests" in r["scaleDown"]:
+                            down = r["scaleDown"]["apiRequests"]
+                            print(requests.line(side, "scale-down", down), flush=True)
             if all("error" not in pair[s] for s in SIDES):
                 pair["ratio"] = pair_ratios(pair["karpenter"], pair["joinery"])
                 if all("scaleDown" in pair[s] for s in SIDES):

@@ -2,6 +2,10 @@
 PodDisruptionBudgets and the NodeClaims already being deleted (a node whose claim is going
 away uses up its pool's budget). Plain dicts wrapped as ``Document``s, read-only.
 
+In the worker, pods, Nodes and NodeClaims come from its watches while each is synced (as
+provisioning reads them; Karpenter's rounds read its informers): a scale-down runs a round
+every few seconds, and listing them each time was most of the API requests it cost.
+
 The node classes are kept apart (``ClusterState.nodeclasses``: the catalogs are built from
 them); ``nodeclass_documents`` wraps them for the round, whose drift checks read them."""
 
@@ -12,6 +16,7 @@ from typing import Any
 
 from activities.kubernetes import nodeclaims, raw
 from activities.kubernetes.client import Kube
+from activities.kubernetes.object_cache import WatchedObjects
 from activities.kubernetes.resources import EC2NODECLASS, CustomResource
 from activities.planning.cluster_state import ClusterState
 from activities.planning.cluster_state import read as read_cluster_state
@@ -23,15 +28,23 @@ def read(kube: Kube, nodeclass_resource: CustomResource = EC2NODECLASS) -> list[
 
 
 def read_state(
-    kube: Kube, nodeclass_resource: CustomResource = EC2NODECLASS, *, managed_only: bool = False
+    kube: Kube,
+    nodeclass_resource: CustomResource = EC2NODECLASS,
+    watched: WatchedObjects | None = None,
+    *,
+    managed_only: bool = False,
 ) -> ClusterState:
     """The cluster state (NodePools and the provider's node classes parsed, for the
-    catalog) whose ``documents`` are what the disruption engine reads."""
+    catalog) whose ``documents`` are what the disruption engine reads; with ``watched``,
+    pods, Nodes and NodeClaims from the watches while each is synced."""
     state = read_cluster_state(
-        kube, nodeclass_resource=nodeclass_resource, managed_only=managed_only
+        kube, watched=watched, nodeclass_resource=nodeclass_resource, managed_only=managed_only
     )
     docs = state.documents
-    claims, _ = nodeclaims.list_(kube)
+    if watched is not None and watched.nodeclaims.synced:
+        claims = watched.nodeclaims.items()
+    else:
+        claims, _ = nodeclaims.list_(kube)
     for claim in claims:
         if claim["metadata"].get("deletionTimestamp"):
             docs.append(Document(claim, f"NodeClaim {claim['metadata']['name']}"))

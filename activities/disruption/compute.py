@@ -39,7 +39,7 @@ def summary(reason: str, nodes: int, replacements: list[PlannedClaim], savings: 
 
 def compute(deps: Deps, inp: ComputeInput, now: datetime | None = None) -> Decision:
     resource = deps.provider().nodeclass_kind.resource
-    state = cluster_state.read_state(deps.kube, resource, managed_only=True)
+    state = cluster_state.read_state(deps.kube, resource, deps.watched, managed_only=True)
     types, own = disruption_catalogs(deps.provider(), state.nodepools, state.nodeclasses)
     started = time.perf_counter()
     at = now or datetime.now(UTC)
@@ -54,7 +54,11 @@ def compute(deps: Deps, inp: ComputeInput, now: datetime | None = None) -> Decis
     kept = {c.key() for c in out.commands} | {
         (c.reason, tuple(sorted(c.nodes))) for c in result.decision.commands
     }
+    # an emptiness command holds node by node (workflows/disruption/compute.still_valid)
+    empty = {n for c in out.commands if c.reason == EMPTY and not c.replacements for n in c.nodes}
     for proposed in inp.validating:
+        if proposed and proposed[0] == EMPTY and set(proposed[1:]) <= empty:
+            continue
         if proposed and (proposed[0], tuple(proposed[1:])) not in kept:
             deps.counters.disruption_validation_failed(
                 consolidation_type(proposed[0], len(proposed) - 1)

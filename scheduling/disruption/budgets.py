@@ -4,9 +4,11 @@ For each pool and reason, the allowed number of disruptions is the lowest ``node
 the budgets that apply to that reason and are active at ``now`` (a budget without a schedule
 is always active), a percentage taken of the pool's initialized nodes and rounded up, minus
 the pool's nodes already deleting or NotReady (they use budget up whatever disrupted them),
-never below zero. A budget that cannot be evaluated (a schedule no cron parser accepts) allows
-nothing, as Karpenter fails closed. One round then takes from what is left: the ledger is
-shared by every method of the round, so commands together never exceed it.
+never below zero. A node whose claim says ``InstanceTerminating`` (drained, its instance
+being deleted) counts in neither, as Karpenter leaves it out: its budget is free again. A
+budget that cannot be evaluated (a schedule no cron parser accepts) allows nothing, as
+Karpenter fails closed. One round then takes from what is left: the ledger is shared by
+every method of the round, so commands together never exceed it.
 """
 
 from __future__ import annotations
@@ -73,7 +75,11 @@ class BudgetLedger:
         nodes = list(managed)
         out: dict[str, PoolBudget] = {}
         for pool in pools:
-            mine = [n for n in nodes if n.pool == pool.name and n.initialized]
+            mine = [
+                n
+                for n in nodes
+                if n.pool == pool.name and n.initialized and not n.instance_terminating
+            ]
             total = len(mine)
             disrupting = sum(1 for n in mine if n.deleting or not n.ready)
             allowed: dict[str, int] = {}

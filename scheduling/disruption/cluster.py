@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from models import labels as L
+from models.conditions import INSTANCE_TERMINATING
 from models.instancetype import InstanceType
 from models.nodepool import NodePool
 from scheduling.disruption.aks_drift_reasons import KIND as AKS_NODECLASS_KIND
@@ -122,6 +123,17 @@ def _meta(body: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _strings(raw: Any) -> dict[str, str]:
     return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
+
+
+def _instance_terminating(status: object) -> bool:
+    """The claim's ``InstanceTerminating`` condition is True."""
+    conditions = status.get("conditions") if isinstance(status, Mapping) else None
+    return any(
+        isinstance(c, Mapping)
+        and c.get("type") == INSTANCE_TERMINATING
+        and c.get("status") == "True"
+        for c in conditions or []
+    )
 
 
 def _ready(body: Mapping[str, Any]) -> bool:
@@ -259,6 +271,7 @@ def read_cluster(documents: Iterable[Document], problem: Problem) -> ClusterView
                 ready=_ready(d.body),
                 created=created,
                 last_pod_event=last_event,
+                instance_terminating=_instance_terminating(cstatus),
             )
         )
     return ClusterView(

@@ -33,6 +33,9 @@ class ManagedNode:
     ready: bool
     created: datetime | None = None  # the claim's (else the node's) creationTimestamp
     last_pod_event: datetime | None = None  # NodeClaim status.lastPodEventTime
+    # Its claim's InstanceTerminating condition is True (drained, the instance's deletion
+    # under way): Karpenter's budgets no longer count it, neither in the pool nor as disrupting.
+    instance_terminating: bool = False
 
 
 @dataclass(frozen=True, slots=True)

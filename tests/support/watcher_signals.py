@@ -18,5 +18,5 @@ def signalling_watchers(monkeypatch: pytest.MonkeyPatch) -> tuple[Watchers, list
         task_queue="q",
     )
     signals: list[str] = []
-    monkeypatch.setattr(watchers, "trigger_disruption", lambda: signals.append("changed"))
+    monkeypatch.setattr(watchers, "trigger_disruption", lambda gone=None: signals.append("changed"))
     return watchers, signals

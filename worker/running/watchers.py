@@ -26,6 +26,8 @@ so several workers may watch at once.
 - Disruption: a pod bound to, moved from or deleted off a node, a node added, initialized
   or deleted, a NodePool spec change → ``cluster_changed`` to the cluster's disruption
   workflow, coalesced to one signal per ``DISRUPTION_COALESCE`` (the workflow debounces too).
+  The signal names the NodeClaims whose Nodes went away or whose ``InstanceTerminating``
+  turned True meanwhile (their budget is free: the workflow's next round need not wait).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from activities.cloud import kinds
 from activities.cloud.interruption import DRAINING_EVENTS, InterruptionEvent
 from activities.cloud.kinds import NodeClassKind
 from activities.cloud.provider import CloudProvider
+from activities.kubernetes import conditions as cond
 from activities.kubernetes import raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.errors import translate
@@ -59,6 +62,7 @@ from activities.planning.summary import summary_of_claim
 from activities.status import claims as claim_status
 from models import contract
 from models import labels as L
+from models.conditions import INSTANCE_TERMINATING
 from worker.running import metrics
 from worker.running.heartbeats import essentials
 from worker.running.metrics import PROVISIONING_SIGNALS
@@ -137,6 +141,11 @@ class Watchers:
     _node_seen: dict[str, Obj] = field(default_factory=dict)
     _disruption_pending: bool = False
     _disruption_lock: threading.Lock = field(default_factory=threading.Lock)
+    # NodeClaims whose Nodes went away (or whose instances began terminating) since the last
+    # cluster_changed was sent: named in it
+    _disruption_gone: set[str] = field(default_factory=set)
+    # NodeClaims already named for their InstanceTerminating condition
+    _terminating: set[str] = field(default_factory=set)
     _provisioning_lock: threading.Lock = field(default_factory=threading.Lock)
     _provisioning_in_flight: bool = False
     _provisioning_again: bool = False
@@ -283,9 +292,13 @@ class Watchers:
                 self._provisioning_in_flight = False
             raise
 
-    def trigger_disruption(self) -> None:
-        """Tell the disruption workflow the cluster changed; one signal per second at most."""
+    def trigger_disruption(self, gone: str | None = None) -> None:
+        """Tell the disruption workflow the cluster changed; one signal per second at most.
+        ``gone``: the NodeClaim of a Node that went away, named in the signal (the workflow
+        starts its next round at once when the nodes its commands deleted are all gone)."""
         with self._disruption_lock:
+            if gone:
+                self._disruption_gone.add(gone)
             if self._disruption_pending:
                 return
             self._disruption_pending = True
@@ -295,7 +308,11 @@ class Watchers:
             await asyncio.sleep(DISRUPTION_COALESCE)
             with self._disruption_lock:
                 self._disruption_pending = False
-            await ignore_missing(handle.signal(contract.SIGNAL_CLUSTER_CHANGED))
+                names, self._disruption_gone = sorted(self._disruption_gone), set()
+            if names:
+                await ignore_missing(handle.signal(contract.SIGNAL_CLUSTER_CHANGED, names))
+            else:
+                await ignore_missing(handle.signal(contract.SIGNAL_CLUSTER_CHANGED))
 
         self._calls.submit(send())
 
@@ -410,6 +427,7 @@ class Watchers:
         node_name = (claim.get("status") or {}).get("nodeName")
         if kind == raw.DELETED:
             self._deleting.discard(name)
+            self._terminating.discard(name)
             self._pod_event_sent.pop(name, None)
             self._claim_offering.pop(name, None)
             if provider_id:
@@ -446,6 +464,10 @@ class Watchers:
             self._deleting.add(name)
             self.signal_claim(name, contract.SIGNAL_DELETED, "NodeClaim")
             self._node_going_away(kind)
+        if name not in self._terminating and cond.is_true(claim, INSTANCE_TERMINATING):
+            # its budget is free (scheduling/disruption/budgets.py): a round may go on now
+            self._terminating.add(name)
+            self.trigger_disruption(gone=name)
 
     def _managed(self, claim: Obj) -> bool:
         """Karpenter's IsManaged: a claim whose nodeClassRef names another provider's kind
@@ -522,7 +544,7 @@ class Watchers:
             self._deleting.discard(f"node/{name}")
             self._last_hint.pop(name, None)
             self._initialized.discard(name)
-            self.trigger_disruption()
+            self.trigger_disruption(gone=self._claim_of_node(node))
             return
         self._node_states.update(node)
         initialized = (meta.get("labels") or {}).get(L.NODE_INITIALIZED) == "true"

@@ -75,6 +75,10 @@ class DisruptionInput:
     # no change, carried across continue-as-new. A run started before this field existed
     # reads "" and keeps the slow timer, as its history recorded.
     due: str = ""
+    # The NodeClaims the last commands deleted whose Nodes no signal has yet named gone;
+    # once none is left the next round skips the debounce (``trigger``). Carried across
+    # continue-as-new; a run started before this field existed reads [] (no skip).
+    awaiting: list[str] = field(default_factory=list)
 
     @property
     def validation_delay(self) -> timedelta:

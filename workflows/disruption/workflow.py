@@ -5,7 +5,9 @@ surviving commands concurrently (``execute``). Rounds run one at a time, so the 
 budgets (which count NodeClaims already being deleted) hold across rounds too: a round's
 commands have finished launching and deleting before the next round reads the cluster.
 The watchers signal ``cluster_changed`` on pod and node changes; with no change, a round
-runs when the last one said a node's time hold ends (``trigger``), else on a slow timer.
+runs when the last one said a node's time hold ends (``trigger``), else on a slow timer. The
+signals name the NodeClaims whose Nodes went away: once every claim the last commands deleted
+is named, their budget is free and the next round runs without the debounce.
 ``joinery pause [--nodepool]`` holds commands on paused pools (the pause state lives in the
 provisioner; the compute step asks it).
 """
@@ -13,6 +15,7 @@ provisioner; the compute step asks it).
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime, timedelta
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
@@ -28,6 +31,11 @@ from workflows.disruption.state import (
     DisruptionInput,
     DisruptionStatus,
 )
+
+# ``workflow.patched`` id of the round that waits, after commands, for their deleted nodes.
+HOLD_PATCH = "disruption-round-after-commands-waits-for-deleted-nodes"
+# ... at most this long with no change at all.
+HOLD_MAX = timedelta(seconds=30)
 
 with workflow.unsafe.imports_passed_through():
     # The replacements in a Decision are planning payloads; their module must be in the
@@ -55,15 +63,37 @@ class DisruptionWorkflow(history.QueueMove):
         self.phase = IDLE
         self.in_flight: list[str] = []
         self._changes = 0
+        # claims named gone while commands run (their signal may beat the delete's result)
+        self._gone: set[str] = set()
+        # every claim in ``inp.awaiting`` was named gone since the last round began
+        self._released = False
+        # the last round's commands wait for their nodes (HOLD_PATCH), whatever else changed
+        self._holding = False
 
     @workflow.run
     async def run(self, inp: DisruptionInput) -> None:
         while True:
-            if not self.inp.changed:
-                await trigger.wait(lambda: self._changes, lambda: self.inp.changed, self.inp.due)
+            if not self.inp.changed or self._holding:
+                await trigger.wait(
+                    lambda: self._changes,
+                    lambda: self.inp.changed,
+                    self._due(),
+                    lambda: self._released,
+                )
             self.inp.changed = False
             await self._round()
             await history.continue_if_long(self.inp.history_limit, self.inp, self.move_to)
+
+    def _due(self) -> str:
+        """When a round is due with no change: the last round's ``due``, and while the nodes
+        its commands deleted are awaited, HOLD_MAX after now at the latest (a signal naming
+        them may be lost with a worker; the round then comes anyway, as it did at once)."""
+        if not self.inp.awaiting or not workflow.patched(HOLD_PATCH):
+            return self.inp.due
+        latest = workflow.now() + HOLD_MAX
+        if self.inp.due and datetime.fromisoformat(self.inp.due) <= latest:
+            return self.inp.due
+        return latest.isoformat()
 
     def _enter(self, phase: str, details: str = "") -> None:
         self.phase = phase
@@ -76,6 +106,8 @@ class DisruptionWorkflow(history.QueueMove):
 
     async def _round(self) -> None:
         self.inp.rounds += 1
+        self._released = False
+        self._holding = False
         self._enter(COMPUTING, f"round {self.inp.rounds}")
         try:
             first, latest, kept = await compute.validated(
@@ -105,10 +137,14 @@ class DisruptionWorkflow(history.QueueMove):
                 self.inp.search_attributes,
                 [search.DISRUPTION_REASON.value_set(reasons), search.NODEPOOL.value_set(pools)],
             )
+            self._gone = set()
             self._enter(EXECUTING, self.inp.last_summary)
             results: list[CommandResult] = await asyncio.gather(
                 *(execute.run(c, len(kept), self.inp.search_attributes) for c in kept)
             )
+            deleted = [n for c, r in zip(kept, results, strict=True) if r.done for n in c.claims]
+            self.inp.awaiting = [n for n in deleted if n not in self._gone]
+            self._gone = set()
             done = [r for r in results if r.done]
             failed = [r for r in results if not r.done]
             self.inp.last_outcomes = outcomes.finished(self.inp.last_outcomes, kept, results)
@@ -120,8 +156,14 @@ class DisruptionWorkflow(history.QueueMove):
                 )
             self.in_flight = []
             self.inp.last_action = f"round {self.inp.rounds}: {self.inp.last_summary}"
-            # what the commands changed is worth another look at once
-            self.inp.changed = True
+            # What the commands changed is worth another look at once; but while nodes they
+            # deleted still hold their pool's budget, the look comes when those are gone
+            # (``trigger``): sooner, it finds part of the budget free and proposes part of a
+            # batch, and its validation holds the next one back for 15 s.
+            if not self.inp.awaiting or not workflow.patched(HOLD_PATCH):
+                self.inp.changed = True
+            else:  # changes signalled meanwhile wait for them too (or the debounce)
+                self._holding = True
         acted = ""
         if self.inp.last_action and not self.inp.last_action.startswith(
             f"round {self.inp.rounds}:"
@@ -130,9 +172,18 @@ class DisruptionWorkflow(history.QueueMove):
         self._enter(IDLE, f"round {self.inp.rounds}: {self.inp.last_summary}{acted}")
 
     @workflow.signal(name=contract.SIGNAL_CLUSTER_CHANGED)
-    def cluster_changed(self) -> None:
+    def cluster_changed(self, gone: list[str] | None = None) -> None:
+        """``gone``: the NodeClaims whose Nodes went away since the last signal (the
+        watchers name them; older senders send none)."""
         self._changes += 1
         self.inp.changed = True
+        if not gone:
+            return
+        if self.phase == EXECUTING:
+            self._gone.update(gone)
+        if self.inp.awaiting:
+            self.inp.awaiting = [n for n in self.inp.awaiting if n not in set(gone)]
+            self._released = not self.inp.awaiting
 
     @workflow.query(name=contract.QUERY_STATUS)
     def status(self) -> DisruptionStatus:

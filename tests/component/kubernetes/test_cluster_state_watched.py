@@ -1,5 +1,6 @@
 """A provisioning round that reads pods, Nodes and NodeClaims from the worker's watches sees
-the same documents, in the same order, as one that lists them from the API server."""
+the same documents, in the same order, as one that lists them from the API server; so does a
+disruption round (which adds the PDBs and the deleting NodeClaims)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from activities.disruption import cluster_state as disruption_state
 from activities.kubernetes import raw
 from activities.kubernetes.client import Kube
 from activities.kubernetes.object_cache import ObjectCache, WatchedObjects
@@ -74,9 +76,14 @@ def test_the_watched_copy_reads_as_the_lists_do(
                     versions[i] = str(obj.get("metadata", {}).get("resourceVersion") or "")
             listed = cluster_state.read(kube)
             from_watches = cluster_state.read(kube, watched=watched)
-            if _seen(listed) == _seen(from_watches) or time.monotonic() > deadline:
+            round_listed = disruption_state.read_state(kube)
+            round_watched = disruption_state.read_state(kube, watched=watched)
+            if (
+                _seen(listed) == _seen(from_watches) and _seen(round_listed) == _seen(round_watched)
+            ) or time.monotonic() > deadline:
                 break
         assert _seen(from_watches) == _seen(listed)
+        assert _seen(round_watched) == _seen(round_listed)
         assert from_watches.pending == listed.pending
         assert from_watches.uids == listed.uids
         assert from_watches.claim_rounds == listed.claim_rounds

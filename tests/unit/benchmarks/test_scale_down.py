@@ -4,7 +4,7 @@ by hand: what is a disruption, an eviction, a PDB dip, and when the run is quiet
 from __future__ import annotations
 
 from benchmarks import side_by_side_burst as sbs
-from benchmarks.scale_down import PodSample, ScaleDownWatch, pod_sample, remaining
+from benchmarks.scale_down import FIRST_WAIT, PodSample, ScaleDownWatch, pod_sample, remaining
 
 
 def _pods(ready: int, *, pending: int = 0, deleting: int = 0, new: str = "") -> list[PodSample]:
@@ -30,6 +30,21 @@ def test_a_claim_marked_then_gone_is_one_disruption_and_one_deletion() -> None:
     assert (f["claimsCreated"], f["claimsDeleted"], f["podsEvicted"]) == (0, 1, 0)
     assert w.quiet(20.0) == 11.0
     assert f["pdb"] == {"floor": 9, "minHealthy": 10, "violations": 0, "samples": 3}
+
+
+def test_quiet_counts_from_when_the_scale_downs_own_deletions_are_done() -> None:
+    """No node is empty while the ReplicaSet's pods are still going: that minute is not
+    quiet, however long it lasts (a run once ended there, before Karpenter's first move)."""
+    w = _watch()
+    w.observe(30.0, {"c1": False, "c2": False, "c3": False}, _pods(10, deleting=90))
+    assert w.quiet(70.0) == 0.0
+    w.observe(75.0, {"c1": False, "c2": False, "c3": False}, _pods(10))
+    assert w.quiet(80.0) == 5.0
+    # no disruption yet: not over after a quiet minute, only after FIRST_WAIT
+    assert not w.over(75.0 + 60.0, 60.0) and w.over(75.0 + FIRST_WAIT, 60.0)
+    w.observe(90.0, {"c1": False, "c2": False, "c3": True}, _pods(10))
+    assert w.quiet(100.0) == 10.0
+    assert w.over(150.0, 60.0)  # once a side has acted, a quiet minute ends it
 
 
 def test_a_replacement_counts_as_a_disruption_and_each_new_pod_as_an_eviction() -> None:

@@ -63,6 +63,18 @@ def test_deleting_and_not_ready_nodes_use_up_budget() -> None:
     assert "1 already disrupting" in ledger.describe("default")
 
 
+def test_a_node_whose_instance_is_terminating_counts_in_neither() -> None:
+    """Karpenter leaves a node out of its budget count once its claim says
+    InstanceTerminating (drained, the instance being deleted): the budget it held is free."""
+    nodes = _nodes(10, deleting=True)
+    ledger = BudgetLedger.build([_pool()], nodes, NOW)
+    assert ledger.remaining("default", EMPTY) == 0  # ceil(10 x 10%) - 1 deleting
+    nodes = _nodes(10, deleting=True, instance_terminating=True)
+    ledger = BudgetLedger.build([_pool()], nodes, NOW)
+    assert ledger.remaining("default", EMPTY) == 1  # ceil(9 x 10%), none disrupting
+    assert ledger.pools["default"].total == 9
+
+
 def test_reasons_and_the_lowest_active_budget_wins() -> None:
     pool = _pool(budgets=[{"nodes": "5"}, {"nodes": "0", "reasons": ["Drifted"]}])
     ledger = BudgetLedger.build([pool], _nodes(10), NOW)

@@ -82,6 +82,22 @@ def test_a_deleting_claim_makes_its_node_deleting() -> None:
     assert v["c"] == "being deleted"
 
 
+def test_a_claim_whose_instance_is_terminating_frees_its_budget() -> None:
+    """Read from the claim's InstanceTerminating condition: the node still shows as being
+    deleted, but the pool's budget no longer counts it (Karpenter's count)."""
+    c = managed("c")
+    going = claim_for(c, deleting=True)
+    i = _prepare([*_cluster(), c, going])
+    assert (i.budgets.pools["default"].total, i.budgets.pools["default"].disrupting) == (3, 1)
+    going = copy.deepcopy(dict(going))
+    going.setdefault("status", {})["conditions"] = [
+        {"type": "InstanceTerminating", "status": "True", "reason": "InstanceTerminating"}
+    ]
+    i = _prepare([*_cluster(), c, going])
+    assert (i.budgets.pools["default"].total, i.budgets.pools["default"].disrupting) == (2, 0)
+    assert _verdicts([*_cluster(), c, going])["c"] == "being deleted"
+
+
 def test_do_not_disrupt_on_the_node() -> None:
     c = managed("c", annotations={DO_NOT_DISRUPT: "true"})
     v = _verdicts([*_cluster(), c, claim_for(c)])
