@@ -8,8 +8,10 @@ exit code is 0 exactly when the summary says ``ok``, and nothing is left running
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -87,7 +89,9 @@ def start_scenario(name: str, timeout: int, logs: Path) -> ScenarioRun:
     paths = logs / f"{name}.out", logs / f"{name}.err"
     out, err = (os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC) for p in paths)
     try:
-        process = subprocess.Popen(command, stdout=out, stderr=err, cwd=REPO)
+        process = subprocess.Popen(
+            command, stdout=out, stderr=err, cwd=REPO, start_new_session=True
+        )
     finally:
         os.close(out)
         os.close(err)
@@ -107,9 +111,21 @@ def scenarios(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Sc
         runs[name] = start_scenario(name, timeout, logs)
     yield runs
     for run in runs.values():
-        if run.process.poll() is None:
-            run.process.kill()
-            run.process.wait()
+        stop(run.process)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop a scenario still running (a test timed out): Ctrl-C first, so ``joinery dev``
+    stops the Temporal server, control plane and worker it started (SIGKILL would leave them
+    running, loading every later test), then its whole process group."""
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGINT)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=60)
+    with contextlib.suppress(ProcessLookupError):  # what it did not stop, in its group
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 @pytest.mark.timeout(SCENARIO_TIMEOUT + 150)
