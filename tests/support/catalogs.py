@@ -95,3 +95,20 @@ def types_with(**labels: str) -> list[str]:
     """Catalog type names whose custom labels match (arch=..., size=..., family=...)."""
     idx = {"arch": 3, "size": 4, "family": 5, "generation": 6}
     return [n for n, t in TYPES.items() if all(t[idx[k]] == v for k, v in labels.items())]
+
+
+def sized_catalog(sizes: Mapping[str, tuple[str, str, float]]) -> dict[str, Any]:
+    """A catalog of plain types, ``name: (cpu, memory, on-demand price)``, the same price in
+    every zone: what a disruption test needs to make one merge cheaper than another."""
+    return {
+        "instanceTypes": [
+            {
+                "name": name,
+                "capacity": {"cpu": cpu, "memory": mem, "pods": "50"},
+                "offerings": [
+                    {"zone": z, "capacityType": "on-demand", "price": price} for z in ZONES
+                ],
+            }
+            for name, (cpu, mem, price) in sizes.items()
+        ]
+    }

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.catalogs import ZA, ZB, ZC
+from tests.support.catalogs import ZA, ZB, ZC, sized_catalog
 from tests.support.disruption import ALL, LONG_AGO, bound, claim_for, commands, disrupt, pool
 from tests.support.disruption import kept as kept_reasons
 from tests.support.labels import CAPACITY_TYPE
@@ -21,18 +21,7 @@ SIZES = {
     "four-cpu": ("4", "16Gi", 0.15),
     "eight-cpu": ("8", "32Gi", 0.33),
 }
-CATALOG: dict[str, Any] = {
-    "instanceTypes": [
-        {
-            "name": name,
-            "capacity": {"cpu": cpu, "memory": mem, "pods": "50"},
-            "offerings": [
-                {"zone": z, "capacityType": "on-demand", "price": price} for z in (ZA, ZB, ZC)
-            ],
-        }
-        for name, (cpu, mem, price) in SIZES.items()
-    ]
-}
+CATALOG = sized_catalog(SIZES)
 
 
 def _managed(name: str, size: str, zone: str = ZA) -> list[Mapping[str, Any]]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.catalogs import ZA, ZB, ZC
+from tests.support.catalogs import ZA, ZB, ZC, sized_catalog
 from tests.support.disruption import (
     ALL,
     INITIALIZED,
@@ -34,20 +34,8 @@ SIZES = {
 def _catalog(four_cpu_price: float = 0.15) -> dict[str, Any]:
     """The three sizes; ``four_cpu_price`` at twice the two-cpu node's price or a little above
     (then the solver's best price per pod is the two-cpu node and it opens one per pod)."""
-    prices = {**{n: p for n, (_, _, p) in SIZES.items()}, "four-cpu": four_cpu_price}
-    return {
-        "instanceTypes": [
-            {
-                "name": name,
-                "capacity": {"cpu": cpu, "memory": mem, "pods": "50"},
-                "offerings": [
-                    {"zone": z, "capacityType": "on-demand", "price": prices[name]}
-                    for z in (ZA, ZB, ZC)
-                ],
-            }
-            for name, (cpu, mem, _) in SIZES.items()
-        ]
-    }
+    cpu, mem, _ = SIZES["four-cpu"]
+    return sized_catalog({**SIZES, "four-cpu": (cpu, mem, four_cpu_price)})
 
 
 def _managed(name: str, zone: str, size: str = "two-cpu") -> list[Mapping[str, Any]]:
