@@ -26,6 +26,7 @@ from models import contract
 from tests.support.disruption_fakes import EmptiedNode, FakeDisruption, command
 from tests.support.garbage_fakes import FakeGarbage
 from tests.support.provisioner_fakes import FakePlanner
+from tests.support.temporal_servers import start_test_server
 from tests.support.workflow_fakes import FakeCloud, blocked, spec
 from workflows.disruption.state import DisruptionInput
 from workflows.disruption.workflow import DisruptionWorkflow
@@ -271,10 +272,7 @@ async def record_garbage_collection(env: WorkflowEnvironment) -> str:
 
 async def main(only: list[str]) -> None:
     """Histories recorded by older code are what replay guards: re-record only on purpose."""
-    bin_dir = Path(sys.executable).parent
-    env = await WorkflowEnvironment.start_time_skipping(
-        test_server_existing_path=str(bin_dir / "temporal-test-server")
-    )
+    env = await start_test_server()
     try:
         for name in NODECLAIM_SCENARIOS:
             if only and name not in only:

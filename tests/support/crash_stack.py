@@ -5,7 +5,6 @@ Deployment whose pods each need a node of their own."""
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,9 +15,7 @@ from temporalio.testing import WorkflowEnvironment
 from activities.kubernetes import raw
 from activities.kubernetes.client import Kube
 from sandbox.cluster import Cluster
-from workflows import search
-
-BIN = Path(sys.executable).parent
+from tests.support.temporal_servers import BIN, start_dev_server
 
 
 @contextmanager
@@ -28,13 +25,7 @@ def temporal_and_cluster(
     """A Temporal dev server (with the search attributes, on its own event loop, which the
     test uses for its client calls) and a control plane under ``work``."""
     loop = asyncio.new_event_loop()
-    env = loop.run_until_complete(
-        WorkflowEnvironment.start_local(
-            dev_server_existing_path=str(BIN / "temporal"),
-            search_attributes=list(search.ALL),
-            dev_server_log_level="error",
-        )
-    )
+    env = loop.run_until_complete(start_dev_server())
     try:
         with Cluster.start(work / "k8s") as cluster:
             yield loop, env, cluster

@@ -7,36 +7,26 @@ listing) per session; tests use their own task queues and workflow ids so they c
 
 from __future__ import annotations
 
-import sys
 import uuid
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 import pytest_asyncio
 from temporalio.testing import WorkflowEnvironment
 
-from workflows import search
-
-BIN = Path(sys.executable).parent
+from tests.support.temporal_servers import start_dev_server, start_test_server
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def time_env() -> AsyncIterator[WorkflowEnvironment]:
-    env = await WorkflowEnvironment.start_time_skipping(
-        test_server_existing_path=str(BIN / "temporal-test-server")
-    )
+    env = await start_test_server()
     yield env
     await env.shutdown()
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def dev_env() -> AsyncIterator[WorkflowEnvironment]:
-    env = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=str(BIN / "temporal"),
-        search_attributes=list(search.ALL),
-        dev_server_log_level="error",
-    )
+    env = await start_dev_server()
     yield env
     await env.shutdown()
 
