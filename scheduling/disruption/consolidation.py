@@ -22,11 +22,14 @@ nowhere, more than one node needed, or the cheapest replacement's price.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from functools import partial
 from operator import itemgetter
 
 from models import labels as L
 from models.resources import CPU, MEMORY
+from scheduling.disruption import pod_orders
 from scheduling.disruption.context import RoundContext
 from scheduling.disruption.replacement import cheaper_replacement
 from scheduling.disruption.types import UNDERUTILIZED, Candidate
@@ -101,10 +104,45 @@ def outcome_of(
     if known is not None:
         return _for_own_pods(known, ctx.failure_pods.get(key, []), _pod_keys(ctx, cands))
     out = _simulate_outcome(ctx, cands)
+    if ctx.search_orders and (isinstance(out, str) or out[1]):
+        out = _searched(ctx, cands, out)
     if isinstance(out, str):
         ctx.failures[key] = out
         ctx.failure_pods[key] = _pod_keys(ctx, cands)
     return out
+
+
+def _searched(
+    ctx: RoundContext, cands: Sequence[Candidate], out: tuple[Plan, list[PlannedClaim]] | str
+) -> tuple[Plan, list[PlannedClaim]] | str:
+    """The best outcome of a small move in other pod orders, with each other node in turn
+    taking none of its pods, and with its replacement pinned to each other zone
+    (pod_orders.py): a delete first, else the cheapest replacement."""
+    pods = [p for c in cands for p in c.pods]
+    if len(pods) > pod_orders.MAX_PODS:
+        return out
+    orders = pod_orders.orders(pods, lambda p: ctx.signature(p, _pod_signature)[0])
+    out = pod_orders.best(
+        out, [partial(_simulate_outcome, ctx, cands, order) for order in orders], _rank
+    )
+    names = {c.node.name for c in cands}
+    others = [n for n in ctx.state.usable() if n not in names]
+    if not isinstance(out, str):
+        others = sorted(out[0].existing) or others
+    tries = [partial(_simulate_outcome, ctx, cands, None, (n,)) for n in sorted(others)]
+    out = pod_orders.best(out, tries[: pod_orders.MAX_PODS], _rank)
+    if not isinstance(out, str) and out[1]:
+        zoned = _in_another_zone(ctx, cands, pods, out[0], "")
+        if not isinstance(zoned, str) and _rank(zoned) < _rank(out):
+            out = zoned
+    return out
+
+
+def _rank(out: tuple[Plan, list[PlannedClaim]] | str) -> tuple[float, ...]:
+    """A delete first, then the cheapest replacement, then a failure."""
+    if isinstance(out, str):
+        return (2.0,)
+    return (1.0, round(sum(r.price for r in out[1]), 9)) if out[1] else (0.0,)
 
 
 def _pod_keys(ctx: RoundContext, cands: Sequence[Candidate]) -> list[str]:
@@ -125,15 +163,23 @@ def _for_own_pods(why: str, then: list[str], now: list[str]) -> str:
 
 
 def _simulate_outcome(
-    ctx: RoundContext, cands: Sequence[Candidate]
+    ctx: RoundContext,
+    cands: Sequence[Candidate],
+    order: Sequence[Pod] | None = None,
+    avoid: Collection[str] = (),
 ) -> tuple[Plan, list[PlannedClaim]] | str:
+    """The outcome with the solver's pod order, or with ``order``, and the nodes in
+    ``avoid`` taking none of the pods (pod_orders.py)."""
     names = [c.node.name for c in cands]
-    pods = [p for c in cands for p in c.pods]
+    pods = [p for c in cands for p in c.pods] if order is None else list(order)
+    how = _How(order is not None, frozenset(avoid))
     total = sum(c.node.price or 0.0 for c in cands)
     floor = ctx.state.cheapest_holding(pods)
     if floor is None or floor >= total - 1e-9:
         # No new node for all the pods could be cheaper: try a delete, solved without pools.
-        plan = ctx.state.simulate(names, pods, new_nodes=False)
+        plan = ctx.state.simulate(
+            names, pods, new_nodes=False, given_order=how.given, avoid=how.avoid
+        )
         if not plan.unschedulable:
             return plan, []
         # Some pods may still land on the other nodes and the rest on a smaller new node.
@@ -146,7 +192,7 @@ def _simulate_outcome(
                 f"${total:.4f}/h ({cheapest} holds the pods the other nodes have no room for)"
             )
             return why if floor is None else TooDear(why)
-    plan = ctx.state.simulate(names, pods)
+    plan = ctx.state.simulate(names, pods, given_order=how.given, avoid=how.avoid)
     if plan.unschedulable:
         key, reason = next(iter(sorted(plan.unschedulable.items())))
         return f"pod {key} fits on no other node or new node: {reason}"
@@ -154,30 +200,43 @@ def _simulate_outcome(
         return plan, []
     if len(plan.claims) > 1:
         # The solver opens a claim per best-priced size; one larger node may hold them all.
-        single = ctx.state.simulate(names, pods, one_new_node=True)
+        single = ctx.state.simulate(
+            names, pods, one_new_node=True, given_order=how.given, avoid=how.avoid
+        )
         if single.unschedulable or len(single.claims) != 1:
-            single = _all_on_one_new_node(ctx, names, pods)
+            single = _all_on_one_new_node(ctx, names, pods, how.given)
         if single.unschedulable or len(single.claims) != 1:
             why = f"its pods need {len(plan.claims)} new nodes, consolidation launches at most one"
-            return _in_another_zone(ctx, cands, pods, single, why)
+            return _in_another_zone(ctx, cands, pods, single, why, how)
         plan = single
     gates = ctx.state.problem.policies.gates
     narrowed = cheaper_replacement(
         plan.claims[0], [c.node for c in cands], gates.spot_to_spot_consolidation
     )
     if isinstance(narrowed, str):
-        return _in_another_zone(ctx, cands, pods, plan, TooDear(narrowed))
+        return _in_another_zone(ctx, cands, pods, plan, TooDear(narrowed), how)
     return plan, [narrowed]
 
 
-def _all_on_one_new_node(ctx: RoundContext, names: Sequence[str], pods: Sequence[Pod]) -> Plan:
+@dataclass(frozen=True)
+class _How:
+    """How a simulation places the pods: in the order given (else the solver's), and
+    taking none of them onto the nodes in ``avoid``."""
+
+    given: bool = False
+    avoid: frozenset[str] = frozenset()
+
+
+def _all_on_one_new_node(
+    ctx: RoundContext, names: Sequence[str], pods: Sequence[Pod], given: bool = False
+) -> Plan:
     """Every pod on one new node, the other nodes counted but taking none. The solver fills
     the other nodes first, and a pod placed there can pin the rest elsewhere: a pod whose
     affinity follows another moving pod into the zone of the node that took it, where the
     one new node the others need is pinned to another zone. Karpenter's scheduler fills
     existing nodes first too; this finds the command it misses."""
     others = [n for n in ctx.state.nodes if n not in ctx.state.removed and n not in names]
-    return ctx.state.simulate(names, pods, one_new_node=True, avoid=others)
+    return ctx.state.simulate(names, pods, one_new_node=True, avoid=others, given_order=given)
 
 
 def _zonal(p: Pod) -> bool:
@@ -193,6 +252,7 @@ def _in_another_zone(
     pods: Sequence[Pod],
     plan: Plan,
     why: str,
+    how: _How | None = None,
 ) -> tuple[Plan, list[PlannedClaim]] | str:
     """The replacement in another zone, when a pod's zonal spread, affinity or anti-affinity
     pinned the claim's zone: the solver pins the zone cheapest for the first pod alone, where
@@ -209,7 +269,14 @@ def _in_another_zone(
     for zone in ctx.state.zones():
         if zone in zones:
             continue
-        other = ctx.state.simulate(names, pods, one_new_node=True, zone=zone)
+        other = ctx.state.simulate(
+            names,
+            pods,
+            one_new_node=True,
+            zone=zone,
+            given_order=how is not None and how.given,
+            avoid=() if how is None else how.avoid,
+        )
         if other.unschedulable or len(other.claims) > 1:
             continue
         if not other.claims:

@@ -42,6 +42,9 @@ class RoundContext:
     failure_pods: dict[tuple[object, ...], list[str]] = field(default_factory=dict)
     # The round's moves of pods with a required spread (a later command must keep them).
     moved: MovedPods = field(default_factory=MovedPods)
+    # Few candidates: a small move that is not a delete is simulated in other pod orders
+    # too (pod_orders.py; set by underutilized.py).
+    search_orders: bool = False
     _pod_sigs: dict[int, tuple[Pod, tuple[str, tuple[object, ...]]]] = field(default_factory=dict)
     # Required pod affinity terms of the pods moved this round, with the pod: the pods they
     # select must stay where they are, or a pod moved earlier in the round may find, when

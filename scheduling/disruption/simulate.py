@@ -107,13 +107,15 @@ class RoundState:
         one_new_node: bool = False,
         avoid: Collection[str] = (),
         zone: str | None = None,
+        given_order: bool = False,
     ) -> Plan:
         """Solve ``pods`` onto the usable nodes other than ``without`` and the removed ones,
         opening new claims where they fit nowhere (unless ``new_nodes`` is False; at most
         one per pool with ``one_new_node``, which then takes pods up to its largest type).
         The nodes in ``avoid`` stay, their pods counted, but take none of ``pods``; with
         ``zone``, a new claim whose zone a pod's spread or affinity pins goes to that zone
-        when the rule allows it (``Problem.zone_hint``)."""
+        when the rule allows it (``Problem.zone_hint``). With ``given_order`` the solver takes
+        ``pods`` in the order given, not its own (``pod_orders.py``)."""
         self.simulations += 1
         gone = set(without)
         need = _smallest(pods) if pods else (0, 0, 0)
@@ -153,7 +155,8 @@ class RoundState:
             policies=self.problem.policies,
             zone_hint=zone,
         )
-        return Solver(sub, catalog=self.catalog, rejections=self.rejections).solve()
+        order = "given" if given_order else "balanced"
+        return Solver(sub, order, catalog=self.catalog, rejections=self.rejections).solve()
 
     def apply(self, removed: Collection[str], plan: Plan) -> None:
         """Accept a command: its nodes go, its pods join their existing destinations, and
@@ -212,6 +215,10 @@ class RoundState:
                 mem += max(0, room[1])
                 slots += max(0, room[2])
         return cpu, mem, slots
+
+    def usable(self) -> list[str]:
+        """The nodes pods may land on now, in order."""
+        return [name for name, _, room in self._listing() if room is not None]
 
     def _listing(self) -> list[tuple[str, NodeInfo, tuple[int, int, int] | None]]:
         """The nodes not removed, in order, each with its room if pods may land on it (None

@@ -34,6 +34,7 @@ MAX_EXHAUSTIVE = 8
 def consolidate(ctx: RoundContext, candidates: list[Candidate]) -> None:
     order = consolidatable(ctx, candidates)
     if len(order) <= MAX_EXHAUSTIVE and _budgets_allow_all(ctx, order):
+        ctx.search_orders = True  # few candidates: small moves in other pod orders too
         exhaustive_pass(ctx, order)
     multi_node_pass(ctx, order)
     # Karpenter's order puts the dearest nodes first, so its prefixes always include them;

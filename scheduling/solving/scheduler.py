@@ -87,13 +87,15 @@ class Scheduler:
         catalog: CatalogCache | None = None,
         rejections: NodeRejections | None = None,
     ) -> None:
-        """``order`` is "balanced" (ours) or "cpu" (Karpenter's: cpu, then memory, descending;
-        with first-fit claims this is the first-fit-decreasing baseline benchmarks compare to).
+        """``order`` is "balanced" (ours), "cpu" (Karpenter's: cpu, then memory, descending;
+        with first-fit claims this is the first-fit-decreasing baseline benchmarks compare to)
+        or "given" (the pending pods as the problem lists them, otherwise as "balanced": a
+        disruption simulation trying other orders, scheduling/disruption/pod_orders.py).
 
         ``catalog`` carries what depends only on the pools and the instance types from one
         solve to the next (disruption runs hundreds of simulations on one catalog);
         ``rejections``, the existing nodes known to reject a pod class (one round's)."""
-        if order not in ("balanced", "cpu"):
+        if order not in ("balanced", "cpu", "given"):
             raise ValueError(f"unknown order {order!r}")
         self.problem = problem
         self.order = order
@@ -144,7 +146,7 @@ class Scheduler:
                 queue.append(p)
         if self.order == "balanced":
             queue = balanced_order(queue, self.view.memory_per_cpu)
-        else:
+        elif self.order == "cpu":
             queue = cpu_order(queue)
         failed: list[tuple[Pod, str, int]] = []
         for p in queue:
@@ -163,7 +165,7 @@ class Scheduler:
         for p, why, _ in failed:
             unschedulable[p.key] = why
         scheduled = [p for p in queue if p.key not in unschedulable]
-        if self.order == "balanced":
+        if self.order != "cpu":
             self.slack.fill()
         claims = share_reservations([self.pricing.finalize(c) for c in self.claims.open if c.pods])
         existing = {t.name: list(t.new_pods) for t in self.nodes.targets if t.new_pods}

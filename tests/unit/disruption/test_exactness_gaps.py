@@ -305,3 +305,92 @@ def test_pods_that_follow_each_other_all_go_to_the_one_new_node() -> None:
     (rep,) = cmd["replacements"]
     assert rep["instanceTypes"][0] == "four-cpu" and rep["zones"] == [ZB]
     assert set(cmd["pods"].values()) == {"replacement-0"}
+
+
+# Moves the solver's own pod order or node order gets wrong (scheduling/disruption/
+# pod_orders.py): the pods placed one by one, existing nodes first, where a pod placed
+# first pins the others.
+
+
+def test_a_pod_only_one_node_takes_goes_there_before_a_pod_that_fits_anywhere() -> None:
+    """An eight-cpu node runs a 1.6-cpu pod with no rule and a 1.5-cpu pod that needs a label
+    only an unmanaged node with 1.6 cpu free carries. Largest first, the free pod takes that
+    room and the other fits nowhere (before: kept); the other way round the free pod goes
+    to a two-cpu node: replaced for less."""
+    docs: list[Mapping[str, Any]] = [pool(budgets=ALL), *_managed("big", "eight-cpu")]
+    own = _unmanaged("own", "1600m")
+    own["metadata"]["labels"]["example.com/fast"] = "true"
+    docs.append(own)
+    docs.append(bound("free", "big", "1600m", "1Gi"))
+    docs.append(bound("picky", "big", "1500m", "1Gi", node_selector={"example.com/fast": "true"}))
+    out = disrupt(docs, CATALOG)
+    (cmd,) = commands(out)
+    assert cmd["nodes"] == ["big"]
+    (rep,) = cmd["replacements"]
+    assert rep["instanceTypes"][0] == "two-cpu"
+    assert cmd["pods"] == {"default/free": "replacement-0", "default/picky": "own"}
+
+
+def test_pods_that_share_a_zone_follow_the_node_in_the_zone_where_the_rest_costs_less() -> None:
+    """Two pods that must share a zone leave a four-cpu node; unmanaged nodes in zones b and
+    a each have room for one. The solver puts the first on the zone-b node (first in node
+    order) and the second then needs a two-cpu node in zone b; on the zone-a node, the
+    second needs only a one-cpu node there (before: replaced by the dearer node)."""
+    together = {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [pod_term(ZONE, {"app": "pair"})]
+        }
+    }
+    docs: list[Mapping[str, Any]] = [pool(budgets=ALL), *_four_cpu("big", ZB)]
+    docs += [_unmanaged("own-b", "1", ZB), _unmanaged("own-a", "1", ZA)]
+    docs += [
+        bound(f"pair-{i}", "big", "800m", "1Gi", labels={"app": "pair"}, affinity=together)
+        for i in range(2)
+    ]
+    out = disrupt(docs, _zonal_catalog())
+    (cmd,) = commands(out)
+    (rep,) = cmd["replacements"]
+    assert rep["instanceTypes"] == ["one-cpu"] and rep["zones"] == [ZA]
+    assert sorted(cmd["pods"].values()) == ["own-a", "replacement-0"]
+    assert cmd["savingsPerHour"] == pytest.approx(0.10 - 0.02)
+
+
+def test_a_valid_replacement_is_still_asked_in_the_other_zones() -> None:
+    """Two pods that must share a zone on an eight-cpu node: the claim is pinned to zone a,
+    cheapest for one pod, where both need the four-cpu type; that already saves, but zone b
+    holds both on a two-cpu node for half of it (before: the four-cpu node)."""
+    together = {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [pod_term(ZONE, {"app": "pair"})]
+        }
+    }
+    catalog = _zonal_catalog()
+    catalog["instanceTypes"].append(
+        {
+            "name": "eight-cpu",
+            "capacity": {"cpu": "8", "memory": "32Gi", "pods": "50"},
+            "offerings": [{"zone": ZA, "capacityType": "on-demand", "price": 0.33}],
+        }
+    )
+    big = node(
+        "big",
+        "8",
+        "32Gi",
+        "50",
+        zone=ZA,
+        instance_type="eight-cpu",
+        nodepool="default",
+        labels={"karpenter.sh/initialized": "true"},
+    )
+    big["metadata"]["creationTimestamp"] = LONG_AGO
+    big["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    docs: list[Mapping[str, Any]] = [pool(budgets=ALL), big, claim_for(big)]
+    docs += [
+        bound(f"pair-{i}", "big", "800m", "1Gi", labels={"app": "pair"}, affinity=together)
+        for i in range(2)
+    ]
+    out = disrupt(docs, catalog)
+    (cmd,) = commands(out)
+    (rep,) = cmd["replacements"]
+    assert rep["instanceTypes"][0] == "two-cpu" and rep["zones"] == [ZB]
+    assert cmd["savingsPerHour"] == pytest.approx(0.33 - 0.05)
