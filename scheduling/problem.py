@@ -57,7 +57,9 @@ class Problem:
     # The zone to pin a new claim to when a pod's zonal spread or affinity pins its zone and
     # allows this one among others (Karpenter pins any least-filled zone; the solver the
     # cheapest for the pod at hand): consolidation tries each, as the pods together may be
-    # cheaper in another zone. None: the cheapest.
+    # cheaper in another zone. A spread allows the hint within its skew, not only when it
+    # is least filled (the kube-scheduler admits the pod there; docs/disruption.md,
+    # "Exactness"). None: the cheapest.
     zone_hint: str | None = None
 
     def catalog_of(self, pool: str) -> list[InstanceType]:

@@ -13,7 +13,7 @@ from tests.support.catalogs import ZA, ZB, ZC, sized_catalog
 from tests.support.disruption import ALL, LONG_AGO, bound, claim_for, commands, disrupt, pool
 from tests.support.disruption import kept as kept_reasons
 from tests.support.labels import CAPACITY_TYPE
-from tests.support.manifests import ZONE, node, pod_term
+from tests.support.manifests import ZONE, node, pod_term, spread
 
 # name: (cpu, memory, on-demand price in every zone)
 SIZES = {
@@ -394,3 +394,47 @@ def test_a_valid_replacement_is_still_asked_in_the_other_zones() -> None:
     (rep,) = cmd["replacements"]
     assert rep["instanceTypes"][0] == "two-cpu" and rep["zones"] == [ZB]
     assert cmd["savingsPerHour"] == pytest.approx(0.33 - 0.05)
+
+
+def test_a_pod_with_zonal_spread_and_affinity_follows_its_app_into_a_fuller_zone() -> None:
+    """A pod with a zonal spread (maxSkew 2) and zonal affinity to its own app, whose other
+    replica is in zone c on a node with no room: its new node must be in zone c, which the
+    spread allows (2 against 0). Read first, the spread pinned the claim to an emptier zone,
+    where the affinity then found no pod (before: kept, "not in a domain with a matching
+    pod"); the affinity read first, the claim goes to zone c."""
+    together = {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [pod_term(ZONE, {"app": "web"})]
+        }
+    }
+    skew = spread(ZONE, {"app": "web"}, max_skew=2)
+    docs: list[Mapping[str, Any]] = [pool(budgets=ALL), *_managed("big", "eight-cpu", ZC)]
+    docs.append(_unmanaged("own", "1", ZC))
+    for name, where in (("web-0", "big"), ("web-1", "own")):
+        docs.append(
+            bound(name, where, "1", "1Gi", labels={"app": "web"}, affinity=together, spread=[skew])
+        )
+    out = disrupt(docs, CATALOG)
+    (cmd,) = commands(out)
+    assert cmd["nodes"] == ["big"]
+    (rep,) = cmd["replacements"]
+    assert rep["zones"] == [ZC] and rep["instanceTypes"][0] == "two-cpu"
+    assert cmd["pods"] == {"default/web-0": "replacement-0"}
+
+
+def test_a_spread_pod_may_take_a_cheaper_zone_within_its_skew() -> None:
+    """A pod with a zonal spread (maxSkew 2) leaves a four-cpu node in zone a; its other
+    replica runs in zone a on a full unmanaged node. Karpenter pins a new claim to the least
+    filled zone (b, where the cheapest node is a two-cpu one); zone a holds 2 against 0,
+    within the skew, and a one-cpu node there: asked in zone a, the replacement costs less
+    (before: the two-cpu node in zone b)."""
+    skew = spread(ZONE, {"app": "web"}, max_skew=2)
+    docs: list[Mapping[str, Any]] = [pool(budgets=ALL), *_four_cpu("big", ZA)]
+    docs.append(_unmanaged("own", "1", ZA))
+    for name, where in (("web-0", "big"), ("web-1", "own")):
+        docs.append(bound(name, where, "800m", "1Gi", labels={"app": "web"}, spread=[skew]))
+    out = disrupt(docs, _zonal_catalog())
+    (cmd,) = commands(out)
+    (rep,) = cmd["replacements"]
+    assert rep["zones"] == [ZA] and rep["instanceTypes"] == ["one-cpu"]
+    assert cmd["savingsPerHour"] == pytest.approx(0.10 - 0.02)
