@@ -11,12 +11,12 @@ from tests.oracle.rounds import cluster_cost
 CLUSTERS = 150
 # Measured on seeds 0..149 (issue 35): the share of clusters whose fixpoint is at or below
 # the one-step optimum (136 of 150), the optimum Karpenter's pool order allows (140), and
-# the optimum Karpenter's rules allow (149; the other +1.7%). Karpenter's rules, which
-# Joinery follows on purpose, keep the first two below 100%; greedy simulations the third
-# (docs/disruption.md, "Exactness", by class).
+# the optimum Karpenter's rules allow (150, since small moves are also tried in other pod
+# orders, destinations and zones; 149 before). Karpenter's rules, which Joinery follows on
+# purpose, keep the first two below 100% (docs/disruption.md, "Exactness", by class).
 REACHED_FLOOR = 0.90
 REACHABLE_FLOOR = 0.93
-KARPENTER_FLOOR = 0.99
+KARPENTER_FLOOR = 1.0
 KARPENTER_WORST_GAP = 0.05
 
 
