@@ -259,8 +259,13 @@ def _in_another_zone(
     the pods together may need a larger type than in a zone dearer for one pod (Karpenter
     pins any least-filled zone). Each other zone is tried as the pinned one, the rules still
     counted as before; the cheapest valid replacement wins. Only tried when a zone was
-    pinned, so a candidate whose pods have no zonal rule costs no extra simulation."""
+    pinned, so a candidate whose pods have no zonal rule costs no extra simulation: one
+    zone for all the claims, or, in a search of other pod orders (pod_orders.py), for the
+    claims holding a pod with a zonal rule (the first pod of a pool's claim may pin it
+    where the pods another pool took would also fit)."""
     zones = {z for c in plan.claims for z in c.zones}
+    if how is not None and how.given and len(plan.claims) > 1:
+        zones = {z for c in plan.claims if any(_zonal(p) for p in c.pods) for z in c.zones}
     if len(zones) != 1 or not any(_zonal(p) for p in pods):
         return why
     names = [c.node.name for c in cands]

@@ -438,3 +438,63 @@ def test_a_spread_pod_may_take_a_cheaper_zone_within_its_skew() -> None:
     (rep,) = cmd["replacements"]
     assert rep["zones"] == [ZA] and rep["instanceTypes"] == ["one-cpu"]
     assert cmd["savingsPerHour"] == pytest.approx(0.10 - 0.02)
+
+
+def test_two_pools_claims_become_one_in_the_zone_where_both_pods_fit() -> None:
+    """A 2.5-cpu pod and a pod that needs the "team" pool's label (with a zonal spread) leave
+    an eight-cpu node. Largest first, the large pod opens a claim in the "general" pool and
+    the other needs the team pool's: two new nodes. The labelled pod first opens the team
+    claim in zone a, cheapest for it alone, where no type holds both; asked in zone b, that
+    claim takes both on a four-cpu node (before: kept, "2 new nodes")."""
+
+    def entry(name: str, cpu: str, offers: dict[str, float]) -> dict[str, Any]:
+        return {
+            "name": name,
+            "capacity": {"cpu": cpu, "memory": "16Gi", "pods": "50"},
+            "offerings": [
+                {"zone": z, "capacityType": "on-demand", "price": p} for z, p in offers.items()
+            ],
+        }
+
+    catalog = {
+        "instanceTypes": [
+            entry("one-cpu", "1", {ZA: 0.02}),
+            entry("four-cpu", "4", {ZB: 0.10}),
+            entry("eight-cpu", "8", {ZB: 0.33}),
+        ]
+    }
+    big = node(
+        "big",
+        "8",
+        "16Gi",
+        "50",
+        zone=ZB,
+        instance_type="eight-cpu",
+        nodepool="general",
+        labels={"karpenter.sh/initialized": "true"},
+    )
+    big["metadata"]["creationTimestamp"] = LONG_AGO
+    big["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    team = {"example.com/team": "x"}
+    docs: list[Mapping[str, Any]] = [
+        pool("general", budgets=ALL),
+        pool("team", budgets=ALL, labels=team),
+        big,
+        claim_for(big),
+        bound("wide", "big", "2500m", "1Gi"),
+        bound(
+            "picky",
+            "big",
+            "800m",
+            "1Gi",
+            labels={"app": "picky"},
+            node_selector=team,
+            spread=[spread(ZONE, {"app": "picky"})],
+        ),
+    ]
+    out = disrupt(docs, catalog)
+    (cmd,) = commands(out)
+    (rep,) = cmd["replacements"]
+    assert rep["nodePool"] == "team" and rep["zones"] == [ZB]
+    assert rep["instanceTypes"] == ["four-cpu"]
+    assert set(cmd["pods"].values()) == {"replacement-0"}
