@@ -117,24 +117,71 @@ def _searched(
 ) -> tuple[Plan, list[PlannedClaim]] | str:
     """The best outcome of a small move in other pod orders, with each other node in turn
     taking none of its pods, and with its replacement pinned to each other zone
-    (pod_orders.py): a delete first, else the cheapest replacement."""
+    (pod_orders.py): a delete first, else the cheapest replacement; only outcomes whose
+    pods land as planned in any order (``_steady``)."""
     pods = [p for c in cands for p in c.pods]
     if len(pods) > pod_orders.MAX_PODS:
         return out
     orders = pod_orders.orders(pods, lambda p: ctx.signature(p, _pod_signature)[0])
     out = pod_orders.best(
-        out, [partial(_simulate_outcome, ctx, cands, order) for order in orders], _rank
+        out, [partial(_steady_outcome, ctx, cands, order) for order in orders], _rank
     )
     names = {c.node.name for c in cands}
     others = [n for n in ctx.state.usable() if n not in names]
     if not isinstance(out, str):
         others = sorted(out[0].existing) or others
-    tries = [partial(_simulate_outcome, ctx, cands, None, (n,)) for n in sorted(others)]
+    tries = [partial(_steady_outcome, ctx, cands, None, (n,)) for n in sorted(others)]
     out = pod_orders.best(out, tries[: pod_orders.MAX_PODS], _rank)
     if not isinstance(out, str) and out[1]:
-        zoned = _in_another_zone(ctx, cands, pods, out[0], "")
-        if not isinstance(zoned, str) and _rank(zoned) < _rank(out):
+        zoned = _steady(ctx, cands, _in_another_zone(ctx, cands, pods, out[0], ""))
+        if _rank(zoned) < _rank(out):
             out = zoned
+    return out
+
+
+def _steady_outcome(
+    ctx: RoundContext,
+    cands: Sequence[Candidate],
+    order: Sequence[Pod] | None = None,
+    avoid: Collection[str] = (),
+) -> tuple[Plan, list[PlannedClaim]] | str:
+    return _steady(ctx, cands, _simulate_outcome(ctx, cands, order, avoid))
+
+
+def _steady(
+    ctx: RoundContext, cands: Sequence[Candidate], out: tuple[Plan, list[PlannedClaim]] | str
+) -> tuple[Plan, list[PlannedClaim]] | str:
+    """``out`` if every existing node it sends pods to still takes them when the other
+    moving pods it admits are scheduled there first, else why not.
+
+    The kube-scheduler sees the evicted pods in an order Joinery does not choose and puts
+    each on any node that admits it. A plan the solver's own order found is Karpenter's
+    bet; one found in another order is so because the solver's order failed or cost
+    more, often because a pod with other options took the room on a node that a pickier
+    pod needs: were it scheduled first on a live cluster, the picky pod would stay
+    Pending. So a searched plan is kept only when no such pod can: each receiving node is
+    simulated with the command's other pods first (all it admits land there), then its
+    own, which must all still fit (a pod alike to one of them only swaps places with it).
+    A replacement is no such risk: it is launched for its pods, and a pod it does not hold
+    that lands there only leaves room elsewhere."""
+    if isinstance(out, str):
+        return out
+    names = [c.node.name for c in cands]
+    moving = [p for c in cands for p in c.pods]
+    usable = [n for n in ctx.state.usable() if n not in names]
+    for node, mine in sorted(out[0].existing.items()):
+        # A pod alike to one of ``mine`` that lands here first leaves it its own place.
+        alike = {ctx.signature(p, _pod_signature)[0] for p in mine}
+        others = [p for p in moving if ctx.signature(p, _pod_signature)[0] not in alike]
+        if not others:
+            continue
+        rest = [n for n in usable if n != node]
+        trial = ctx.state.simulate(
+            names, [*others, *mine], new_nodes=False, avoid=rest, given_order=True
+        )
+        stranded = next((p.key for p in mine if p.key in trial.unschedulable), None)
+        if stranded is not None:
+            return f"pod {stranded} may find no room on {node} if the others land there first"
     return out
 
 
@@ -205,6 +252,18 @@ def _simulate_outcome(
         )
         if single.unschedulable or len(single.claims) != 1:
             single = _all_on_one_new_node(ctx, names, pods, how.given)
+        if how.given and (single.unschedulable or len(single.claims) != 1):
+            # In an order of its own, the first pod that needs a new node opens it in the
+            # first pool that admits it, and the others join it, as in Karpenter (the
+            # solver's one claim per pool lets another pool open a second).
+            single = ctx.state.simulate(
+                names,
+                pods,
+                one_new_node=True,
+                given_order=True,
+                avoid=how.avoid,
+                only_pool=plan.claims[0].nodepool,
+            )
         if single.unschedulable or len(single.claims) != 1:
             why = f"its pods need {len(plan.claims)} new nodes, consolidation launches at most one"
             return _in_another_zone(ctx, cands, pods, single, why, how)

@@ -10,10 +10,12 @@ fixpoint well above the cheapest reachable cluster (docs/disruption.md, "Exactne
 
 So when few pods move (``MAX_PODS``) in a round with few candidates (the exhaustive subset
 search's condition, underutilized.py), a move that is not a delete is simulated again in a
-bounded set of other orders (``orders``: each pod first, then smallest first; deterministic)
-and the best outcome is kept: a delete before any replacement, a cheaper replacement before
-a dearer one, the solver's own order on a tie. Large clusters never get here, so they pay
-nothing and decide exactly as before.
+bounded set of other orders (``orders``: each pod first, then smallest first), then with
+each node that takes its pods left out in turn, then with its replacement in each other
+zone (consolidation.py drives the three; all deterministic), and the best outcome is kept
+(``best``): a delete before any replacement, a cheaper replacement before a dearer one, the
+solver's own order on a tie. Large clusters never get here, so they pay nothing and decide
+exactly as before.
 
 Every order's plan is still the solver's: each pod admitted on what the pods before it
 leave, the replacement's requirements those of the pods it holds (its zone, its types).

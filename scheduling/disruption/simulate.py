@@ -108,6 +108,7 @@ class RoundState:
         avoid: Collection[str] = (),
         zone: str | None = None,
         given_order: bool = False,
+        only_pool: str | None = None,
     ) -> Plan:
         """Solve ``pods`` onto the usable nodes other than ``without`` and the removed ones,
         opening new claims where they fit nowhere (unless ``new_nodes`` is False; at most
@@ -115,7 +116,8 @@ class RoundState:
         The nodes in ``avoid`` stay, their pods counted, but take none of ``pods``; with
         ``zone``, a new claim whose zone a pod's spread or affinity pins goes to that zone
         when the rule allows it (``Problem.zone_hint``). With ``given_order`` the solver takes
-        ``pods`` in the order given, not its own (``pod_orders.py``)."""
+        ``pods`` in the order given, not its own (``pod_orders.py``); with ``only_pool``, new
+        claims come from that pool only."""
         self.simulations += 1
         gone = set(without)
         need = _smallest(pods) if pods else (0, 0, 0)
@@ -140,6 +142,8 @@ class RoundState:
                 else:
                     nodes.append(self._counts_only(name))
         pools = self.problem.nodepools if new_nodes else []
+        if only_pool is not None:
+            pools = [np for np in pools if np.name == only_pool]
         if one_new_node:
             pools = [_one_more_node(np, nodes) for np in pools]
         sub = Problem(
