@@ -345,10 +345,11 @@ class TopologyDomains:
                 host = g.key == L.HOSTNAME
                 return Failure(f"{g.describe()} would be violated", host, local=host)
             least = min(counts.get(d, 0) for d in ok)
-            # The least filled, as Karpenter pins; and the zone hint within the skew (a
-            # consolidation asking another zone, Problem.zone_hint).
-            hint = self.view.problem.zone_hint if g.key == L.ZONE else None
-            ok = [d for d in ok if counts.get(d, 0) == least or d == hint]
+            hint = self.view.problem.zone_hint
+            if hint is None or g.key != L.ZONE:
+                ok = [d for d in ok if counts.get(d, 0) == least]  # as Karpenter pins
+            else:  # and the zone a consolidation asks for, within the skew
+                ok = [d for d in ok if counts.get(d, 0) == least or d == hint]
         elif g.kind == AFFINITY:
             if any(c > 0 for c in counts.values()):
                 ok = [d for d in doms if counts.get(d, 0) > 0]
