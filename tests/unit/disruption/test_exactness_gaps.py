@@ -24,16 +24,19 @@ SIZES = {
 CATALOG = sized_catalog(SIZES)
 
 
-def _managed(name: str, size: str, zone: str = ZA) -> list[Mapping[str, Any]]:
+def _managed(
+    name: str, size: str, zone: str = ZA, *, memory: str = "", nodepool: str = "default"
+) -> list[Mapping[str, Any]]:
+    """A Ready, initialized node of ``size`` (its memory ``memory`` when given) and its claim."""
     cpu, mem, _ = SIZES[size]
     body = node(
         name,
         cpu,
-        mem,
+        memory or mem,
         "50",
         zone=zone,
         instance_type=size,
-        nodepool="default",
+        nodepool=nodepool,
         labels={"karpenter.sh/initialized": "true"},
     )
     body["metadata"]["creationTimestamp"] = LONG_AGO
@@ -168,19 +171,7 @@ def _zonal_catalog() -> dict[str, Any]:
 
 
 def _four_cpu(name: str, zone: str) -> list[Mapping[str, Any]]:
-    body = node(
-        name,
-        "4",
-        "8Gi",
-        "50",
-        zone=zone,
-        instance_type="four-cpu",
-        nodepool="default",
-        labels={"karpenter.sh/initialized": "true"},
-    )
-    body["metadata"]["creationTimestamp"] = LONG_AGO
-    body["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
-    return [body, claim_for(body)]
+    return _managed(name, "four-cpu", zone, memory="8Gi")
 
 
 def test_pods_that_must_share_a_zone_move_to_the_zone_where_they_fit_for_less() -> None:
@@ -339,19 +330,7 @@ def test_a_pod_only_one_pool_takes_opens_the_claim_the_others_join() -> None:
         pool("general", budgets=ALL),
         pool("team", budgets=ALL, labels=team),
     ]
-    big = node(
-        "big",
-        "8",
-        "32Gi",
-        "50",
-        zone=ZA,
-        instance_type="eight-cpu",
-        nodepool="general",
-        labels={"karpenter.sh/initialized": "true"},
-    )
-    big["metadata"]["creationTimestamp"] = LONG_AGO
-    big["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
-    docs += [big, claim_for(big)]
+    docs += _managed("big", "eight-cpu", ZA, nodepool="general")
     docs.append(bound("wide", "big", "2500m", "1Gi"))
     docs.append(bound("picky", "big", "800m", "1Gi", node_selector=team))
     out = disrupt(docs, CATALOG)
@@ -402,19 +381,7 @@ def test_a_valid_replacement_is_still_asked_in_the_other_zones() -> None:
             "offerings": [{"zone": ZA, "capacityType": "on-demand", "price": 0.33}],
         }
     )
-    big = node(
-        "big",
-        "8",
-        "32Gi",
-        "50",
-        zone=ZA,
-        instance_type="eight-cpu",
-        nodepool="default",
-        labels={"karpenter.sh/initialized": "true"},
-    )
-    big["metadata"]["creationTimestamp"] = LONG_AGO
-    big["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
-    docs: list[Mapping[str, Any]] = [pool(budgets=ALL), big, claim_for(big)]
+    docs: list[Mapping[str, Any]] = [pool(budgets=ALL), *_managed("big", "eight-cpu", ZA)]
     docs += [
         bound(f"pair-{i}", "big", "800m", "1Gi", labels={"app": "pair"}, affinity=together)
         for i in range(2)
