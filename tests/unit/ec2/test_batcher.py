@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import ctypes
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from activities.ec2.batcher import Batcher
+from activities.ec2.batcher import Batcher, LeaderInterrupted
 
 
 class Recorder:
@@ -101,3 +102,82 @@ def test_a_run_answering_the_wrong_number_of_items_fails_them_all() -> None:
     assert all(isinstance(a, RuntimeError) for a in answers)
     with pytest.raises(RuntimeError, match="answered 1 of 2"):
         raise answers[0]  # type: ignore[misc]
+
+
+class Stopped(BaseException):
+    """What the Temporal SDK raises in a cancelled activity's thread (not an Exception)."""
+
+
+def _raise_in(thread: threading.Thread, exc: type[BaseException]) -> None:
+    """Raise ``exc`` inside ``thread`` the way the SDK cancels a threaded activity."""
+    assert thread.ident is not None
+    done = ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(thread.ident), ctypes.py_object(exc)
+    )
+    assert done == 1
+
+
+class Caller:
+    """One submit on a thread of its own, its answer or exception kept."""
+
+    def __init__(self, batcher: Batcher[str, int, int], item: int) -> None:
+        self.outcome: object = None
+        self.thread = threading.Thread(target=self._run, args=(batcher, item), daemon=True)
+        self.thread.start()
+
+    def _run(self, batcher: Batcher[str, int, int], item: int) -> None:
+        try:
+            self.outcome = batcher.submit("a", item)
+        except BaseException as exc:  # the answer under test, Stopped included
+            self.outcome = exc
+
+    def finished(self, within: float = 5.0) -> bool:
+        self.thread.join(within)
+        return not self.thread.is_alive()
+
+
+def _open_batch(batcher: Batcher[str, int, int], followers: int) -> tuple[Caller, list[Caller]]:
+    leader = Caller(batcher, 0)
+    time.sleep(0.2)
+    rest = [Caller(batcher, i) for i in range(1, followers + 1)]
+    time.sleep(0.3)
+    return leader, rest
+
+
+def test_a_leader_stopped_while_gathering_releases_every_follower() -> None:
+    """The leader's activity is cancelled while the batch is open: it ends with the stop,
+    each follower with LeaderInterrupted (retryable), none left waiting; the next item
+    opens a new batch that goes out."""
+    rec = Recorder()
+    batcher: Batcher[str, int, int] = Batcher(rec, idle=3.0, max_wait=60.0, max_items=100)
+    leader, rest = _open_batch(batcher, 3)
+    _raise_in(leader.thread, Stopped)
+    assert leader.finished() and isinstance(leader.outcome, Stopped)
+    assert all(c.finished() for c in rest)
+    assert all(isinstance(c.outcome, LeaderInterrupted) for c in rest), [c.outcome for c in rest]
+    assert rec.calls == []  # nothing was sent
+    assert batcher.submit("a", 7) == 70 and rec.calls == [("a", [7])]
+
+
+def test_a_follower_waiting_on_its_batch_can_be_stopped() -> None:
+    """A follower's activity cancelled while it waits ends at once; the batch goes on."""
+    rec = Recorder()
+    batcher: Batcher[str, int, int] = Batcher(rec, idle=2.0, max_wait=60.0, max_items=100)
+    leader, (follower, other) = _open_batch(batcher, 2)
+    _raise_in(follower.thread, Stopped)
+    assert follower.finished(within=1.5) and isinstance(follower.outcome, Stopped)
+    assert leader.finished() and other.finished()
+    assert (leader.outcome, other.outcome) == (0, 20)
+
+
+def test_a_leader_stopped_during_the_call_gives_followers_a_retryable_error() -> None:
+    """Stopped inside the call: the answers are lost; followers must not receive the
+    leader's own stop (their activities were not cancelled), but a retryable error."""
+
+    def stopped_call(key: str, items: list[int]) -> list[int | BaseException]:
+        raise Stopped()
+
+    batcher: Batcher[str, int, int] = Batcher(stopped_call, idle=0.3, max_wait=5.0, max_items=9)
+    leader, rest = _open_batch(batcher, 2)
+    assert leader.finished() and isinstance(leader.outcome, Stopped)
+    assert all(c.finished() and isinstance(c.outcome, LeaderInterrupted) for c in rest)
