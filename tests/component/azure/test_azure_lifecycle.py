@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,7 +20,7 @@ from activities.garbage import launch_templates, orphan_instances
 from activities.garbage.types import CollectInput
 from activities.kubernetes import custom_objects, nodeclaims
 from activities.kubernetes.client import Kube
-from activities.kubernetes.errors import AlreadyExists
+from activities.kubernetes.errors import AlreadyExists, NotFound
 from activities.kubernetes.resources import AKSNODECLASS, NODECLAIM, NODEPOOL
 from activities.lifecycle import claims, launch, registration, termination
 from activities.lifecycle.types import InstanceInput, RegisterInput
@@ -40,6 +41,16 @@ REQUIREMENTS = [
     {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
     {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["eastus-3"]},
 ]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_pool_left(admin: Kube) -> Iterator[None]:
+    """The control plane is the process's: an AKS pool left there would be in every later
+    test's cluster (a live `joinery explain` then asks for an Azure catalog)."""
+    yield
+    for crd, name in ((NODEPOOL, POOL), (AKSNODECLASS, CLASS)):
+        with contextlib.suppress(NotFound):
+            custom_objects.delete(admin, crd, name)
 
 
 @pytest.fixture
