@@ -12,12 +12,13 @@ from datetime import datetime, timedelta
 import pytest
 from temporalio import activity
 from temporalio.testing import WorkflowEnvironment
-from temporalio.worker import Replayer, Worker
+from temporalio.worker import Worker
 
 from activities.disruption.types import Decision
 from models import contract
 from models.contract import DisruptionActivity as names
 from tests.support.disruption_fakes import FakeDisruption, command
+from tests.support.replaying import replayer
 from tests.support.waiting import until_skipped
 from tests.workflows.test_disruption_workflow import rounds
 from workflows.disruption.state import DEBOUNCE, DisruptionInput
@@ -74,7 +75,7 @@ async def test_the_round_after_the_deleted_nodes_are_gone_skips_the_debounce(
         assert await _next_round_after(time_env, fake, third) >= DEBOUNCE
         history = await handle.fetch_history()
     # the run's own history replays (the patch marker, the signals' names)
-    await Replayer(workflows=[DisruptionWorkflow]).replay_workflow(history)
+    await replayer(DisruptionWorkflow).replay_workflow(history)
 
 
 async def test_changes_that_name_no_deleted_node_are_debounced(
@@ -149,7 +150,7 @@ async def test_an_empty_batch_holds_when_the_second_decision_deletes_more(
         history = await handle.fetch_history()
     # round 1's two nodes go; round 2's d is no longer an empty node to delete: dropped
     assert fake.args(names.DELETE_NODECLAIMS) == [["claim-a", "claim-b"]]
-    await Replayer(workflows=[DisruptionWorkflow]).replay_workflow(history)
+    await replayer(DisruptionWorkflow).replay_workflow(history)
 
 
 async def test_with_no_signal_at_all_the_round_after_commands_still_comes(

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from temporalio import workflow
 from temporalio.client import WorkflowHistory
-from temporalio.worker import Replayer
 
 from models import contract
+from tests.support.replaying import replayer
 from workflows.disruption.workflow import DisruptionWorkflow
 from workflows.garbage.workflow import GarbageCollectionWorkflow
 from workflows.nodeclaim.state import NodeClaimInput
@@ -54,15 +54,10 @@ async def test_histories_exist() -> None:
 @pytest.mark.parametrize("path", HISTORIES, ids=lambda p: p.stem)
 async def test_replays(path: Path) -> None:
     history = WorkflowHistory.from_json(f"nodeclaim-{path.stem}", path.read_text())
-    replayer = Replayer(
-        workflows=[
-            NodeClaimWorkflow,
-            ProvisionerWorkflow,
-            DisruptionWorkflow,
-            GarbageCollectionWorkflow,
-        ]
+    replaying = replayer(
+        NodeClaimWorkflow, ProvisionerWorkflow, DisruptionWorkflow, GarbageCollectionWorkflow
     )
-    result = await replayer.replay_workflow(history, raise_on_replay_failure=True)
+    result = await replaying.replay_workflow(history, raise_on_replay_failure=True)
     assert result.replay_failure is None
 
 
@@ -79,7 +74,7 @@ class ChangedNodeClaim:
 async def test_a_nondeterministic_change_is_caught() -> None:
     path = next(p for p in HISTORIES if p.stem == "nodeclaim_happy_path")
     history = WorkflowHistory.from_json("nodeclaim-happy", path.read_text())
-    result = await Replayer(workflows=[ChangedNodeClaim]).replay_workflow(
+    result = await replayer(ChangedNodeClaim).replay_workflow(
         history, raise_on_replay_failure=False
     )
     assert result.replay_failure is not None
@@ -102,7 +97,7 @@ async def test_an_older_worker_began_a_current_shape_run() -> None:
     as shape 0. The history is one the commit before shapes recorded (c87c1ef)."""
     path = next(p for p in HISTORIES if p.stem == "nodeclaim_local_calls_patched")
     history = _with_shape(path, contract.NODECLAIM_SHAPE)
-    result = await Replayer(workflows=[NodeClaimWorkflow]).replay_workflow(
+    result = await replayer(NodeClaimWorkflow).replay_workflow(
         history, raise_on_replay_failure=True
     )
     assert result.replay_failure is None
@@ -112,7 +107,7 @@ async def test_the_shape_decides_the_replay() -> None:
     """A current-shape history replayed as if its input said shape 0 takes the patched
     path, finds no marker and fails: the shape in the input is what keeps it replaying."""
     path = next(p for p in HISTORIES if p.stem == "nodeclaim_shape1_happy_path")
-    result = await Replayer(workflows=[NodeClaimWorkflow]).replay_workflow(
+    result = await replayer(NodeClaimWorkflow).replay_workflow(
         _with_shape(path, 0), raise_on_replay_failure=False
     )
     assert result.replay_failure is not None
@@ -130,7 +125,7 @@ async def test_a_shape_1_worker_began_a_later_shape_run(path: Path, started_as: 
     """A rolling upgrade: a new replica started the run as shape 2 (or 3), a shape-1 replica
     ran its tasks as shape 1 (the claim it read carries no ``read_by_shape``). Today's code
     replays it as shape 1."""
-    result = await Replayer(workflows=[NodeClaimWorkflow]).replay_workflow(
+    result = await replayer(NodeClaimWorkflow).replay_workflow(
         _with_shape(path, started_as), raise_on_replay_failure=True
     )
     assert result.replay_failure is None
@@ -141,7 +136,7 @@ async def test_a_shape_2_worker_began_a_shape_3_run(path: Path) -> None:
     """A new replica started the run as shape 3, a shape-2 replica ran its tasks (the claim
     it read is stamped ``read_by_shape`` 2): today's code replays it as shape 2, its launch
     a regular activity."""
-    result = await Replayer(workflows=[NodeClaimWorkflow]).replay_workflow(
+    result = await replayer(NodeClaimWorkflow).replay_workflow(
         _with_shape(path, 3), raise_on_replay_failure=True
     )
     assert result.replay_failure is None
@@ -153,7 +148,7 @@ async def test_shape_2_code_cannot_continue_a_shape_3_run(path: Path) -> None:
     read by shape-3 code does what it did): replaying a shape-3 run it schedules a regular
     launch where the history holds the local one, and fails, so its task goes back to the
     server for a new replica."""
-    result = await Replayer(workflows=[NodeClaimWorkflow]).replay_workflow(
+    result = await replayer(NodeClaimWorkflow).replay_workflow(
         _with_shape(path, 2), raise_on_replay_failure=False
     )
     assert result.replay_failure is not None
@@ -165,7 +160,7 @@ async def test_shape_1_code_cannot_continue_a_shape_2_run(path: Path) -> None:
     """Shape-1 code runs any shape >= 1 as shape 1; replaying a shape-2 run (today's code on
     the shape-1 path does what that code did) it fails, at the named launch or at the first
     combined call, so its task goes back to the server for a new replica."""
-    result = await Replayer(workflows=[NodeClaimWorkflow]).replay_workflow(
+    result = await replayer(NodeClaimWorkflow).replay_workflow(
         _with_shape(path, 1), raise_on_replay_failure=False
     )
     assert result.replay_failure is not None
