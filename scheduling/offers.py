@@ -78,6 +78,21 @@ class OfferIndex:
         if same is not None:
             self._offered[key] = (types, same[0], same[1])
             return same
+        zones, cts = self._priced(types, zr, cr)
+        self._offered[key] = (types, zones, cts)
+        self._offered_named[(_as_key(types), zr, cr)] = (zones, cts)
+        return zones, cts
+
+    def offered_once(
+        self, types: Sequence[InstanceType], reqs: Requirements
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """``offered``, not memoised: for a list built for one question, which would
+        otherwise stay in the memo for nothing."""
+        return self._priced(types, *self._zr(reqs))
+
+    def _priced(
+        self, types: Sequence[InstanceType], zr: Requirement, cr: Requirement
+    ) -> tuple[dict[str, float], dict[str, float]]:
         zones: dict[str, float] = {}
         cts: dict[str, float] = {}
         seen: set[tuple[str, str]] = set()
@@ -92,8 +107,6 @@ class OfferIndex:
                         zones[zone] = price
                     if price < cts.get(ct, float("inf")):
                         cts[ct] = price
-        self._offered[key] = (types, zones, cts)
-        self._offered_named[(_as_key(types), zr, cr)] = (zones, cts)
         return zones, cts
 
     def zones_and_types(

@@ -34,6 +34,9 @@ from scheduling.targets import (
 _FULL_FOR_NOW = Failure("claim is full", False)
 
 
+# Why a claim's types, narrowed by the pod's topology, hold none that fits it.
+_NO_ROOM = "no instance type has room"
+
 # Told of every pod placed (the class, the pod, the target it joined).
 Placed = Callable[[PodClass, Pod, Target], None]
 
@@ -166,17 +169,17 @@ class Claims:
         topo = self._topology_of(cls, c, reqs)
         if isinstance(topo, Failure):
             return topo
-        types = c.types
-        target = c.target
-        if topo is not c.requirements:
-            types = self._narrow_types(types, topo)
-            if target is not None and target not in types:
-                target = None
-        if target is not None and not vec_fits(need, c.cap):
-            return Failure("claim is full", topo is reqs)
-        fitting = self._fit_lazy(types, need)
-        if fitting is None:
-            return Failure("no instance type has room", topo is reqs)
+        narrowed = self._room_under(c, topo, reqs, need)
+        if isinstance(narrowed, Failure) and narrowed.reason == _NO_ROOM and topo is not reqs:
+            # The topology pinned a domain (a zone cheapest for the claim's types) where no
+            # type that holds the pods is offered; ask again with the room needed. Only on
+            # this failure, so a claim that takes the pod pays nothing more.
+            again = self._topology_of(cls, c, reqs, need)
+            if not isinstance(again, Failure) and again is not topo:
+                topo, narrowed = again, self._room_under(c, again, reqs, need)
+        if isinstance(narrowed, Failure):
+            return narrowed
+        target, fitting = narrowed
         if target is None:
             target = self._target(fitting, topo, need)
         if pool.tight and not pool.min_values:  # fewer types could break minValues
@@ -205,6 +208,24 @@ class Claims:
             self._reserve(c)
         self._placed(cls, pod, c)
         return None
+
+    def _room_under(
+        self, c: ClaimTarget, topo: Requirements, reqs: Requirements, need: list[int]
+    ) -> tuple[InstanceType | None, list[InstanceType]] | Failure:
+        """The claim's target if still among its types under ``topo`` (else None), and those
+        types that may hold ``need``; or why the claim has no room for it."""
+        types = c.types
+        target = c.target
+        if topo is not c.requirements:
+            types = self._narrow_types(types, topo)
+            if target is not None and target not in types:
+                target = None
+        if target is not None and not vec_fits(need, c.cap):
+            return Failure("claim is full", topo is reqs)
+        fitting = self._fit_lazy(types, need)
+        if fitting is None:
+            return Failure(_NO_ROOM, topo is reqs)
+        return target, fitting
 
     def _pool_refusal(self, cls: PodClass, pool: PoolView) -> Failure | bool:
         """Why no claim of ``pool`` can take the class, whatever pods it holds (False: none).

@@ -305,15 +305,36 @@ class TopologyDomains:
         self._stays[key] = (types, reqs, target, stays)
         return stays
 
-    def _cheapest_domain(self, t: Target, key: str, reqs: Requirements, doms: list[str]) -> str:
+    def _cheapest_domain(
+        self,
+        t: Target,
+        key: str,
+        reqs: Requirements,
+        doms: list[str],
+        need: list[int] | None = None,
+    ) -> str:
         """Of ``doms``, the one whose cheapest offering is cheapest (ties by name), or the
-        problem's zone hint when it is one of them."""
+        problem's zone hint when it is one of them. Given ``need`` (what the claim holds with
+        the pod), only the types that hold it count, and a domain none of them is offered in
+        is taken only if all are so: Karpenter keeps every domain the rules allow and the
+        types that hold the pods decide the zone."""
         if not isinstance(t, ClaimTarget) or key not in (L.ZONE, L.CAPACITY_TYPE):
             return min(doms)
         hint = self.view.problem.zone_hint
-        if key == L.ZONE and hint in doms:
-            return hint
-        zones, cts = self.offers.offered(t.types, reqs)
+        if need is None:
+            if key == L.ZONE and hint in doms:
+                return hint
+            zones, cts = self.offers.offered(t.types, reqs)
+        else:
+            alloc = self.view.alloc_vec
+            holding = [it for it in t.types if vec_fits(need, alloc(it))]
+            zones, cts = self.offers.offered_once(holding, reqs)
+            held = [d for d in doms if d in (zones if key == L.ZONE else cts)]
+            if not held:
+                return self._cheapest_domain(t, key, reqs, doms)
+            if key == L.ZONE and hint in held:
+                return hint
+            doms = held
         prices = zones if key == L.ZONE else cts
         inf = float("inf")
         return min(doms, key=lambda d: (prices.get(d, inf), d))
@@ -403,7 +424,12 @@ class TopologyDomains:
             }
         return hit
 
-    def topology_of(self, cls: PodClass, t: Target, reqs: Requirements) -> Requirements | Failure:
+    def topology_of(
+        self, cls: PodClass, t: Target, reqs: Requirements, need: list[int] | None = None
+    ) -> Requirements | Failure:
+        """``reqs`` narrowed to the domains the class's rules allow on ``t`` (a pinned key to
+        one domain, ``_cheapest_domain``; ``need``: what a claim must then hold), or why
+        none."""
         if not cls.own and not cls.inverse:
             return reqs
         allowed: dict[str, list[str]] = {}
@@ -444,7 +470,7 @@ class TopologyDomains:
             if key == L.HOSTNAME:
                 continue
             if key in pin and len(doms) > 1:
-                doms = [self._cheapest_domain(t, key, reqs, doms)]
+                doms = [self._cheapest_domain(t, key, reqs, doms, need)]
             current = reqs.get(key)
             wanted = frozenset(doms)
             if current is not None and not current.complement and current.values == wanted:

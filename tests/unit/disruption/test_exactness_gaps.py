@@ -495,3 +495,79 @@ def test_two_pools_claims_become_one_in_the_zone_where_both_pods_fit() -> None:
     assert rep["nodePool"] == "team" and rep["zones"] == [ZB]
     assert rep["instanceTypes"] == ["four-cpu"]
     assert set(cmd["pods"].values()) == {"replacement-0"}
+
+
+def test_a_spread_pod_joins_a_claim_in_the_zone_where_a_type_holds_it() -> None:
+    """A 1.5-cpu pod that only the "team" pool takes, and a 1-cpu pod with a GPU and a zonal
+    spread (its other replica in zone b), leave an eight-cpu GPU node. The first opens a team
+    claim; the spread allows zones a and c, and a two-cpu type is cheapest in zone a, where
+    no GPU type is sold: pinned there, the claim had no room for the pod, which opened a
+    second claim ("2 new nodes"). Karpenter keeps both zones and lets the types that hold the
+    pods decide: one GPU node in zone c (before the fix: kept)."""
+    gpu = "example.com/gpu"
+
+    def entry(name: str, cpu: str, offers: dict[str, float], extra: int = 0) -> dict[str, Any]:
+        capacity = {"cpu": cpu, "memory": "16Gi", "pods": "50"}
+        if extra:
+            capacity[gpu] = str(extra)
+        return {
+            "name": name,
+            "capacity": capacity,
+            "offerings": [
+                {"zone": z, "capacityType": "on-demand", "price": p} for z, p in offers.items()
+            ],
+        }
+
+    catalog = {
+        "instanceTypes": [
+            entry("two-cpu", "2", {ZA: 0.04, ZC: 0.05}),
+            entry("four-gpu", "4", {ZC: 0.25}, extra=1),
+            entry("eight-gpu", "8", {ZB: 0.60}, extra=1),
+        ]
+    }
+    team = {"example.com/team": "x"}
+    big = node(
+        "big",
+        "8",
+        "16Gi",
+        "50",
+        zone=ZB,
+        instance_type="eight-gpu",
+        nodepool="team",
+        labels={"karpenter.sh/initialized": "true", **team},
+    )
+    big["metadata"]["creationTimestamp"] = LONG_AGO
+    big["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    own = _unmanaged("own", "2", ZB)
+    for body in (big, own):
+        body["status"]["allocatable"][gpu] = "1"
+        body["status"]["capacity"][gpu] = "1"
+    skew = spread(ZONE, {"app": "accel"})
+    docs: list[Mapping[str, Any]] = [
+        pool("general", budgets=ALL),
+        pool("team", budgets=ALL, labels=team),
+        big,
+        claim_for(big),
+        own,
+        bound("wide", "big", "1500m", "1Gi", node_selector=team),
+    ]
+    for name, where in (("accel-0", "big"), ("accel-1", "own")):
+        docs.append(
+            bound(
+                name,
+                where,
+                "1",
+                "1Gi",
+                labels={"app": "accel"},
+                spread=[skew],
+                extra={gpu: "1"},
+            )
+        )
+    out = disrupt(docs, catalog)
+    (cmd,) = commands(out)
+    assert cmd["nodes"] == ["big"]
+    (rep,) = cmd["replacements"]
+    assert rep["nodePool"] == "team" and rep["zones"] == [ZC]
+    assert rep["instanceTypes"] == ["four-gpu"]
+    assert cmd["pods"] == {"default/wide": "replacement-0", "default/accel-0": "replacement-0"}
+    assert cmd["savingsPerHour"] == pytest.approx(0.60 - 0.25)
