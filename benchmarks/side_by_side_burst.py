@@ -49,6 +49,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -254,6 +255,20 @@ def pool_nodes(api: Any, pool: str, prices: dict[tuple[str, str, str], float]) -
     return {"nodes": len(nodes), "instanceTypes": types, "dollarsPerHour": round(cost, 4)}
 
 
+def claim_event_reasons(api: Any) -> dict[str, int]:
+    """How often each reason was reported on NodeClaims (both sides report launch failures,
+    timeouts and deletions there): a burst that made more claims than nodes says why here."""
+    from kubernetes import client as k8s
+
+    raw = k8s.CoreV1Api(api).list_event_for_all_namespaces(
+        field_selector="involvedObject.kind=NodeClaim", _preload_content=False
+    )
+    reasons: Counter[str] = Counter()
+    for event in json.loads(raw.data).get("items") or []:
+        reasons[event.get("reason") or "?"] += int(event.get("count") or 1)
+    return dict(reasons.most_common())
+
+
 def measured(
     api: Any,
     pool: str,
@@ -272,6 +287,7 @@ def measured(
 
     mark = requests.AuditMark.now(audit[0]) if audit else None
     out = burst(api, pool, shape, pods, timeout, cpu, prices)
+    out["claimEvents"] = claim_event_reasons(api)
     if audit and mark:
         out["apiRequests"] = requests.measure(mark, out["nodes"], audit[1])
     if quiet is not None:
