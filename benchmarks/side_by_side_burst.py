@@ -265,7 +265,10 @@ def claim_event_reasons(api: Any) -> dict[str, int]:
     )
     reasons: Counter[str] = Counter()
     for event in json.loads(raw.data).get("items") or []:
-        reasons[event.get("reason") or "?"] += int(event.get("count") or 1)
+        reason = event.get("reason") or "?"
+        if reason == "DisruptionTerminating":  # why it ends is in the message
+            reason += f" ({str(event.get('message') or '')[:48]})"
+        reasons[reason] += int(event.get("count") or 1)
     return dict(reasons.most_common())
 
 
