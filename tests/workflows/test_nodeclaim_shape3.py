@@ -14,8 +14,17 @@ from temporalio.testing import WorkflowEnvironment
 
 from models import contract
 from models.contract import NodeClaimActivity as names
-from tests.support.nodeclaim_runs import SLACK, launches, lifecycle, local_calls, run_to_end
-from tests.support.workflow_fakes import FakeCloud
+from tests.support.nodeclaim_runs import (
+    SLACK,
+    launches,
+    lifecycle,
+    local_calls,
+    run_to_end,
+    until_phase,
+)
+from tests.support.workflow_fakes import FakeCloud, spec
+from workflows.nodeclaim.launch import PAST_TTL_TRY
+from workflows.nodeclaim.workflow import NodeClaimWorkflow
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -24,8 +33,9 @@ def local_launch_ids(history: WorkflowHistory) -> list[str]:
     """The activity ids of the local launches the history records."""
     out = []
     for e in history.events:
-        if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
-            data = json.loads(e.marker_recorded_event_attributes.details["data"].payloads[0].data)
+        marker = e.marker_recorded_event_attributes
+        if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED and "data" in marker.details:
+            data = json.loads(marker.details["data"].payloads[0].data)
             if data["activity_type"] == names.LAUNCH:
                 out.append(data["activity_id"])
     return out
@@ -108,3 +118,40 @@ async def test_a_retryable_local_launch_failure_is_tried_in_rounds_until_the_ttl
     assert cloud.args(names.BEGIN_TERMINATION)[0].reason == "LaunchTimeout"
     waited = cloud.times(names.BEGIN_TERMINATION)[0] - cloud.times(names.PREPARE)[0]
     assert timedelta(minutes=5) - SLACK <= waited < timedelta(minutes=6)
+
+
+async def _created_ago(env: WorkflowEnvironment, ago: timedelta) -> FakeCloud:
+    """A cloud whose claim was created ``ago`` before the run starts (a burst's backlog)."""
+    created = (await env.get_current_time()) - ago
+    return FakeCloud(claim=spec(created_at=created.isoformat()))
+
+
+async def test_a_claim_past_its_launch_ttl_before_it_first_ran_is_launched_once(
+    time_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    """Karpenter launches a claim before it checks its liveness: a claim whose 5 minutes
+    passed while its lifecycle waited to run is tried once, not deleted untried (which only
+    buys the same capacity again for a new claim)."""
+    cloud = await _created_ago(time_env, timedelta(minutes=6))
+    async with lifecycle(time_env, cloud, task_queue, shape=3) as handle:
+        await until_phase(time_env, handle, "Ready")
+        await handle.signal(NodeClaimWorkflow.deleted, "NodeClaim")
+        assert await handle.result() == "Terminated"
+    assert cloud.names().count(names.LAUNCH) == 1
+    assert cloud.args(names.BEGIN_TERMINATION)[0].reason != "LaunchTimeout"
+
+
+async def test_a_claim_past_its_launch_ttl_gets_one_round_of_tries_only(
+    time_env: WorkflowEnvironment, task_queue: str
+) -> None:
+    """That one try is a round (its attempts within 2 minutes); failing, the claim ends as
+    LaunchTimeout without a pause and a second round."""
+    cloud = await _created_ago(time_env, timedelta(minutes=6))
+    cloud.launch_error, cloud.launch_error_retryable = "Throttled", True
+    async with lifecycle(time_env, cloud, task_queue, shape=3) as handle:
+        assert await handle.result() == "Terminated"
+        history = await handle.fetch_history()
+    assert local_launch_ids(history) == ["launch-local-1"]
+    assert cloud.args(names.BEGIN_TERMINATION)[0].reason == "LaunchTimeout"
+    waited = cloud.times(names.BEGIN_TERMINATION)[0] - cloud.times(names.PREPARE)[0]
+    assert waited <= PAST_TTL_TRY + SLACK

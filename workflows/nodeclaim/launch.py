@@ -2,7 +2,10 @@
 
 Insufficient capacity ends the claim at once (the provisioner plans again without that
 offering); any other failure is retried until the TTL, then the claim is deleted and any
-instance a late attempt made is terminated by the termination phase (found by tag).
+instance a late attempt made is terminated by the termination phase (found by tag). A claim
+is tried once even when the TTL ran out before its lifecycle first ran (a burst's backlog):
+Karpenter's launch, too, runs before its liveness check; ending it untried would only buy
+the same capacity again for a new claim.
 
 From shape 3 the launch is a local activity (workflows/nodeclaim/shape.py): in the worker
 that runs the workflow task, recorded as one marker, so a lifecycle is one workflow task
@@ -37,6 +40,10 @@ with workflow.unsafe.imports_passed_through():
     from models.contract import NodeClaimActivity as names
 
 LAUNCH_TTL = nodeclaim_model.LAUNCH_TTL
+# Histories recorded before a claim past its TTL got one launch replay without that launch.
+LAUNCH_ONCE_PAST_TTL = "launch-once-past-ttl"
+# The time a claim whose TTL passed before its first try has for that try.
+PAST_TTL_TRY = timedelta(minutes=2)
 FIRST_PAUSE = timedelta(seconds=5)
 MAX_PAUSE = timedelta(seconds=60)
 # Non-retryable for one attempt but worth another try later (the NodeClass may get ready).
@@ -54,8 +61,12 @@ async def run(wf: Lifecycle) -> str:
             return DRAINING
         remaining = deadline - workflow.now()
         if remaining <= timedelta(0):
-            wf.end(LAUNCH_TIMEOUT, f"not launched within {LAUNCH_TTL}")
-            return DRAINING
+            if tries > 0 or not workflow.patched(LAUNCH_ONCE_PAST_TTL):
+                wf.end(LAUNCH_TIMEOUT, f"not launched within {LAUNCH_TTL}")
+                return DRAINING
+            # The TTL ran out before the lifecycle first ran (a burst's backlog of workflow
+            # tasks): as Karpenter's launch comes before its liveness check, try once.
+            remaining = PAST_TTL_TRY
         wf.describe(f"launching an instance for pool **{spec.nodepool}**")
         tries += 1
         local = wf.shape.local_launch
